@@ -1,0 +1,4 @@
+// kvfdp: the command-line tool.
+#include "tools/cli/app.hpp"
+
+int main(int argc, char **argv) { return kvfdp::cli::run(argc, argv); }
