@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,9 @@ public:
 	virtual ~BlockSink() = default;
 	virtual void write(uint64_t slba, uint64_t nlb, uint8_t rw_class) = 0;
 	virtual void deallocate(uint64_t slba, uint64_t nlb) = 0;
+	// Marks the end of warm-up: the run's reported figures count from here (from the start
+	// when never called). A workload calls it at most once per run.
+	virtual void begin_measurement() {}
 };
 
 // Progress reporting for long runs (a bar on a TTY); fraction in [0, 1].
@@ -41,6 +45,11 @@ public:
 	// logical_lbas is the capacity the sink addresses.
 	[[nodiscard]] virtual Result<void> run(Placement placement, uint64_t logical_lbas,
 					       uint32_t lba_size, BlockSink &sink, Progress *progress) = 0;
+	// The placements this workload can classify by, in the order `--placement all` runs them.
+	[[nodiscard]] virtual std::vector<Placement> placements() const
+	{
+		return {Placement::none, Placement::hint};
+	}
 	// Extra per-run figures for the report (e.g. hit_ratio, evictions), as a JSON object.
 	[[nodiscard]] virtual nlohmann::json extra() const { return nlohmann::json::object(); }
 };

@@ -1,0 +1,124 @@
+// Ftl: the FDP SSD model's flash translation layer: reclaim units, handles, GC, accounting.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/result.hpp"
+#include "nvme/model/config.hpp"
+
+namespace kvfdp::model {
+
+// Cumulative counters, in bytes unless named otherwise. host/media/erased bytes are the
+// FDP statistics log's HBMW, MBMW and MBE.
+struct Stats {
+	uint64_t host_bytes = 0;       // HBMW: bytes the host wrote
+	uint64_t media_bytes = 0;      // MBMW: bytes programmed (host units + GC relocation)
+	uint64_t erased_bytes = 0;     // MBE: ru_size per reclaim unit erased
+	uint64_t gc_runs = 0;          // reclaim units reclaimed (erased) by GC
+	uint64_t relocated_bytes = 0;  // bytes GC copied
+	uint64_t deallocated_bytes = 0;// bytes of mapping units the host deallocated
+
+	// Counters accumulated since `before` (which must be an earlier sample).
+	[[nodiscard]] Stats since(const Stats &before) const;
+	// media_bytes / host_bytes; 0 when nothing was written.
+	[[nodiscard]] double waf() const;
+};
+
+// RU counts in one reclaim group (free + open + full == rus_per_rg outside GC).
+struct RuCounts {
+	uint32_t free = 0;
+	uint32_t open = 0;
+	uint32_t full = 0;
+};
+
+// The model. Handle index h in [0, nrg * nruh) names reclaim group h / nruh and reclaim
+// unit handle h % nruh (RUH Status order). Single-threaded; no allocation after create().
+class Ftl {
+public:
+	static Result<std::unique_ptr<Ftl>> create(const ModelConfig &cfg);
+
+	// Host write of nlb LBAs at slba on handle h: 0, -EINVAL (h or range invalid), or
+	// -ENOSPC (the reclaim group has no reclaimable space; data written through one group's
+	// handles must fit in that group).
+	[[nodiscard]] int write(uint32_t h, uint64_t slba, uint64_t nlb);
+	// Deallocates (trims) the mapping units wholly inside [slba, slba + nlb); a partly
+	// covered unit stays mapped. 0 or -EINVAL.
+	[[nodiscard]] int deallocate(uint64_t slba, uint64_t nlb);
+
+	[[nodiscard]] const Stats &stats() const { return stats_; }
+	[[nodiscard]] const ModelConfig &config() const { return cfg_; }
+	[[nodiscard]] uint64_t logical_lbas() const { return logical_lbas_; }
+	[[nodiscard]] uint32_t handles() const { return uint32_t{cfg_.nrg} * cfg_.nruh; }
+	[[nodiscard]] uint32_t units_per_ru() const { return upr_; }
+	[[nodiscard]] uint32_t rus_per_rg() const { return rus_per_rg_; }
+	// RUAMW of handle h: LBAs left in the RU it writes to (a whole RU before its first write).
+	[[nodiscard]] uint64_t ruamw(uint32_t h) const;
+	// True once the host wrote through handle h (RUH usage log: host specified).
+	[[nodiscard]] bool handle_used(uint32_t h) const { return used_[h] != 0; }
+	[[nodiscard]] HandleType handle_type(uint32_t ruh) const;
+	[[nodiscard]] RuCounts ru_counts(uint32_t rg) const;
+	// Mapped logical mapping units (live data).
+	[[nodiscard]] uint64_t live_units() const { return live_units_; }
+
+	// Full O(capacity) consistency check, for tests: valid counts match the reverse map,
+	// every mapped unit is mapped exactly once, RU states add up. The error names the first
+	// violation.
+	[[nodiscard]] Result<void> check_invariants() const;
+
+	Ftl(const Ftl &) = delete;
+	Ftl &operator=(const Ftl &) = delete;
+	~Ftl();
+
+private:
+	explicit Ftl(const ModelConfig &cfg);
+	struct Stream {
+		uint32_t ru;  // kNone when the stream has no open RU
+		uint32_t wp;  // units programmed into ru
+	};
+	enum RuState : uint8_t { kFree = 0, kOpen = 1, kFull = 2, kVictim = 3 };
+
+	int program(uint32_t rg, uint32_t s, uint32_t lu);
+	int open_ru(uint32_t rg, uint32_t s);
+	void close_ru(uint32_t ru);
+	void invalidate(uint32_t p);
+	void run_gc(uint32_t rg);
+	uint32_t pick_victim(uint32_t rg) const;
+	int reclaim(uint32_t rg, uint32_t victim);
+	void bucket_insert(uint32_t ru);
+	void bucket_remove(uint32_t ru);
+	[[nodiscard]] uint32_t streams_per_rg() const { return 2u * cfg_.nruh + 1; }
+
+	ModelConfig cfg_;
+	uint64_t logical_lbas_ = 0;
+	uint32_t lbas_per_unit_ = 0;
+	uint32_t logical_units_ = 0;
+	uint32_t upr_ = 0;        // mapping units per RU
+	uint32_t rus_per_rg_ = 0;
+	uint32_t total_rus_ = 0;
+	uint32_t gc_low_ = 0;
+	uint32_t gc_high_ = 0;
+	bool in_gc_ = false;
+	bool buckets_on_ = false; // greedy keeps full RUs in per-valid-count lists
+	uint64_t clock_ = 0;      // units programmed, the age clock of cost-benefit
+	uint64_t live_units_ = 0;
+	Stats stats_;
+
+	std::vector<uint32_t> l2p_;      // logical unit -> physical unit, kUnmapped
+	std::vector<uint32_t> p2l_;      // physical unit -> logical unit, kInvalid
+	std::vector<uint32_t> valid_;    // per RU
+	std::vector<uint8_t> state_;     // per RU, RuState
+	std::vector<uint16_t> owner_;    // per RU: handle (ruh) whose data it holds, kShared
+	std::vector<uint64_t> closed_at_;// per RU: clock_ when it became full
+	std::vector<uint32_t> next_, prev_; // per RU: bucket links
+	std::vector<uint32_t> heads_;    // per RG x (upr + 1): bucket heads
+	std::vector<uint32_t> free_;     // per RG stacks of free RUs, rus_per_rg each
+	std::vector<uint32_t> nfree_;    // per RG
+	std::vector<uint32_t> nopen_;    // per RG
+	std::vector<Stream> streams_;    // per RG x streams_per_rg: host h, shared GC, GC of h
+	std::vector<uint8_t> used_;      // per handle
+	std::vector<uint8_t> persistent_;// per ruh
+};
+
+} // namespace kvfdp::model

@@ -1,0 +1,29 @@
+// The `model` backend of nvme::Device: the FDP SSD model with data in a sparse file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.hpp"
+#include "nvme/device.hpp"
+#include "nvme/model/config.hpp"
+
+namespace kvfdp::model {
+
+struct ModelDeviceOptions {
+	// Geometry and policies: config.logical_bytes (capacity), lba_size, ru_size, nruh, nrg,
+	// op, gc, ... (see config.hpp).
+	ModelConfig config;
+	// Sparse file that holds the data (created if missing, sized to the capacity), so reads
+	// return what was written. The FTL state itself lives in memory and starts empty.
+	std::string data_path;
+};
+
+// Opens a model device. Its IoQueues complete every request inline (Prep{queued=false}):
+// pread/pwrite on the data file plus the model's accounting; deallocate and write zeroes
+// punch a hole and trim. handles() is the model's RUH Status; log_page() returns 0x20-0x23
+// in a drive's binary formats. Queues of one device may run on different threads (they
+// serialize on the model).
+[[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions &opts);
+
+} // namespace kvfdp::model

@@ -1,0 +1,55 @@
+// The core of `kvfdp simulate`: run one workload on a fresh FDP SSD model and report WAF.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.hpp"
+#include "nvme/model/config.hpp"
+#include "nvme/model/ftl.hpp"
+#include "tools/sim/workload.hpp"
+
+namespace kvfdp::sim {
+
+// What one run measured, from the workload's begin_measurement() (or the start) to the end.
+struct RunReport {
+	std::string placement;         // "none", "hint", "oracle"
+	std::string workload;
+	uint64_t host_bytes = 0;       // delta HBMW
+	uint64_t media_bytes = 0;      // delta MBMW
+	double waf = 0;                // media_bytes / host_bytes
+	uint64_t gc_runs = 0;          // RUs reclaimed by GC
+	uint64_t relocated_bytes = 0;
+	uint64_t erased_bytes = 0;     // delta MBE
+	model::Stats total;            // the whole run, warm-up included
+	double seconds = 0;            // wall time of the run
+	nlohmann::json extra = nlohmann::json::object();  // Workload::extra()
+};
+
+[[nodiscard]] const char *placement_name(Placement p);
+[[nodiscard]] std::optional<Placement> parse_placement(std::string_view s);
+
+// ARCHITECTURE.md decision 4: NOT_SET and NONE -> 0, SHORT -> 1, MEDIUM -> 2, LONG -> 3,
+// EXTREME -> 4; with fewer handles the upper classes share the last one. nhandles >= 1.
+[[nodiscard]] uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles);
+
+// Builds a model from cfg, replays workload into it (placement none puts every write on
+// handle 0; otherwise classes map through default_handle_for_class over all of the
+// model's handles) and reports the figures. Fails on an invalid config, a workload error,
+// or a model error (e.g. out of space).
+[[nodiscard]] Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload,
+					Placement placement, Progress *progress);
+
+// {"runs":[{"placement":..,"host_bytes":..,"media_bytes":..,"waf":..,"gc_runs":..,
+//  "relocated_bytes":.., then extra keys}, ...]} with keys in that order.
+[[nodiscard]] nlohmann::ordered_json runs_to_json(const std::vector<RunReport> &runs);
+// The table `kvfdp simulate` prints: placement, host bytes, media bytes, WAF, GC runs,
+// relocated bytes.
+[[nodiscard]] std::string runs_to_table(const std::vector<RunReport> &runs);
+
+} // namespace kvfdp::sim
