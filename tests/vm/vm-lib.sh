@@ -1,0 +1,90 @@
+# /lib/kvfdp/vm-lib.sh: helpers for VM scenarios (busybox sh). Use: . /lib/kvfdp/vm-lib.sh
+# Checks log to the console and record failures; the scenario continues and `finish` exits
+# non-zero if any check failed. `die` and `skip` end the scenario at once.
+
+KVFDP_FAILED=0
+KVFDP_CHECKS=0
+
+# step DESC: a heading in the console log
+step() { echo; echo "== $*"; }
+
+# check DESC CMD...: runs CMD (output to the console); records a failure unless it exits 0
+check() {
+	_desc=$1; shift
+	KVFDP_CHECKS=$((KVFDP_CHECKS + 1))
+	echo "+ $*"
+	if "$@"; then
+		echo "ok: $_desc"
+		return 0
+	else
+		_rc=$?
+		echo "FAIL: $_desc (exit $_rc: $*)"
+		KVFDP_FAILED=$((KVFDP_FAILED + 1))
+		return $_rc
+	fi
+}
+
+# expect_eq DESC ACTUAL EXPECTED: records a failure unless the two strings are equal
+expect_eq() {
+	KVFDP_CHECKS=$((KVFDP_CHECKS + 1))
+	if [ "$2" = "$3" ]; then
+		echo "ok: $1 ($2)"
+	else
+		echo "FAIL: $1: got '$2', expected '$3'"
+		KVFDP_FAILED=$((KVFDP_FAILED + 1))
+		return 1
+	fi
+}
+
+# expect_ge DESC ACTUAL MIN: records a failure unless the integer ACTUAL >= MIN
+expect_ge() {
+	KVFDP_CHECKS=$((KVFDP_CHECKS + 1))
+	if [ "$2" -ge "$3" ] 2>/dev/null; then
+		echo "ok: $1 ($2 >= $3)"
+	else
+		echo "FAIL: $1: got '$2', expected at least $3"
+		KVFDP_FAILED=$((KVFDP_FAILED + 1))
+		return 1
+	fi
+}
+
+# die MSG: the scenario fails now
+die() { echo "FAIL: $*"; exit 1; }
+
+# skip MSG: the scenario cannot run here (exit 77); the host reports MSG
+skip() { echo "SKIP: $*"; exit 77; }
+
+# need PROG...: dies unless every PROG is on PATH (a missing project program is a build problem)
+need() {
+	for _p in "$@"; do
+		command -v "$_p" >/dev/null 2>&1 || die "$_p is not in the guest: is it built (BUILD/bin, vm-bin, tests)?"
+	done
+}
+
+# json_num KEY [FILE]: the first number stored under "KEY" in the JSON on FILE/stdin (nvme -o json output)
+json_num() { sed -n "s/.*\"$1\" *: *\(-\{0,1\}[0-9][0-9]*\).*/\1/p" ${2:+"$2"} | head -n 1; }
+
+# size_bytes SIZE: 4096, 64K, 1M, 2G -> bytes
+size_bytes() {
+	case $1 in
+	*K) echo $((${1%K} * 1024)) ;;
+	*M) echo $((${1%M} * 1024 * 1024)) ;;
+	*G) echo $((${1%G} * 1024 * 1024 * 1024)) ;;
+	*T) echo $((${1%T} * 1024 * 1024 * 1024 * 1024)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# json_str S: S as a JSON string (escapes backslash and double quote; S has no control characters)
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+
+# finish: ends the scenario; exit 1 if any check failed
+finish() {
+	echo
+	if [ "$KVFDP_FAILED" -ne 0 ]; then
+		echo "== $KVFDP_FAILED of $KVFDP_CHECKS checks failed"
+		exit 1
+	fi
+	echo "== all $KVFDP_CHECKS checks passed"
+	exit 0
+}
