@@ -1,0 +1,232 @@
+// The chunk store replay: lookups, LRU eviction, and the none / hint / oracle classifiers.
+#include "tools/workload/chunk_store.hpp"
+
+#include <list>
+#include <unordered_map>
+
+#include "bpf/tag.h"
+#include "tools/workload/block_fs.hpp"
+#include "tools/workload/null_sink.hpp"
+
+namespace kvfdp::workload {
+
+namespace {
+
+// What hint knows about a block when it writes it. The first three are learned groups.
+enum Group : uint8_t { kFirstTurnBody = 0, kContinuingBody = 1, kTail = 2, kShared = 3 };
+
+struct Chunk {
+	uint64_t hash = 0;
+	FileExtents file;
+	Group group = kShared;
+	bool reused = false;
+};
+
+// hint's online estimate: of the chunks of each group evicted so far, how many were hit
+// at least once while cached. Until a group has kWarmup evictions it counts as reused.
+class ReuseLearner {
+public:
+	static constexpr uint64_t kWarmup = 64;
+	void evicted(Group g, bool reused)
+	{
+		if (g >= kShared)
+			return;
+		++evicted_[g];
+		reused_[g] += reused ? 1 : 0;
+	}
+	[[nodiscard]] double rate(Group g) const
+	{
+		if (g >= kShared || evicted_[g] < kWarmup)
+			return 1.0;
+		return static_cast<double>(reused_[g]) / static_cast<double>(evicted_[g]);
+	}
+
+private:
+	uint64_t evicted_[3] = {};
+	uint64_t reused_[3] = {};
+};
+
+class Replay {
+public:
+	Replay(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, ChunkStoreStats &st)
+		: cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st)
+	{
+	}
+
+	void request(const MooncakeRequest &req, sim::Placement placement,
+		     const std::vector<uint8_t> *oracle)
+	{
+		++st_.requests;
+		const auto &ids = req.hash_ids;
+		// Leading blocks already cached: the prefix this request shares with earlier ones.
+		size_t cached_prefix = 0;
+		while (cached_prefix < ids.size() && index_.count(ids[cached_prefix]))
+			++cached_prefix;
+		const bool continuing = cached_prefix > cfg_.long_positions;
+		const bool partial_tail = req.input_length % kMooncakeBlockTokens != 0;
+		for (size_t i = 0; i < ids.size(); ++i) {
+			const uint64_t h = ids[i];
+			++st_.lookups;
+			const uint32_t refs = ++refs_[h];
+			auto it = index_.find(h);
+			if (it != index_.end()) {
+				++st_.hits;
+				it->second->reused = true;
+				lru_.splice(lru_.begin(), lru_, it->second);
+				continue;
+			}
+			++st_.misses;
+			Group g = kShared;
+			if (i >= cfg_.long_positions && refs < cfg_.prefix_refs)
+				g = (i + 1 == ids.size() && partial_tail) ? kTail
+				    : continuing ? kContinuingBody
+						 : kFirstTurnBody;
+			write_chunk(h, g, classify(placement, g, oracle));
+		}
+	}
+
+	void learned(double out[3]) const
+	{
+		for (int g = 0; g < 3; ++g)
+			out[g] = learner_.rate(static_cast<Group>(g));
+	}
+
+private:
+	uint8_t classify(sim::Placement placement, Group g, const std::vector<uint8_t> *oracle) const
+	{
+		switch (placement) {
+		case sim::Placement::none:
+			return KVFDP_CLASS_NOT_SET;
+		case sim::Placement::hint:
+			if (g == kShared)
+				return KVFDP_CLASS_LONG;
+			return learner_.rate(g) >= cfg_.medium_reuse ? KVFDP_CLASS_MEDIUM
+								      : KVFDP_CLASS_SHORT;
+		case sim::Placement::oracle:
+			break;
+		}
+		uint64_t v = fs_.next_version();
+		return oracle && v < oracle->size() ? (*oracle)[v] : uint8_t{KVFDP_CLASS_EXTREME};
+	}
+
+	void evict_lru()
+	{
+		if (st_.evictions == 0)
+			fs_.begin_measurement(); // the store is full: the warm-up ends here
+		Chunk &c = lru_.back();
+		learner_.evicted(c.group, c.reused);
+		fs_.unlink(c.file);
+		index_.erase(c.hash);
+		lru_.pop_back();
+		++st_.evictions;
+	}
+
+	void write_chunk(uint64_t h, Group g, uint8_t cls)
+	{
+		const uint64_t need = BlockFs::blocks_for(cfg_.chunk_bytes);
+		while (!lru_.empty() &&
+		       (fs_.used_blocks() + need > cap_blocks_ || fs_.free_blocks() < need))
+			evict_lru();
+		lru_.push_front(Chunk{h, {}, g, false});
+		// The caller checked that one chunk fits in an empty store.
+		bool created = fs_.create(cfg_.chunk_bytes, cls, lru_.front().file);
+		(void)created;
+		index_[h] = lru_.begin();
+		++st_.chunks_written;
+	}
+
+	const ChunkStoreConfig &cfg_;
+	BlockFs &fs_;
+	uint64_t cap_blocks_;
+	ChunkStoreStats &st_;
+	std::list<Chunk> lru_; // front = most recently used
+	std::unordered_map<uint64_t, std::list<Chunk>::iterator> index_;
+	std::unordered_map<uint64_t, uint32_t> refs_; // requests that referenced each hash
+	ReuseLearner learner_;
+};
+
+Result<void> replay_pass(const std::vector<MooncakeRequest> &trace, const ChunkStoreConfig &cfg,
+			 sim::Placement placement, const std::vector<uint8_t> *oracle,
+			 uint64_t logical_lbas, uint32_t lba_size, sim::BlockSink &sink,
+			 LifetimeRecorder *recorder, sim::Progress *progress, ChunkStoreStats &st)
+{
+	auto fs = BlockFs::make(logical_lbas, lba_size, sink, recorder);
+	if (!fs)
+		return std::move(fs).error();
+	st = ChunkStoreStats{};
+	const uint64_t cap_blocks =
+		static_cast<uint64_t>(static_cast<long double>(fs->total_blocks()) * cfg.utilisation);
+	const uint64_t need = BlockFs::blocks_for(cfg.chunk_bytes);
+	if (need > cap_blocks)
+		return make_error(std::errc::invalid_argument,
+				  "a " + std::to_string(cfg.chunk_bytes) +
+					  "-byte chunk does not fit in the store; lower --kv-scale or "
+					  "raise --capacity / --utilization");
+	st.capacity_bytes = cap_blocks * BlockFs::kBlockSize;
+	Replay r(cfg, *fs, cap_blocks, st);
+	for (size_t i = 0; i < trace.size(); ++i) {
+		r.request(trace[i], placement, oracle);
+		if (progress && (i % 256 == 0 || i + 1 == trace.size()))
+			progress->update(static_cast<double>(i + 1) / static_cast<double>(trace.size()));
+	}
+	st.bytes_written = fs->counters().bytes_written;
+	st.bytes_deallocated = fs->counters().bytes_deallocated;
+	st.fragmented_chunks = fs->counters().fragmented_files;
+	for (uint8_t c = 0; c < 6; ++c)
+		st.class_bytes[c] = fs->class_bytes(c);
+	r.learned(st.learned_reuse);
+	return ok();
+}
+
+} // namespace
+
+ChunkStoreWorkload::ChunkStoreWorkload(std::string name, std::vector<MooncakeRequest> trace,
+				       ChunkStoreConfig cfg)
+	: name_(std::move(name)), trace_(std::move(trace)), cfg_(cfg)
+{
+}
+
+Result<void> ChunkStoreWorkload::run(sim::Placement placement, uint64_t logical_lbas,
+				     uint32_t lba_size, sim::BlockSink &sink, sim::Progress *progress)
+{
+	if (!(cfg_.utilisation > 0.0 && cfg_.utilisation <= 1.0))
+		return make_error(std::errc::invalid_argument,
+				  "chunk store utilisation must be in (0, 1]");
+	std::vector<uint8_t> oracle;
+	if (placement == sim::Placement::oracle) {
+		// Pre-pass: the same replay with no device, to learn when each chunk dies.
+		NullSink null;
+		LifetimeRecorder rec;
+		KVFDP_TRY(replay_pass(trace_, cfg_, placement, nullptr, logical_lbas, lba_size, null,
+				      &rec, nullptr, stats_));
+		oracle = rec.classify();
+	}
+	return replay_pass(trace_, cfg_, placement, &oracle, logical_lbas, lba_size, sink, nullptr,
+			   progress, stats_);
+}
+
+nlohmann::json ChunkStoreWorkload::extra() const
+{
+	const auto &s = stats_;
+	nlohmann::json j;
+	j["hit_ratio"] = s.lookups ? static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0;
+	j["evictions"] = s.evictions;
+	j["chunks_written"] = s.chunks_written;
+	j["requests"] = s.requests;
+	j["lookups"] = s.lookups;
+	j["hits"] = s.hits;
+	j["chunk_bytes"] = cfg_.chunk_bytes;
+	j["store_capacity_bytes"] = s.capacity_bytes;
+	j["bytes_written"] = s.bytes_written;
+	j["bytes_deallocated"] = s.bytes_deallocated;
+	j["fragmented_chunks"] = s.fragmented_chunks;
+	static const char *kNames[6] = {"not_set", "none", "short", "medium", "long", "extreme"};
+	nlohmann::json cb = nlohmann::json::object();
+	for (int c = 0; c < 6; ++c)
+		if (s.class_bytes[c])
+			cb[kNames[c]] = s.class_bytes[c];
+	j["class_bytes"] = cb;
+	return j;
+}
+
+} // namespace kvfdp::workload

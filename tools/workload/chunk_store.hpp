@@ -1,0 +1,66 @@
+// An LMCache-like KV chunk store replaying a Mooncake trace: one file per hash id (a
+// 512-token block), LRU eviction by unlink when the store is full, files on BlockFs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/sim/workload.hpp"
+#include "tools/workload/mooncake.hpp"
+
+namespace kvfdp::workload {
+
+struct ChunkStoreConfig {
+	uint64_t chunk_bytes = 64ull << 20; // one 512-token block (after any scale factor)
+	double utilisation = 0.9;           // store capacity / the device's logical capacity
+	// hint: blocks at request positions below this are LONG (position 0 is the system
+	// prompt every request of the trace shares).
+	uint32_t long_positions = 1;
+	// hint: a missing hash that this many requests have referenced before (it was cached,
+	// evicted and is asked for again) is LONG.
+	uint32_t prefix_refs = 2;
+	// hint: a group whose learned reuse rate is at least this is MEDIUM, else SHORT.
+	double medium_reuse = 0.2;
+};
+
+struct ChunkStoreStats {
+	uint64_t requests = 0;
+	uint64_t lookups = 0;
+	uint64_t hits = 0;
+	uint64_t misses = 0;
+	uint64_t evictions = 0;
+	uint64_t chunks_written = 0;
+	uint64_t bytes_written = 0;
+	uint64_t bytes_deallocated = 0;
+	uint64_t fragmented_chunks = 0;
+	uint64_t capacity_bytes = 0;
+	uint64_t class_bytes[6] = {};
+	// hint's learned reuse rates at the end: first-turn body, continuing-turn body, tail.
+	double learned_reuse[3] = {};
+};
+
+class ChunkStoreWorkload : public sim::Workload {
+public:
+	ChunkStoreWorkload(std::string name, std::vector<MooncakeRequest> trace, ChunkStoreConfig cfg);
+
+	[[nodiscard]] std::string name() const override { return name_; }
+	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
+				       uint32_t lba_size, sim::BlockSink &sink,
+				       sim::Progress *progress) override;
+	// hit_ratio, evictions, chunks_written, ... of the last run.
+	[[nodiscard]] std::vector<sim::Placement> placements() const override
+	{
+		return {sim::Placement::none, sim::Placement::hint, sim::Placement::oracle};
+	}
+	[[nodiscard]] nlohmann::json extra() const override;
+	[[nodiscard]] const ChunkStoreStats &stats() const { return stats_; }
+
+private:
+	std::string name_;
+	std::vector<MooncakeRequest> trace_;
+	ChunkStoreConfig cfg_;
+	ChunkStoreStats stats_;
+};
+
+} // namespace kvfdp::workload

@@ -1,0 +1,162 @@
+// Option parsing and the workload factory for `kvfdp simulate`.
+#include "tools/workload/cli.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/workload/blk_trace.hpp"
+#include "tools/workload/chunk_store.hpp"
+#include "tools/workload/kv_synth.hpp"
+#include "tools/workload/mooncake.hpp"
+#include "tools/workload/presets.hpp"
+
+namespace kvfdp::workload {
+
+namespace {
+
+Error usage(const std::string &what) { return make_error(std::errc::invalid_argument, what); }
+
+// A positive finite number, or false.
+bool parse_positive(const std::string &s, double &out)
+{
+	char *end = nullptr;
+	out = std::strtod(s.c_str(), &end);
+	return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out) && out > 0;
+}
+
+// Three comma-separated non-negative numbers.
+bool parse_triple(const std::string &s, std::array<double, 3> &out)
+{
+	size_t pos = 0;
+	for (int i = 0; i < 3; ++i) {
+		size_t comma = s.find(',', pos);
+		if ((i < 2) == (comma == std::string::npos))
+			return false;
+		std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		char *end = nullptr;
+		out[i] = std::strtod(part.c_str(), &end);
+		if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(out[i]) || out[i] < 0)
+			return false;
+		pos = comma + 1;
+	}
+	return true;
+}
+
+// The chunk size rounded to whole 4 KiB file blocks.
+uint64_t round_block(double bytes)
+{
+	auto b = static_cast<uint64_t>(std::llround(bytes / 4096.0));
+	return (b ? b : 1) * 4096;
+}
+
+} // namespace
+
+Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &scale)
+{
+	auto preset = find_preset(model);
+	if (!preset)
+		return usage("--kv-model: unknown model '" + model + "'; known: " + preset_names());
+	double factor = 0;
+	size_t slash = scale.find('/');
+	if (slash != std::string::npos) {
+		double num = 0, den = 0;
+		if (!parse_positive(scale.substr(0, slash), num) ||
+		    !parse_positive(scale.substr(slash + 1), den))
+			return usage("--kv-scale: '" + scale + "' is not a number or N/M fraction");
+		factor = num / den;
+	} else if (!parse_positive(scale, factor)) {
+		return usage("--kv-scale: '" + scale + "' is not a positive number or N/M fraction");
+	}
+	double bytes = static_cast<double>(preset->bytes_per_token) * kMooncakeBlockTokens * factor;
+	if (bytes < 4096.0 / 2)
+		return usage("--kv-scale: " + scale + " makes a chunk smaller than a 4 KiB block; raise it");
+	return round_block(bytes);
+}
+
+void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
+{
+	cmd.add_option("--kv-trace", o.kv_trace,
+		       "replay a Mooncake trace (.jsonl) through an LMCache-like chunk store")
+		->check(CLI::ExistingFile);
+	cmd.add_option("--blk-trace", o.blk_trace,
+		       "replay a `kvfdp record` block trace (CSV t_us,op,slba,nlb,class; "
+		       "--capacity is the size it addresses)")
+		->check(CLI::ExistingFile);
+	cmd.add_option("--kv-model", o.kv_model,
+		       "KV size preset: bytes per token (" + preset_names() + ")")
+		->capture_default_str();
+	cmd.add_option("--kv-scale", o.kv_scale,
+		       "scale of a 512-token chunk (e.g. 1/256 makes Llama-3.1-8B's 64 MiB 256 KiB)")
+		->capture_default_str();
+	cmd.add_option("--kv-requests", o.kv_requests,
+		       "replay only the first N requests of --kv-trace (0 = all)")
+		->capture_default_str();
+	cmd.add_option("--kv-mix", o.kv_mix,
+		       "--workload kv: shares of written bytes for shared prefixes, conversation "
+		       "context and single-query KV")
+		->capture_default_str();
+	cmd.add_option("--kv-lifetimes", o.kv_lifetimes,
+		       "--workload kv: mean lifetimes in seconds of the three populations")
+		->capture_default_str();
+	cmd.add_option("--kv-drive-writes", o.kv_drive_writes,
+		       "--workload kv: bytes to write, in multiples of the logical capacity")
+		->capture_default_str();
+}
+
+bool selects_workload(const WorkloadOptions &o, std::string_view workload)
+{
+	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv";
+}
+
+Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
+						     const WorkloadContext &ctx)
+{
+	int chosen = (!o.kv_trace.empty()) + (!o.blk_trace.empty()) + (ctx.workload == "kv");
+	if (chosen > 1)
+		return usage("choose one of --kv-trace, --blk-trace and --workload kv");
+	if (chosen == 0)
+		return usage("no KV workload chosen: pass --kv-trace FILE, --blk-trace FILE or "
+			     "--workload kv");
+	if (!(ctx.utilisation > 0 && ctx.utilisation <= 1))
+		return usage("utilisation must be in (0, 1]");
+	if (!o.blk_trace.empty()) {
+		auto recs = load_blk_trace(o.blk_trace, ctx.capacity_bytes / kBlkTraceLbaSize);
+		if (!recs)
+			return std::move(recs).error();
+		return std::unique_ptr<sim::Workload>(
+			std::make_unique<BlkTraceWorkload>(o.blk_trace, std::move(*recs)));
+	}
+	auto chunk = chunk_bytes_for(o.kv_model, o.kv_scale);
+	if (!chunk)
+		return std::move(chunk).error();
+	if (!o.kv_trace.empty()) {
+		auto trace = load_mooncake(o.kv_trace, o.kv_requests);
+		if (!trace)
+			return std::move(trace).error();
+		ChunkStoreConfig cfg;
+		cfg.chunk_bytes = *chunk;
+		cfg.utilisation = ctx.utilisation;
+		std::string name = o.kv_trace;
+		if (auto slash = name.rfind('/'); slash != std::string::npos)
+			name = name.substr(slash + 1);
+		return std::unique_ptr<sim::Workload>(
+			std::make_unique<ChunkStoreWorkload>(name, std::move(*trace), cfg));
+	}
+	KvSynthConfig cfg;
+	cfg.chunk_bytes = *chunk;
+	cfg.utilisation = ctx.utilisation;
+	cfg.seed = ctx.seed;
+	if (!parse_triple(o.kv_mix, cfg.mix) || cfg.mix[0] + cfg.mix[1] + cfg.mix[2] <= 0)
+		return usage("--kv-mix: want three shares like 0.05,0.35,0.60 (not all zero)");
+	if (!parse_triple(o.kv_lifetimes, cfg.mean_life_s) || cfg.mean_life_s[0] <= 0 ||
+	    cfg.mean_life_s[1] <= 0 || cfg.mean_life_s[2] <= 0)
+		return usage("--kv-lifetimes: want three positive seconds like 43200,300,10");
+	if (!(o.kv_drive_writes > 0 && o.kv_drive_writes <= 1000))
+		return usage("--kv-drive-writes: want a number in (0, 1000]");
+	cfg.drive_writes = o.kv_drive_writes;
+	return std::unique_ptr<sim::Workload>(std::make_unique<KvSynthWorkload>(cfg));
+}
+
+} // namespace kvfdp::workload

@@ -1,0 +1,54 @@
+// The KV workloads' options for `kvfdp simulate` (--kv-trace, --blk-trace, --workload kv,
+// --kv-*) and the factory that builds the chosen workload.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+#include "tools/sim/workload.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace kvfdp::workload {
+
+struct WorkloadOptions {
+	std::string kv_trace;                     // Mooncake .jsonl
+	std::string blk_trace;                    // `kvfdp record` CSV
+	std::string kv_model = "llama-3.1-8b";    // KV bytes per token
+	std::string kv_scale = "1/256";           // chunk size factor: a number or "1/N"
+	uint64_t kv_requests = 0;                 // replay only the first N requests (0 = all)
+	std::string kv_mix = "0.05,0.35,0.60";    // --workload kv: prefix,conversation,single
+	std::string kv_lifetimes = "43200,300,10";// --workload kv: mean lifetimes in seconds
+	double kv_drive_writes = 3.0;             // --workload kv: bytes written / capacity
+};
+
+// What simulate knows that the workload needs.
+struct WorkloadContext {
+	std::string workload;       // simulate's --workload value ("kv" selects the generator)
+	double utilisation = 0.9;   // live data / logical capacity, (0, 1]
+	uint64_t capacity_bytes = 0;// logical capacity (the blk trace's address space)
+	uint64_t seed = 1;
+};
+
+// Adds --kv-trace, --blk-trace and the --kv-* tuning options to simulate_cmd.
+void add_workload_options(CLI::App &simulate_cmd, WorkloadOptions &o);
+
+// True when the options choose one of this library's workloads: a --kv-trace, a
+// --blk-trace, or --workload kv.
+[[nodiscard]] bool selects_workload(const WorkloadOptions &o, std::string_view workload);
+
+// Builds the chosen workload (reading and checking any trace now, so errors come before a
+// run). Errors name the option or the trace line, and say what to do.
+[[nodiscard]] Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
+								   const WorkloadContext &ctx);
+
+// The chunk size for a preset and scale string ("1/256" or "0.5"); an error names --kv-model
+// or --kv-scale.
+[[nodiscard]] Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &scale);
+
+} // namespace kvfdp::workload
