@@ -39,8 +39,8 @@ struct RunReport {
 [[nodiscard]] uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles);
 
 // Builds a model from cfg, replays workload into it (placement none puts every write on
-// handle 0; otherwise classes map through default_handle_for_class over all of the
-// model's handles) and reports the figures. Fails on an invalid config, a workload error,
+// handle 0; otherwise classes map through default_handle_for_class over the handles of
+// reclaim group 0, i.e. cfg.nruh) and reports the figures. Fails on an invalid config, a workload error,
 // or a model error (e.g. out of space).
 [[nodiscard]] Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload,
 					Placement placement, Progress *progress);

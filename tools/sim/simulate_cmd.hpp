@@ -1,14 +1,37 @@
 // `kvfdp simulate`: the CLI11 subcommand over tools/sim/simulate.hpp.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "nvme/model/config.hpp"
+#include "tools/sim/workload.hpp"
+
 namespace CLI {
 class App;
 }
 
 namespace kvfdp::sim {
 
+// Workloads another module adds to `simulate` (tools/workload: KV mix, trace replay).
+struct WorkloadFactory {
+	// --workload values it builds (shown in the help and the error for unknown names).
+	std::vector<std::string> names;
+	// Adds its own options (e.g. --kv-trace) to the simulate subcommand; may be empty.
+	std::function<void(CLI::App &sub)> add_options;
+	// Builds the workload for --workload name against cfg; nullptr when name is not one of
+	// its names (or its options are not set); an Error is printed and exits 2.
+	std::function<Result<std::unique_ptr<Workload>>(const std::string &name,
+							const model::ModelConfig &cfg)>
+		make;
+};
+
 // Adds `simulate` to app. When it runs, exit_code is set: 0 done, 1 the model or workload
 // failed, 2 a bad option value (a one-line error naming the option is printed).
-void add_simulate_command(CLI::App &app, int &exit_code);
+void add_simulate_command(CLI::App &app, int &exit_code,
+			  std::vector<WorkloadFactory> factories = {});
 
 } // namespace kvfdp::sim

@@ -1,0 +1,96 @@
+// Validation and names for ModelConfig.
+#include "nvme/model/config.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kvfdp::model {
+namespace {
+
+Error bad(const char *fmt, unsigned long long a = 0, unsigned long long b = 0)
+{
+	char buf[256];
+	// fmt is a literal at every call site, with only %llu conversions.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	std::snprintf(buf, sizeof buf, fmt, a, b);
+#pragma GCC diagnostic pop
+	return make_error(std::errc::invalid_argument, buf);
+}
+
+bool pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
+
+} // namespace
+
+Result<void> validate(const ModelConfig &c)
+{
+	if (c.lba_size < 512 || !pow2(c.lba_size))
+		return bad("lba size %llu: use a power of two >= 512", c.lba_size);
+	if (c.mapping_unit < c.lba_size || c.mapping_unit % c.lba_size)
+		return bad("mapping unit %llu: use a multiple of the LBA size (%llu)",
+			   c.mapping_unit, c.lba_size);
+	if (c.ru_size < c.mapping_unit || c.ru_size % c.mapping_unit)
+		return bad("RU size %llu: use a multiple of the mapping unit (%llu)", c.ru_size,
+			   c.mapping_unit);
+	if (c.ru_size / c.mapping_unit > (1u << 24))
+		return bad("RU size %llu: at most 2^24 mapping units per RU (unit %llu)", c.ru_size,
+			   c.mapping_unit);
+	if (c.logical_bytes < c.ru_size || c.logical_bytes % c.mapping_unit)
+		return bad("capacity %llu: use a multiple of the mapping unit (%llu), at least one RU",
+			   c.logical_bytes, c.mapping_unit);
+	if (c.nrg == 0 || c.nruh == 0)
+		return bad("need at least one reclaim group and one handle (nrg %llu, nruh %llu)",
+			   c.nrg, c.nruh);
+	if (uint32_t{c.nrg} * c.nruh > 0xFFFF || c.nruh > 0xFFFE)
+		return bad("too many handles: nrg %llu x nruh %llu exceeds 65535", c.nrg, c.nruh);
+	if (!c.ruh_types.empty() && c.ruh_types.size() != c.nruh)
+		return bad("ruh_types has %llu entries; give none or one per handle (%llu)",
+			   c.ruh_types.size(), c.nruh);
+	if (!(c.op > 0) || !(c.op <= 10) || !std::isfinite(c.op))
+		return make_error(std::errc::invalid_argument,
+				  "over-provisioning must be in (0, 10], e.g. 0.28");
+	const uint32_t low = c.gc_low ? c.gc_low : 2;
+	const uint32_t high = c.gc_high ? c.gc_high : low + 1;
+	if (low < 2 || high <= low)
+		return bad("GC thresholds low %llu high %llu: need 2 <= low < high", low, high);
+
+	const long double physical = static_cast<long double>(c.logical_bytes) * (1.0L + c.op);
+	const uint64_t total_rus = static_cast<uint64_t>(physical / c.ru_size);
+	const uint64_t units = c.logical_bytes / c.mapping_unit;
+	const uint64_t upr = c.ru_size / c.mapping_unit;
+	if (total_rus * upr >= 0xFFFFFFFFull || units >= 0xFFFFFFFFull)
+		return bad("capacity too large for 32-bit mapping: %llu physical units; use a larger "
+			   "mapping unit",
+			   total_rus * upr);
+	const uint64_t per_rg = total_rus / c.nrg;
+	const uint64_t logical_rus = (units + upr - 1) / upr;
+	uint64_t persistent = 0;
+	for (HandleType t : c.ruh_types)
+		persistent += t == HandleType::persistently_isolated;
+	// Each group needs room for its share of the data, its open RUs (a host stream per
+	// handle, the shared GC stream, a GC stream per persistently isolated handle) and the
+	// GC reserve.
+	const uint64_t need = (logical_rus + c.nrg - 1) / c.nrg + c.nruh + 1 + persistent + high + 1;
+	if (per_rg < need)
+		return bad("over-provisioning too small for this geometry: %llu RUs per group, need "
+			   "%llu; raise op or capacity, or use smaller RUs / fewer handles",
+			   per_rg, need);
+	return ok();
+}
+
+const char *gc_policy_name(GcPolicy p)
+{
+	return p == GcPolicy::greedy ? "greedy" : "cost-benefit";
+}
+
+Result<GcPolicy> parse_gc_policy(const std::string &s)
+{
+	if (s == "greedy")
+		return GcPolicy::greedy;
+	if (s == "cost-benefit" || s == "cost_benefit")
+		return GcPolicy::cost_benefit;
+	return make_error(std::errc::invalid_argument,
+			  "gc policy '" + s + "': use greedy or cost-benefit");
+}
+
+} // namespace kvfdp::model

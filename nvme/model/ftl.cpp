@@ -1,0 +1,402 @@
+// The FDP SSD model's FTL: flat arrays (L2P, reverse map, per-RU counts), greedy buckets.
+#include "nvme/model/ftl.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <limits>
+
+namespace kvfdp::model {
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kUnmapped = kNone;   // l2p: logical unit not written / deallocated
+constexpr uint32_t kInvalid = kNone;    // p2l: physical unit holds no live data
+constexpr uint16_t kShared = 0xFFFF;    // owner of RUs of the shared GC stream
+
+Error violation(const char *fmt, unsigned long long a, unsigned long long b = 0,
+		unsigned long long c = 0)
+{
+	char buf[256];
+	// fmt is a literal at every call site, with only %llu conversions.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	std::snprintf(buf, sizeof buf, fmt, a, b, c);
+#pragma GCC diagnostic pop
+	return make_error(std::errc::state_not_recoverable, std::string("model invariant: ") + buf);
+}
+
+} // namespace
+
+Stats Stats::since(const Stats &b) const
+{
+	Stats d;
+	d.host_bytes = host_bytes - b.host_bytes;
+	d.media_bytes = media_bytes - b.media_bytes;
+	d.erased_bytes = erased_bytes - b.erased_bytes;
+	d.gc_runs = gc_runs - b.gc_runs;
+	d.relocated_bytes = relocated_bytes - b.relocated_bytes;
+	d.deallocated_bytes = deallocated_bytes - b.deallocated_bytes;
+	return d;
+}
+
+double Stats::waf() const
+{
+	return host_bytes ? static_cast<double>(media_bytes) / static_cast<double>(host_bytes) : 0.0;
+}
+
+Result<std::unique_ptr<Ftl>> Ftl::create(const ModelConfig &cfg)
+{
+	KVFDP_TRY(validate(cfg));
+	return std::unique_ptr<Ftl>(new Ftl(cfg));
+}
+
+Ftl::Ftl(const ModelConfig &cfg) : cfg_(cfg)
+{
+	lbas_per_unit_ = cfg.mapping_unit / cfg.lba_size;
+	logical_units_ = static_cast<uint32_t>(cfg.logical_bytes / cfg.mapping_unit);
+	logical_lbas_ = cfg.logical_bytes / cfg.lba_size;
+	upr_ = static_cast<uint32_t>(cfg.ru_size / cfg.mapping_unit);
+	const long double physical = static_cast<long double>(cfg.logical_bytes) * (1.0L + cfg.op);
+	const auto total = static_cast<uint64_t>(physical / cfg.ru_size);
+	rus_per_rg_ = static_cast<uint32_t>(total / cfg.nrg);
+	total_rus_ = rus_per_rg_ * cfg.nrg;
+	gc_low_ = cfg.gc_low ? cfg.gc_low : 2;
+	gc_high_ = cfg.gc_high ? cfg.gc_high : gc_low_ + 1;
+	buckets_on_ = cfg.gc == GcPolicy::greedy;
+
+	l2p_.assign(logical_units_, kUnmapped);
+	p2l_.assign(uint64_t{total_rus_} * upr_, kInvalid);
+	valid_.assign(total_rus_, 0);
+	state_.assign(total_rus_, kFree);
+	owner_.assign(total_rus_, kShared);
+	closed_at_.assign(total_rus_, 0);
+	if (buckets_on_) {
+		next_.assign(total_rus_, kNone);
+		prev_.assign(total_rus_, kNone);
+		heads_.assign(size_t{upr_ + 1} * cfg.nrg, kNone);
+	}
+	free_.resize(total_rus_);
+	nfree_.assign(cfg.nrg, rus_per_rg_);
+	nopen_.assign(cfg.nrg, 0);
+	for (uint32_t rg = 0; rg < cfg.nrg; rg++) {
+		// A stack per group, lowest RU on top.
+		for (uint32_t i = 0; i < rus_per_rg_; i++)
+			free_[size_t{rg} * rus_per_rg_ + i] = rg * rus_per_rg_ + (rus_per_rg_ - 1 - i);
+	}
+	streams_.assign(size_t{cfg.nrg} * streams_per_rg(), Stream{kNone, 0});
+	used_.assign(handles(), 0);
+	persistent_.assign(cfg.nruh, 0);
+	for (size_t i = 0; i < cfg.ruh_types.size(); i++)
+		persistent_[i] = cfg.ruh_types[i] == HandleType::persistently_isolated;
+}
+
+Ftl::~Ftl() = default;
+
+HandleType Ftl::handle_type(uint32_t ruh) const
+{
+	return persistent_[ruh] ? HandleType::persistently_isolated : HandleType::initially_isolated;
+}
+
+uint64_t Ftl::ruamw(uint32_t h) const
+{
+	const uint32_t rg = h / cfg_.nruh;
+	const Stream &st = streams_[size_t{rg} * streams_per_rg() + h % cfg_.nruh];
+	const uint32_t left = st.ru == kNone ? upr_ : upr_ - st.wp;
+	return uint64_t{left} * lbas_per_unit_;
+}
+
+RuCounts Ftl::ru_counts(uint32_t rg) const
+{
+	RuCounts c;
+	for (uint32_t ru = rg * rus_per_rg_; ru < (rg + 1) * rus_per_rg_; ru++) {
+		c.free += state_[ru] == kFree;
+		c.open += state_[ru] == kOpen;
+		c.full += state_[ru] == kFull;
+	}
+	return c;
+}
+
+int Ftl::write(uint32_t h, uint64_t slba, uint64_t nlb)
+{
+	if (h >= handles() || nlb == 0 || slba >= logical_lbas_ || nlb > logical_lbas_ - slba)
+		return -EINVAL;
+	const uint32_t rg = h / cfg_.nruh;
+	const uint32_t s = h % cfg_.nruh;
+	stats_.host_bytes += nlb * cfg_.lba_size;
+	used_[h] = 1;
+	const auto first = static_cast<uint32_t>(slba / lbas_per_unit_);
+	const auto last = static_cast<uint32_t>((slba + nlb - 1) / lbas_per_unit_);
+	for (uint32_t lu = first; lu <= last; lu++) {
+		int r = program(rg, s, lu);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int Ftl::deallocate(uint64_t slba, uint64_t nlb)
+{
+	if (nlb == 0 || slba >= logical_lbas_ || nlb > logical_lbas_ - slba)
+		return -EINVAL;
+	// Only units wholly inside the range: a partly covered unit still holds live LBAs.
+	const uint64_t first = (slba + lbas_per_unit_ - 1) / lbas_per_unit_;
+	const uint64_t end = (slba + nlb) / lbas_per_unit_;
+	for (uint64_t lu = first; lu < end; lu++) {
+		const uint32_t p = l2p_[lu];
+		if (p == kUnmapped)
+			continue;
+		invalidate(p);
+		l2p_[lu] = kUnmapped;
+		live_units_--;
+		stats_.deallocated_bytes += cfg_.mapping_unit;
+	}
+	return 0;
+}
+
+// Appends logical unit lu to stream s of group rg, invalidating its old copy.
+int Ftl::program(uint32_t rg, uint32_t s, uint32_t lu)
+{
+	Stream &st = streams_[size_t{rg} * streams_per_rg() + s];
+	if (st.ru == kNone) {
+		int r = open_ru(rg, s);
+		if (r)
+			return r;
+	}
+	const uint32_t old = l2p_[lu];
+	if (old != kUnmapped)
+		invalidate(old);
+	else
+		live_units_++;
+	const uint32_t ru = st.ru;
+	const uint32_t p = ru * upr_ + st.wp++;
+	l2p_[lu] = p;
+	p2l_[p] = lu;
+	valid_[ru]++;
+	stats_.media_bytes += cfg_.mapping_unit;
+	clock_++;
+	if (st.wp == upr_) {
+		close_ru(ru);
+		st.ru = kNone;
+	}
+	return 0;
+}
+
+// Gives stream s of group rg a fresh RU, running GC first when the group is low on space.
+int Ftl::open_ru(uint32_t rg, uint32_t s)
+{
+	if (!in_gc_ && nfree_[rg] < gc_low_)
+		run_gc(rg);
+	if (nfree_[rg] == 0)
+		return -ENOSPC;
+	const uint32_t ru = free_[size_t{rg} * rus_per_rg_ + --nfree_[rg]];
+	state_[ru] = kOpen;
+	nopen_[rg]++;
+	const uint32_t nruh = cfg_.nruh;
+	owner_[ru] = static_cast<uint16_t>(s < nruh ? s : s == nruh ? kShared : s - nruh - 1);
+	Stream &st = streams_[size_t{rg} * streams_per_rg() + s];
+	st.ru = ru;
+	st.wp = 0;
+	return 0;
+}
+
+void Ftl::close_ru(uint32_t ru)
+{
+	state_[ru] = kFull;
+	nopen_[ru / rus_per_rg_]--;
+	closed_at_[ru] = clock_;
+	if (buckets_on_)
+		bucket_insert(ru);
+}
+
+void Ftl::invalidate(uint32_t p)
+{
+	const uint32_t ru = p / upr_;
+	p2l_[p] = kInvalid;
+	if (buckets_on_ && state_[ru] == kFull) {
+		bucket_remove(ru);
+		valid_[ru]--;
+		bucket_insert(ru);
+	} else {
+		valid_[ru]--;
+	}
+}
+
+void Ftl::bucket_insert(uint32_t ru)
+{
+	const uint32_t rg = cfg_.nrg == 1 ? 0 : ru / rus_per_rg_;
+	uint32_t &head = heads_[size_t{rg} * (upr_ + 1) + valid_[ru]];
+	next_[ru] = head;
+	prev_[ru] = kNone;
+	if (head != kNone)
+		prev_[head] = ru;
+	head = ru;
+}
+
+void Ftl::bucket_remove(uint32_t ru)
+{
+	const uint32_t n = next_[ru], pr = prev_[ru];
+	if (pr != kNone) {
+		next_[pr] = n;
+	} else {
+		const uint32_t rg = cfg_.nrg == 1 ? 0 : ru / rus_per_rg_;
+		heads_[size_t{rg} * (upr_ + 1) + valid_[ru]] = n;
+	}
+	if (n != kNone)
+		prev_[n] = pr;
+}
+
+// A full RU worth reclaiming (fewer than upr_ valid units), or kNone.
+uint32_t Ftl::pick_victim(uint32_t rg) const
+{
+	if (buckets_on_) {
+		const uint32_t *h = &heads_[size_t{rg} * (upr_ + 1)];
+		for (uint32_t v = 0; v < upr_; v++) {
+			if (h[v] != kNone)
+				return h[v];
+		}
+		return kNone;
+	}
+	uint32_t best = kNone;
+	double best_score = -1;
+	for (uint32_t ru = rg * rus_per_rg_; ru < (rg + 1) * rus_per_rg_; ru++) {
+		if (state_[ru] != kFull || valid_[ru] >= upr_)
+			continue;
+		const double u = static_cast<double>(valid_[ru]) / upr_;
+		const double age = static_cast<double>(clock_ - closed_at_[ru]) + 1.0;
+		const double score = (1.0 - u) * age / (1.0 + u);
+		if (score > best_score) {
+			best_score = score;
+			best = ru;
+		}
+	}
+	return best;
+}
+
+// Relocates the victim's live units to its GC stream, then erases it.
+int Ftl::reclaim(uint32_t rg, uint32_t victim)
+{
+	if (buckets_on_)
+		bucket_remove(victim);
+	state_[victim] = kVictim;
+	const uint16_t owner = owner_[victim];
+	const uint32_t s = owner != kShared && persistent_[owner] ? cfg_.nruh + 1u + owner : cfg_.nruh;
+	uint64_t moved = 0;
+	const uint32_t base = victim * upr_;
+	for (uint32_t i = 0; i < upr_ && valid_[victim] > 0; i++) {
+		const uint32_t lu = p2l_[base + i];
+		if (lu == kInvalid)
+			continue;
+		int r = program(rg, s, lu);
+		if (r)
+			return r;
+		moved++;
+	}
+	stats_.relocated_bytes += moved * cfg_.mapping_unit;
+	stats_.erased_bytes += cfg_.ru_size;
+	stats_.gc_runs++;
+	state_[victim] = kFree;
+	owner_[victim] = kShared;
+	free_[size_t{rg} * rus_per_rg_ + nfree_[rg]++] = victim;
+	return 0;
+}
+
+void Ftl::run_gc(uint32_t rg)
+{
+	in_gc_ = true;
+	while (nfree_[rg] < gc_high_) {
+		const uint32_t victim = pick_victim(rg);
+		if (victim == kNone || reclaim(rg, victim) != 0)
+			break;
+	}
+	in_gc_ = false;
+}
+
+Result<void> Ftl::check_invariants() const
+{
+	uint64_t sum_valid = 0;
+	for (uint32_t ru = 0; ru < total_rus_; ru++) {
+		uint32_t live = 0;
+		for (uint32_t i = 0; i < upr_; i++) {
+			const uint32_t p = ru * upr_ + i;
+			const uint32_t lu = p2l_[p];
+			if (lu == kInvalid)
+				continue;
+			if (lu >= logical_units_ || l2p_[lu] != p)
+				return violation("physical unit %llu claims logical unit %llu, which maps "
+						 "elsewhere",
+						 p, lu);
+			live++;
+		}
+		if (live != valid_[ru])
+			return violation("RU %llu: valid count %llu, but %llu live units", ru, valid_[ru],
+					 live);
+		if (state_[ru] == kFree && live)
+			return violation("free RU %llu holds %llu live units", ru, live);
+		if (state_[ru] == kVictim)
+			return violation("RU %llu is left in the GC victim state", ru);
+		sum_valid += live;
+	}
+	uint64_t mapped = 0;
+	for (uint32_t lu = 0; lu < logical_units_; lu++) {
+		const uint32_t p = l2p_[lu];
+		if (p == kUnmapped)
+			continue;
+		if (p >= p2l_.size() || p2l_[p] != lu)
+			return violation("logical unit %llu maps to %llu, whose reverse entry differs",
+					 lu, p);
+		mapped++;
+	}
+	if (mapped != sum_valid || mapped != live_units_)
+		return violation("mapped logical units %llu, valid units %llu, live count %llu",
+				 mapped, sum_valid, live_units_);
+
+	for (uint32_t rg = 0; rg < cfg_.nrg; rg++) {
+		const RuCounts c = ru_counts(rg);
+		if (c.free + c.open + c.full != rus_per_rg_)
+			return violation("group %llu: free + open + full = %llu, not %llu", rg,
+					 c.free + c.open + c.full, rus_per_rg_);
+		if (c.free != nfree_[rg] || c.open != nopen_[rg])
+			return violation("group %llu: %llu free / %llu open RUs disagree with the lists",
+					 rg, c.free, c.open);
+		for (uint32_t i = 0; i < nfree_[rg]; i++) {
+			const uint32_t ru = free_[size_t{rg} * rus_per_rg_ + i];
+			if (ru / rus_per_rg_ != rg || state_[ru] != kFree)
+				return violation("group %llu: free list holds RU %llu in state %llu", rg, ru,
+						 state_[ru]);
+		}
+		uint32_t streams_open = 0;
+		for (uint32_t s = 0; s < streams_per_rg(); s++) {
+			const Stream &st = streams_[size_t{rg} * streams_per_rg() + s];
+			if (st.ru == kNone)
+				continue;
+			streams_open++;
+			if (state_[st.ru] != kOpen || st.wp >= upr_ || valid_[st.ru] > st.wp)
+				return violation("stream %llu's RU %llu is inconsistent (wp %llu)", s, st.ru,
+						 st.wp);
+		}
+		if (streams_open != c.open)
+			return violation("group %llu: %llu streams hold %llu open RUs", rg, streams_open,
+					 c.open);
+		if (buckets_on_) {
+			uint32_t listed = 0;
+			for (uint32_t v = 0; v <= upr_; v++) {
+				for (uint32_t ru = heads_[size_t{rg} * (upr_ + 1) + v]; ru != kNone;
+				     ru = next_[ru]) {
+					if (state_[ru] != kFull || valid_[ru] != v || listed > rus_per_rg_)
+						return violation("greedy bucket %llu holds RU %llu (valid %llu)",
+								 v, ru, valid_[ru]);
+					listed++;
+				}
+			}
+			if (listed != c.full)
+				return violation("group %llu: %llu RUs in greedy buckets, %llu full", rg,
+						 listed, c.full);
+		}
+	}
+	if (stats_.erased_bytes != stats_.gc_runs * cfg_.ru_size)
+		return violation("erased bytes %llu != GC runs %llu x RU size", stats_.erased_bytes,
+				 stats_.gc_runs);
+	return ok();
+}
+
+} // namespace kvfdp::model

@@ -1,0 +1,174 @@
+// run_one: a workload replayed into a fresh model; reports as JSON and as a table.
+#include "tools/sim/simulate.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+
+#include "bpf/tag.h"
+
+namespace kvfdp::sim {
+namespace {
+
+// Feeds a workload's block operations to the model; remembers the first model error.
+class ModelSink final : public BlockSink {
+public:
+	ModelSink(model::Ftl &ftl, bool by_class, uint32_t nhandles)
+		: ftl_(ftl), by_class_(by_class), nhandles_(nhandles)
+	{
+	}
+	void write(uint64_t slba, uint64_t nlb, uint8_t rw_class) override
+	{
+		if (err_)
+			return;
+		const uint32_t h = by_class_ ? default_handle_for_class(rw_class, nhandles_) : 0;
+		err_ = ftl_.write(h, slba, nlb);
+		if (err_)
+			err_lba_ = slba;
+	}
+	void deallocate(uint64_t slba, uint64_t nlb) override
+	{
+		if (err_)
+			return;
+		err_ = ftl_.deallocate(slba, nlb);
+		if (err_)
+			err_lba_ = slba;
+	}
+	void begin_measurement() override { mark_ = ftl_.stats(); }
+
+	[[nodiscard]] int error() const { return err_; }
+	[[nodiscard]] uint64_t error_lba() const { return err_lba_; }
+	[[nodiscard]] const model::Stats &mark() const { return mark_; }
+
+private:
+	model::Ftl &ftl_;
+	bool by_class_;
+	uint32_t nhandles_;
+	int err_ = 0;
+	uint64_t err_lba_ = 0;
+	model::Stats mark_;
+};
+
+std::string iec(uint64_t bytes)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = static_cast<double>(bytes);
+	int u = 0;
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	char buf[32];
+	if (u == 0)
+		std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+	else
+		std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+	return buf;
+}
+
+} // namespace
+
+const char *placement_name(Placement p)
+{
+	switch (p) {
+	case Placement::none: return "none";
+	case Placement::hint: return "hint";
+	case Placement::oracle: return "oracle";
+	}
+	return "?";
+}
+
+std::optional<Placement> parse_placement(std::string_view s)
+{
+	if (s == "none")
+		return Placement::none;
+	if (s == "hint")
+		return Placement::hint;
+	if (s == "oracle")
+		return Placement::oracle;
+	return std::nullopt;
+}
+
+uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles)
+{
+	static constexpr uint32_t kMap[KVFDP_NR_CLASSES] = {0, 0, 1, 2, 3, 4};
+	const uint32_t want = rw_class < KVFDP_NR_CLASSES ? kMap[rw_class] : 0;
+	return nhandles == 0 ? 0 : std::min(want, nhandles - 1);
+}
+
+Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Placement placement,
+			  Progress *progress)
+{
+	auto ftl = model::Ftl::create(cfg);
+	if (!ftl)
+		return std::move(ftl).error();
+	ModelSink sink(**ftl, placement != Placement::none, cfg.nruh);
+	const auto t0 = std::chrono::steady_clock::now();
+	KVFDP_TRY(workload.run(placement, (*ftl)->logical_lbas(), cfg.lba_size, sink, progress));
+	const auto t1 = std::chrono::steady_clock::now();
+	if (sink.error())
+		return errno_error(sink.error(), "model: " + workload.name() + " write at LBA " +
+							 std::to_string(sink.error_lba()) +
+							 (sink.error() == -ENOSPC ? " found no reclaimable space (raise --op or lower --util)" : ""));
+	RunReport r;
+	r.placement = placement_name(placement);
+	r.workload = workload.name();
+	r.total = (*ftl)->stats();
+	const model::Stats d = r.total.since(sink.mark());
+	r.host_bytes = d.host_bytes;
+	r.media_bytes = d.media_bytes;
+	r.waf = d.waf();
+	r.gc_runs = d.gc_runs;
+	r.relocated_bytes = d.relocated_bytes;
+	r.erased_bytes = d.erased_bytes;
+	r.seconds = std::chrono::duration<double>(t1 - t0).count();
+	r.extra = workload.extra();
+	return r;
+}
+
+nlohmann::ordered_json runs_to_json(const std::vector<RunReport> &runs)
+{
+	nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+	for (const RunReport &r : runs) {
+		nlohmann::ordered_json j;
+		j["placement"] = r.placement;
+		j["host_bytes"] = r.host_bytes;
+		j["media_bytes"] = r.media_bytes;
+		j["waf"] = r.waf;
+		j["gc_runs"] = r.gc_runs;
+		j["relocated_bytes"] = r.relocated_bytes;
+		j["workload"] = r.workload;
+		j["erased_bytes"] = r.erased_bytes;
+		j["total_host_bytes"] = r.total.host_bytes;
+		j["total_media_bytes"] = r.total.media_bytes;
+		j["seconds"] = r.seconds;
+		if (r.extra.is_object()) {
+			for (auto it = r.extra.begin(); it != r.extra.end(); ++it)
+				j[it.key()] = it.value();
+		}
+		arr.push_back(std::move(j));
+	}
+	nlohmann::ordered_json out;
+	out["runs"] = std::move(arr);
+	return out;
+}
+
+std::string runs_to_table(const std::vector<RunReport> &runs)
+{
+	std::string out;
+	char line[256];
+	std::snprintf(line, sizeof line, "%-10s %14s %14s %7s %10s %16s\n", "PLACEMENT", "HOST BYTES",
+		      "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES");
+	out += line;
+	for (const RunReport &r : runs) {
+		std::snprintf(line, sizeof line, "%-10s %14s %14s %7.3f %10llu %16s\n",
+			      r.placement.c_str(), iec(r.host_bytes).c_str(), iec(r.media_bytes).c_str(),
+			      r.waf, static_cast<unsigned long long>(r.gc_runs),
+			      iec(r.relocated_bytes).c_str());
+		out += line;
+	}
+	return out;
+}
+
+} // namespace kvfdp::sim
