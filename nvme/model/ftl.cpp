@@ -275,11 +275,17 @@ uint32_t Ftl::pick_victim(uint32_t rg) const
 // Relocates the victim's live units to its GC stream, then erases it.
 int Ftl::reclaim(uint32_t rg, uint32_t victim)
 {
+	const uint16_t owner = owner_[victim];
+	const uint32_t s = owner != kShared && persistent_[owner] ? cfg_.nruh + 1u + owner : cfg_.nruh;
+	// The live units fit in the GC stream's open RU plus at most one fresh RU (a victim
+	// holds fewer than upr_); without that RU, leave everything as it is.
+	const Stream &dest = streams_[size_t{rg} * streams_per_rg() + s];
+	const uint32_t room = dest.ru == kNone ? 0 : upr_ - dest.wp;
+	if (valid_[victim] > room && nfree_[rg] == 0)
+		return -ENOSPC;
 	if (buckets_on_)
 		bucket_remove(victim);
 	state_[victim] = kVictim;
-	const uint16_t owner = owner_[victim];
-	const uint32_t s = owner != kShared && persistent_[owner] ? cfg_.nruh + 1u + owner : cfg_.nruh;
 	uint64_t moved = 0;
 	const uint32_t base = victim * upr_;
 	for (uint32_t i = 0; i < upr_ && valid_[victim] > 0; i++) {

@@ -1,0 +1,32 @@
+// Factories for the nvme::Device backends in this directory: passthru and file.
+// (The model backend lives in nvme/model/.)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/result.hpp"
+#include "nvme/device.hpp"
+
+namespace kvfdp::nvme {
+
+// /dev/ngXnY with FDP enabled and at least one placement handle. I/O goes as
+// IORING_OP_URING_CMD (NVME_URING_CMD_IO) into the caller's ring; handles() and log_page()
+// use synchronous ioctls (admin on /dev/nvmeX) and may be called from any one thread.
+[[nodiscard]] Result<std::unique_ptr<Device>> open_passthru_device(const std::string &ng_path);
+
+struct FileDeviceOptions {
+	uint32_t lba_size = 4096;
+	uint64_t size_bytes = 0;   // grow the file to this size; 0: use its current size
+	uint16_t nruh = 8;         // virtual handles reported by handles() (no placement)
+	uint32_t max_transfer = 1u << 20;
+};
+
+// A regular file (created if missing) or block device. Writes ignore the handle; discard
+// punches a hole, write zeroes uses FALLOC_FL_ZERO_RANGE, flush is fdatasync. log_page()
+// returns ENOTSUP: a file has no FDP statistics.
+[[nodiscard]] Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
+							       const FileDeviceOptions &opts);
+
+} // namespace kvfdp::nvme

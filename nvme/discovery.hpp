@@ -1,0 +1,72 @@
+// Device discovery from /dev/ngXnY: sysfs names, Identify, FDP feature and configuration,
+// RUH Status. Each failure is one line that says what to do next.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "common/unique_fd.hpp"
+#include "nvme/device.hpp"
+#include "nvme/logs.hpp"
+#include "nvme/spec.hpp"
+
+namespace kvfdp::nvme {
+
+class UringPassthru;
+
+// Names that belong to one NVMe generic char device.
+struct NgNames {
+	std::string ng_path;      // /dev/ng0n1
+	std::string ng_name;      // ng0n1
+	std::string block_name;   // nvme0n1 (for /sys/block/<name>/queue)
+	std::string ctrl_name;    // nvme0 (the controller; admin commands go to /dev/nvme0)
+};
+
+// Parses "ng<X>n<Y>" out of a path. Pure. Errors name the device to use instead: a block
+// device /dev/nvme0n1 gets "use /dev/ng0n1", a controller /dev/nvme0 gets "use /dev/ng0n1".
+[[nodiscard]] Result<NgNames> parse_ng_path(const std::string &path);
+
+// Resolves the controller of an ng device through sysfs (/sys/class/nvme-generic/<ng>/device
+// is the controller, or with native multipath the subsystem, whose first controller is
+// used). sysfs_root is "/sys" except in tests.
+[[nodiscard]] Result<std::string> find_controller(const std::string &ng_name,
+						  const std::string &sysfs_root = "/sys");
+
+// Synchronous admin command through NVME_IOCTL_ADMIN_CMD (works on /dev/nvmeX and
+// /dev/ngXnY). Returns 0, an NVMe status or -errno; dw0 gets completion dword 0.
+int admin_ioctl(int fd, const UringCmd &cmd, uint32_t *dw0 = nullptr);
+// Synchronous I/O command through NVME_IOCTL_IO_CMD on an ng fd. Same result convention.
+int io_ioctl(int fd, const UringCmd &cmd, uint32_t *dw0 = nullptr);
+
+// Reads RUH Status the way QEMU accepts it: the 16-byte header first, then exactly
+// 16 + 32 nruhsd bytes (a longer buffer gets 0x400F on the 6.x SGL path).
+[[nodiscard]] Result<RuhStatus> read_ruh_status(int ng_fd, uint32_t nsid);
+
+// Reads log lid (LSI = lsi) from the controller through an admin ioctl, sized to the log's
+// own length (0x20 by its header's size, 0x21 by nruh, 0x22 64 bytes, 0x23 4096 bytes).
+[[nodiscard]] Result<std::vector<uint8_t>> read_fdp_log(int admin_fd, uint8_t lid, uint16_t lsi,
+							uint8_t lsp = 0);
+
+// Everything discovery learnt. handles is empty when FDP is not usable.
+struct Discovery {
+	NgNames names;
+	DeviceInfo info;
+	IdCtrl id_ctrl;
+	IdNs id_ns;
+	FdpConfig config;            // the active configuration, when FDP is enabled
+	std::vector<Handle> handles; // RUH Status order
+	std::vector<uint16_t> pids;  // pids[i] == handles[i].pid
+	UniqueFd ng_fd;              // open O_RDWR
+	UniqueFd admin_fd;           // /dev/nvmeX, or a dup of ng_fd when that cannot be opened
+};
+
+// Opens ng_path and reads everything. With require_fdp, a drive without usable FDP (no
+// support, disabled, no handles) is an error that says what to do.
+[[nodiscard]] Result<Discovery> discover(const std::string &ng_path, bool require_fdp = true);
+
+// Joins RUH Status with the configuration's handle types into kvfdp Handles.
+[[nodiscard]] std::vector<Handle> make_handles(const RuhStatus &rs, const FdpConfig &cfg);
+
+} // namespace kvfdp::nvme

@@ -1,0 +1,386 @@
+// kvfdp-nvme-vmcheck: guest-side check of the NVMe layer against QEMU's FDP namespace.
+//   kvfdp-nvme-vmcheck /dev/ngXnY --nruh N [--capture DIR]   full check, exit 0 iff all pass
+//   kvfdp-nvme-vmcheck --expect-error TEXT PATH              discovery of PATH must fail with
+//                                                            an error containing TEXT
+// Prints "ok: ..." / "FAIL: ..." lines, and a JSON summary to stdout's last line.
+#include <liburing.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <vector>
+
+#include "nvme/backends.hpp"
+#include "nvme/commands.hpp"
+#include "nvme/discovery.hpp"
+#include "nvme/logs.hpp"
+#include "nvme/status.hpp"
+#include "nvme/uring.hpp"
+
+using namespace kvfdp;
+using namespace kvfdp::nvme;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+
+void check(bool ok, const std::string &what)
+{
+	++checks;
+	std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
+	if (!ok)
+		++failures;
+}
+
+std::string u128s(u128 v)
+{
+	if (v == 0)
+		return "0";
+	std::string s;
+	while (v) {
+		s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+		v /= 10;
+	}
+	return s;
+}
+
+bool save(const std::string &dir, const std::string &name, const std::vector<uint8_t> &b)
+{
+	std::string p = dir + "/" + name;
+	FILE *f = std::fopen(p.c_str(), "wb");
+	if (!f)
+		return false;
+	bool ok = std::fwrite(b.data(), 1, b.size(), f) == b.size();
+	return std::fclose(f) == 0 && ok;
+}
+
+// Runs reqs through queue on ring, fixed buffers or not, and returns each result.
+std::vector<int> run_queue(io_uring &ring, IoQueue &q, std::vector<IoRequest> reqs)
+{
+	std::vector<int> res(reqs.size(), -EINPROGRESS);
+	size_t queued = 0;
+	for (size_t i = 0; i < reqs.size(); ++i) {
+		reqs[i].user_data = 1000 + i;
+		Prep p = q.prep(ring, reqs[i]);
+		if (p.queued)
+			++queued;
+		else
+			res[i] = p.result;
+	}
+	io_uring_submit(&ring);
+	while (queued > 0) {
+		io_uring_cqe *cqe = nullptr;
+		if (io_uring_wait_cqe(&ring, &cqe) < 0)
+			break;
+		size_t i = cqe->user_data - 1000;
+		int r = q.complete(*cqe);
+		if (i < res.size())
+			res[i] = r;
+		io_uring_cqe_seen(&ring, cqe);
+		--queued;
+	}
+	return res;
+}
+
+Result<FdpStats> stats(Device &dev)
+{
+	auto b = dev.log_page(kLidFdpStats);
+	if (!b)
+		return b.error();
+	return parse_fdp_stats(*b);
+}
+
+int expect_error(const std::string &text, const std::string &path)
+{
+	auto d = open_passthru_device(path);
+	if (d) {
+		check(false, "discovery of " + path + " should fail");
+		return 1;
+	}
+	std::string msg = d.error().message();
+	std::printf("error: %s\n", msg.c_str());
+	check(msg.find(text) != std::string::npos, "error for " + path + " mentions '" + text + "'");
+	check(msg.find('\n') == std::string::npos, "error for " + path + " is one line");
+	return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string path, capture;
+	int want_nruh = -1;
+	for (int i = 1; i < argc; ++i) {
+		std::string a = argv[i];
+		if (a == "--expect-error" && i + 2 < argc)
+			return expect_error(argv[i + 1], argv[i + 2]);
+		if (a == "--nruh" && i + 1 < argc)
+			want_nruh = std::atoi(argv[++i]);
+		else if (a == "--capture" && i + 1 < argc)
+			capture = argv[++i];
+		else
+			path = a;
+	}
+	if (path.empty()) {
+		std::fprintf(stderr, "usage: kvfdp-nvme-vmcheck /dev/ngXnY [--nruh N] [--capture DIR]\n"
+				     "       kvfdp-nvme-vmcheck --expect-error TEXT PATH\n");
+		return 2;
+	}
+
+	// --- discovery ---
+	auto devr = open_passthru_device(path);
+	if (!devr) {
+		std::printf("FAIL: discovery: %s\n", devr.error().message().c_str());
+		return 1;
+	}
+	Device &dev = **devr;
+	const DeviceInfo &info = dev.info();
+	std::printf("device %s nsid %u lba %u nlb %llu max_transfer %u fdp %d/%d endgid %u rgif %u "
+		    "nrg %u nruh %u runs %llu config %u\n",
+		    info.path.c_str(), info.nsid, info.lba_size,
+		    static_cast<unsigned long long>(info.nlb), info.max_transfer, info.fdp_supported,
+		    info.fdp_enabled, info.endgid, info.rgif, info.nrg, info.nruh,
+		    static_cast<unsigned long long>(info.ru_size), info.config_index);
+	check(info.fdp_supported && info.fdp_enabled, "FDP supported and enabled");
+	if (want_nruh >= 0)
+		check(info.nruh == want_nruh, "configuration has " + std::to_string(want_nruh) +
+						      " handles (got " + std::to_string(info.nruh) + ")");
+	auto hs0 = dev.handles();
+	if (!hs0) {
+		std::printf("FAIL: handles: %s\n", hs0.error().message().c_str());
+		return 1;
+	}
+	size_t nh = hs0->size();
+	check(nh == size_t{info.nruh} * info.nrg, "RUH Status has nruh x nrg = " +
+							  std::to_string(nh) + " descriptors");
+	for (const auto &h : *hs0)
+		std::printf("  handle %u pid 0x%04x ruhid %u ruht %u earutr %u ruamw %llu\n", h.index,
+			    h.pid, h.ruhid, h.ruht, h.earutr, static_cast<unsigned long long>(h.ruamw));
+	check(info.max_transfer >= info.lba_size, "max_transfer holds a block");
+
+	if (!capture.empty()) {
+		// Raw replies for the unit-test fixtures (tests/nvme/fixtures/).
+		auto d = discover(path);
+		if (d) {
+			std::vector<uint8_t> id(kIdentifySize);
+			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id.data()));
+			save(capture, "id_ctrl.bin", id);
+			std::fill(id.begin(), id.end(), 0);
+			admin_ioctl(d->admin_fd.get(), make_identify(kCnsNamespace, info.nsid, id.data()));
+			save(capture, "id_ns.bin", id);
+			std::vector<uint8_t> rs(ruh_status_size(nh));
+			io_ioctl(d->ng_fd.get(),
+				 make_io_mgmt_recv(info.nsid, rs.data(), static_cast<uint32_t>(rs.size())));
+			save(capture, "ruh_status.bin", rs);
+		}
+		for (uint8_t lid = kLidFdpConfigs; lid <= kLidFdpEvents; ++lid) {
+			auto b = dev.log_page(lid, lid == kLidFdpEvents ? kLspFdpHostEvents : 0);
+			if (b) {
+				char name[32];
+				std::snprintf(name, sizeof(name), "log_%02x.bin", lid);
+				save(capture, name, *b);
+			}
+		}
+	}
+
+	// --- ring and buffers ---
+	io_uring ring;
+	int ret = io_uring_queue_init(64, &ring, kPassthruRingFlags);
+	if (ret < 0) {
+		std::printf("FAIL: io_uring_queue_init: %s\n", std::strerror(-ret));
+		return 1;
+	}
+	auto qr = dev.open_queue(ring);
+	if (!qr) {
+		std::printf("FAIL: open_queue: %s\n", qr.error().message().c_str());
+		return 1;
+	}
+	IoQueue &q = **qr;
+	const uint32_t lba = info.lba_size;
+	const uint32_t per = 8;  // blocks per handle write
+	size_t buf_len = size_t{per} * lba * nh * 2;
+	void *wmem = nullptr, *rmem = nullptr;
+	if (posix_memalign(&wmem, 4096, buf_len) || posix_memalign(&rmem, 4096, buf_len))
+		return 1;
+	auto *wbuf = static_cast<uint8_t *>(wmem);
+	auto *rbuf = static_cast<uint8_t *>(rmem);
+	for (size_t i = 0; i < buf_len; ++i)
+		wbuf[i] = static_cast<uint8_t>((i * 131 + i / 4096) ^ 0x5A);
+	iovec iov[2] = {{wbuf, buf_len}, {rbuf, buf_len}};
+	ret = io_uring_register_buffers(&ring, iov, 2);
+	check(ret == 0, "register two fixed buffers");
+
+	// --- a placed write on each handle ---
+	auto st0 = stats(dev);
+	check(st0.ok(), "read FDP statistics log");
+	std::vector<IoRequest> writes;
+	for (size_t h = 0; h < nh; ++h) {
+		IoRequest r;
+		r.op = IoOp::write;
+		r.handle = static_cast<uint16_t>(h);
+		r.nlb = per;
+		r.slba = 4096 + h * 64;
+		r.buf = wbuf + h * per * lba;
+		r.buf_index = (h % 2) ? 0 : -1;  // odd handles through the fixed buffer
+		writes.push_back(r);
+	}
+	for (size_t h = 0; h < nh; ++h) {
+		auto before = dev.handles();
+		auto res = run_queue(ring, q, {writes[h]});
+		auto after = dev.handles();
+		check(res[0] == 0, "write " + std::to_string(per) + " LBAs on handle " +
+					   std::to_string(h) + ": " + describe_result(res[0]));
+		if (!before || !after || after->size() != nh) {
+			check(false, "RUH Status around the write");
+			continue;
+		}
+		bool only = true;
+		for (size_t k = 0; k < nh; ++k) {
+			uint64_t b = (*before)[k].ruamw, a = (*after)[k].ruamw;
+			uint64_t want = k == h ? b - per : b;
+			if (a != want) {
+				only = false;
+				std::printf("  handle %zu ruamw %llu -> %llu (want %llu)\n", k,
+					    static_cast<unsigned long long>(b),
+					    static_cast<unsigned long long>(a),
+					    static_cast<unsigned long long>(want));
+			}
+		}
+		check(only, "handle " + std::to_string(h) + " RUAMW dropped by exactly " +
+				    std::to_string(per) + ", the others unchanged");
+	}
+	auto st1 = stats(dev);
+	if (st0 && st1) {
+		u128 d = st1->hbmw - st0->hbmw;
+		u128 want = u128{per} * lba * nh;
+		check(d == want, "HBMW grew by the bytes written (" + u128s(d) + " = " + u128s(want) +
+					 ")");
+		check(st1->mbmw > st0->mbmw, "MBMW grew (" + u128s(st1->mbmw - st0->mbmw) + ")");
+	}
+
+	// --- read back, alternating fixed / plain buffers ---
+	std::vector<IoRequest> reads;
+	for (size_t h = 0; h < nh; ++h) {
+		IoRequest r = writes[h];
+		r.op = IoOp::read;
+		r.buf = rbuf + h * per * lba;
+		r.buf_index = (h % 2) ? -1 : 1;
+		reads.push_back(r);
+	}
+	std::memset(rbuf, 0, buf_len);
+	auto rr = run_queue(ring, q, reads);
+	bool all = true;
+	for (int r : rr)
+		all = all && r == 0;
+	check(all, "read back every handle's blocks (batched, " + std::to_string(nh) + " commands)");
+	check(std::memcmp(rbuf, wbuf, size_t{per} * lba * nh) == 0, "read-back data matches");
+
+	// --- invalid requests and commands: decoded, not crashes ---
+	IoRequest bad = writes[0];
+	bad.handle = static_cast<uint16_t>(nh);
+	auto br = run_queue(ring, q, {bad});
+	check(br[0] == -EINVAL, "write on handle index " + std::to_string(nh) +
+					" (no such handle) is refused: " + describe_result(br[0]));
+	auto up = UringPassthru::create(16);
+	if (!up) {
+		check(false, "UringPassthru::create: " + up.error().message());
+	} else {
+		int ngfd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+		UringCmd badop{};
+		badop.opcode = 0x7F;
+		badop.nsid = info.nsid;
+		int r1 = up->run(ngfd, kUringCmdIo, badop);
+		std::printf("  opcode 0x7F: %s\n", describe_result(r1).c_str());
+		check(r1 > 0 && NvmeStatus{static_cast<uint16_t>(r1)}.sc() == kScInvalidOpcode,
+		      "unknown opcode returns NVMe status Invalid Command Opcode");
+		int r2 = up->run(ngfd, kUringCmdIo, make_read(info.nsid, info.nlb, 1, rbuf, lba));
+		std::printf("  read past the end: %s\n", describe_result(r2).c_str());
+		check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.sc() == kScLbaOutOfRange,
+		      "read past the namespace returns LBA Out of Range");
+		check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.dnr(), "... with DNR set");
+		uint32_t big = info.max_transfer * 2 + lba;  // oversized if sent as one command
+		std::vector<uint8_t> bw(big), brd(big);
+		for (size_t i = 0; i < big; ++i)
+			bw[i] = static_cast<uint8_t>(i * 7 + 3);
+		uint32_t bnlb = big / lba;
+		int r3 = up->run(ngfd, kUringCmdIo,
+				 make_write(info.nsid, 65536, bnlb, bw.data(), big, (*hs0)[0].pid));
+		std::printf("  one %u-byte write (limit %u): %s\n", big, info.max_transfer,
+			    describe_result(r3).c_str());
+		check(r3 != 0, "a single command larger than max_transfer is rejected");
+		int r4 = up->rw(ngfd, info.nsid, true, 65536, bnlb, bw.data(), lba, info.max_transfer,
+				(*hs0)[0].pid);
+		int r5 = up->rw(ngfd, info.nsid, false, 65536, bnlb, brd.data(), lba, info.max_transfer);
+		check(r4 == 0 && r5 == 0, "the same I/O split into " +
+						  std::to_string((big + info.max_transfer - 1) /
+								 info.max_transfer) +
+						  " commands succeeds: " + describe_result(r4) + " / " +
+						  describe_result(r5));
+		check(bw == brd, "split write reads back intact");
+		// Admin over uring: refused on the ng device (a decoded -errno), works on the
+		// controller char device and returns the same Identify data as the ioctl.
+		std::vector<uint8_t> id(kIdentifySize), id2(kIdentifySize);
+		int r6 = up->run(ngfd, kUringCmdAdmin, make_identify(kCnsController, 0, id.data()));
+		std::printf("  admin uring_cmd on %s: %s\n", path.c_str(), describe_result(r6).c_str());
+		check(classify_result(r6) == ResultKind::os_error,
+		      "admin uring_cmd on the ng device is a decoded errno");
+		auto d = discover(path);
+		if (d && !d->names.ctrl_name.empty()) {
+			std::string cpath = "/dev/" + d->names.ctrl_name;
+			int cfd = open(cpath.c_str(), O_RDWR | O_CLOEXEC);
+			int r7 = up->run(cfd, kUringCmdAdmin,
+					 make_identify(kCnsController, 0, id.data()));
+			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id2.data()));
+			check(r7 == 0 && id == id2, "admin uring_cmd Identify on " + cpath +
+							    " matches the ioctl: " + describe_result(r7));
+			if (cfd >= 0)
+				close(cfd);
+		} else {
+			check(false, "controller of " + path + " found through sysfs");
+		}
+		close(ngfd);
+	}
+
+	// --- write zeroes, deallocate, flush through the queue ---
+	IoRequest wz;
+	wz.op = IoOp::write_zeroes;
+	wz.slba = writes[0].slba;
+	wz.nlb = per;
+	IoRequest da;
+	da.op = IoOp::deallocate;
+	da.slba = writes[1 % nh].slba;
+	da.nlb = per;
+	IoRequest fl;
+	fl.op = IoOp::flush;
+	auto zr = run_queue(ring, q, {wz, da, fl});
+	check(zr[0] == 0, "write zeroes: " + describe_result(zr[0]));
+	check(zr[1] == 0, "deallocate (DSM): " + describe_result(zr[1]));
+	check(zr[2] == 0, "flush: " + describe_result(zr[2]));
+	IoRequest rz = reads[0];
+	std::memset(rbuf, 0xFF, size_t{per} * lba);
+	auto rzr = run_queue(ring, q, {rz});
+	bool zero = rzr[0] == 0;
+	for (size_t i = 0; i < size_t{per} * lba && zero; ++i)
+		zero = rbuf[i] == 0;
+	check(zero, "zeroed blocks read back as zeroes");
+
+	auto ev = dev.log_page(kLidFdpEvents, kLspFdpHostEvents);
+	check(ev.ok() && parse_fdp_events(*ev).ok(), "FDP events log parses");
+	auto cf = dev.log_page(kLidFdpConfigs);
+	check(cf.ok() && parse_fdp_configs(*cf).ok(), "FDP configurations log parses");
+	auto us = dev.log_page(kLidRuhUsage);
+	auto usp = us ? parse_ruh_usage(*us) : Result<std::vector<uint8_t>>(us.error());
+	check(usp.ok() && usp->size() == info.nruh, "RUH usage log lists every handle");
+
+	io_uring_queue_exit(&ring);
+	std::printf("{\"checks\": %d, \"failures\": %d, \"lba\": %u, \"handles\": %zu, "
+		    "\"max_transfer\": %u}\n",
+		    checks, failures, lba, nh, info.max_transfer);
+	return failures ? 1 : 0;
+}
