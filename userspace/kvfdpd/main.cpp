@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/log.hpp"
+#include "userspace/daemon/config.hpp"
+#include "userspace/daemon/daemon.hpp"
 
 int main(int argc, char **argv)
 {
@@ -10,13 +12,41 @@ int main(int argc, char **argv)
 		     "Exposes an FDP namespace as /dev/ublkbN and places each write on the\n"
 		     "reclaim unit handle chosen by its file's lifetime class.",
 		     "kvfdpd"};
-	std::string config = "/etc/kvfdp/kvfdp.toml";
-	std::string device;
-	app.add_option("-c,--config", config, "policy config (TOML)")->capture_default_str();
-	app.add_option("-d,--device", device, "FDP namespace, e.g. /dev/ng0n1");
+	kvfdp::daemon::DaemonOptions o;
+	o.config_path = kvfdp::daemon::kDefaultConfigPath;
+	uint32_t debug_mask = 0;
+	std::string size_str;
+	auto *cfg = app.add_option("-c,--config", o.config_path, "policy config (TOML)")->capture_default_str();
+	app.add_option("-b,--backend", o.backend.kind, "passthru | model | file")
+		->capture_default_str()
+		->check(CLI::IsMember({"passthru", "model", "file"}));
+	app.add_option("-d,--device", o.backend.device, "passthru: FDP namespace, e.g. /dev/ng0n1");
+	app.add_option("-f,--file", o.backend.file, "file: backing file; model: sparse data file");
+	app.add_option("--size", o.backend.size, "file/model: capacity in bytes (suffixes allowed: 1G)")
+		->transform(CLI::AsSizeValue(false));
+	app.add_option("--lba-size", o.backend.lba_size, "file/model: logical block size")->capture_default_str();
+	app.add_option("--ru-size", o.backend.ru_size, "model: reclaim unit size in bytes")
+		->transform(CLI::AsSizeValue(false));
+	app.add_option("--nruh", o.backend.nruh, "model: placement handles")->capture_default_str();
+	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
+	app.add_option("-q,--queues", o.queues, "ublk hardware queues (one thread each)")->capture_default_str();
+	app.add_option("--depth", o.depth, "ublk queue depth")->capture_default_str();
+	app.add_option("--io-buf", o.io_buf_bytes, "bytes per request buffer (max request size)")
+		->transform(CLI::AsSizeValue(false))
+		->capture_default_str();
+	app.add_option("-s,--socket", o.socket_path, "control socket")->capture_default_str();
+	app.add_option("--recover", o.recover_id, "re-attach to ublk device DEV_ID left by a killed kvfdpd");
+	app.add_option("--dev-id", o.dev_id, "ask for this ublk device id");
+	app.add_flag("--keep", o.keep, "on SIGTERM leave the device in place (for --recover)");
+	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
+	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
+	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
+	app.add_option("--debug", debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
 	CLI11_PARSE(app, argc, argv);
+	(void)size_str;
 
 	kvfdp::log::set_program("kvfdpd");
-	kvfdp::log::error("the daemon's data path is not built yet; see issue 7");
-	return 2;
+	kvfdp::log::set_debug_mask(debug_mask);
+	o.config_explicit = cfg->count() > 0;
+	return kvfdp::daemon::run_daemon(o);
 }

@@ -1,0 +1,30 @@
+// Opening the device behind kvfdpd by backend name: passthru (/dev/ngXnY), model (the FDP
+// SSD model over a sparse data file) or file (a plain file, no placement).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/result.hpp"
+#include "nvme/device.hpp"
+
+namespace kvfdp::daemon {
+
+struct BackendOptions {
+	std::string kind = "passthru";   // passthru | model | file
+	std::string device;              // passthru: /dev/ngXnY
+	std::string file;                // file: backing file; model: data file
+	uint64_t size = 0;               // file / model: capacity in bytes (0: the file's size)
+	uint32_t lba_size = 4096;        // file / model
+	uint64_t ru_size = 1ull << 20;   // model: reclaim unit bytes
+	uint16_t nruh = 8;               // model: handles
+	double op = 0.28;                // model: over-provisioning
+};
+
+// Which backends this build has (the others fail with a message saying so).
+[[nodiscard]] bool backend_available(const std::string &kind);
+
+[[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts);
+
+} // namespace kvfdp::daemon

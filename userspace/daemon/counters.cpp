@@ -1,0 +1,34 @@
+// Summing per-queue counters.
+#include "userspace/daemon/counters.hpp"
+
+namespace kvfdp::daemon {
+
+CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
+{
+	CounterSnapshot s;
+	for (const QueueCounters *q : queues) {
+		for (unsigned i = 0; i < kNumClasses; i++) {
+			s.class_bytes[i] += q->class_bytes[i].get();
+			s.class_writes[i] += q->class_writes[i].get();
+		}
+		for (unsigned i = 0; i < kMaxHandles; i++) {
+			s.handle_bytes[i] += q->handle_bytes[i].get();
+			s.handle_writes[i] += q->handle_writes[i].get();
+		}
+		s.reads += q->reads.get();
+		s.read_bytes += q->read_bytes.get();
+		s.writes += q->writes.get();
+		s.write_bytes += q->write_bytes.get();
+		s.flushes += q->flushes.get();
+		s.discards += q->discards.get();
+		s.discard_bytes += q->discard_bytes.get();
+		s.write_zeroes += q->write_zeroes.get();
+		s.write_zeroes_bytes += q->write_zeroes_bytes.get();
+		s.stale_tags += q->stale_tags.get();
+		s.errors += q->errors.get();
+		s.unsupported += q->unsupported.get();
+	}
+	return s;
+}
+
+} // namespace kvfdp::daemon

@@ -1,0 +1,53 @@
+// I/O counters: one QueueCounters per queue thread (single writer, relaxed stores, no lock
+// prefix), summed into a CounterSnapshot when read by the control thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "userspace/daemon/classes.hpp"
+#include "userspace/daemon/policy.hpp"
+
+namespace kvfdp::daemon {
+
+// A counter written by one thread and read by others.
+class Counter {
+public:
+	void add(uint64_t n) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+	[[nodiscard]] uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+
+private:
+	std::atomic<uint64_t> v_{0};
+};
+
+struct QueueCounters {
+	std::array<Counter, kNumClasses> class_bytes;
+	std::array<Counter, kNumClasses> class_writes;
+	std::array<Counter, kMaxHandles> handle_bytes;
+	std::array<Counter, kMaxHandles> handle_writes;
+	Counter reads, read_bytes;
+	Counter writes, write_bytes;
+	Counter flushes;
+	Counter discards, discard_bytes;
+	Counter write_zeroes, write_zeroes_bytes;
+	Counter stale_tags;
+	Counter errors;
+	Counter unsupported;
+};
+
+// Sum over the queues at one moment (each counter read once; not a consistent cut).
+struct CounterSnapshot {
+	std::array<uint64_t, kNumClasses> class_bytes{};
+	std::array<uint64_t, kNumClasses> class_writes{};
+	std::array<uint64_t, kMaxHandles> handle_bytes{};
+	std::array<uint64_t, kMaxHandles> handle_writes{};
+	uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0, flushes = 0;
+	uint64_t discards = 0, discard_bytes = 0, write_zeroes = 0, write_zeroes_bytes = 0;
+	uint64_t stale_tags = 0, errors = 0, unsupported = 0;
+};
+
+[[nodiscard]] CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);
+
+} // namespace kvfdp::daemon

@@ -1,0 +1,33 @@
+// kvfdpd's lifecycle: open the backend, validate the policy, create (or recover) the ublk
+// device, run the queues, the tagger and the control socket, reload on SIGHUP, drain and
+// remove the device on SIGTERM.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "userspace/daemon/backend.hpp"
+
+namespace kvfdp::daemon {
+
+struct DaemonOptions {
+	BackendOptions backend;
+	std::string config_path;            // policy TOML
+	bool config_explicit = false;       // a missing file is an error only when given
+	std::string socket_path = "/run/kvfdp/kvfdpd.sock";
+	uint16_t queues = 1;
+	uint16_t depth = 64;
+	uint32_t io_buf_bytes = 512 * 1024;  // per tag (ublk max_sectors)
+	int recover_id = -1;                 // --recover DEV_ID: re-attach to that device
+	int dev_id = -1;                     // --dev-id: ask ADD_DEV for this id
+	bool keep = false;                   // leave the device on exit (recoverable)
+	bool no_tagger = false;              // run without the BPF tagger (all writes default)
+	bool fixed_buffers = true;
+	std::string ready_file;              // written with the device path once serving
+};
+
+// Runs the daemon in the foreground until SIGTERM/SIGINT. Returns the process exit code:
+// 0 clean exit, 1 bad configuration or device (one line on stderr), 2 runtime failure.
+[[nodiscard]] int run_daemon(const DaemonOptions &opts);
+
+} // namespace kvfdp::daemon

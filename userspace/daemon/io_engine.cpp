@@ -1,0 +1,184 @@
+// IoEngine: ublk request -> device commands -> commit.
+#include "userspace/daemon/io_engine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <liburing.h>
+
+#include "userspace/daemon/errno_map.hpp"
+#include "userspace/daemon/user_data.hpp"
+
+namespace kvfdp::daemon {
+
+namespace {
+// NVMe Write Zeroes NLB is a 16-bit 0-based field; DSM ranges carry a 32-bit NLB.
+constexpr uint32_t kMaxWriteZeroesNlb = 65536;
+} // namespace
+
+IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
+		   const ublk::IoDesc *descs, uint8_t *const *bufs, TagReader &tags,
+		   const PolicyTable &policy, QueueCounters &ctr, Committer &committer)
+	: cfg_(cfg), ring_(ring), ioq_(ioq), descs_(descs), bufs_(bufs), tags_(tags), policy_(policy),
+	  ctr_(ctr), committer_(committer), state_(new TagState[cfg.depth]())
+{
+	lba_shift_ = static_cast<uint32_t>(std::countr_zero(cfg_.lba_size)) - 9;
+	max_nlb_ = std::max<uint32_t>(1, cfg_.max_transfer / cfg_.lba_size);
+	const uint32_t buf_lbas = cfg_.io_buf_bytes / cfg_.lba_size;
+	max_subs_ = std::max<uint32_t>(1, (buf_lbas + max_nlb_ - 1) / max_nlb_);
+}
+
+void IoEngine::start(uint16_t tag)
+{
+	const ublk::IoDesc &d = descs_[tag];
+	const uint8_t op = static_cast<uint8_t>(d.op_flags & 0xff);
+	const uint64_t slba = d.start_sector >> lba_shift_;
+	const uint32_t nlb = d.nr_sectors >> lba_shift_;
+	const uint64_t bytes = static_cast<uint64_t>(d.nr_sectors) << 9;
+	TagState &st = state_[tag];
+	st.pending = 1;  // guards against finishing while subs are still being prepped
+	st.error = 0;
+	st.done_bytes = 0;
+
+	const bool data_op = op == ublk::kOpRead || op == ublk::kOpWrite;
+	const bool ranged = data_op || op == ublk::kOpDiscard || op == ublk::kOpWriteZeroes;
+	if (ranged && (nlb == 0 || slba + nlb > cfg_.nlb || (d.nr_sectors & ((1u << lba_shift_) - 1)) ||
+		       (data_op && bytes > cfg_.io_buf_bytes))) {
+		st.error = -EIO;
+		ctr_.errors.add(1);
+		sub_done(tag, 0);
+		return;
+	}
+
+	nvme::IoRequest req;
+	switch (op) {
+	case ublk::kOpRead:
+	case ublk::kOpWrite: {
+		uint16_t handle = 0;
+		if (op == ublk::kOpWrite) {
+			const TagResult t = tags_.classify(tag, d.start_sector, d.nr_sectors);
+			if (t.stale)
+				ctr_.stale_tags.add(1);
+			handle = cfg_.nruh ? policy_.handle_of(t.cls) : 0;
+			if (cfg_.nruh && handle >= cfg_.nruh)
+				handle = 0;
+			ctr_.writes.add(1);
+			ctr_.write_bytes.add(bytes);
+			ctr_.class_writes[t.cls].add(1);
+			ctr_.class_bytes[t.cls].add(bytes);
+			if (handle < kMaxHandles) {
+				ctr_.handle_writes[handle].add(1);
+				ctr_.handle_bytes[handle].add(bytes);
+			}
+			req.op = nvme::IoOp::write;
+		} else {
+			ctr_.reads.add(1);
+			ctr_.read_bytes.add(bytes);
+			req.op = nvme::IoOp::read;
+		}
+		st.done_bytes = static_cast<uint32_t>(bytes);
+		req.handle = handle;
+		req.buf_index = cfg_.fixed_buffers ? tag : -1;
+		uint32_t off_lbas = 0;
+		uint16_t sub = 0;
+		while (off_lbas < nlb) {
+			const uint32_t n = std::min(max_nlb_, nlb - off_lbas);
+			req.slba = slba + off_lbas;
+			req.nlb = n;
+			req.buf = bufs_[tag] + static_cast<size_t>(off_lbas) * cfg_.lba_size;
+			req.user_data = pack_user_data(tag, UdKind::device, sub++);
+			submit_sub(tag, req);
+			off_lbas += n;
+		}
+		break;
+	}
+	case ublk::kOpFlush:
+		ctr_.flushes.add(1);
+		req.op = nvme::IoOp::flush;
+		req.user_data = pack_user_data(tag, UdKind::device, 0);
+		submit_sub(tag, req);
+		break;
+	case ublk::kOpDiscard:
+		ctr_.discards.add(1);
+		ctr_.discard_bytes.add(bytes);
+		req.op = nvme::IoOp::deallocate;
+		req.slba = slba;
+		req.nlb = nlb;
+		req.user_data = pack_user_data(tag, UdKind::device, 0);
+		submit_sub(tag, req);
+		break;
+	case ublk::kOpWriteZeroes: {
+		ctr_.write_zeroes.add(1);
+		ctr_.write_zeroes_bytes.add(bytes);
+		req.op = nvme::IoOp::write_zeroes;
+		uint32_t off_lbas = 0;
+		uint16_t sub = 0;
+		while (off_lbas < nlb) {
+			const uint32_t n = std::min(kMaxWriteZeroesNlb, nlb - off_lbas);
+			req.slba = slba + off_lbas;
+			req.nlb = n;
+			req.user_data = pack_user_data(tag, UdKind::device, sub++);
+			submit_sub(tag, req);
+			off_lbas += n;
+		}
+		break;
+	}
+	default:
+		ctr_.unsupported.add(1);
+		st.error = -EOPNOTSUPP;
+		break;
+	}
+	sub_done(tag, 0);  // drop the guard
+}
+
+void IoEngine::submit_sub(uint16_t tag, const nvme::IoRequest &req)
+{
+	TagState &st = state_[tag];
+	nvme::Prep p = ioq_.prep(ring_, req);
+	if (!p.queued && (p.result == -EBUSY || p.result == -EAGAIN)) {
+		// The SQ is full: push what is queued to the kernel, then try once more.
+		io_uring_submit(&ring_);
+		p = ioq_.prep(ring_, req);
+	}
+	if (p.queued) {
+		st.pending++;
+		inflight_++;
+		return;
+	}
+	const int e = device_result_to_errno(p.result);
+	if (e && !st.error) {
+		st.error = e;
+		ctr_.errors.add(1);
+	}
+}
+
+void IoEngine::on_device_cqe(const io_uring_cqe &cqe)
+{
+	const UserData ud = unpack_user_data(cqe.user_data);
+	if (ud.tag >= cfg_.depth)
+		return;
+	inflight_--;
+	sub_done(ud.tag, ioq_.complete(cqe));
+}
+
+void IoEngine::sub_done(uint16_t tag, int result)
+{
+	TagState &st = state_[tag];
+	const int e = device_result_to_errno(result);
+	if (e && !st.error) {
+		st.error = e;
+		ctr_.errors.add(1);
+	}
+	st.pending--;
+	finish_if_done(tag);
+}
+
+void IoEngine::finish_if_done(uint16_t tag)
+{
+	TagState &st = state_[tag];
+	if (st.pending)
+		return;
+	committer_.commit(tag, st.error ? st.error : static_cast<int>(st.done_bytes));
+}
+
+} // namespace kvfdp::daemon

@@ -1,0 +1,81 @@
+// IoEngine: what one queue does with each ublk request, independent of the ublk driver:
+// decode the descriptor, classify writes by tag slot, map class -> handle, split at the
+// transfer limit, prep device commands on the queue's ring, gather completions and hand the
+// result to a Committer. No allocation, locks, syscalls or logging per request.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "nvme/device.hpp"
+#include "userspace/daemon/counters.hpp"
+#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/tag_reader.hpp"
+#include "userspace/ublk/uapi.hpp"
+
+struct io_uring;
+struct io_uring_cqe;
+
+namespace kvfdp::daemon {
+
+// Receives finished requests: result is bytes done (read/write), 0, or -errno.
+class Committer {
+public:
+	virtual ~Committer() = default;
+	virtual void commit(uint16_t tag, int result) = 0;
+};
+
+struct EngineConfig {
+	uint16_t depth = 64;
+	uint32_t io_buf_bytes = 512 * 1024;  // per tag buffer
+	uint32_t lba_size = 4096;
+	uint32_t max_transfer = 512 * 1024;  // bytes per device command
+	uint64_t nlb = 0;                    // device size in LBAs
+	uint16_t nruh = 0;                   // handles; 0 = no placement (all handle 0)
+	bool fixed_buffers = true;           // buffers registered in the ring, index = tag
+};
+
+class IoEngine {
+public:
+	// bufs[tag] is each tag's buffer of io_buf_bytes. All references must outlive the engine.
+	IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq, const ublk::IoDesc *descs,
+		 uint8_t *const *bufs, TagReader &tags, const PolicyTable &policy, QueueCounters &ctr,
+		 Committer &committer);
+
+	// The request of tag arrived (its FETCH / COMMIT_AND_FETCH completed with OK).
+	void start(uint16_t tag);
+	// A CQE whose user_data is UdKind::device.
+	void on_device_cqe(const io_uring_cqe &cqe);
+	// Device commands queued and not yet completed.
+	[[nodiscard]] uint32_t device_inflight() const { return inflight_; }
+	// Most device commands one request can need (ring sizing).
+	[[nodiscard]] uint32_t max_subs_per_request() const { return max_subs_; }
+
+private:
+	struct TagState {
+		uint16_t pending = 0;   // device commands outstanding
+		int32_t error = 0;      // first error (negative errno)
+		uint32_t done_bytes = 0;  // result on success
+	};
+	// Preps one device command; an inline completion is folded in at once.
+	void submit_sub(uint16_t tag, const nvme::IoRequest &req);
+	void sub_done(uint16_t tag, int result);
+	void finish_if_done(uint16_t tag);
+
+	EngineConfig cfg_;
+	io_uring &ring_;
+	nvme::IoQueue &ioq_;
+	const ublk::IoDesc *descs_;
+	uint8_t *const *bufs_;
+	TagReader &tags_;
+	const PolicyTable &policy_;
+	QueueCounters &ctr_;
+	Committer &committer_;
+	std::unique_ptr<TagState[]> state_;
+	uint32_t inflight_ = 0;
+	uint32_t max_subs_ = 1;
+	uint32_t lba_shift_ = 12;   // log2(lba_size) - 9: sectors -> LBAs
+	uint32_t max_nlb_ = 128;    // LBAs per read/write command
+};
+
+} // namespace kvfdp::daemon

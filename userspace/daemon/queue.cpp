@@ -1,0 +1,166 @@
+// UblkQueue: ring, buffers and the serve loop of one ublk queue.
+#include "userspace/daemon/queue.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <liburing.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "common/log.hpp"
+#include "userspace/daemon/user_data.hpp"
+
+namespace kvfdp::daemon {
+
+UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>()) {}
+
+UblkQueue::~UblkQueue()
+{
+	stop();
+	join();
+	engine_.reset();
+	ioq_.reset();
+	if (ring_ready_)
+		io_uring_queue_exit(ring_.get());
+	if (buf_area_)
+		munmap(buf_area_, buf_area_bytes_);
+}
+
+Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
+{
+	std::unique_ptr<UblkQueue> q(new UblkQueue(setup));
+	const EngineConfig &ec = setup.engine;
+	const uint16_t depth = ec.depth;
+	const std::string what = "queue " + std::to_string(setup.q_id) + ": ";
+
+	// Data buffers: one io_buf_bytes buffer per tag, page aligned, in one mapping.
+	q->buf_area_bytes_ = static_cast<size_t>(depth) * ec.io_buf_bytes;
+	void *area = mmap(nullptr, q->buf_area_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			  -1, 0);
+	if (area == MAP_FAILED)
+		return errno_error(errno, what + "allocating tag buffers");
+	q->buf_area_ = static_cast<uint8_t *>(area);
+	q->bufs_.reset(new uint8_t *[depth]);
+	for (uint16_t t = 0; t < depth; t++)
+		q->bufs_[t] = q->buf_area_ + static_cast<size_t>(t) * ec.io_buf_bytes;
+
+	// Ring: the worst case between two submits is every tag's device commands plus its
+	// commit; the CQ (twice the SQ) holds every command in flight.
+	const uint32_t subs = std::max<uint32_t>(1, (ec.io_buf_bytes / ec.lba_size + ec.max_transfer / ec.lba_size - 1) /
+							    std::max<uint32_t>(1, ec.max_transfer / ec.lba_size));
+	const uint32_t entries = std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * (subs + 1));
+	io_uring_params params{};
+	params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	int ret = io_uring_queue_init_params(entries, q->ring_.get(), &params);
+	if (ret < 0)
+		return errno_error(ret, what + "io_uring_queue_init (SQE128|CQE32)");
+	q->ring_ready_ = true;
+
+	if (ec.fixed_buffers) {
+		std::unique_ptr<iovec[]> iov(new iovec[depth]);
+		for (uint16_t t = 0; t < depth; t++)
+			iov[t] = iovec{q->bufs_[t], ec.io_buf_bytes};
+		ret = io_uring_register_buffers(q->ring_.get(), iov.get(), depth);
+		if (ret < 0)
+			return errno_error(ret, what + "io_uring_register_buffers");
+	}
+
+	auto ioq = setup.device->open_queue(*q->ring_);
+	if (!ioq)
+		return std::move(ioq).error();
+	q->ioq_ = std::move(*ioq);
+
+	if (setup.char_fd >= 0) {
+		auto m = ublk::DescMap::map(setup.char_fd, setup.q_id, depth);
+		if (!m)
+			return std::move(m).error();
+		q->descs_ = std::move(*m);
+	}
+	q->tags_ = std::make_unique<TagReader>(setup.slots, setup.q_id, depth);
+	q->engine_ = std::make_unique<IoEngine>(ec, *q->ring_, *q->ioq_, q->descs_.descs(), q->bufs_.get(),
+						*q->tags_, *setup.policy, q->counters_, *q);
+	return q;
+}
+
+void UblkQueue::start() { thread_ = std::thread([this] { run(); }); }
+
+void UblkQueue::join()
+{
+	if (thread_.joinable())
+		thread_.join();
+}
+
+void UblkQueue::commit(uint16_t tag, int result)
+{
+	io_uring_sqe *sqe = io_uring_get_sqe(ring_.get());
+	if (!sqe) {
+		io_uring_submit(ring_.get());
+		sqe = io_uring_get_sqe(ring_.get());
+	}
+	if (!sqe)
+		return;  // cannot happen with the ring sized for depth * (subs + 1)
+	ublk::prep_io_cmd(*sqe, setup_.char_fd, ublk::kUIoCommitAndFetchReq, setup_.q_id, tag, result,
+			  reinterpret_cast<uintptr_t>(bufs_[tag]), pack_user_data(tag, UdKind::ublk));
+}
+
+void UblkQueue::run()
+{
+	io_uring *ring = ring_.get();
+	const uint16_t depth = setup_.engine.depth;
+	for (uint16_t t = 0; t < depth; t++) {
+		io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		if (!sqe) {
+			io_uring_submit(ring);
+			sqe = io_uring_get_sqe(ring);
+		}
+		ublk::prep_io_cmd(*sqe, setup_.char_fd, ublk::kUIoFetchReq, setup_.q_id, t, -1,
+				  reinterpret_cast<uintptr_t>(bufs_[t]), pack_user_data(t, UdKind::ublk));
+	}
+	int ret = io_uring_submit(ring);
+	if (ret < 0) {
+		exit_status_.store(ret);
+		log::error("queue %u: submitting FETCH_REQ: %s", setup_.q_id, strerror(-ret));
+		fetched_.store(true, std::memory_order_release);
+		return;
+	}
+	fetched_.store(true, std::memory_order_release);
+
+	for (;;) {
+		if (stop_.load(std::memory_order_acquire) && engine_->device_inflight() == 0)
+			break;
+		if (aborted_ == depth && engine_->device_inflight() == 0)
+			break;  // the driver gave every tag back: the device is gone
+		__kernel_timespec ts{0, 200 * 1000 * 1000};
+		io_uring_cqe *first = nullptr;
+		ret = io_uring_submit_and_wait_timeout(ring, &first, 1, &ts, nullptr);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EBUSY) {
+			exit_status_.store(ret);
+			log::error("queue %u: io_uring wait: %s", setup_.q_id, strerror(-ret));
+			break;
+		}
+		unsigned head = 0, seen = 0;
+		io_uring_cqe *cqe = nullptr;
+		io_uring_for_each_cqe(ring, head, cqe)
+		{
+			seen++;
+			const UserData ud = unpack_user_data(cqe->user_data);
+			if (ud.kind == UdKind::device) {
+				engine_->on_device_cqe(*cqe);
+				continue;
+			}
+			if (ud.tag >= depth)
+				continue;
+			if (cqe->res == ublk::kIoResOk) {
+				engine_->start(ud.tag);
+			} else {
+				// -ENODEV: the device is stopping; the tag is not re-armed.
+				aborted_++;
+			}
+		}
+		io_uring_cq_advance(ring, seen);
+	}
+	io_uring_submit(ring);  // the last commits
+}
+
+} // namespace kvfdp::daemon

@@ -1,0 +1,45 @@
+// user_data packing for a queue ring that carries both ublk uring_cmds and device SQEs:
+// tag (bits 15:0), kind (bits 23:16), sub-I/O index (bits 39:24). Checked widths.
+#pragma once
+
+#include <cstdint>
+
+#include "userspace/ublk/uapi.hpp"
+
+namespace kvfdp::daemon {
+
+enum class UdKind : uint8_t {
+	ublk = 1,    // FETCH_REQ / COMMIT_AND_FETCH_REQ of a tag
+	device = 2,  // one device command (sub-I/O) of a tag's request
+};
+
+inline constexpr unsigned kUdTagBits = 16;
+inline constexpr unsigned kUdKindBits = 8;
+inline constexpr unsigned kUdSubBits = 16;
+inline constexpr unsigned kUdKindShift = kUdTagBits;
+inline constexpr unsigned kUdSubShift = kUdTagBits + kUdKindBits;
+// Most device commands one request may be split into.
+inline constexpr uint32_t kMaxSubIos = (1u << kUdSubBits) - 1;
+static_assert(ublk::kMaxQueueDepth <= (1u << kUdTagBits), "every tag fits in the tag field");
+static_assert(kUdSubShift + kUdSubBits <= 64, "fields fit in user_data");
+
+struct UserData {
+	uint16_t tag = 0;
+	UdKind kind = UdKind::ublk;
+	uint16_t sub = 0;
+};
+
+[[nodiscard]] constexpr uint64_t pack_user_data(uint16_t tag, UdKind kind, uint16_t sub = 0)
+{
+	return static_cast<uint64_t>(tag) | static_cast<uint64_t>(kind) << kUdKindShift |
+	       static_cast<uint64_t>(sub) << kUdSubShift;
+}
+
+[[nodiscard]] constexpr UserData unpack_user_data(uint64_t ud)
+{
+	return UserData{static_cast<uint16_t>(ud & ((1u << kUdTagBits) - 1)),
+			static_cast<UdKind>((ud >> kUdKindShift) & ((1u << kUdKindBits) - 1)),
+			static_cast<uint16_t>((ud >> kUdSubShift) & ((1u << kUdSubBits) - 1))};
+}
+
+} // namespace kvfdp::daemon

@@ -1,0 +1,61 @@
+// Per-queue ublk helpers.
+#include "userspace/ublk/io_cmd.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <liburing.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kvfdp::ublk {
+
+void prep_io_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_id, uint16_t tag,
+		 int32_t result, uint64_t buf, uint64_t user_data)
+{
+	std::memset(&sqe, 0, 2 * sizeof(io_uring_sqe));  // SQE128
+	sqe.opcode = IORING_OP_URING_CMD;
+	sqe.fd = char_fd;
+	sqe.cmd_op = cmd_op;
+	sqe.user_data = user_data;
+	IoCmd cmd{};
+	cmd.q_id = q_id;
+	cmd.tag = tag;
+	cmd.result = result;
+	cmd.addr = buf;
+	std::memcpy(sqe.cmd, &cmd, sizeof(cmd));
+}
+
+Result<DescMap> DescMap::map(int char_fd, uint16_t q_id, uint16_t depth)
+{
+	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	// The driver places queue q's array at q * (the array size of the largest depth).
+	const off_t off = static_cast<off_t>(kCmdBufOffset + q_id * io_desc_bytes(kMaxQueueDepth, page));
+	const size_t bytes = io_desc_bytes(depth, page);
+	void *p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, char_fd, off);
+	if (p == MAP_FAILED)
+		return errno_error(errno, "mmap ublk descriptors of queue " + std::to_string(q_id));
+	DescMap m;
+	m.descs_ = static_cast<const IoDesc *>(p);
+	m.bytes_ = bytes;
+	return m;
+}
+
+DescMap &DescMap::operator=(DescMap &&o) noexcept
+{
+	if (this != &o) {
+		if (descs_)
+			munmap(const_cast<IoDesc *>(descs_), bytes_);
+		descs_ = o.descs_;
+		bytes_ = o.bytes_;
+		o.descs_ = nullptr;
+	}
+	return *this;
+}
+
+DescMap::~DescMap()
+{
+	if (descs_)
+		munmap(const_cast<IoDesc *>(descs_), bytes_);
+}
+
+} // namespace kvfdp::ublk
