@@ -61,6 +61,21 @@ need() {
 	done
 }
 
+# wait_until SECONDS CMD...: polls CMD every 50 ms until it succeeds; returns 1 after SECONDS.
+# For things that have no event to wait on (a device node appearing, a daemon's ready file).
+wait_until() {
+	_limit=$(($1 * 20)); shift
+	_i=0
+	until "$@" 2>/dev/null; do
+		[ $_i -ge $_limit ] && { echo "wait_until: gave up after $((_limit / 20)) s: $*"; return 1; }
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+}
+
+# wait_for PATH SECONDS: wait_until PATH exists
+wait_for() { wait_until "$2" test -e "$1"; }
+
 # json_num KEY [FILE]: the first number stored under "KEY" in the JSON on FILE/stdin (nvme -o json output)
 json_num() { sed -n "s/.*\"$1\" *: *\(-\{0,1\}[0-9][0-9]*\).*/\1/p" ${2:+"$2"} | head -n 1; }
 
