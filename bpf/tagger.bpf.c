@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * tagger: classifies every WRITE / DISCARD / WRITE_ZEROES request issued to a watched disk
+ * (tp_btf/block_rq_issue), publishes the class in a tag slot kvfdpd reads without a
+ * syscall, counts requests and bytes per disk and class, attributes written bytes to
+ * inodes, and reports file lifetime events (F_SET_RW_HINT, creation, unlink) over a ring
+ * buffer. Class sources, in order: the bio's write hint; page/DIO -> inode -> the
+ * inode-policy map, then the inode's i_write_hint; the default class.
+ * It never changes or delays I/O.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/core_fixes.bpf.h"
+#include "bpf/tagger.h"
+
+#define KVFDP_REQ_OP_MASK 0xff
+#define KVFDP_REQ_OP_WRITE 1
+#define KVFDP_REQ_OP_DISCARD 3
+#define KVFDP_REQ_OP_WRITE_ZEROES 9
+#define KVFDP_PAGE_SHIFT 12
+
+/* Set by the loader before load. */
+const volatile __u32 nr_slots = KVFDP_MAX_SLOTS;  /* queues * depth */
+const volatile __u32 queue_depth = 1;
+const volatile __u32 default_class = KVFDP_CLASS_NOT_SET;
+/* Address of iomap_dio_bio_end_io (from /proc/kallsyms), 0 = no DIO attribution. */
+const volatile __u64 dio_end_io = 0;
+/* FMODE_CREATED in file->f_mode (include/linux/fs.h). */
+const volatile __u32 fmode_created = 0x100000;
+/* Offset of i_vnode in struct xfs_inode (from vmlinux or xfs module BTF), 0 = unknown. */
+const volatile __u32 xfs_vnode_off = 0;
+/* Report hint / create / unlink events on every filesystem, not only watched ones. */
+const volatile __u32 all_filesystems = 0;
+
+/* Global slot sequence; a slot's seq is the value after its increment. */
+__u64 slot_seq = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, KVFDP_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, struct kvfdp_tag_slot);
+} slots SEC(".maps");
+
+/* disk dev_t -> index and flags. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KVFDP_MAX_DISKS);
+	__type(key, __u32);
+	__type(value, struct kvfdp_disk);
+} disks SEC(".maps");
+
+/* Filesystems (s_dev) whose lifetime events are reported. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} watched_fs SEC(".maps");
+
+/* (dev, ino) -> class: inodes with a policy (directory rules, the loader). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u32);
+} inode_policy SEC(".maps");
+
+/* Directory (dev, ino) -> class given to files created in it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u32);
+} dir_rules SEC(".maps");
+
+/* (dev, ino) -> bytes written by tagged requests. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u64);
+} inode_bytes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KVFDP_NR_COUNTERS);
+	__type(key, __u32);
+	__type(value, struct kvfdp_counter);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KVFDP_NR_SOURCE_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} source_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KVFDP_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* Request records (record mode); the loader sizes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} requests SEC(".maps");
+
+/* F_SET_RW_HINT arguments between syscall entry and exit. */
+struct fcntl_args {
+	__u64 fd;
+	__u64 hint;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct fcntl_args);
+} fcntl_pending SEC(".maps");
+
+static __always_inline void stat_inc(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &id);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool fs_watched(__u32 dev)
+{
+	return all_filesystems || bpf_map_lookup_elem(&watched_fs, &dev);
+}
+
+static __always_inline __u32 inode_dev(struct inode *inode)
+{
+	return BPF_CORE_READ(inode, i_sb, s_dev);
+}
+
+/* The inode whose data bio carries, or NULL (metadata without a mapping, unknown DIO). */
+static __always_inline struct inode *bio_inode(struct bio *bio, __u8 *how)
+{
+	struct bio_vec *bv;
+	struct page *pg;
+	unsigned long m;
+	__u32 off;
+	bool tail;
+
+	/* iomap direct I/O: bi_private is the iomap_dio, whose iocb names the file. The user
+	 * pages are anonymous (or another file's), so check this before the page. */
+	if (dio_end_io && (__u64)BPF_CORE_READ(bio, bi_end_io) == dio_end_io) {
+		struct iomap_dio *dio = BPF_CORE_READ(bio, bi_private);
+
+		*how = KVFDP_SLOT_F_DIO;
+		return BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
+	}
+	bv = BPF_CORE_READ(bio, bi_io_vec);
+	if (!bv)
+		return NULL;
+	/* The current bvec per bi_iter: split bios have bi_vcnt == 0 and share the parent's
+	 * vector, so bi_io_vec[0] is not necessarily theirs. */
+	bv += BPF_CORE_READ(bio, bi_iter.bi_idx);
+	pg = BPF_CORE_READ(bv, bv_page);
+	off = BPF_CORE_READ(bv, bv_offset) + BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+	if (off >> KVFDP_PAGE_SHIFT) /* multi-page bvec: the page the iterator is at */
+		pg = (struct page *)((unsigned long)pg +
+				     (off >> KVFDP_PAGE_SHIFT) * bpf_core_type_size(struct page));
+	if (!pg)
+		return NULL;
+	pg = kvfdp_page_head(pg, &tail);
+	m = (unsigned long)BPF_CORE_READ(pg, mapping);
+	/* Low bits set: anonymous / movable / KSM, not a file's page cache. */
+	if (!m || (m & 3))
+		return NULL;
+	*how = KVFDP_SLOT_F_PAGE;
+	return BPF_CORE_READ((struct address_space *)m, host);
+}
+
+static __always_inline void add_inode_bytes(struct kvfdp_inode_key *key, __u64 bytes)
+{
+	__u64 *v = bpf_map_lookup_elem(&inode_bytes, key);
+
+	if (v) {
+		__sync_fetch_and_add(v, bytes);
+		return;
+	}
+	bpf_map_update_elem(&inode_bytes, key, &bytes, BPF_NOEXIST);
+}
+
+/* What classify_bios found. */
+struct rq_class {
+	struct kvfdp_inode_key first;
+	__u32 cls;
+	__u32 source;
+	__u8 flags;
+};
+
+/* Walks up to KVFDP_MAX_BIOS bios: attributes bytes to inodes and, when no bio hint
+ * decided the class, takes it from the first inode with a policy or an i_write_hint. */
+static __always_inline void classify_bios(struct request *rq, __u32 rq_bytes, struct rq_class *c)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+	__u64 walked = 0;
+	bool have_first = false;
+
+	for (int i = 0; i < KVFDP_MAX_BIOS && bio; i++) {
+		struct kvfdp_inode_key key = {};
+		__u32 bsz = BPF_CORE_READ(bio, bi_iter.bi_size);
+		struct inode *inode;
+		__u8 how = 0;
+
+		walked += bsz;
+		inode = bio_inode(bio, &how);
+		bio = BPF_CORE_READ(bio, bi_next);
+		if (!inode) {
+			stat_inc(KVFDP_STAT_INODE_NONE);
+			continue;
+		}
+		stat_inc(how == KVFDP_SLOT_F_DIO ? KVFDP_STAT_INODE_DIO : KVFDP_STAT_INODE_PAGE);
+		key.dev = inode_dev(inode);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		c->flags |= how;
+		if (!have_first) {
+			c->first = key;
+			have_first = true;
+		} else if (key.ino != c->first.ino || key.dev != c->first.dev) {
+			c->flags |= KVFDP_SLOT_F_MULTI;
+		}
+		add_inode_bytes(&key, bsz);
+		if (c->source == KVFDP_SRC_DEFAULT) {
+			__u32 *pcls = bpf_map_lookup_elem(&inode_policy, &key);
+			__u32 h;
+
+			if (pcls && *pcls < KVFDP_NR_CLASSES) {
+				c->cls = *pcls;
+				c->source = KVFDP_SRC_INODE_POLICY;
+			} else if ((h = kvfdp_inode_write_hint(inode))) {
+				c->cls = h;
+				c->source = KVFDP_SRC_INODE_HINT;
+			}
+		}
+	}
+	/* Bios beyond the bound: their bytes go to the first inode. */
+	if (have_first && rq_bytes > walked)
+		add_inode_bytes(&c->first, rq_bytes - walked);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(kvfdp_rq_issue, struct request *rq)
+{
+	struct rq_class c = {};
+	struct kvfdp_disk *d;
+	struct gendisk *disk;
+	__u32 devt, op, bytes, idx, hint;
+	__u64 sector;
+
+	disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return 0;
+	devt = ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	d = bpf_map_lookup_elem(&disks, &devt);
+	if (!d)
+		return 0;
+	op = BPF_CORE_READ(rq, cmd_flags) & KVFDP_REQ_OP_MASK;
+	if (op != KVFDP_REQ_OP_WRITE && op != KVFDP_REQ_OP_DISCARD &&
+	    op != KVFDP_REQ_OP_WRITE_ZEROES)
+		return 0;
+	stat_inc(KVFDP_STAT_ISSUED);
+	bytes = BPF_CORE_READ(rq, __data_len);
+	sector = BPF_CORE_READ(rq, __sector);
+
+	hint = kvfdp_rq_write_hint(rq);
+	if (hint) {
+		c.cls = hint;
+		c.source = KVFDP_SRC_BIO_HINT;
+	}
+	if (op == KVFDP_REQ_OP_WRITE)
+		classify_bios(rq, bytes, &c);
+	if (c.source == KVFDP_SRC_DEFAULT)
+		c.cls = default_class < KVFDP_NR_CLASSES ? default_class : 0;
+
+	if (d->index < KVFDP_MAX_DISKS) {
+		__u32 opg = op == KVFDP_REQ_OP_WRITE ? KVFDP_OPG_WRITE : KVFDP_OPG_DISCARD;
+		__u32 ci = (d->index * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c.cls;
+		__u32 si = d->index * KVFDP_NR_SOURCES + c.source;
+		struct kvfdp_counter *ctr = bpf_map_lookup_elem(&counters, &ci);
+		__u64 *sc = bpf_map_lookup_elem(&source_counters, &si);
+
+		if (ctr) {
+			ctr->requests += 1;
+			ctr->bytes += bytes;
+		}
+		if (sc)
+			*sc += 1;
+	}
+
+	if (d->flags & KVFDP_DISK_SLOTS) {
+		struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
+		struct kvfdp_tag_slot *s;
+
+		idx = BPF_CORE_READ(hctx, queue_num) * queue_depth + (__u32)BPF_CORE_READ(rq, tag);
+		s = idx < nr_slots ? bpf_map_lookup_elem(&slots, &idx) : NULL;
+		if (s) {
+			s->sector = sector;
+			s->sectors = bytes >> 9;
+			s->dev = c.first.dev;
+			s->ino = c.first.ino;
+			s->cls = c.cls;
+			s->source = c.source;
+			s->op = op;
+			s->flags = c.flags;
+			/* seq last; x86 keeps store order, the barrier keeps the compiler's. */
+			asm volatile("" ::: "memory");
+			s->seq = __sync_fetch_and_add(&slot_seq, 1) + 1;
+		} else {
+			stat_inc(KVFDP_STAT_SLOT_OOB);
+		}
+	}
+
+	if (d->flags & KVFDP_DISK_RECORD) {
+		struct kvfdp_rq_record *r = bpf_ringbuf_reserve(&requests, sizeof(*r), 0);
+
+		if (!r) {
+			stat_inc(KVFDP_STAT_RECORD_DROP);
+			return 0;
+		}
+		r->t_ns = bpf_ktime_get_ns();
+		r->sector = sector;
+		r->ino = c.first.ino;
+		r->sectors = bytes >> 9;
+		r->dev = devt;
+		r->op = op;
+		r->cls = c.cls;
+		r->source = c.source;
+		r->flags = c.flags;
+		r->pad = 0;
+		bpf_ringbuf_submit(r, 0);
+	}
+	return 0;
+}
+
+/* ---- lifetime events ---- */
+
+static __always_inline struct kvfdp_event *event_reserve(__u32 type, __u32 hook)
+{
+	struct kvfdp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(KVFDP_STAT_EVENT_DROP);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->t_ns = bpf_ktime_get_ns();
+	e->type = type;
+	e->hook = hook;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+/* The current task's open file for fd, or NULL. */
+static __always_inline struct file *fd_file(__u64 fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+SEC("tracepoint/syscalls/sys_enter_fcntl")
+int kvfdp_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct fcntl_args a = {};
+	__u64 id;
+
+	if (ctx->args[1] != KVFDP_F_SET_RW_HINT_CMD)
+		return 0;
+	/* The argument is a user pointer to a u64. */
+	if (bpf_probe_read_user(&a.hint, sizeof(a.hint), (const void *)ctx->args[2]))
+		return 0;
+	a.fd = ctx->args[0];
+	id = bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&fcntl_pending, &id, &a, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_fcntl")
+int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct fcntl_args *a = bpf_map_lookup_elem(&fcntl_pending, &id);
+	struct kvfdp_event *e;
+	struct inode *inode;
+	struct file *f;
+	__u64 fd, hint;
+	__u32 dev;
+
+	if (!a)
+		return 0;
+	fd = a->fd;
+	hint = a->hint;
+	bpf_map_delete_elem(&fcntl_pending, &id);
+	if (ctx->ret != 0)
+		return 0;
+	f = fd_file(fd);
+	if (!f)
+		return 0;
+	inode = BPF_CORE_READ(f, f_inode);
+	dev = inode_dev(inode);
+	if (!fs_watched(dev))
+		return 0;
+	e = event_reserve(KVFDP_EV_HINT, KVFDP_HOOK_SYSCALL_TP);
+	if (!e)
+		return 0;
+	e->dev = dev;
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->value = (__u32)hint;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* After a successful open: if it created the file, apply the directory rule and report. */
+static __always_inline int on_open_exit(long ret)
+{
+	struct kvfdp_inode_key key = {}, pkey = {};
+	struct kvfdp_event *e;
+	struct inode *inode;
+	struct file *f;
+	__u32 *rule;
+
+	if (ret < 0)
+		return 0;
+	f = fd_file(ret);
+	if (!f || !(BPF_CORE_READ(f, f_mode) & fmode_created))
+		return 0;
+	inode = BPF_CORE_READ(f, f_inode);
+	key.dev = inode_dev(inode);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	pkey.dev = key.dev;
+	pkey.ino = BPF_CORE_READ(f, f_path.dentry, d_parent, d_inode, i_ino);
+	rule = bpf_map_lookup_elem(&dir_rules, &pkey);
+	if (rule)
+		bpf_map_update_elem(&inode_policy, &key, rule, BPF_ANY);
+	else if (!fs_watched(key.dev))
+		return 0;
+	e = event_reserve(KVFDP_EV_CREATE, KVFDP_HOOK_SYSCALL_TP);
+	if (!e)
+		return 0;
+	e->dev = key.dev;
+	e->ino = key.ino;
+	e->parent_ino = pkey.ino;
+	e->value = rule ? *rule : KVFDP_NO_CLASS;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int kvfdp_openat_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int kvfdp_openat2_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int kvfdp_open_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_creat")
+int kvfdp_creat_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_open_exit(ctx->ret);
+}
+
+/* A link of inode is being removed. */
+static __always_inline void on_unlink(struct inode *inode, __u32 hook)
+{
+	struct kvfdp_inode_key key = {};
+	struct kvfdp_event *e;
+	__u64 *bytes;
+	__u32 nlink;
+	bool policy;
+
+	if (!inode)
+		return;
+	key.dev = inode_dev(inode);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	policy = bpf_map_lookup_elem(&inode_policy, &key) != NULL;
+	if (!policy && !fs_watched(key.dev))
+		return;
+	nlink = BPF_CORE_READ(inode, i_nlink);
+	e = event_reserve(KVFDP_EV_UNLINK, hook);
+	if (!e)
+		return;
+	bytes = bpf_map_lookup_elem(&inode_bytes, &key);
+	e->dev = key.dev;
+	e->ino = key.ino;
+	e->value = nlink;
+	e->bytes = bytes ? *bytes : 0;
+	bpf_ringbuf_submit(e, 0);
+	if (nlink <= 1) {
+		bpf_map_delete_elem(&inode_policy, &key);
+		bpf_map_delete_elem(&inode_bytes, &key);
+	}
+}
+
+SEC("lsm/inode_unlink")
+int BPF_PROG(kvfdp_lsm_unlink, struct inode *dir, struct dentry *dentry, int ret)
+{
+	on_unlink(BPF_CORE_READ(dentry, d_inode), KVFDP_HOOK_LSM);
+	return ret; /* never decides: keep what earlier programs returned */
+}
+
+/* vfs_unlink(idmap or user_ns, dir, dentry, delegated): dentry is the third argument. */
+SEC("kprobe/vfs_unlink")
+int BPF_KPROBE(kvfdp_kprobe_unlink, void *idmap, struct inode *dir, struct dentry *dentry)
+{
+	on_unlink(BPF_CORE_READ(dentry, d_inode), KVFDP_HOOK_KPROBE);
+	return 0;
+}
+
+/* Filesystem tracepoints, where neither hook above is allowed. Raw tracepoints: they load
+ * without the filesystem's BTF and attach only where the filesystem is present. */
+
+/* ext4_unlink_enter(struct inode *parent, struct dentry *dentry): every ext4 unlink. */
+SEC("raw_tp/ext4_unlink_enter")
+int kvfdp_ext4_unlink(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct dentry *dentry = (void *)ctx->args[1];
+
+	on_unlink(BPF_CORE_READ(dentry, d_inode), KVFDP_HOOK_FS_TP);
+	return 0;
+}
+
+/* xfs_iunlink(struct xfs_inode *ip): the last link is gone (i_nlink is already 0). */
+SEC("raw_tp/xfs_iunlink")
+int kvfdp_xfs_iunlink(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (!xfs_vnode_off)
+		return 0;
+	on_unlink((struct inode *)(ctx->args[0] + xfs_vnode_off), KVFDP_HOOK_FS_TP);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The tagger's map keys, counters and ring-buffer records, shared by tagger.bpf.c and the
+ * kvfdp::bpf loader. The tag slot itself is in bpf/tag.h. Fixed-width fields, no pointers.
+ * Device numbers are the kernel's dev_t encoding: major << 20 | minor.
+ */
+#ifndef KVFDP_BPF_TAGGER_H
+#define KVFDP_BPF_TAGGER_H
+
+#include "bpf/tag.h"
+
+/* Most disks one tagger watches; a disk's index selects its counters. */
+#define KVFDP_MAX_DISKS 16
+/* Bios of one request walked to find an inode (a request can merge several files' bios). */
+#define KVFDP_MAX_BIOS 16
+
+/* fcntl commands for per-inode write-life hints (include/uapi/linux/fcntl.h). */
+#define KVFDP_F_SET_RW_HINT_CMD 1036
+
+/* struct kvfdp_disk.flags */
+#define KVFDP_DISK_SLOTS 0x1   /* write tag slots for this disk (the ublk disk kvfdpd serves) */
+#define KVFDP_DISK_RECORD 0x2  /* send every classified request over the requests ring */
+
+/* Value of the disks map (key: __u32 disk dev_t). */
+struct kvfdp_disk {
+	kvfdp_u32 index;       /* 0 .. KVFDP_MAX_DISKS-1, chosen by the loader */
+	kvfdp_u32 flags;       /* KVFDP_DISK_* */
+};
+
+/* Key of the inode-policy, directory-rule and per-inode byte maps. */
+struct kvfdp_inode_key {
+	kvfdp_u32 dev;         /* inode->i_sb->s_dev */
+	kvfdp_u32 pad;         /* must be 0 */
+	kvfdp_u64 ino;
+};
+
+/* Request counter; the counters array is per-CPU, summed by the reader. */
+struct kvfdp_counter {
+	kvfdp_u64 requests;
+	kvfdp_u64 bytes;
+};
+
+/* Op groups counted separately (index in the counters array). */
+enum kvfdp_op_group {
+	KVFDP_OPG_WRITE = 0,   /* REQ_OP_WRITE */
+	KVFDP_OPG_DISCARD = 1, /* REQ_OP_DISCARD and REQ_OP_WRITE_ZEROES */
+	KVFDP_NR_OPGS = 2,
+};
+
+/* counters[] index: ((disk * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + cls). */
+#define KVFDP_NR_COUNTERS (KVFDP_MAX_DISKS * KVFDP_NR_OPGS * KVFDP_NR_CLASSES)
+/* source_counters[] index: disk * KVFDP_NR_SOURCES + source (requests only). */
+#define KVFDP_NR_SOURCE_COUNTERS (KVFDP_MAX_DISKS * KVFDP_NR_SOURCES)
+
+/* stats[] (per-CPU u64) indices. */
+enum kvfdp_stat {
+	KVFDP_STAT_ISSUED = 0,        /* requests seen on watched disks */
+	KVFDP_STAT_SLOT_OOB = 1,      /* queue * depth + tag beyond the slot array */
+	KVFDP_STAT_EVENT_DROP = 2,    /* lifetime events lost (ring full) */
+	KVFDP_STAT_RECORD_DROP = 3,   /* request records lost (ring full) */
+	KVFDP_STAT_INODE_PAGE = 4,    /* bios resolved to an inode through the page cache */
+	KVFDP_STAT_INODE_DIO = 5,     /* bios resolved to an inode through iomap direct I/O */
+	KVFDP_STAT_INODE_NONE = 6,    /* bios with data but no inode (metadata, anonymous) */
+	KVFDP_NR_STATS = 7,
+};
+
+/* struct kvfdp_tag_slot.flags: how the inode was found. */
+#define KVFDP_SLOT_F_PAGE 0x1      /* page cache: page -> folio head -> mapping -> host */
+#define KVFDP_SLOT_F_DIO 0x2       /* iomap direct I/O: bio -> iomap_dio -> file -> inode */
+#define KVFDP_SLOT_F_MULTI 0x4     /* the request merged bios of more than one inode */
+
+/* Lifetime event types. */
+enum kvfdp_event_type {
+	KVFDP_EV_HINT = 1,     /* fcntl(F_SET_RW_HINT) succeeded; value = hint */
+	KVFDP_EV_CREATE = 2,   /* a file was created; value = rule class or KVFDP_NO_CLASS */
+	KVFDP_EV_UNLINK = 3,   /* a link of the inode is removed; value = i_nlink when seen:
+				* 1 before the last link goes, 0 after it went (xfs_iunlink) */
+};
+
+/* KVFDP_EV_CREATE.value when no directory rule matched. */
+#define KVFDP_NO_CLASS 0xff
+
+/* Where an event came from (kvfdp_event.hook). */
+enum kvfdp_event_hook {
+	KVFDP_HOOK_SYSCALL_TP = 1, /* syscall tracepoints */
+	KVFDP_HOOK_LSM = 2,        /* lsm/inode_unlink */
+	KVFDP_HOOK_KPROBE = 3,     /* kprobe/vfs_unlink */
+	KVFDP_HOOK_FS_TP = 4,      /* raw_tp/ext4_unlink_enter, raw_tp/xfs_iunlink */
+};
+
+/* A lifetime event on the events ring buffer. */
+struct kvfdp_event {
+	kvfdp_u64 t_ns;        /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	kvfdp_u64 ino;
+	kvfdp_u64 parent_ino;  /* CREATE: the directory; else 0 */
+	kvfdp_u64 bytes;       /* UNLINK: bytes the tagger attributed to the inode; else 0 */
+	kvfdp_u32 type;        /* enum kvfdp_event_type */
+	kvfdp_u32 dev;         /* s_dev */
+	kvfdp_u32 pid;         /* tgid */
+	kvfdp_u32 value;       /* see enum kvfdp_event_type */
+	kvfdp_u32 hook;        /* enum kvfdp_event_hook */
+	kvfdp_u32 pad;
+	char comm[16];
+};
+
+/* One classified request on the requests ring (record mode). */
+struct kvfdp_rq_record {
+	kvfdp_u64 t_ns;        /* bpf_ktime_get_ns() at issue */
+	kvfdp_u64 sector;      /* 512-byte sectors */
+	kvfdp_u64 ino;         /* first resolved inode or 0 */
+	kvfdp_u32 sectors;
+	kvfdp_u32 dev;         /* the disk */
+	kvfdp_u8 op;           /* REQ_OP_* */
+	kvfdp_u8 cls;
+	kvfdp_u8 source;
+	kvfdp_u8 flags;        /* KVFDP_SLOT_F_* */
+	kvfdp_u32 pad;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(kvfdp_disk) == 8, "disk ABI");
+static_assert(sizeof(kvfdp_inode_key) == 16, "inode key ABI");
+static_assert(sizeof(kvfdp_counter) == 16, "counter ABI");
+static_assert(sizeof(kvfdp_event) == 72, "event ABI");
+static_assert(sizeof(kvfdp_rq_record) == 40, "record ABI");
+#else
+_Static_assert(sizeof(struct kvfdp_event) == 72, "event ABI");
+_Static_assert(sizeof(struct kvfdp_rq_record) == 40, "record ABI");
+#endif
+
+#endif

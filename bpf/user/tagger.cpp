@@ -1,0 +1,559 @@
+// The tagger loader: probe, open, load in fallback tiers, attach, fill maps, read out.
+#include "bpf/user/tagger.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "bpf/tagger.skel.h"
+#include "bpf/user/devnum.hpp"
+#include "common/log.hpp"
+
+namespace kvfdp::bpf {
+
+struct Tagger::Impl {
+	tagger *skel = nullptr;
+	void *slots_map = nullptr;
+	size_t slots_len = 0;
+	ring_buffer *rb = nullptr;
+	const EventCallback *on_event = nullptr;
+	const RecordCallback *on_record = nullptr;
+	int ncpus = 1;
+
+	~Impl()
+	{
+		if (rb)
+			ring_buffer__free(rb);
+		if (slots_map)
+			::munmap(slots_map, slots_len);
+		if (skel)
+			tagger::destroy(skel);
+	}
+};
+
+namespace {
+
+// Offset of i_vnode in struct xfs_inode, from vmlinux BTF or the xfs module's; -1 if unknown.
+int32_t xfs_vnode_offset()
+{
+	btf *vmlinux = btf__load_vmlinux_btf();
+	if (libbpf_get_error(vmlinux))
+		return -1;
+	btf *mod = nullptr;
+	btf *where = vmlinux;
+	int id = btf__find_by_name_kind(vmlinux, "xfs_inode", BTF_KIND_STRUCT);
+	if (id < 0) {
+		mod = btf__load_module_btf("xfs", vmlinux);
+		if (libbpf_get_error(mod)) {
+			mod = nullptr;
+		} else {
+			where = mod;
+			id = btf__find_by_name_kind(mod, "xfs_inode", BTF_KIND_STRUCT);
+		}
+	}
+	int32_t off = -1;
+	if (id >= 0) {
+		const btf_type *bt = btf__type_by_id(where, id);
+		const btf_member *m = btf_members(bt);
+		for (int i = 0; i < btf_vlen(bt); i++, m++)
+			if (std::strcmp(btf__name_by_offset(where, m->name_off), "i_vnode") == 0)
+				off = static_cast<int32_t>(btf_member_bit_offset(bt, i) / 8);
+	}
+	if (mod)
+		btf__free(mod);
+	btf__free(vmlinux);
+	return off;
+}
+
+int on_ring_event(void *ctx, void *data, size_t size)
+{
+	auto *impl = static_cast<Tagger::Impl *>(ctx);
+	if (size >= sizeof(kvfdp_event) && impl->on_event && *impl->on_event)
+		(*impl->on_event)(*static_cast<const kvfdp_event *>(data));
+	return 0;
+}
+
+int on_ring_record(void *ctx, void *data, size_t size)
+{
+	auto *impl = static_cast<Tagger::Impl *>(ctx);
+	if (size >= sizeof(kvfdp_rq_record) && impl->on_record && *impl->on_record)
+		(*impl->on_record)(*static_cast<const kvfdp_rq_record *>(data));
+	return 0;
+}
+
+bool power_of_two(uint32_t v) { return v && !(v & (v - 1)); }
+
+void add_note(std::string &notes, const std::string &what)
+{
+	if (!notes.empty())
+		notes += "; ";
+	notes += what;
+}
+
+// Attaches prog into *link; returns 0 or -errno.
+int attach(bpf_program *prog, bpf_link **link)
+{
+	bpf_link *l = bpf_program__attach(prog);
+	long err = libbpf_get_error(l);
+	if (err) {
+		*link = nullptr;
+		return static_cast<int>(err);
+	}
+	*link = l;
+	return 0;
+}
+
+} // namespace
+
+std::string ActiveSources::describe() const
+{
+	std::string s;
+	auto add = [&s](bool on, const char *name) {
+		if (!on)
+			return;
+		if (!s.empty())
+			s += ' ';
+		s += name;
+	};
+	add(bio_hint, "bio-hint");
+	add(page_inode, "page-inode");
+	add(dio_inode, "dio-inode");
+	add(hint_events, "hint-events");
+	add(create_events, "create-events");
+	s += s.empty() ? "" : " ";
+	s += "unlink=" + (unlink_hook.empty() ? std::string("none") : unlink_hook);
+	return s;
+}
+
+Tagger::Tagger() : impl_(std::make_unique<Impl>()) {}
+Tagger::Tagger(Tagger &&) noexcept = default;
+Tagger &Tagger::operator=(Tagger &&) noexcept = default;
+Tagger::~Tagger() = default;
+
+Result<Tagger> Tagger::load(const TaggerOptions &o)
+{
+	if (o.queues == 0 || o.depth == 0 ||
+	    static_cast<uint64_t>(o.queues) * o.depth > KVFDP_MAX_SLOTS)
+		return make_error(std::errc::invalid_argument,
+				  "tagger: queues * depth must be 1.." +
+					  std::to_string(KVFDP_MAX_SLOTS));
+	if (o.default_class >= KVFDP_NR_CLASSES)
+		return make_error(std::errc::invalid_argument, "tagger: default class must be 0..5");
+	if (o.record_ring_bytes && (!power_of_two(o.record_ring_bytes) || o.record_ring_bytes < 4096))
+		return make_error(std::errc::invalid_argument,
+				  "tagger: record ring size must be a power of two >= 4096");
+	if (::geteuid() != 0)
+		return make_error(std::errc::operation_not_permitted,
+				  "loading the BPF tagger needs root (run with sudo)");
+
+	Tagger t;
+	t.features_ = probe_features();
+	const Features &f = t.features_;
+	uint32_t nslots = o.queues * o.depth;
+
+	// Load with lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse
+	// lsm and fentry programs even for root). Everything else loads everywhere.
+	std::vector<bool> tiers;
+	if (o.allow_lsm && f.bpf_lsm)
+		tiers.push_back(true);
+	tiers.push_back(false);
+
+	std::string notes = f.notes;
+	int last_err = 0;
+	int32_t xfs_off = xfs_vnode_offset();
+	for (bool with_lsm : tiers) {
+		tagger *skel = tagger::open();
+		if (!skel)
+			return errno_error(errno, "tagger: open the BPF object");
+		skel->rodata->nr_slots = nslots;
+		skel->rodata->queue_depth = o.depth;
+		skel->rodata->default_class = o.default_class;
+		skel->rodata->dio_end_io = f.dio_end_io;
+		skel->rodata->all_filesystems = o.all_filesystems ? 1 : 0;
+		skel->rodata->xfs_vnode_off = xfs_off > 0 ? static_cast<uint32_t>(xfs_off) : 0;
+		bpf_map__set_max_entries(skel->maps.slots, nslots);
+		if (o.record_ring_bytes)
+			bpf_map__set_max_entries(skel->maps.requests, o.record_ring_bytes);
+		bpf_program__set_autoload(skel->progs.kvfdp_lsm_unlink, with_lsm);
+		bpf_program__set_autoload(skel->progs.kvfdp_kprobe_unlink, o.allow_kprobe);
+		int err = tagger::load(skel);
+		if (err) {
+			last_err = err;
+			tagger::destroy(skel);
+			if (with_lsm) {
+				add_note(notes, std::string("lsm/inode_unlink refused at load (") +
+							std::strerror(-err) + ")");
+				continue;
+			}
+			return errno_error(err, "tagger: load the BPF programs");
+		}
+		err = attach(skel->progs.kvfdp_rq_issue, &skel->links.kvfdp_rq_issue);
+		if (err) {
+			tagger::destroy(skel);
+			return errno_error(err, "tagger: attach tp_btf/block_rq_issue");
+		}
+		t.impl_->skel = skel;
+		break;
+	}
+	if (!t.impl_->skel)
+		return errno_error(last_err, "tagger: load the BPF programs");
+	tagger *skel = t.impl_->skel;
+
+	// Unlink: lsm, else kprobe, else the ext4 / xfs tracepoints.
+	if (bpf_program__autoload(skel->progs.kvfdp_lsm_unlink)) {
+		int err = attach(skel->progs.kvfdp_lsm_unlink, &skel->links.kvfdp_lsm_unlink);
+		if (err == 0)
+			t.sources_.unlink_hook = "lsm/inode_unlink";
+		else
+			add_note(notes, std::string("lsm/inode_unlink refused at attach (") +
+						std::strerror(-err) + ")");
+	}
+	if (t.sources_.unlink_hook.empty() && o.allow_kprobe) {
+		int err = attach(skel->progs.kvfdp_kprobe_unlink, &skel->links.kvfdp_kprobe_unlink);
+		if (err == 0)
+			t.sources_.unlink_hook = "kprobe/vfs_unlink";
+		else
+			add_note(notes, std::string("kprobe/vfs_unlink refused at attach (") +
+						std::strerror(-err) + ")");
+	}
+	if (t.sources_.unlink_hook.empty()) {
+		if (attach(skel->progs.kvfdp_ext4_unlink, &skel->links.kvfdp_ext4_unlink) == 0)
+			t.sources_.unlink_hook = "raw_tp/ext4_unlink_enter";
+		if (xfs_off > 0 &&
+		    attach(skel->progs.kvfdp_xfs_iunlink, &skel->links.kvfdp_xfs_iunlink) == 0)
+			t.sources_.unlink_hook += std::string(t.sources_.unlink_hook.empty() ? "" : "+") +
+						  "raw_tp/xfs_iunlink";
+		else
+			add_note(notes, "xfs unlinks unseen (xfs not loaded or no BTF for xfs_inode)");
+	}
+	if (t.sources_.unlink_hook.empty())
+		add_note(notes, "no unlink hook: unlink events are off");
+
+	// Syscall tracepoints: each one optional.
+	if (f.syscall_tracepoints) {
+		bool enter = attach(skel->progs.kvfdp_fcntl_enter, &skel->links.kvfdp_fcntl_enter) == 0;
+		bool exit = attach(skel->progs.kvfdp_fcntl_exit, &skel->links.kvfdp_fcntl_exit) == 0;
+		t.sources_.hint_events = enter && exit;
+		int creates = 0;
+		creates += attach(skel->progs.kvfdp_openat_exit, &skel->links.kvfdp_openat_exit) == 0;
+		creates += attach(skel->progs.kvfdp_openat2_exit, &skel->links.kvfdp_openat2_exit) == 0;
+		creates += attach(skel->progs.kvfdp_open_exit, &skel->links.kvfdp_open_exit) == 0;
+		creates += attach(skel->progs.kvfdp_creat_exit, &skel->links.kvfdp_creat_exit) == 0;
+		t.sources_.create_events = creates > 0;
+		if (!t.sources_.hint_events)
+			add_note(notes, "fcntl tracepoints did not attach");
+		if (creates < 4)
+			add_note(notes, std::to_string(4 - creates) + " of 4 open/creat exit tracepoints did not attach");
+	}
+
+	// Whether a write-hint field exists is decided by CO-RE at load; ask BTF the same.
+	{
+		btf *vmlinux = btf__load_vmlinux_btf();
+		if (!libbpf_get_error(vmlinux)) {
+			auto has_member = [vmlinux](const char *type, const char *member) {
+				int id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_STRUCT);
+				if (id < 0)
+					return false;
+				const btf_type *bt = btf__type_by_id(vmlinux, id);
+				const btf_member *m = btf_members(bt);
+				for (int i = 0; i < btf_vlen(bt); i++, m++)
+					if (std::strcmp(btf__name_by_offset(vmlinux, m->name_off), member) == 0)
+						return true;
+				return false;
+			};
+			t.sources_.bio_hint = has_member("bio", "bi_write_hint") ||
+					      has_member("request", "write_hint");
+			btf__free(vmlinux);
+		}
+	}
+	t.sources_.dio_inode = f.dio_end_io != 0;
+	t.sources_.notes = notes;
+
+	// The slot array, mapped read-only.
+	long page = ::sysconf(_SC_PAGESIZE);
+	size_t len = static_cast<size_t>(nslots) * sizeof(kvfdp_tag_slot);
+	len = (len + page - 1) / page * page;
+	void *m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.slots), 0);
+	if (m == MAP_FAILED)
+		return errno_error(errno, "tagger: mmap the tag-slot array");
+	t.impl_->slots_map = m;
+	t.impl_->slots_len = len;
+	t.reader_ = std::make_unique<SlotReader>(static_cast<const volatile kvfdp_tag_slot *>(m),
+						 o.queues, o.depth);
+
+	t.impl_->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_event,
+				       t.impl_.get(), nullptr);
+	if (!t.impl_->rb)
+		return errno_error(errno, "tagger: open the events ring buffer");
+	if (o.record_ring_bytes &&
+	    ring_buffer__add(t.impl_->rb, bpf_map__fd(skel->maps.requests), on_ring_record,
+			     t.impl_.get()) != 0)
+		return errno_error(errno, "tagger: open the requests ring buffer");
+	t.impl_->ncpus = libbpf_num_possible_cpus();
+	if (t.impl_->ncpus < 1)
+		t.impl_->ncpus = 1;
+	log::debug(log::kCatBpf, "tagger: sources: %s", t.sources_.describe().c_str());
+	return t;
+}
+
+Result<void> Tagger::watch_disk(const std::string &path, uint32_t flags)
+{
+	auto dev = disk_dev(path);
+	if (!dev)
+		return std::move(dev).error();
+	return watch_disk_dev(*dev, flags);
+}
+
+Result<void> Tagger::watch_disk_dev(uint32_t devt, uint32_t flags)
+{
+	int fd = bpf_map__fd(impl_->skel->maps.disks);
+	kvfdp_disk cur{};
+	if (bpf_map_lookup_elem(fd, &devt, &cur) == 0) {
+		cur.flags = flags;
+		if (bpf_map_update_elem(fd, &devt, &cur, BPF_EXIST) != 0)
+			return errno_error(errno, "tagger: update watched disk");
+		return ok();
+	}
+	// The lowest free counter index.
+	bool used[KVFDP_MAX_DISKS] = {};
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		kvfdp_disk d{};
+		if (bpf_map_lookup_elem(fd, &next, &d) == 0 && d.index < KVFDP_MAX_DISKS)
+			used[d.index] = true;
+		key = next;
+		prev = &key;
+	}
+	uint32_t idx = 0;
+	while (idx < KVFDP_MAX_DISKS && used[idx])
+		idx++;
+	if (idx == KVFDP_MAX_DISKS)
+		return make_error(std::errc::no_space_on_device,
+				  "tagger: already watching " + std::to_string(KVFDP_MAX_DISKS) + " disks");
+	// Start the disk's counters from zero.
+	{
+		std::vector<kvfdp_counter> zero(impl_->ncpus);
+		for (uint32_t opg = 0; opg < KVFDP_NR_OPGS; opg++)
+			for (uint32_t c = 0; c < KVFDP_NR_CLASSES; c++) {
+				uint32_t ci = (idx * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c;
+				bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.counters), &ci,
+						    zero.data(), BPF_ANY);
+			}
+		std::vector<uint64_t> z(impl_->ncpus);
+		for (uint32_t s = 0; s < KVFDP_NR_SOURCES; s++) {
+			uint32_t si = idx * KVFDP_NR_SOURCES + s;
+			bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.source_counters), &si,
+					    z.data(), BPF_ANY);
+		}
+	}
+	kvfdp_disk d{idx, flags};
+	if (bpf_map_update_elem(fd, &devt, &d, BPF_NOEXIST) != 0)
+		return errno_error(errno, "tagger: add watched disk");
+	KVFDP_TRY(watch_filesystem(devt));
+	// Its partitions, as filesystems.
+	std::string sys = "/sys/dev/block/" + std::to_string(devt >> 20) + ":" +
+			  std::to_string(devt & 0xfffff);
+	if (DIR *dir = ::opendir(sys.c_str())) {
+		while (dirent *de = ::readdir(dir)) {
+			std::string p = sys + "/" + de->d_name;
+			if (de->d_name[0] == '.' || ::access((p + "/partition").c_str(), F_OK) != 0)
+				continue;
+			std::ifstream in(p + "/dev");
+			unsigned maj = 0, min = 0;
+			char colon = 0;
+			if (in >> maj >> colon >> min && colon == ':')
+				(void)watch_filesystem(kernel_dev(maj, min));
+		}
+		::closedir(dir);
+	}
+	return ok();
+}
+
+Result<void> Tagger::unwatch_disk(const std::string &path)
+{
+	auto dev = disk_dev(path);
+	if (!dev)
+		return std::move(dev).error();
+	uint32_t devt = *dev;
+	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.disks), &devt) != 0)
+		return errno_error(errno, "tagger: " + path + " is not watched");
+	bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &devt);
+	return ok();
+}
+
+Result<void> Tagger::watch_filesystem(uint32_t s_dev)
+{
+	uint32_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &s_dev, &one, BPF_ANY) != 0)
+		return errno_error(errno, "tagger: watch filesystem");
+	return ok();
+}
+
+namespace {
+
+Result<kvfdp_inode_key> path_key(const std::string &path, bool want_dir)
+{
+	struct stat st {};
+	if (::stat(path.c_str(), &st) != 0)
+		return errno_error(errno, "stat " + path);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return make_error(std::errc::not_a_directory, path + " is not a directory");
+	kvfdp_inode_key k{};
+	k.dev = kernel_dev(st.st_dev);
+	k.ino = st.st_ino;
+	return k;
+}
+
+} // namespace
+
+Result<void> Tagger::add_dir_rule(const std::string &dir, uint8_t cls)
+{
+	if (cls >= KVFDP_NR_CLASSES)
+		return make_error(std::errc::invalid_argument, "tagger: class must be 0..5");
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	uint32_t v = cls;
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.dir_rules), &*k, &v, BPF_ANY) != 0)
+		return errno_error(errno, "tagger: add directory rule for " + dir);
+	return ok();
+}
+
+Result<void> Tagger::remove_dir_rule(const std::string &dir)
+{
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.dir_rules), &*k) != 0)
+		return errno_error(errno, "tagger: no directory rule for " + dir);
+	return ok();
+}
+
+Result<void> Tagger::add_inode_policy(uint32_t dev, uint64_t ino, uint8_t cls)
+{
+	if (cls >= KVFDP_NR_CLASSES)
+		return make_error(std::errc::invalid_argument, "tagger: class must be 0..5");
+	kvfdp_inode_key k{dev, 0, ino};
+	uint32_t v = cls;
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.inode_policy), &k, &v, BPF_ANY) != 0)
+		return errno_error(errno, "tagger: add inode policy");
+	return ok();
+}
+
+Result<void> Tagger::add_file_policy(const std::string &path, uint8_t cls)
+{
+	auto k = path_key(path, false);
+	if (!k)
+		return std::move(k).error();
+	return add_inode_policy(k->dev, k->ino, cls);
+}
+
+Result<void> Tagger::remove_inode_policy(uint32_t dev, uint64_t ino)
+{
+	kvfdp_inode_key k{dev, 0, ino};
+	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.inode_policy), &k) != 0)
+		return errno_error(errno, "tagger: no policy for that inode");
+	return ok();
+}
+
+int Tagger::inode_policy(uint32_t dev, uint64_t ino) const
+{
+	kvfdp_inode_key k{dev, 0, ino};
+	uint32_t v = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.inode_policy), &k, &v) != 0)
+		return -1;
+	return static_cast<int>(v);
+}
+
+Result<DiskCounters> Tagger::counters(const std::string &disk) const
+{
+	auto dev = disk_dev(disk);
+	if (!dev)
+		return std::move(dev).error();
+	return counters_dev(*dev);
+}
+
+Result<DiskCounters> Tagger::counters_dev(uint32_t devt) const
+{
+	kvfdp_disk d{};
+	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.disks), &devt, &d) != 0)
+		return make_error(std::errc::no_such_device, "tagger: that disk is not watched");
+	DiskCounters out;
+	std::vector<kvfdp_counter> per(impl_->ncpus);
+	for (uint32_t opg = 0; opg < KVFDP_NR_OPGS; opg++)
+		for (uint32_t c = 0; c < KVFDP_NR_CLASSES; c++) {
+			uint32_t ci = (d.index * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c;
+			if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.counters), &ci, per.data()) != 0)
+				return errno_error(errno, "tagger: read counters");
+			kvfdp_counter sum{};
+			for (const auto &p : per) {
+				sum.requests += p.requests;
+				sum.bytes += p.bytes;
+			}
+			(opg == KVFDP_OPG_WRITE ? out.write : out.discard)[c] = sum;
+		}
+	std::vector<uint64_t> v(impl_->ncpus);
+	for (uint32_t s = 0; s < KVFDP_NR_SOURCES; s++) {
+		uint32_t si = d.index * KVFDP_NR_SOURCES + s;
+		if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.source_counters), &si, v.data()) != 0)
+			return errno_error(errno, "tagger: read source counters");
+		for (uint64_t x : v)
+			out.sources[s] += x;
+	}
+	return out;
+}
+
+TaggerStats Tagger::stats() const
+{
+	TaggerStats out{};
+	std::vector<uint64_t> v(impl_->ncpus);
+	for (uint32_t i = 0; i < KVFDP_NR_STATS; i++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.stats), &i, v.data()) != 0)
+			continue;
+		for (uint64_t x : v)
+			out[i] += x;
+	}
+	return out;
+}
+
+uint64_t Tagger::inode_bytes(uint32_t dev, uint64_t ino) const
+{
+	kvfdp_inode_key k{dev, 0, ino};
+	uint64_t v = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.inode_bytes), &k, &v) != 0)
+		return 0;
+	return v;
+}
+
+int Tagger::poll(int timeout_ms, const EventCallback &on_event, const RecordCallback &on_record)
+{
+	impl_->on_event = &on_event;
+	impl_->on_record = &on_record;
+	int n = ring_buffer__poll(impl_->rb, timeout_ms);
+	impl_->on_event = nullptr;
+	impl_->on_record = nullptr;
+	return n;
+}
+
+int Tagger::drain(const EventCallback &on_event, const RecordCallback &on_record)
+{
+	impl_->on_event = &on_event;
+	impl_->on_record = &on_record;
+	int n = ring_buffer__consume(impl_->rb);
+	impl_->on_event = nullptr;
+	impl_->on_record = nullptr;
+	return n;
+}
+
+int Tagger::event_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
+
+} // namespace kvfdp::bpf

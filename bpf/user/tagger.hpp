@@ -1,0 +1,119 @@
+// kvfdp::bpf::Tagger: loads tagger.bpf.c into the running kernel with the hooks it allows,
+// fills its maps (watched disks, directory rules, inode policies), exposes the tag slots,
+// per-class counters and the lifetime-event / request-record ring buffers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "bpf/tag.h"
+#include "bpf/tagger.h"
+#include "bpf/user/features.hpp"
+#include "bpf/user/slot_reader.hpp"
+#include "common/result.hpp"
+
+namespace kvfdp::bpf {
+
+struct TaggerOptions {
+	uint32_t queues = 1;              // slot array = queues * depth (<= KVFDP_MAX_SLOTS)
+	uint32_t depth = 1;
+	uint8_t default_class = KVFDP_CLASS_NOT_SET; // class when no source knows better
+	bool all_filesystems = false;     // events for every filesystem, not only watched ones
+	uint32_t record_ring_bytes = 0;   // requests ring size (power of two); 0 = no records
+	bool allow_lsm = true;            // try lsm/inode_unlink where BPF LSM is active
+	bool allow_kprobe = true;         // else kprobe/vfs_unlink
+};
+
+// The hooks that loaded and attached.
+struct ActiveSources {
+	bool bio_hint = false;        // the running kernel's bio or request has a write hint field
+	bool page_inode = true;       // page cache -> inode (always loaded with the tagger)
+	bool dio_inode = false;       // iomap direct I/O -> inode
+	bool hint_events = false;     // sys_enter/exit_fcntl attached
+	bool create_events = false;   // at least one open/creat exit tracepoint attached
+	std::string unlink_hook;      // "lsm/inode_unlink", "kprobe/vfs_unlink" or "" (none)
+	std::string notes;            // why something is off
+
+	// One line: "bio-hint page-inode dio-inode hint-events create-events unlink=lsm/...".
+	[[nodiscard]] std::string describe() const;
+};
+
+// Requests and bytes per class for one disk.
+struct DiskCounters {
+	std::array<kvfdp_counter, KVFDP_NR_CLASSES> write{};   // REQ_OP_WRITE
+	std::array<kvfdp_counter, KVFDP_NR_CLASSES> discard{}; // DISCARD and WRITE_ZEROES
+	std::array<uint64_t, KVFDP_NR_SOURCES> sources{};      // requests per enum kvfdp_tag_source
+};
+
+// Global tagger statistics (enum kvfdp_stat), summed over CPUs.
+using TaggerStats = std::array<uint64_t, KVFDP_NR_STATS>;
+
+using EventCallback = std::function<void(const kvfdp_event &)>;
+using RecordCallback = std::function<void(const kvfdp_rq_record &)>;
+
+class Tagger {
+public:
+	// Probes the kernel, opens and loads the programs that can run, attaches them. Needs
+	// root. Fails only when the block tagger itself cannot load or attach.
+	[[nodiscard]] static Result<Tagger> load(const TaggerOptions &options);
+
+	Tagger(Tagger &&) noexcept;
+	Tagger &operator=(Tagger &&) noexcept;
+	Tagger(const Tagger &) = delete;
+	Tagger &operator=(const Tagger &) = delete;
+	~Tagger();
+
+	// Starts classifying requests of the whole disk at path (flags: KVFDP_DISK_*); its
+	// filesystems (the disk and its partitions) are watched for lifetime events too.
+	[[nodiscard]] Result<void> watch_disk(const std::string &path, uint32_t flags = 0);
+	// Same, by kernel dev_t (major << 20 | minor).
+	[[nodiscard]] Result<void> watch_disk_dev(uint32_t devt, uint32_t flags = 0);
+	[[nodiscard]] Result<void> unwatch_disk(const std::string &path);
+	// Reports lifetime events for the filesystem with this s_dev.
+	[[nodiscard]] Result<void> watch_filesystem(uint32_t s_dev);
+
+	// Files created (open/creat with O_CREAT) directly inside dir get cls from now on.
+	[[nodiscard]] Result<void> add_dir_rule(const std::string &dir, uint8_t cls);
+	[[nodiscard]] Result<void> remove_dir_rule(const std::string &dir);
+	// Requests carrying this inode's pages get cls (when the bio has no hint).
+	[[nodiscard]] Result<void> add_inode_policy(uint32_t dev, uint64_t ino, uint8_t cls);
+	[[nodiscard]] Result<void> add_file_policy(const std::string &path, uint8_t cls);
+	[[nodiscard]] Result<void> remove_inode_policy(uint32_t dev, uint64_t ino);
+	// The class an inode has in the policy map, or -1.
+	[[nodiscard]] int inode_policy(uint32_t dev, uint64_t ino) const;
+
+	// The slot reader over the mmapped array (queues x depth of the options).
+	[[nodiscard]] SlotReader &slots() { return *reader_; }
+	// Counters of a watched disk (path or kernel dev_t).
+	[[nodiscard]] Result<DiskCounters> counters(const std::string &disk) const;
+	[[nodiscard]] Result<DiskCounters> counters_dev(uint32_t devt) const;
+	[[nodiscard]] TaggerStats stats() const;
+	// Bytes tagged requests attributed to the inode so far (0 when unknown).
+	[[nodiscard]] uint64_t inode_bytes(uint32_t dev, uint64_t ino) const;
+
+	// Waits up to timeout_ms for ring-buffer data and delivers it; returns the number of
+	// records delivered (0 on timeout) or -errno (-EINTR when a signal arrived).
+	int poll(int timeout_ms, const EventCallback &on_event,
+		 const RecordCallback &on_record = {});
+	// Delivers whatever is queued without waiting.
+	int drain(const EventCallback &on_event, const RecordCallback &on_record = {});
+	// An epoll fd that becomes readable when either ring has data.
+	[[nodiscard]] int event_fd() const;
+
+	[[nodiscard]] const ActiveSources &sources() const { return sources_; }
+	[[nodiscard]] const Features &features() const { return features_; }
+
+	struct Impl;
+
+private:
+	Tagger();
+	std::unique_ptr<Impl> impl_;
+	std::unique_ptr<SlotReader> reader_;
+	ActiveSources sources_;
+	Features features_;
+};
+
+} // namespace kvfdp::bpf
