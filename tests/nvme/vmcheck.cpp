@@ -164,31 +164,6 @@ int main(int argc, char **argv)
 			    h.pid, h.ruhid, h.ruht, h.earutr, static_cast<unsigned long long>(h.ruamw));
 	check(info.max_transfer >= info.lba_size, "max_transfer holds a block");
 
-	if (!capture.empty()) {
-		// Raw replies for the unit-test fixtures (tests/nvme/fixtures/).
-		auto d = discover(path);
-		if (d) {
-			std::vector<uint8_t> id(kIdentifySize);
-			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id.data()));
-			save(capture, "id_ctrl.bin", id);
-			std::fill(id.begin(), id.end(), 0);
-			admin_ioctl(d->admin_fd.get(), make_identify(kCnsNamespace, info.nsid, id.data()));
-			save(capture, "id_ns.bin", id);
-			std::vector<uint8_t> rs(ruh_status_size(nh));
-			io_ioctl(d->ng_fd.get(),
-				 make_io_mgmt_recv(info.nsid, rs.data(), static_cast<uint32_t>(rs.size())));
-			save(capture, "ruh_status.bin", rs);
-		}
-		for (uint8_t lid = kLidFdpConfigs; lid <= kLidFdpEvents; ++lid) {
-			auto b = dev.log_page(lid, lid == kLidFdpEvents ? kLspFdpHostEvents : 0);
-			if (b) {
-				char name[32];
-				std::snprintf(name, sizeof(name), "log_%02x.bin", lid);
-				save(capture, name, *b);
-			}
-		}
-	}
-
 	// --- ring and buffers ---
 	io_uring ring;
 	int ret = io_uring_queue_init(64, &ring, kPassthruRingFlags);
@@ -377,6 +352,32 @@ int main(int argc, char **argv)
 	auto us = dev.log_page(kLidRuhUsage);
 	auto usp = us ? parse_ruh_usage(*us) : Result<std::vector<uint8_t>>(us.error());
 	check(usp.ok() && usp->size() == info.nruh, "RUH usage log lists every handle");
+
+	if (!capture.empty()) {
+		// Raw replies for the unit-test fixtures (tests/nvme/fixtures/), taken after the
+		// writes so RUAMW, HBMW and MBMW are not all at their initial values.
+		auto d = discover(path);
+		if (d) {
+			std::vector<uint8_t> id(kIdentifySize);
+			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id.data()));
+			save(capture, "id_ctrl.bin", id);
+			std::fill(id.begin(), id.end(), 0);
+			admin_ioctl(d->admin_fd.get(), make_identify(kCnsNamespace, info.nsid, id.data()));
+			save(capture, "id_ns.bin", id);
+			std::vector<uint8_t> rs(ruh_status_size(nh));
+			io_ioctl(d->ng_fd.get(),
+				 make_io_mgmt_recv(info.nsid, rs.data(), static_cast<uint32_t>(rs.size())));
+			save(capture, "ruh_status.bin", rs);
+		}
+		for (uint8_t lid = kLidFdpConfigs; lid <= kLidFdpEvents; ++lid) {
+			auto b = dev.log_page(lid, lid == kLidFdpEvents ? kLspFdpHostEvents : 0);
+			if (b) {
+				char name[32];
+				std::snprintf(name, sizeof(name), "log_%02x.bin", lid);
+				save(capture, name, *b);
+			}
+		}
+	}
 
 	io_uring_queue_exit(&ring);
 	std::printf("{\"checks\": %d, \"failures\": %d, \"lba\": %u, \"handles\": %zu, "
