@@ -1,0 +1,54 @@
+#!/bin/sh
+# daemon_placement: kvfdpd on the FDP namespace; hinted files (buffered and O_DIRECT) land on their class's handle (RUAMW vs kvfdpd counters, nvme fdp status), data survives remount; on XFS and ext4.
+# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
+. /lib/kvfdp/vm-lib.sh
+need kvfdpd kvfdp-daemon-vmtool
+T=kvfdp-daemon-vmtool
+SOCK=/tmp/kvfdpd.sock
+MIB=4
+
+step "start kvfdpd on /dev/ng0n1"
+kvfdpd --device /dev/ng0n1 --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
+KPID=$!
+wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd did not become ready"; }
+cat "$OUT/kvfdpd.log"
+check "ublkb0 is a block device" test -b /dev/ublkb0
+$T snap $SOCK status "$OUT/status0.json"
+expect_eq "tagger active" "$($T get "$OUT/status0.json" tagging active)" true
+expect_eq "ublk logical block size" "$(cat /sys/block/ublkb0/queue/logical_block_size)" "$KVFDP_LBA"
+expect_eq "discard advertised" "$([ "$(cat /sys/block/ublkb0/queue/discard_max_bytes)" -gt 0 ] && echo yes)" yes
+
+for fs in xfs ext4; do
+	step "$fs: mkfs, mount -o discard, hinted writes"
+	if [ $fs = xfs ]; then mkfs.xfs -q -f /dev/ublkb0; else mkfs.ext4 -q -F /dev/ublkb0; fi
+	mkdir -p /mnt/kv
+	check "$fs mounts with -o discard" mount -o discard /dev/ublkb0 /mnt/kv || continue
+	$T snap $SOCK ruh /tmp/ruh0.json
+	$T snap $SOCK status /tmp/st0.json
+	seed=1
+	for h in 0 2 3 4 5; do
+		check "$fs: buffered 4 MiB with hint $h" $T write /mnt/kv/b$h $h $MIB --seed $seed
+		check "$fs: O_DIRECT 4 MiB with hint $h" $T write /mnt/kv/d$h $h $MIB --direct --seed $((seed + 100))
+		seed=$((seed + 1))
+	done
+	(cd /mnt/kv && md5sum b* d* > /tmp/sums)
+	check "$fs unmounts" umount /mnt/kv
+	nvme fdp status /dev/ng0n1 -o json > /tmp/nvme_status.json
+	step "$fs: per-class bytes and RUAMW per handle"
+	# 2 files x 4 MiB per class; not_set also carries the filesystem's own metadata.
+	check "$fs: placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
+		short=8 medium=8 long=8 extreme=8 not_set=8 --nvme-json /tmp/nvme_status.json
+	$T snap $SOCK ruh "$OUT/ruh_$fs.json"
+	$T snap $SOCK status "$OUT/status_$fs.json"
+	step "$fs: remount, checksums"
+	check "$fs remounts" mount /dev/ublkb0 /mnt/kv
+	check "$fs: checksums match after remount" sh -c 'cd /mnt/kv && md5sum -c /tmp/sums'
+	umount /mnt/kv
+done
+
+step "SIGTERM drains and removes the device"
+kill -TERM $KPID
+check "kvfdpd exits 0" wait $KPID
+check "/dev/ublkb0 is gone" sh -c '! test -e /dev/ublkb0'
+cat "$OUT/kvfdpd.log" | tail -5
+finish
