@@ -256,6 +256,27 @@ Result<std::vector<uint8_t>> read_fdp_log(int admin_fd, uint8_t lid, uint16_t ls
 	return std::vector<uint8_t>(p, p + size);
 }
 
+Result<void> fdp_usable(const DeviceInfo &info, size_t nhandles, const std::string &admin_name)
+{
+	if (!info.fdp_supported)
+		return make_error(std::errc::not_supported,
+				  admin_name + ": CTRATT bit 19 clear: this drive has no FDP; "
+					       "use --backend model to project WAF");
+	uint16_t endgid = info.endgid ? info.endgid : 1;
+	if (!info.fdp_enabled)
+		return make_error(std::errc::not_supported,
+				  "FDP is disabled on endurance group " + std::to_string(endgid) +
+					  ": enable it with `nvme set-feature " + admin_name +
+					  " -f 0x1d -v " + std::to_string(endgid) +
+					  " --cdw12=1 -s` (the group must have no namespaces)");
+	if (nhandles == 0)
+		return make_error(std::errc::not_supported,
+				  info.path + " has no placement handles (RUH Status is empty): "
+					      "recreate the namespace with handles "
+					      "(nvme create-ns ... --nphndls=N --phndls=...)");
+	return ok();
+}
+
 std::vector<Handle> make_handles(const RuhStatus &rs, const FdpConfig &cfg)
 {
 	std::vector<Handle> out;
@@ -377,9 +398,7 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 
 	if (!info.fdp_supported) {
 		if (require_fdp)
-			return make_error(std::errc::not_supported,
-					  admin_name + ": CTRATT bit 19 clear: this drive has no FDP; "
-						       "use --backend model to project WAF");
+			return fdp_usable(info, 0, admin_name).error();
 		return d;
 	}
 
@@ -393,11 +412,7 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	info.config_index = fdp_feature_config_index(dw0);
 	if (!info.fdp_enabled) {
 		if (require_fdp)
-			return make_error(std::errc::not_supported,
-					  "FDP is disabled on endurance group " + std::to_string(endgid) +
-						  ": enable it with `nvme set-feature " + admin_name +
-						  " -f 0x1d -v " + std::to_string(endgid) +
-						  " --cdw12=1 -s` (with no namespaces in the group)");
+			return fdp_usable(info, 0, admin_name).error();
 		return d;
 	}
 
@@ -423,10 +438,7 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 		return rs.error();
 	if (rs->descs.empty()) {
 		if (require_fdp)
-			return make_error(std::errc::not_supported,
-					  ng_path + " has no placement handles (RUH Status is empty): "
-						    "recreate the namespace with placement handles "
-						    "(nvme create-ns ... --nphndls=N --phndls=...)");
+			return fdp_usable(info, 0, admin_name).error();
 		return d;
 	}
 	d.handles = make_handles(*rs, d.config);

@@ -66,6 +66,12 @@ struct Discovery {
 // support, disabled, no handles) is an error that says what to do.
 [[nodiscard]] Result<Discovery> discover(const std::string &ng_path, bool require_fdp = true);
 
+// Whether FDP can be used on a device discovery described: ok, or the one-line error that
+// says what to do (no support: CTRATT bit 19; disabled: the set-feature command; no
+// handles). admin_name is the controller path shown in the hints. Pure.
+[[nodiscard]] Result<void> fdp_usable(const DeviceInfo &info, size_t nhandles,
+				      const std::string &admin_name);
+
 // Joins RUH Status with the configuration's handle types into kvfdp Handles.
 [[nodiscard]] std::vector<Handle> make_handles(const RuhStatus &rs, const FdpConfig &cfg);
 

@@ -124,3 +124,32 @@ TEST_CASE("nvme: handles join RUH Status order with the configuration's handle t
 	CHECK(hs[1].pid == 0);
 	CHECK(hs[1].ruht == 1);
 }
+
+TEST_CASE("nvme: FDP readiness errors say what to do, one line each")
+{
+	kvfdp::nvme::DeviceInfo info;
+	info.path = "/dev/ng0n1";
+	info.endgid = 2;
+	auto none = fdp_usable(info, 8, "/dev/nvme0");
+	REQUIRE(!none.ok());
+	CHECK(none.error().message().find("CTRATT bit 19 clear: this drive has no FDP; use "
+					  "--backend model to project WAF") != std::string::npos);
+	CHECK(none.error().code == std::errc::not_supported);
+
+	info.fdp_supported = true;
+	auto off = fdp_usable(info, 8, "/dev/nvme0");
+	REQUIRE(!off.ok());
+	CHECK(off.error().message().find("FDP is disabled on endurance group 2") != std::string::npos);
+	CHECK(off.error().message().find("nvme set-feature /dev/nvme0 -f 0x1d -v 2 --cdw12=1") !=
+	      std::string::npos);
+
+	info.fdp_enabled = true;
+	auto empty = fdp_usable(info, 0, "/dev/nvme0");
+	REQUIRE(!empty.ok());
+	CHECK(empty.error().message().find("/dev/ng0n1 has no placement handles") !=
+	      std::string::npos);
+
+	CHECK(fdp_usable(info, 1, "/dev/nvme0").ok());
+	for (const auto *r : {&none, &off, &empty})
+		CHECK(r->error().message().find('\n') == std::string::npos);
+}
