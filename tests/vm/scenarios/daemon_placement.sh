@@ -18,9 +18,10 @@ expect_eq "tagger active" "$($T get "$OUT/status0.json" tagging active)" true
 expect_eq "ublk logical block size" "$(cat /sys/block/ublkb0/queue/logical_block_size)" "$KVFDP_LBA"
 expect_eq "discard advertised" "$([ "$(cat /sys/block/ublkb0/queue/discard_max_bytes)" -gt 0 ] && echo yes)" yes
 
+modprobe xfs 2>/dev/null
 for fs in xfs ext4; do
 	step "$fs: mkfs, mount -o discard, hinted writes"
-	if [ $fs = xfs ]; then mkfs.xfs -q -f /dev/ublkb0; else mkfs.ext4 -q -F /dev/ublkb0; fi
+	if [ $fs = xfs ]; then mkfs.xfs -q -f /dev/ublkb0; else mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/ublkb0; fi
 	mkdir -p /mnt/kv
 	check "$fs mounts with -o discard" mount -o discard /dev/ublkb0 /mnt/kv || continue
 	$T snap $SOCK ruh /tmp/ruh0.json

@@ -56,6 +56,10 @@ test_bpf_pipeline
 bpf_rc=$?
 expect_eq "test_bpf_pipeline passes (0, not a 77 skip)" "$bpf_rc" 0
 
+check "bpftool loads the project's hint_probe.bpf.o" bpftool prog loadall /opt/kvfdp/bpf/hint_probe.bpf.o /sys/fs/bpf/hint_probe
+check "the loaded program is pinned" test -n "$(ls /sys/fs/bpf/hint_probe 2>/dev/null)"
+rm -rf /sys/fs/bpf/hint_probe
+
 cat > "$OUT/smoke.json" <<JSON
 {"kernel": $(json_str "$(uname -r)"), "lba": $KVFDP_LBA, "nruh": ${nruh:-null}, "nruhsd": ${nruhsd:-null},
  "runs": $(size_bytes "$KVFDP_RUNS"), "ruamw0": ${ruamw:-null}, "plain": $KVFDP_PLAIN, "bpf_rc": $bpf_rc,
