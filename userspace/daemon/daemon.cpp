@@ -180,12 +180,21 @@ bool ruh_json(State &s, json &out, std::string &err)
 		err = "backend '" + s.info.backend + "' has no placement handles";
 		return false;
 	}
-	auto hs = s.device->handles();
-	if (!hs) {
-		err = "reading RUH Status failed: " + hs.error().message();
-		return false;
+	// RUH Status and the counters as one pair: retry while writes land in between (a quiet
+	// device gives an exact pair; a busy one the last try).
+	Result<std::vector<nvme::Handle>> hs = std::vector<nvme::Handle>{};
+	CounterSnapshot c;
+	for (int attempt = 0; attempt < 5; attempt++) {
+		const CounterSnapshot before = snapshot(s);
+		hs = s.device->handles();
+		if (!hs) {
+			err = "reading RUH Status failed: " + hs.error().message();
+			return false;
+		}
+		c = snapshot(s);
+		if (c.writes == before.writes)
+			break;
 	}
-	const CounterSnapshot c = snapshot(s);
 	auto p = current_policy(s);
 	json rows = json::array();
 	for (const nvme::Handle &h : *hs) {
@@ -374,7 +383,7 @@ Result<void> watch_disk([[maybe_unused]] State &s)
 #if KVFDP_HAVE_BPF
 	if (!s.tagger)
 		return ok();
-	auto r = s.tagger->watch_disk(ublk::block_path(s.dev.dev_id));
+	auto r = s.tagger->watch_disk(ublk::block_path(s.dev.dev_id), KVFDP_DISK_SLOTS);
 	if (!r) {
 		s.tagging = false;
 		s.tagging_reason = "watching " + ublk::block_path(s.dev.dev_id) + ": " + r.error().message();

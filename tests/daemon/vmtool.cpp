@@ -1,0 +1,265 @@
+// kvfdp-daemon-vmtool: guest-side helper of the daemon VM scenarios: a hinted file writer
+// (F_SET_RW_HINT, buffered or O_DIRECT), a control-socket client, and the placement check
+// (per-class bytes and RUAMW movement per handle against kvfdpd's own counters).
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kSetRwHint = 1036;  // F_SET_RW_HINT
+
+int usage()
+{
+	std::fprintf(stderr,
+		     "usage: kvfdp-daemon-vmtool write PATH HINT MIB [--direct] [--seed N] [--chunk KIB]\n"
+		     "       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
+		     "       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
+		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=MIB... [--nvme-json F]\n"
+		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n");
+	return 2;
+}
+
+// Deterministic content: each 8-byte word is a function of seed and its file offset.
+void fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
+{
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t x = (off + i) * 0x9E3779B97F4A7C15ull ^ seed;
+		x ^= x >> 29;
+		std::memcpy(buf + i, &x, 8);
+	}
+}
+
+int cmd_write(int argc, char **argv)
+{
+	if (argc < 5)
+		return usage();
+	const char *path = argv[2];
+	uint64_t hint = std::strtoull(argv[3], nullptr, 0);
+	uint64_t mib = std::strtoull(argv[4], nullptr, 0);
+	bool direct = false;
+	uint64_t seed = 1;
+	size_t chunk = 1 << 20;
+	for (int i = 5; i < argc; i++) {
+		if (!std::strcmp(argv[i], "--direct"))
+			direct = true;
+		else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc)
+			seed = std::strtoull(argv[++i], nullptr, 0);
+		else if (!std::strcmp(argv[i], "--chunk") && i + 1 < argc)
+			chunk = std::strtoull(argv[++i], nullptr, 0) << 10;
+		else
+			return usage();
+	}
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | (direct ? O_DIRECT : 0), 0644);
+	if (fd < 0) {
+		std::fprintf(stderr, "write: open %s: %s\n", path, std::strerror(errno));
+		return 1;
+	}
+	// 0 (NOT_SET) means "no hint": leave the inode alone.
+	if (hint && fcntl(fd, kSetRwHint, &hint) < 0) {
+		std::fprintf(stderr, "write: F_SET_RW_HINT %llu on %s: %s\n", static_cast<unsigned long long>(hint), path,
+			     std::strerror(errno));
+		return 1;
+	}
+	void *buf = nullptr;
+	if (posix_memalign(&buf, 4096, chunk))
+		return 1;
+	const uint64_t total = mib << 20;
+	for (uint64_t off = 0; off < total; off += chunk) {
+		const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, total - off));
+		fill(static_cast<uint8_t *>(buf), n, seed, off);
+		ssize_t w = pwrite(fd, buf, n, static_cast<off_t>(off));
+		if (w != static_cast<ssize_t>(n)) {
+			std::fprintf(stderr, "write: %s at %llu: %s\n", path, static_cast<unsigned long long>(off),
+				     w < 0 ? std::strerror(errno) : "short write");
+			return 1;
+		}
+	}
+	if (fsync(fd) < 0) {
+		std::fprintf(stderr, "write: fsync %s: %s\n", path, std::strerror(errno));
+		return 1;
+	}
+	close(fd);
+	std::free(buf);
+	return 0;
+}
+
+bool request(const std::string &sock, const std::string &line, std::string &reply)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sockaddr_un a{};
+	a.sun_family = AF_UNIX;
+	std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock.c_str());
+	if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) < 0) {
+		std::fprintf(stderr, "connect %s: %s\n", sock.c_str(), std::strerror(errno));
+		return false;
+	}
+	std::string l = line + "\n";
+	if (write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size()))
+		return false;
+	reply.clear();
+	char c;
+	while (read(fd, &c, 1) == 1 && c != '\n')
+		reply += c;
+	close(fd);
+	return true;
+}
+
+bool get_data(const std::string &sock, const std::string &cmd, json &data)
+{
+	std::string reply;
+	if (!request(sock, json{{"cmd", cmd}}.dump(), reply))
+		return false;
+	json j = json::parse(reply, nullptr, false);
+	if (j.is_discarded() || !j.value("ok", false)) {
+		std::fprintf(stderr, "%s: %s\n", cmd.c_str(), reply.c_str());
+		return false;
+	}
+	data = j["data"];
+	return true;
+}
+
+json load(const char *path)
+{
+	std::ifstream in(path);
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return json::parse(ss.str(), nullptr, false);
+}
+
+int cmd_placement(int argc, char **argv)
+{
+	if (argc < 5)
+		return usage();
+	const std::string sock = argv[2];
+	json ruh0 = load(argv[3]), st0 = load(argv[4]);
+	std::map<std::string, uint64_t> expect_mib;
+	std::string nvme_json;
+	for (int i = 5; i < argc; i++) {
+		if (!std::strcmp(argv[i], "--nvme-json") && i + 1 < argc) {
+			nvme_json = argv[++i];
+			continue;
+		}
+		const char *eq = std::strchr(argv[i], '=');
+		if (!eq)
+			return usage();
+		expect_mib[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = std::strtoull(eq + 1, nullptr, 0);
+	}
+	json ruh1, st1;
+	if (ruh0.is_discarded() || st0.is_discarded() || !get_data(sock, "ruh", ruh1) || !get_data(sock, "status", st1))
+		return 1;
+	int fails = 0;
+	auto report = [&](bool ok, const std::string &what) {
+		std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
+		fails += !ok;
+	};
+	const uint64_t lba = st1["device"]["lba_size"];
+	const uint64_t ru_lbas = st1["device"]["ru_size"].get<uint64_t>() / lba;
+	// Class bytes: each hinted class got at least what was written with it.
+	std::map<std::string, uint16_t> class_handle;
+	for (size_t i = 0; i < st1["classes"].size(); i++) {
+		const json &c1 = st1["classes"][i];
+		const std::string name = c1["class"];
+		class_handle[name] = c1["handle"];
+		const uint64_t delta = c1["bytes"].get<uint64_t>() - st0["classes"][i]["bytes"].get<uint64_t>();
+		if (expect_mib.count(name)) {
+			const uint64_t want = expect_mib[name] << 20;
+			report(delta >= want, "class " + name + " wrote " + std::to_string(delta) + " bytes (>= " +
+						      std::to_string(want) + ") on handle " + std::to_string(class_handle[name]));
+		}
+	}
+	report(st1["stale_tags"].get<uint64_t>() == st0["stale_tags"].get<uint64_t>(),
+	       "no stale tags (" + std::to_string(st1["stale_tags"].get<uint64_t>()) + " in total)");
+	// RUAMW: the LBAs a handle consumed equal what kvfdpd wrote to it, modulo RU rollover.
+	for (size_t h = 0; h < ruh1["ruhss"].size(); h++) {
+		const json &a = ruh0["ruhss"][h], &b = ruh1["ruhss"][h];
+		const uint64_t wrote = (b["bytes"].get<uint64_t>() - a["bytes"].get<uint64_t>()) / lba;
+		const uint64_t r0 = a["ruamw"], r1 = b["ruamw"];
+		const uint64_t consumed = ((r0 + ru_lbas * 1024) - r1) % ru_lbas;
+		report(consumed == wrote % ru_lbas,
+		       "handle " + std::to_string(h) + " (pid " + std::to_string(b["pid"].get<int>()) + "): kvfdpd wrote " +
+			       std::to_string(wrote) + " LBAs, RUAMW " + std::to_string(r0) + " -> " + std::to_string(r1) +
+			       " (consumed " + std::to_string(consumed) + " mod " + std::to_string(ru_lbas) + ")");
+	}
+	// Hinted classes moved their own handle and nothing else (beyond not_set).
+	for (auto &[name, mib] : expect_mib) {
+		const uint16_t h = class_handle[name];
+		const uint64_t hb = ruh1["ruhss"][h]["bytes"].get<uint64_t>() - ruh0["ruhss"][h]["bytes"].get<uint64_t>();
+		report(hb >= (mib << 20), "handle " + std::to_string(h) + " carries class " + name);
+	}
+	if (!nvme_json.empty()) {
+		json n = load(nvme_json.c_str());
+		const json &rs = n.contains("ruhss") ? n["ruhss"] : n["ruhStatusDescriptor"];
+		bool same = !n.is_discarded() && rs.is_array() && rs.size() == ruh1["ruhss"].size();
+		for (size_t h = 0; same && h < rs.size(); h++)
+			same = rs[h]["ruamw"].get<uint64_t>() == ruh1["ruhss"][h]["ruamw"].get<uint64_t>() &&
+			       rs[h]["pid"].get<uint64_t>() == ruh1["ruhss"][h]["pid"].get<uint64_t>();
+		report(same, "nvme fdp status agrees with kvfdpd's ruh (pid, ruamw per handle)");
+	}
+	return fails ? 1 : 0;
+}
+
+int cmd_get(int argc, char **argv)
+{
+	if (argc < 4)
+		return usage();
+	json j = load(argv[2]);
+	for (int i = 3; i < argc && !j.is_discarded(); i++) {
+		std::string key = argv[i];
+		if (j.is_array())
+			j = j[std::strtoul(key.c_str(), nullptr, 10)];
+		else if (j.contains(key))
+			j = j[key];
+		else
+			return 1;
+	}
+	std::printf("%s\n", j.is_string() ? j.get<std::string>().c_str() : j.dump().c_str());
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	const std::string cmd = argv[1];
+	if (cmd == "write")
+		return cmd_write(argc, argv);
+	if (cmd == "ctl" && argc == 4) {
+		std::string reply;
+		if (!request(argv[2], argv[3], reply))
+			return 1;
+		std::printf("%s\n", reply.c_str());
+		json j = json::parse(reply, nullptr, false);
+		return !j.is_discarded() && j.value("ok", false) ? 0 : 1;
+	}
+	if (cmd == "snap" && argc == 5) {
+		json d;
+		if (!get_data(argv[2], argv[3], d))
+			return 1;
+		std::ofstream(argv[4]) << d.dump() << "\n";
+		return 0;
+	}
+	if (cmd == "placement")
+		return cmd_placement(argc, argv);
+	if (cmd == "get")
+		return cmd_get(argc, argv);
+	return usage();
+}
