@@ -5,7 +5,10 @@
 need kvfdpd kvfdp-daemon-vmtool
 T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
-MIB=4
+# Sizes that are no multiple of the 1 MiB reclaim unit, so RUAMW movement is a real check.
+BUF_KIB=4100
+DIO_KIB=3076
+SUM_KIB=$((BUF_KIB + DIO_KIB))
 
 step "start kvfdpd on /dev/ng0n1"
 kvfdpd --device /dev/ng0n1 --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
@@ -28,17 +31,18 @@ for fs in xfs ext4; do
 	$T snap $SOCK status /tmp/st0.json
 	seed=1
 	for h in 0 2 3 4 5; do
-		check "$fs: buffered 4 MiB with hint $h" $T write /mnt/kv/b$h $h $MIB --seed $seed
-		check "$fs: O_DIRECT 4 MiB with hint $h" $T write /mnt/kv/d$h $h $MIB --direct --seed $((seed + 100))
+		check "$fs: buffered $BUF_KIB KiB with hint $h" $T write /mnt/kv/b$h $h $BUF_KIB --seed $seed
+		check "$fs: O_DIRECT $DIO_KIB KiB with hint $h" $T write /mnt/kv/d$h $h $DIO_KIB --direct --seed $((seed + 100))
 		seed=$((seed + 1))
 	done
 	(cd /mnt/kv && md5sum b* d* > /tmp/sums)
 	check "$fs unmounts" umount /mnt/kv
 	nvme fdp status /dev/ng0n1 -o json > /tmp/nvme_status.json
 	step "$fs: per-class bytes and RUAMW per handle"
-	# 2 files x 4 MiB per class; not_set also carries the filesystem's own metadata.
+	# Two files per class; not_set also carries the filesystem's own metadata.
 	check "$fs: placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
-		short=8 medium=8 long=8 extreme=8 not_set=8 --nvme-json /tmp/nvme_status.json
+		short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB \
+		--nvme-json /tmp/nvme_status.json
 	$T snap $SOCK ruh "$OUT/ruh_$fs.json"
 	$T snap $SOCK status "$OUT/status_$fs.json"
 	step "$fs: remount, checksums"
