@@ -105,6 +105,16 @@ uint64_t Ftl::ruamw(uint32_t h) const
 	return uint64_t{left} * lbas_per_unit_;
 }
 
+uint32_t Ftl::ru_of_lba(uint64_t lba) const
+{
+	if (lba >= logical_lbas_)
+		return kNoRu;
+	const uint32_t p = l2p_[lba / lbas_per_unit_];
+	return p == kUnmapped ? kNoRu : p / upr_;
+}
+
+int Ftl::ru_owner(uint32_t ru) const { return owner_[ru] == kShared ? -1 : owner_[ru]; }
+
 RuCounts Ftl::ru_counts(uint32_t rg) const
 {
 	RuCounts c;

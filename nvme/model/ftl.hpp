@@ -61,6 +61,12 @@ public:
 	[[nodiscard]] RuCounts ru_counts(uint32_t rg) const;
 	// Mapped logical mapping units (live data).
 	[[nodiscard]] uint64_t live_units() const { return live_units_; }
+	// The RU holding lba's mapping unit, or kNoRu when it is unmapped.
+	static constexpr uint32_t kNoRu = 0xFFFFFFFF;
+	[[nodiscard]] uint32_t ru_of_lba(uint64_t lba) const;
+	// Whose data RU ru holds: the reclaim unit handle (ruh) of its host stream or of its
+	// persistently isolated GC stream, or -1 for the shared GC stream (and free RUs).
+	[[nodiscard]] int ru_owner(uint32_t ru) const;
 
 	// Full O(capacity) consistency check, for tests: valid counts match the reverse map,
 	// every mapped unit is mapped exactly once, RU states add up. The error names the first

@@ -15,7 +15,7 @@ namespace {
 class ModelSink final : public BlockSink {
 public:
 	ModelSink(model::Ftl &ftl, bool by_class, uint32_t nhandles)
-		: ftl_(ftl), by_class_(by_class), nhandles_(nhandles)
+		: ftl_(ftl), by_class_(by_class), nhandles_(nhandles), handle_bytes_(ftl.handles(), 0)
 	{
 	}
 	void write(uint64_t slba, uint64_t nlb, uint8_t rw_class) override
@@ -26,6 +26,8 @@ public:
 		err_ = ftl_.write(h, slba, nlb);
 		if (err_)
 			err_lba_ = slba;
+		else
+			handle_bytes_[h] += nlb * ftl_.config().lba_size;
 	}
 	void deallocate(uint64_t slba, uint64_t nlb) override
 	{
@@ -40,6 +42,8 @@ public:
 	[[nodiscard]] int error() const { return err_; }
 	[[nodiscard]] uint64_t error_lba() const { return err_lba_; }
 	[[nodiscard]] const model::Stats &mark() const { return mark_; }
+	// Host bytes written through each handle over the whole run.
+	[[nodiscard]] const std::vector<uint64_t> &handle_bytes() const { return handle_bytes_; }
 
 private:
 	model::Ftl &ftl_;
@@ -48,6 +52,7 @@ private:
 	int err_ = 0;
 	uint64_t err_lba_ = 0;
 	model::Stats mark_;
+	std::vector<uint64_t> handle_bytes_;
 };
 
 std::string iec(uint64_t bytes)
@@ -124,6 +129,18 @@ Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Pla
 	r.erased_bytes = d.erased_bytes;
 	r.seconds = std::chrono::duration<double>(t1 - t0).count();
 	r.extra = workload.extra();
+	if (!r.extra.is_object())
+		r.extra = nlohmann::json::object();
+	// The model's handles at the end of the run, in RUH Status order (nvme-cli key names).
+	nlohmann::json ruhss = nlohmann::json::array();
+	for (uint32_t h = 0; h < (*ftl)->handles(); h++)
+		ruhss.push_back({{"index", h},
+				 {"rg", h / cfg.nruh},
+				 {"ruhid", h % cfg.nruh},
+				 {"ruamw", (*ftl)->ruamw(h)},
+				 {"used", (*ftl)->handle_used(h)},
+				 {"host_bytes", sink.handle_bytes()[h]}});
+	r.extra["ruhss"] = std::move(ruhss);
 	return r;
 }
 
@@ -158,15 +175,27 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 {
 	std::string out;
 	char line[256];
-	std::snprintf(line, sizeof line, "%-10s %14s %14s %7s %10s %16s\n", "PLACEMENT", "HOST BYTES",
+	// Cache workloads (the KV chunk store) add their hit ratio and evictions.
+	const bool cache = !runs.empty() && runs[0].extra.is_object() &&
+			   runs[0].extra.contains("hit_ratio");
+	std::snprintf(line, sizeof line, "%-10s %14s %14s %7s %10s %16s", "PLACEMENT", "HOST BYTES",
 		      "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES");
 	out += line;
+	out += cache ? "  HIT RATIO  EVICTIONS\n" : "\n";
 	for (const RunReport &r : runs) {
-		std::snprintf(line, sizeof line, "%-10s %14s %14s %7.3f %10llu %16s\n",
+		std::snprintf(line, sizeof line, "%-10s %14s %14s %7.3f %10llu %16s",
 			      r.placement.c_str(), iec(r.host_bytes).c_str(), iec(r.media_bytes).c_str(),
 			      r.waf, static_cast<unsigned long long>(r.gc_runs),
 			      iec(r.relocated_bytes).c_str());
 		out += line;
+		if (cache) {
+			const auto &x = r.extra;
+			std::snprintf(line, sizeof line, "  %9.3f %10llu",
+				      x.value("hit_ratio", 0.0),
+				      static_cast<unsigned long long>(x.value("evictions", uint64_t{0})));
+			out += line;
+		}
+		out += "\n";
 	}
 	return out;
 }

@@ -11,6 +11,9 @@
 #include "tools/sim/parse.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/synthetic.hpp"
+#ifdef KVFDP_HAVE_WORKLOAD
+#include "tools/workload/factory.hpp"
+#endif
 
 namespace kvfdp::sim {
 namespace {
@@ -20,7 +23,7 @@ constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
 // Option values as typed; parsed in the callback so every error names its option.
 struct Args {
 	std::string workload = "uniform";
-	std::string capacity = "1GiB";
+	std::string capacity = "4GiB";
 	std::string op = "0.28";
 	std::string ru_size = "1MiB";
 	std::string handles = "8";
@@ -32,7 +35,46 @@ struct Args {
 	std::string lba_size = "4096";
 	std::string seed = "1";
 	std::string writes = "3";
+	bool ruh = false;
 };
+
+// The model's placement handles at the end of a run (RunReport::extra["ruhss"]), laid out
+// like `kvfdp ruh`: classes by ARCHITECTURE.md decision 4, RUAMW, host bytes per handle.
+std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
+{
+	static const char *const kClasses[] = {"NOT_SET", "NONE", "SHORT", "MEDIUM", "LONG", "EXTREME"};
+	std::string out = "placement handles after the " + r.placement + " run\n";
+	char line[160];
+	std::snprintf(line, sizeof line, "%4s %4s %6s %-14s %12s %12s %14s\n", "IDX", "RG", "RUHID",
+		      "CLASSES", "RUAMW_LBAS", "RUAMW", "HOST WRITTEN");
+	out += line;
+	if (!r.extra.is_object() || !r.extra.contains("ruhss"))
+		return out;
+	const auto &hs = r.extra["ruhss"];
+	for (const auto &h : hs) {
+		const auto ruhid = h.value("ruhid", uint64_t{0});
+		const auto ruamw = h.value("ruamw", uint64_t{0});
+		const auto bytes = h.value("host_bytes", uint64_t{0});
+		std::string cls;
+		for (uint8_t c = 0; c < 6; c++) {
+			const bool here = r.placement == "none" ? ruhid == 0
+								: default_handle_for_class(c, nruh) == ruhid;
+			if (here && h.value("rg", uint64_t{0}) == 0)
+				cls += std::string(cls.empty() ? "" : ",") + kClasses[c];
+		}
+		if (cls.empty())
+			cls = "-";
+		std::snprintf(line, sizeof line, "%4llu %4llu %6llu %-14s %12llu %9.2f MiB %10.2f GiB\n",
+			      static_cast<unsigned long long>(h.value("index", uint64_t{0})),
+			      static_cast<unsigned long long>(h.value("rg", uint64_t{0})),
+			      static_cast<unsigned long long>(ruhid), cls.c_str(),
+			      static_cast<unsigned long long>(ruamw),
+			      static_cast<double>(ruamw) * lba_size / 1048576.0,
+			      static_cast<double>(bytes) / 1073741824.0);
+		out += line;
+	}
+	return out;
+}
 
 // A bar on stderr: "simulate uniform/none [#######.............]  35%".
 class TtyProgress final : public Progress {
@@ -141,7 +183,18 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 	}
 
 	std::unique_ptr<Workload> workload;
-	if (err.empty()) {
+	// Factories first: their options (e.g. --kv-trace) claim the run even when --workload
+	// is left at its default.
+	for (const WorkloadFactory &f : factories) {
+		if (!err.empty() || workload || !f.make)
+			break;
+		auto w = f.make(a.workload, cfg);
+		if (!w)
+			err = w.error().message();
+		else
+			workload = std::move(*w);
+	}
+	if (err.empty() && !workload) {
 		if (a.workload == "uniform") {
 			UniformOptions o;
 			o.util = util;
@@ -152,25 +205,12 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		} else if (a.workload == "hotcold") {
 			HotColdOptions o;
 			o.util = util;
-			o.measure_lifetimes = writes * 2.0 / 3.0;
+			o.measure_lifetimes = writes;
 			o.write_bytes = cfg.mapping_unit;
 			o.seed = seed;
 			workload = std::make_unique<HotColdWorkload>(o);
 		} else {
-			for (const WorkloadFactory &f : factories) {
-				if (!f.make)
-					continue;
-				auto w = f.make(a.workload, cfg);
-				if (!w) {
-					err = w.error().message();
-					break;
-				}
-				if (*w) {
-					workload = std::move(*w);
-					break;
-				}
-			}
-			if (!workload && err.empty()) {
+			{
 				std::string names = "uniform, hotcold";
 				for (const WorkloadFactory &f : factories)
 					for (const std::string &n : f.names)
@@ -226,6 +266,9 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		std::printf("%s\n", runs_to_json(runs).dump().c_str());
 	else
 		std::fputs(runs_to_table(runs).c_str(), stdout);
+	if (a.ruh && a.output != "json")
+		for (const RunReport &r : runs)
+			std::fputs(("\n" + handles_table(r, cfg.lba_size, cfg.nruh)).c_str(), stdout);
 	return kExitOk;
 }
 
@@ -234,6 +277,9 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories)
 {
 	auto args = std::make_shared<Args>();
+#ifdef KVFDP_HAVE_WORKLOAD
+	factories.push_back(workload::simulate_factory());
+#endif
 	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
 	CLI::App *sub = app.add_subcommand(
 		"simulate", "project the WAF of a workload on the built-in FDP SSD model, with and "
@@ -259,9 +305,12 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 		->capture_default_str();
 	sub->add_option("--lba-size", args->lba_size, "512|4096")->capture_default_str();
 	sub->add_option("--writes", args->writes,
-			"measured length: device writes (uniform) or 1.5 x cold lifetimes (hotcold)")
+			"measured length: device writes (uniform) or cold-data lifetimes (hotcold); a warm-up runs first")
 		->capture_default_str();
 	sub->add_option("--seed", args->seed, "random seed")->capture_default_str();
+	sub->add_flag("--ruh", args->ruh,
+		      "after the table, print the model's placement handles at the end of each run "
+		      "(RUAMW and bytes per handle; in JSON always, as ruhss)");
 	for (const WorkloadFactory &f : *facs)
 		if (f.add_options)
 			f.add_options(*sub);

@@ -34,12 +34,12 @@ private:
 
 struct HotColdOptions {
 	double util = 1.0;           // fraction of the logical capacity written
-	double hot_fraction = 0.2;   // share of the used space that is hot
-	double hot_writes = 0.8;     // share of the writes that go to the hot data
+	double hot_fraction = 0.1;   // share of the used space that is hot
+	double hot_writes = 0.5;     // share of the writes that go to the hot data (9x shorter life)
 	// Warm-up and measurement, in multiples of the cold data's lifetime (or of one device
 	// write, whichever is longer).
 	double warmup_lifetimes = 2.0;
-	double measure_lifetimes = 2.0;
+	double measure_lifetimes = 3.0;
 	uint32_t write_bytes = 4096;
 	uint64_t seed = 1;
 };

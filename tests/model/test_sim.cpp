@@ -1,0 +1,92 @@
+// Unit tests of the simulate core: option parsing, the class map, the JSON and table shapes.
+#include <doctest/doctest.h>
+
+#include "tools/sim/parse.hpp"
+#include "tools/sim/simulate.hpp"
+#include "tools/sim/synthetic.hpp"
+
+using namespace kvfdp;
+using namespace kvfdp::sim;
+
+TEST_CASE("sim: sizes take KiB, MiB, GiB and TiB")
+{
+	CHECK(parse_size("4096") == 4096u);
+	CHECK(parse_size("512B") == 512u);
+	CHECK(parse_size("64KiB") == 65536u);
+	CHECK(parse_size("1MiB") == 1048576u);
+	CHECK(parse_size("1.5GiB") == 1610612736u);
+	CHECK(parse_size("2TiB") == uint64_t{2} << 40);
+	CHECK(parse_size("4g") == uint64_t{4} << 30);
+	CHECK_FALSE(parse_size("").has_value());
+	CHECK_FALSE(parse_size("0").has_value());
+	CHECK_FALSE(parse_size("-1GiB").has_value());
+	CHECK_FALSE(parse_size("1XB").has_value());
+	CHECK_FALSE(parse_size("GiB").has_value());
+	CHECK_FALSE(parse_size("1.3B").has_value());
+	CHECK(parse_number("0.28") == doctest::Approx(0.28));
+	CHECK_FALSE(parse_number("0.28x").has_value());
+	CHECK_FALSE(parse_uint("8 ").has_value());
+}
+
+TEST_CASE("sim: classes map to handles as ARCHITECTURE decision 4 says")
+{
+	// NOT_SET, NONE, SHORT, MEDIUM, LONG, EXTREME
+	const uint32_t eight[] = {0, 0, 1, 2, 3, 4};
+	const uint32_t three[] = {0, 0, 1, 2, 2, 2};
+	for (uint8_t c = 0; c < 6; c++) {
+		CHECK(default_handle_for_class(c, 8) == eight[c]);
+		CHECK(default_handle_for_class(c, 3) == three[c]);
+		CHECK(default_handle_for_class(c, 1) == 0);
+	}
+	CHECK(default_handle_for_class(200, 8) == 0);
+	CHECK(parse_placement("hint") == Placement::hint);
+	CHECK_FALSE(parse_placement("all").has_value());
+}
+
+TEST_CASE("sim: JSON keys come in the documented order; the table has every column")
+{
+	model::ModelConfig c;
+	c.logical_bytes = 64u << 20;
+	c.ru_size = 256u << 10;
+	UniformOptions o;
+	o.warmup_writes = 1;
+	o.measure_writes = 1;
+	UniformWorkload w(o);
+	auto r = run_one(c, w, Placement::none, nullptr);
+	REQUIRE(r.ok());
+	CHECK(r->host_bytes == 64u << 20);  // one measured device write
+	CHECK(r->waf > 1.0);
+	const auto j = runs_to_json({*r});
+	REQUIRE(j["runs"].size() == 1);
+	std::vector<std::string> keys;
+	for (auto it = j["runs"][0].begin(); it != j["runs"][0].end(); ++it)
+		keys.push_back(it.key());
+	REQUIRE(keys.size() >= 6);
+	CHECK(keys[0] == "placement");
+	CHECK(keys[1] == "host_bytes");
+	CHECK(keys[2] == "media_bytes");
+	CHECK(keys[3] == "waf");
+	CHECK(keys[4] == "gc_runs");
+	CHECK(keys[5] == "relocated_bytes");
+	CHECK(j["runs"][0]["placement"] == "none");
+	CHECK(j["runs"][0]["media_bytes"].get<uint64_t>() == r->media_bytes);
+	const std::string t = runs_to_table({*r});
+	for (const char *col : {"PLACEMENT", "HOST BYTES", "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES"})
+		CHECK(t.find(col) != std::string::npos);
+	CHECK(t.find("none") != std::string::npos);
+}
+
+TEST_CASE("sim: a model that runs out of space is an error, not a crash")
+{
+	model::ModelConfig c;
+	c.logical_bytes = 64u << 20;
+	c.ru_size = 256u << 10;
+	c.nrg = 2;
+	c.nruh = 2;
+	c.op = 0.6;  // 102 MiB physical: 51 MiB per group, less than the 64 MiB written
+	// Placement none puts everything in group 0, which holds only its share.
+	UniformWorkload w(UniformOptions{});
+	auto r = run_one(c, w, Placement::none, nullptr);
+	REQUIRE_FALSE(r.ok());
+	CHECK(r.error().message().find("reclaimable space") != std::string::npos);
+}
