@@ -28,10 +28,10 @@ constexpr int kSetRwHint = 1036;  // F_SET_RW_HINT
 int usage()
 {
 	std::fprintf(stderr,
-		     "usage: kvfdp-daemon-vmtool write PATH HINT MIB [--direct] [--seed N] [--chunk KIB]\n"
+		     "usage: kvfdp-daemon-vmtool write PATH HINT KIB [--direct] [--seed N] [--chunk KIB]\n"
 		     "       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
 		     "       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
-		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=MIB... [--nvme-json F]\n"
+		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--nvme-json F]\n"
 		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n");
 	return 2;
 }
@@ -52,7 +52,7 @@ int cmd_write(int argc, char **argv)
 		return usage();
 	const char *path = argv[2];
 	uint64_t hint = std::strtoull(argv[3], nullptr, 0);
-	uint64_t mib = std::strtoull(argv[4], nullptr, 0);
+	uint64_t kib = std::strtoull(argv[4], nullptr, 0);
 	bool direct = false;
 	uint64_t seed = 1;
 	size_t chunk = 1 << 20;
@@ -80,7 +80,7 @@ int cmd_write(int argc, char **argv)
 	void *buf = nullptr;
 	if (posix_memalign(&buf, 4096, chunk))
 		return 1;
-	const uint64_t total = mib << 20;
+	const uint64_t total = kib << 10;
 	for (uint64_t off = 0; off < total; off += chunk) {
 		const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, total - off));
 		fill(static_cast<uint8_t *>(buf), n, seed, off);
@@ -149,7 +149,7 @@ int cmd_placement(int argc, char **argv)
 		return usage();
 	const std::string sock = argv[2];
 	json ruh0 = load(argv[3]), st0 = load(argv[4]);
-	std::map<std::string, uint64_t> expect_mib;
+	std::map<std::string, uint64_t> expect_kib;
 	std::string nvme_json;
 	for (int i = 5; i < argc; i++) {
 		if (!std::strcmp(argv[i], "--nvme-json") && i + 1 < argc) {
@@ -159,7 +159,7 @@ int cmd_placement(int argc, char **argv)
 		const char *eq = std::strchr(argv[i], '=');
 		if (!eq)
 			return usage();
-		expect_mib[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = std::strtoull(eq + 1, nullptr, 0);
+		expect_kib[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = std::strtoull(eq + 1, nullptr, 0);
 	}
 	json ruh1, st1;
 	if (ruh0.is_discarded() || st0.is_discarded() || !get_data(sock, "ruh", ruh1) || !get_data(sock, "status", st1))
@@ -178,10 +178,13 @@ int cmd_placement(int argc, char **argv)
 		const std::string name = c1["class"];
 		class_handle[name] = c1["handle"];
 		const uint64_t delta = c1["bytes"].get<uint64_t>() - st0["classes"][i]["bytes"].get<uint64_t>();
-		if (expect_mib.count(name)) {
-			const uint64_t want = expect_mib[name] << 20;
-			report(delta >= want, "class " + name + " wrote " + std::to_string(delta) + " bytes (>= " +
-						      std::to_string(want) + ") on handle " + std::to_string(class_handle[name]));
+		if (expect_kib.count(name)) {
+			const uint64_t want = expect_kib[name] << 10;
+			// not_set also carries filesystem metadata; a hinted class carries its files only.
+			const bool exact = name != "not_set";
+			report(exact ? delta == want : delta >= want,
+			       "class " + name + " wrote " + std::to_string(delta) + " bytes (" + (exact ? "== " : ">= ") +
+				       std::to_string(want) + ") on handle " + std::to_string(class_handle[name]));
 		}
 	}
 	report(st1["stale_tags"].get<uint64_t>() == st0["stale_tags"].get<uint64_t>(),
@@ -198,10 +201,10 @@ int cmd_placement(int argc, char **argv)
 			       " (consumed " + std::to_string(consumed) + " mod " + std::to_string(ru_lbas) + ")");
 	}
 	// Hinted classes moved their own handle and nothing else (beyond not_set).
-	for (auto &[name, mib] : expect_mib) {
+	for (auto &[name, kib] : expect_kib) {
 		const uint16_t h = class_handle[name];
 		const uint64_t hb = ruh1["ruhss"][h]["bytes"].get<uint64_t>() - ruh0["ruhss"][h]["bytes"].get<uint64_t>();
-		report(hb >= (mib << 20), "handle " + std::to_string(h) + " carries class " + name);
+		report(hb >= (kib << 10), "handle " + std::to_string(h) + " carries class " + name);
 	}
 	if (!nvme_json.empty()) {
 		json n = load(nvme_json.c_str());

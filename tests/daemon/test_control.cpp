@@ -1,0 +1,139 @@
+// kvfdpd control protocol: request parsing, reply framing, the 64 KiB line limit, fuzzing.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "userspace/daemon/control_proto.hpp"
+
+using namespace kvfdp::daemon;
+using nlohmann::json;
+
+TEST_CASE("control: a request names its command")
+{
+	Request r;
+	std::string err;
+	REQUIRE(parse_request(R"({"cmd":"status"})", r, err));
+	CHECK(r.cmd == "status");
+	REQUIRE(parse_request(R"({"cmd":"files","limit":5,"extra":[1,2]})", r, err));
+	CHECK(r.cmd == "files");
+	uint64_t limit = 1000;
+	CHECK(get_positive_arg(r, "limit", limit, err));
+	CHECK(limit == 5);
+}
+
+TEST_CASE("control: bad requests get one-line errors")
+{
+	Request r;
+	std::string err;
+	CHECK(!parse_request("status", r, err));
+	CHECK(err.rfind("malformed request: ", 0) == 0);
+	CHECK(!parse_request("[1,2]", r, err));
+	CHECK(err.rfind("malformed request: ", 0) == 0);
+	CHECK(!parse_request(R"({"command":"status"})", r, err));
+	CHECK(err.rfind("request needs a string \"cmd\"", 0) == 0);
+	CHECK(!parse_request(R"({"cmd":7})", r, err));
+	CHECK(err.rfind("request needs a string \"cmd\"", 0) == 0);
+	REQUIRE(parse_request(R"({"cmd":"files","limit":-3})", r, err));
+	uint64_t limit = 1;
+	CHECK(!get_positive_arg(r, "limit", limit, err));
+	CHECK(err == "files.limit must be a positive integer");
+	CHECK(!parse_request(std::string(kMaxRequestLine + 1, ' '), r, err));
+	CHECK(err.find("exceeds") != std::string::npos);
+}
+
+TEST_CASE("control: replies are single JSON lines")
+{
+	const std::string ok = reply_ok(json{{"a", 1}});
+	CHECK(ok == "{\"data\":{\"a\":1},\"ok\":true}\n");
+	const std::string e = reply_error("two\nlines");
+	CHECK(e.find('\n') == e.size() - 1);
+	json j = json::parse(e);
+	CHECK(j["ok"] == false);
+	CHECK(j["error"] == "two lines");
+	// Invalid UTF-8 (a path from the system) must not throw.
+	CHECK_NOTHROW((void)reply_ok(json{{"p", std::string("\xff\xfe")}}));
+}
+
+TEST_CASE("control: line buffer splits lines across reads")
+{
+	LineBuffer b;
+	std::string line;
+	CHECK(b.append("{\"cmd\":"));
+	CHECK(!b.next_line(line));
+	CHECK(b.pending() == 7);
+	CHECK(b.append("\"status\"}\r\n{\"cmd\":\"ruh\"}\n{\"cm"));
+	REQUIRE(b.next_line(line));
+	CHECK(line == "{\"cmd\":\"status\"}");
+	REQUIRE(b.next_line(line));
+	CHECK(line == "{\"cmd\":\"ruh\"}");
+	CHECK(!b.next_line(line));
+	CHECK(b.pending() == 4);
+}
+
+TEST_CASE("control: a line over 64 KiB is refused, one at the limit is not")
+{
+	LineBuffer a;
+	CHECK(a.append(std::string(kMaxRequestLine, 'x')));
+	CHECK(a.append("\n"));
+	std::string line;
+	REQUIRE(a.next_line(line));
+	CHECK(line.size() == kMaxRequestLine);
+
+	LineBuffer b;
+	bool ok = true;
+	for (int i = 0; i < 80 && ok; i++)
+		ok = b.append(std::string(1024, 'y'));
+	CHECK(!ok);
+}
+
+// Random and mutated inputs: the parser either accepts with a string cmd or returns an
+// error line; it never throws or crashes.
+TEST_CASE("control: fuzzed requests never throw")
+{
+	std::mt19937_64 rng(12345);
+	const std::string seeds[] = {R"({"cmd":"status"})", R"({"cmd":"files","limit":10})",
+				     R"({"cmd":"ruh","x":{"y":[1,2,{"z":null}]}})", "[]", "\"str\"",
+				     R"({"cmd":"\u0000\ud800"})"};
+	const char alphabet[] = "{}[]\":,0123456789.eE+-truefalsnl\\u \t\r\x80\xff";
+	size_t accepted = 0, rejected = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		std::string s;
+		if (iter % 2) {
+			s = seeds[rng() % std::size(seeds)];
+			const int edits = 1 + static_cast<int>(rng() % 4);
+			for (int e = 0; e < edits && !s.empty(); e++) {
+				const size_t pos = rng() % s.size();
+				switch (rng() % 3) {
+				case 0: s[pos] = alphabet[rng() % (sizeof(alphabet) - 1)]; break;
+				case 1: s.erase(pos, 1); break;
+				default: s.insert(pos, 1, alphabet[rng() % (sizeof(alphabet) - 1)]); break;
+				}
+			}
+		} else {
+			const size_t len = rng() % 64;
+			for (size_t i = 0; i < len; i++)
+				s += static_cast<char>(rng() & 0xff);
+		}
+		Request r;
+		std::string err;
+		bool ok = false;
+		CHECK_NOTHROW(ok = parse_request(s, r, err));
+		if (ok) {
+			accepted++;
+			uint64_t v = 1;
+			CHECK_NOTHROW((void)get_positive_arg(r, "limit", v, err));
+			CHECK_NOTHROW((void)reply_ok(r.args));
+		} else {
+			rejected++;
+			CHECK(!err.empty());
+			CHECK(err.find('\n') == std::string::npos);
+		}
+		LineBuffer b;
+		std::string line;
+		CHECK(b.append(s));
+		while (b.next_line(line))
+			CHECK(line.find('\n') == std::string::npos);
+	}
+	CHECK(accepted > 0);
+	CHECK(rejected > 0);
+}

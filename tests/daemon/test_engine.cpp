@@ -1,0 +1,301 @@
+// kvfdpd request engine: user_data packing, tag-slot matching, class -> handle, splitting at
+// the transfer limit, op translation, error mapping, ublk parameters.
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <liburing.h>
+#include <vector>
+
+#include "tests/daemon/fake_device.hpp"
+#include "userspace/daemon/errno_map.hpp"
+#include "userspace/daemon/io_engine.hpp"
+#include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/user_data.hpp"
+#include "userspace/ublk/ctrl.hpp"
+
+using namespace kvfdp;
+using namespace kvfdp::daemon;
+
+TEST_CASE("user_data: tag, kind and sub index round-trip at their widths")
+{
+	for (uint32_t tag : {0u, 1u, 4095u, 65535u})
+		for (UdKind k : {UdKind::ublk, UdKind::device})
+			for (uint32_t sub : {0u, 7u, 65535u}) {
+				const uint64_t ud = pack_user_data(static_cast<uint16_t>(tag), k, static_cast<uint16_t>(sub));
+				const UserData u = unpack_user_data(ud);
+				CHECK(u.tag == tag);
+				CHECK(u.kind == k);
+				CHECK(u.sub == sub);
+			}
+	CHECK(pack_user_data(1, UdKind::ublk) != pack_user_data(1, UdKind::device));
+	static_assert(unpack_user_data(pack_user_data(42, UdKind::device, 3)).sub == 3);
+}
+
+namespace {
+
+struct Slots {
+	std::vector<kvfdp_tag_slot> v = std::vector<kvfdp_tag_slot>(2 * 4);
+	void set(unsigned idx, uint64_t seq, uint64_t sector, uint32_t sectors, uint8_t cls)
+	{
+		v[idx].sector = sector;
+		v[idx].sectors = sectors;
+		v[idx].cls = cls;
+		v[idx].source = KVFDP_SRC_BIO_HINT;
+		v[idx].seq = seq;
+	}
+};
+
+} // namespace
+
+TEST_CASE("tag slots: a fresh matching slot gives its class once")
+{
+	Slots s;
+	TagReader q1(s.v.data(), 1, 4);  // queue 1 owns slots 4..7
+	s.set(4 + 2, 10, 800, 8, KVFDP_CLASS_LONG);
+	TagResult r = q1.classify(2, 800, 8);
+	CHECK(!r.stale);
+	CHECK(r.cls == KVFDP_CLASS_LONG);
+	CHECK(r.source == KVFDP_SRC_BIO_HINT);
+	// Same seq again: the slot was not rewritten for this request -> stale, default class.
+	r = q1.classify(2, 800, 8);
+	CHECK(r.stale);
+	CHECK(r.cls == KVFDP_CLASS_NOT_SET);
+}
+
+TEST_CASE("tag slots: sector or length mismatch, seq 0 and queue offsets are stale")
+{
+	Slots s;
+	TagReader q0(s.v.data(), 0, 4);
+	CHECK(q0.classify(0, 0, 8).stale);  // never written
+	s.set(1, 5, 100, 8, KVFDP_CLASS_SHORT);
+	CHECK(q0.classify(1, 108, 8).stale);
+	s.set(1, 6, 100, 8, KVFDP_CLASS_SHORT);
+	CHECK(q0.classify(1, 100, 16).stale);
+	s.set(1, 7, 100, 8, KVFDP_CLASS_SHORT);
+	CHECK(q0.classify(1, 100, 8).cls == KVFDP_CLASS_SHORT);
+	// Queue 1's reader does not see queue 0's slot 1.
+	TagReader q1(s.v.data(), 1, 4);
+	CHECK(q1.classify(1, 100, 8).stale);
+	CHECK(q0.classify(9, 100, 8).stale);  // tag beyond depth
+	// An out-of-range class byte falls back to the default.
+	s.set(2, 8, 0, 8, 77);
+	TagResult r = q0.classify(2, 0, 8);
+	CHECK(!r.stale);
+	CHECK(r.cls == KVFDP_CLASS_NOT_SET);
+	// A seq that went backwards (tagger reloaded) still counts as changed.
+	s.set(1, 3, 200, 8, KVFDP_CLASS_MEDIUM);
+	CHECK(q0.classify(1, 200, 8).cls == KVFDP_CLASS_MEDIUM);
+}
+
+TEST_CASE("tag slots: without a tagger nothing is stale")
+{
+	TagReader none(nullptr, 0, 4);
+	CHECK(!none.active());
+	TagResult r = none.classify(0, 0, 8);
+	CHECK(!r.stale);
+	CHECK(r.cls == KVFDP_CLASS_NOT_SET);
+}
+
+TEST_CASE("errno: NVMe statuses map to what the block layer understands")
+{
+	CHECK(device_result_to_errno(0) == 0);
+	CHECK(device_result_to_errno(0x4081) == -ENOSPC);     // capacity exceeded, DNR
+	CHECK(device_result_to_errno(0x4002) == -EOPNOTSUPP); // invalid field, DNR
+	CHECK(device_result_to_errno(0x0080) == -EREMOTEIO);  // LBA out of range
+	CHECK(device_result_to_errno(0x0281) == -ENODATA);
+	CHECK(device_result_to_errno(0x0282) == -EILSEQ);
+	CHECK(device_result_to_errno(0x0370) == -ENOLINK);    // path error
+	CHECK(device_result_to_errno(0x0006) == -EIO);        // internal error
+	CHECK(device_result_to_errno(0x2006) == -EIO);        // More bit ignored
+	CHECK(device_result_to_errno(-EINVAL) == -EIO);
+	CHECK(device_result_to_errno(-ENOSPC) == -ENOSPC);
+}
+
+TEST_CASE("ublk params: derived from the namespace")
+{
+	ublk::ParamInput in;
+	in.lba_size = 4096;
+	in.nlb = 262144;  // 1 GiB
+	in.max_transfer = 512 * 1024;
+	in.io_buf_bytes = 512 * 1024;
+	in.volatile_cache = true;
+	auto p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.logical_bs_shift == 12);
+	CHECK(p->basic.physical_bs_shift == 12);
+	CHECK(p->basic.max_sectors == 1024);
+	CHECK(p->basic.dev_sectors == (1ull << 30) / 512);
+	CHECK((p->basic.attrs & ublk::kAttrVolatileCache) != 0);
+	CHECK((p->basic.attrs & ublk::kAttrFua) == 0);
+	CHECK((p->types & ublk::kParamTypeDiscard) != 0);
+	CHECK(p->discard.discard_granularity == 4096);
+	CHECK(p->discard.max_discard_segments == 1);
+	CHECK(p->discard.max_write_zeroes_sectors == 65536u * 8);
+	CHECK(p->discard.max_discard_sectors > 0);
+	in.lba_size = 512;
+	in.nlb = 1000;
+	p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.logical_bs_shift == 9);
+	CHECK(p->basic.physical_bs_shift == 12);
+	CHECK(p->discard.max_write_zeroes_sectors == 1000);  // never beyond the device
+	in.lba_size = 8192;
+	CHECK(!ublk::make_params(in).ok());
+}
+
+namespace {
+
+struct Commits final : Committer {
+	std::vector<std::pair<uint16_t, int>> v;
+	void commit(uint16_t tag, int result) override { v.emplace_back(tag, result); }
+};
+
+struct Rig {
+	io_uring ring{};
+	std::vector<ublk::IoDesc> descs = std::vector<ublk::IoDesc>(4);
+	std::vector<std::vector<uint8_t>> mem = std::vector<std::vector<uint8_t>>(4, std::vector<uint8_t>(1 << 20));
+	std::vector<uint8_t *> bufs;
+	Slots slots;
+	TagReader tags{slots.v.data(), 0, 4};
+	PolicyTable policy;
+	QueueCounters ctr;
+	Commits commits;
+	test::NullQueue ioq{true};
+	std::unique_ptr<IoEngine> engine;
+
+	explicit Rig(uint32_t max_transfer)
+	{
+		REQUIRE(io_uring_queue_init(8, &ring, 0) == 0);
+		for (auto &m : mem)
+			bufs.push_back(m.data());
+		policy.publish(default_map(8));
+		EngineConfig ec;
+		ec.depth = 4;
+		ec.io_buf_bytes = 1 << 20;
+		ec.lba_size = 4096;
+		ec.max_transfer = max_transfer;
+		ec.nlb = 1 << 18;
+		ec.nruh = 8;
+		engine = std::make_unique<IoEngine>(ec, ring, ioq, descs.data(), bufs.data(), tags, policy, ctr, commits);
+	}
+	~Rig() { io_uring_queue_exit(&ring); }
+	void request(uint16_t tag, uint8_t op, uint64_t sector, uint32_t sectors)
+	{
+		descs[tag] = ublk::IoDesc{};
+		descs[tag].op_flags = op;
+		descs[tag].nr_sectors = sectors;
+		descs[tag].start_sector = sector;
+		engine->start(tag);
+	}
+};
+
+} // namespace
+
+TEST_CASE("engine: a tagged write goes to its class's handle, split at max_transfer")
+{
+	Rig rig(128 * 1024);
+	rig.slots.set(1, 1, 2048, 2048, KVFDP_CLASS_LONG);  // 1 MiB at LBA 256
+	rig.request(1, ublk::kOpWrite, 2048, 2048);
+	REQUIRE(rig.ioq.reqs.size() == 8);
+	for (size_t i = 0; i < 8; i++) {
+		const nvme::IoRequest &r = rig.ioq.reqs[i];
+		CHECK(r.op == nvme::IoOp::write);
+		CHECK(r.handle == 3);
+		CHECK(r.nlb == 32);
+		CHECK(r.slba == 256 + 32 * i);
+		CHECK(r.buf == rig.bufs[1] + i * 128 * 1024);
+		CHECK(r.buf_index == 1);
+		CHECK(unpack_user_data(r.user_data).sub == i);
+		CHECK(unpack_user_data(r.user_data).tag == 1);
+		CHECK(unpack_user_data(r.user_data).kind == UdKind::device);
+	}
+	REQUIRE(rig.commits.v.size() == 1);
+	CHECK(rig.commits.v[0] == std::pair<uint16_t, int>{1, 1 << 20});
+	CHECK(rig.ctr.class_bytes[KVFDP_CLASS_LONG].get() == 1 << 20);
+	CHECK(rig.ctr.handle_bytes[3].get() == 1 << 20);
+	CHECK(rig.ctr.stale_tags.get() == 0);
+}
+
+TEST_CASE("engine: an untagged write is stale and lands on handle 0")
+{
+	Rig rig(512 * 1024);
+	rig.request(0, ublk::kOpWrite, 0, 8);
+	REQUIRE(rig.ioq.reqs.size() == 1);
+	CHECK(rig.ioq.reqs[0].handle == 0);
+	CHECK(rig.ctr.stale_tags.get() == 1);
+	CHECK(rig.ctr.class_bytes[KVFDP_CLASS_NOT_SET].get() == 4096);
+	CHECK(rig.commits.v.back().second == 4096);
+}
+
+TEST_CASE("engine: a policy change moves the class without restarting")
+{
+	Rig rig(512 * 1024);
+	auto m = default_map(8);
+	m[KVFDP_CLASS_SHORT] = 6;
+	rig.policy.publish(m);
+	rig.slots.set(2, 9, 64, 8, KVFDP_CLASS_SHORT);
+	rig.request(2, ublk::kOpWrite, 64, 8);
+	REQUIRE(rig.ioq.reqs.size() == 1);
+	CHECK(rig.ioq.reqs[0].handle == 6);
+}
+
+TEST_CASE("engine: read, flush, discard and write zeroes become their NVMe commands")
+{
+	Rig rig(512 * 1024);
+	rig.request(0, ublk::kOpRead, 16, 16);
+	rig.request(1, ublk::kOpFlush, 0, 0);
+	rig.request(2, ublk::kOpDiscard, 8192, 8192);        // 4 MiB
+	rig.request(3, ublk::kOpWriteZeroes, 0, 65536 * 8 + 8);  // 65537 LBAs: two commands
+	REQUIRE(rig.ioq.reqs.size() == 5);
+	CHECK(rig.ioq.reqs[0].op == nvme::IoOp::read);
+	CHECK(rig.ioq.reqs[0].slba == 2);
+	CHECK(rig.ioq.reqs[0].nlb == 2);
+	CHECK(rig.ioq.reqs[1].op == nvme::IoOp::flush);
+	CHECK(rig.ioq.reqs[2].op == nvme::IoOp::deallocate);
+	CHECK(rig.ioq.reqs[2].slba == 1024);
+	CHECK(rig.ioq.reqs[2].nlb == 1024);
+	CHECK(rig.ioq.reqs[3].op == nvme::IoOp::write_zeroes);
+	CHECK(rig.ioq.reqs[3].nlb == 65536);
+	CHECK(rig.ioq.reqs[4].nlb == 1);
+	CHECK(rig.ioq.reqs[4].slba == 65536);
+	REQUIRE(rig.commits.v.size() == 4);
+	CHECK(rig.commits.v[0].second == 16 * 512);
+	CHECK(rig.commits.v[1].second == 0);
+	CHECK(rig.commits.v[2].second == 0);
+	CHECK(rig.commits.v[3].second == 0);
+	CHECK(rig.ctr.discards.get() == 1);
+	CHECK(rig.ctr.discard_bytes.get() == 4u << 20);
+	CHECK(rig.ctr.flushes.get() == 1);
+}
+
+TEST_CASE("engine: device errors and bad requests complete with an errno")
+{
+	Rig rig(512 * 1024);
+	rig.ioq.fail_next = 0x4081;  // capacity exceeded
+	rig.request(0, ublk::kOpWrite, 0, 8);
+	CHECK(rig.commits.v.back() == std::pair<uint16_t, int>{0, -ENOSPC});
+	rig.request(1, ublk::kOpWrite, (1ull << 21) - 8, 16);  // runs past the end
+	CHECK(rig.commits.v.back().second == -EIO);
+	rig.request(2, ublk::kOpWrite, 0, 4);  // not a whole LBA
+	CHECK(rig.commits.v.back().second == -EIO);
+	rig.request(3, ublk::kOpWriteSame, 0, 8);
+	CHECK(rig.commits.v.back().second == -EOPNOTSUPP);
+	CHECK(rig.ctr.errors.get() == 3);
+	CHECK(rig.engine->device_inflight() == 0);
+}
+
+TEST_CASE("metrics: Prometheus text carries the counters")
+{
+	MetricsInput m;
+	m.counters.class_bytes[KVFDP_CLASS_SHORT] = 4096;
+	m.counters.stale_tags = 3;
+	m.nruh = 2;
+	m.pids = {0, 1};
+	m.tagger_active = true;
+	const std::string t = format_metrics(m);
+	CHECK(t.find("kvfdp_class_bytes_total{class=\"short\"} 4096\n") != std::string::npos);
+	CHECK(t.find("kvfdp_stale_tags_total 3\n") != std::string::npos);
+	CHECK(t.find("kvfdp_handle_bytes_total{handle=\"1\",pid=\"1\"} 0\n") != std::string::npos);
+	CHECK(t.find("kvfdp_tagger_active 1\n") != std::string::npos);
+	CHECK(t.find("# TYPE kvfdp_io_total counter\n") != std::string::npos);
+}
