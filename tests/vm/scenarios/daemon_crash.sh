@@ -1,0 +1,73 @@
+#!/bin/sh
+# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it with --recover: the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4.
+# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
+. /lib/kvfdp/vm-lib.sh
+need kvfdpd kvfdp-daemon-vmtool
+T=kvfdp-daemon-vmtool
+SOCK=/tmp/kvfdpd.sock
+KIB=49152   # 48 MiB per writer
+
+start_kvfdpd() {  # $1: log name, then extra args
+	log=$1; shift
+	rm -f /tmp/kvfdpd.ready
+	kvfdpd --device /dev/ng0n1 --socket $SOCK --ready-file /tmp/kvfdpd.ready "$@" >> "$OUT/$log" 2>&1 &
+	KPID=$!
+	wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/$log"; die "kvfdpd did not become ready ($*)"; }
+}
+
+modprobe xfs 2>/dev/null
+step "expected file contents (tmpfs)"
+$T write /tmp/expect_b 4 $KIB --seed 7 && $T write /tmp/expect_d 2 $KIB --seed 8 || die "tmpfs writer failed"
+want_b=$(md5sum < /tmp/expect_b)
+want_d=$(md5sum < /tmp/expect_d)
+rm -f /tmp/expect_b /tmp/expect_d
+
+for fs in xfs ext4; do
+	step "$fs: kvfdpd, mkfs, mount"
+	start_kvfdpd kvfdpd_$fs.log
+	id=$(cut -d' ' -f2 /tmp/kvfdpd.ready)
+	dev=/dev/ublkb$id
+	if [ $fs = xfs ]; then mkfs.xfs -q -f $dev; else mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $dev; fi
+	mkdir -p /mnt/kv
+	check "$fs mounts" mount -o discard $dev /mnt/kv || { kill $KPID; wait $KPID; continue; }
+
+	step "$fs: two writers (buffered LONG, O_DIRECT SHORT), kill -9 kvfdpd mid-way"
+	$T write /mnt/kv/buffered 4 $KIB --seed 7 > /tmp/wb.log 2>&1 &
+	WB=$!
+	$T write /mnt/kv/direct 2 $KIB --seed 8 --direct --chunk 256 > /tmp/wd.log 2>&1 &
+	WD=$!
+	# Kill once the O_DIRECT writer is a quarter through: requests are in flight then.
+	wait_until 120 sh -c "[ \$(stat -c %s /mnt/kv/direct 2>/dev/null || echo 0) -ge $((KIB * 1024 / 4)) ]" ||
+		echo "note: the writer finished early"
+	before=$($T ctl $SOCK '{"cmd":"status"}' | sed -n 's/.*"write_bytes":\([0-9]*\).*/\1/p')
+	kill -9 $KPID
+	wait $KPID 2>/dev/null
+	echo "killed kvfdpd after $before bytes written"
+	check "the device stays while its server is dead" test -b $dev
+
+	step "$fs: kvfdpd --recover $id"
+	start_kvfdpd kvfdpd_${fs}_recover.log --recover $id
+	cat "$OUT/kvfdpd_${fs}_recover.log"
+	$T snap $SOCK status /tmp/rs.json
+	expect_eq "$fs: recovered flag" "$($T get /tmp/rs.json recovery recovered)" true
+	expect_eq "$fs: recovered device id" "$($T get /tmp/rs.json device ublk_id)" "$id"
+	check "$fs: buffered writer finished without an I/O error" wait $WB
+	check "$fs: O_DIRECT writer finished without an I/O error" wait $WD
+	cat /tmp/wb.log /tmp/wd.log
+	expect_eq "$fs: buffered file checksum" "$(md5sum < /mnt/kv/buffered)" "$want_b"
+	expect_eq "$fs: O_DIRECT file checksum" "$(md5sum < /mnt/kv/direct)" "$want_d"
+	check "$fs unmounts" umount /mnt/kv
+	if [ $fs = xfs ]; then
+		check "xfs_repair -n is clean" xfs_repair -n $dev
+	else
+		check "e2fsck -fn is clean" e2fsck -fn $dev
+	fi
+	check "$fs: remounts" mount $dev /mnt/kv
+	expect_eq "$fs: buffered checksum after remount" "$(md5sum < /mnt/kv/buffered)" "$want_b"
+	expect_eq "$fs: O_DIRECT checksum after remount" "$(md5sum < /mnt/kv/direct)" "$want_d"
+	umount /mnt/kv
+	kill -TERM $KPID
+	check "$fs: recovered kvfdpd exits 0 on SIGTERM" wait $KPID
+	check "$fs: the device is removed" sh -c "! test -e $dev"
+done
+finish
