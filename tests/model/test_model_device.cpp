@@ -1,0 +1,222 @@
+// Unit tests of the model backend of nvme::Device: data round trip, RUH Status, and the FDP
+// log pages decoded with the same parsers kvfdp uses on real drives.
+#include <doctest/doctest.h>
+
+#include <liburing.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "nvme/logs.hpp"
+#include "nvme/model/model_device.hpp"
+#include "nvme/spec.hpp"
+
+using namespace kvfdp;
+
+namespace {
+
+struct TempFile {
+	std::string path;
+	TempFile()
+	{
+		char tmpl[] = "/tmp/kvfdp-model-XXXXXX";
+		int fd = mkstemp(tmpl);
+		REQUIRE(fd >= 0);
+		close(fd);
+		path = tmpl;
+	}
+	~TempFile() { unlink(path.c_str()); }
+};
+
+model::ModelDeviceOptions options(const std::string &path)
+{
+	model::ModelDeviceOptions o;
+	o.config.logical_bytes = 16u << 20;
+	o.config.ru_size = 256u << 10;
+	o.config.nruh = 4;
+	o.config.op = 0.25;
+	o.config.ruh_types = {model::HandleType::initially_isolated, model::HandleType::initially_isolated,
+			      model::HandleType::persistently_isolated, model::HandleType::initially_isolated};
+	o.data_path = path;
+	return o;
+}
+
+int io(nvme::IoQueue &q, nvme::IoOp op, uint16_t handle, uint64_t slba, uint32_t nlb, void *buf)
+{
+	io_uring ring{};
+	nvme::IoRequest r;
+	r.op = op;
+	r.handle = handle;
+	r.slba = slba;
+	r.nlb = nlb;
+	r.buf = buf;
+	const nvme::Prep p = q.prep(ring, r);
+	REQUIRE_FALSE(p.queued);
+	return p.result;
+}
+
+} // namespace
+
+TEST_CASE("model device: reads return what was written; trims read back as zeros")
+{
+	TempFile tf;
+	auto dev = model::open_model_device(options(tf.path));
+	REQUIRE(dev.ok());
+	const nvme::DeviceInfo &info = (*dev)->info();
+	CHECK(info.backend == "model");
+	CHECK(info.lba_size == 4096);
+	CHECK(info.nlb == (16u << 20) / 4096);
+	CHECK(info.fdp_enabled);
+	CHECK(info.nruh == 4);
+	CHECK(info.ru_size == 256u << 10);
+	struct stat sb {};
+	REQUIRE(stat(tf.path.c_str(), &sb) == 0);
+	CHECK(static_cast<uint64_t>(sb.st_size) == 16u << 20);
+	CHECK(static_cast<uint64_t>(sb.st_blocks) * 512 < (1u << 20));  // sparse
+
+	io_uring ring{};
+	auto q = (*dev)->open_queue(ring);
+	REQUIRE(q.ok());
+	std::vector<uint8_t> out(8 * 4096), in(8 * 4096);
+	for (size_t i = 0; i < out.size(); i++)
+		out[i] = static_cast<uint8_t>(i * 7 + 3);
+	CHECK(io(**q, nvme::IoOp::write, 2, 100, 8, out.data()) == 0);
+	CHECK(io(**q, nvme::IoOp::read, 0, 100, 8, in.data()) == 0);
+	CHECK(in == out);
+	CHECK(io(**q, nvme::IoOp::flush, 0, 0, 0, nullptr) == 0);
+	CHECK(io(**q, nvme::IoOp::deallocate, 0, 102, 2, nullptr) == 0);
+	CHECK(io(**q, nvme::IoOp::read, 0, 100, 8, in.data()) == 0);
+	for (size_t i = 0; i < in.size(); i++) {
+		const bool trimmed = i >= 2 * 4096 && i < 4 * 4096;
+		if (in[i] != (trimmed ? 0 : out[i])) {
+			FAIL("byte " << i << " reads " << int(in[i]));
+			break;
+		}
+	}
+	// Errors a drive would give.
+	CHECK(io(**q, nvme::IoOp::write, 0, info.nlb, 1, out.data()) == 0x4080);
+	CHECK(io(**q, nvme::IoOp::read, 0, 0, 1, nullptr) == -EINVAL);
+	CHECK(io(**q, nvme::IoOp::read, 0, 0, 1024, in.data()) == -EINVAL);  // over max transfer
+}
+
+TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
+{
+	TempFile tf;
+	auto dev = model::open_model_device(options(tf.path));
+	REQUIRE(dev.ok());
+	io_uring ring{};
+	auto q = (*dev)->open_queue(ring);
+	REQUIRE(q.ok());
+	std::vector<uint8_t> buf(16 * 4096, 0xAB);
+	REQUIRE(io(**q, nvme::IoOp::write, 2, 0, 16, buf.data()) == 0);
+	REQUIRE(io(**q, nvme::IoOp::write, 1, 16, 3, buf.data()) == 0);
+
+	auto hs = (*dev)->handles();
+	REQUIRE(hs.ok());
+	REQUIRE(hs->size() == 4);
+	const uint64_t ru_lbas = (256u << 10) / 4096;
+	for (uint16_t h = 0; h < 4; h++) {
+		CHECK((*hs)[h].index == h);
+		CHECK((*hs)[h].pid == h);
+		CHECK((*hs)[h].ruhid == h);
+	}
+	CHECK((*hs)[0].ruamw == ru_lbas);
+	CHECK((*hs)[1].ruamw == ru_lbas - 3);
+	CHECK((*hs)[2].ruamw == ru_lbas - 16);
+	CHECK((*hs)[2].ruht == nvme::kRuhtPersistentlyIsolated);
+	CHECK((*hs)[3].ruht == nvme::kRuhtInitiallyIsolated);
+
+	auto cl = (*dev)->log_page(nvme::kLidFdpConfigs);
+	REQUIRE(cl.ok());
+	auto cfgs = nvme::parse_fdp_configs(*cl);
+	REQUIRE(cfgs.ok());
+	REQUIRE(cfgs->configs.size() == 1);
+	const nvme::FdpConfig &c = cfgs->configs[0];
+	CHECK(c.valid);
+	CHECK(c.nrg == 1);
+	CHECK(c.nruh == 4);
+	CHECK(c.runs == 256u << 10);
+	REQUIRE(c.ruht.size() == 4);
+	CHECK(c.ruht[2] == nvme::kRuhtPersistentlyIsolated);
+
+	auto ul = (*dev)->log_page(nvme::kLidRuhUsage);
+	REQUIRE(ul.ok());
+	auto ruha = nvme::parse_ruh_usage(*ul);
+	REQUIRE(ruha.ok());
+	REQUIRE(ruha->size() == 4);
+	CHECK((*ruha)[0] == nvme::kRuhaUnused);
+	CHECK((*ruha)[1] == nvme::kRuhaHostSpecified);
+	CHECK((*ruha)[2] == nvme::kRuhaHostSpecified);
+
+	auto sl = (*dev)->log_page(nvme::kLidFdpStats);
+	REQUIRE(sl.ok());
+	CHECK(sl->size() == sizeof(nvme::FdpStatsLog));
+	auto stats = nvme::parse_fdp_stats(*sl);
+	REQUIRE(stats.ok());
+	CHECK(stats->hbmw == 19 * 4096);
+	CHECK(stats->mbmw == 19 * 4096);
+	CHECK(stats->mbe == 0);
+
+	// A handle past the last one: the write lands on handle 0 and a host event says so.
+	REQUIRE(io(**q, nvme::IoOp::write, 9, 40, 1, buf.data()) == 0);
+	hs = (*dev)->handles();
+	REQUIRE(hs.ok());
+	CHECK((*hs)[0].ruamw == ru_lbas - 1);
+	auto el = (*dev)->log_page(nvme::kLidFdpEvents, nvme::kLspFdpHostEvents);
+	REQUIRE(el.ok());
+	CHECK(el->size() == 4096);
+	auto ev = nvme::parse_fdp_events(*el);
+	REQUIRE(ev.ok());
+	REQUIRE(ev->size() == 1);
+	CHECK((*ev)[0].type == nvme::kFdpEventInvalidPid);
+	CHECK((*ev)[0].pid == 9);
+	auto ctrl = (*dev)->log_page(nvme::kLidFdpEvents, 0);
+	REQUIRE(ctrl.ok());
+	auto cev = nvme::parse_fdp_events(*ctrl);
+	REQUIRE(cev.ok());
+	CHECK(cev->empty());
+	CHECK_FALSE((*dev)->log_page(0x02).ok());
+}
+
+TEST_CASE("model device: WAF from the statistics log after overwrites is above 1")
+{
+	TempFile tf;
+	auto dev = model::open_model_device(options(tf.path));
+	REQUIRE(dev.ok());
+	io_uring ring{};
+	auto q = (*dev)->open_queue(ring);
+	REQUIRE(q.ok());
+	const uint64_t nlb = (*dev)->info().nlb;
+	std::vector<uint8_t> buf(4096, 1);
+	uint64_t x = 12345;
+	for (uint64_t i = 0; i < 4 * nlb; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		const uint64_t lba = i < nlb ? i : (x >> 33) % nlb;
+		REQUIRE(io(**q, nvme::IoOp::write, 0, lba, 1, buf.data()) == 0);
+	}
+	auto sl = (*dev)->log_page(nvme::kLidFdpStats);
+	REQUIRE(sl.ok());
+	auto stats = nvme::parse_fdp_stats(*sl);
+	REQUIRE(stats.ok());
+	CHECK(stats->hbmw == 4 * nlb * 4096);
+	CHECK(stats->mbmw > stats->hbmw);
+	CHECK(stats->mbe > 0);
+	CHECK(stats->mbe % (256u << 10) == 0);
+}
+
+TEST_CASE("model device: bad options are errors that say what to fix")
+{
+	model::ModelDeviceOptions o;
+	auto r = model::open_model_device(o);
+	REQUIRE_FALSE(r.ok());
+	CHECK(r.error().context.find("data file") != std::string::npos);
+	TempFile tf;
+	o = options(tf.path);
+	o.config.op = -1;
+	r = model::open_model_device(o);
+	REQUIRE_FALSE(r.ok());
+	CHECK(r.error().context.find("over-provisioning") != std::string::npos);
+}
