@@ -100,9 +100,6 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-lifetimes", o.kv_lifetimes,
 		       "--workload kv: mean lifetimes in seconds of the three populations")
 		->capture_default_str();
-	cmd.add_option("--kv-drive-writes", o.kv_drive_writes,
-		       "--workload kv: bytes to write, in multiples of the logical capacity")
-		->capture_default_str();
 }
 
 bool selects_workload(const WorkloadOptions &o, std::string_view workload)
@@ -154,7 +151,7 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 	    cfg.mean_life_s[1] <= 0 || cfg.mean_life_s[2] <= 0)
 		return usage("--kv-lifetimes: want three positive seconds like 43200,300,10");
 	if (!(o.kv_drive_writes > 0 && o.kv_drive_writes <= 1000))
-		return usage("--kv-drive-writes: want a number in (0, 1000]");
+		return usage("--writes: want a number in (0, 1000]");
 	cfg.drive_writes = o.kv_drive_writes;
 	return std::unique_ptr<sim::Workload>(std::make_unique<KvSynthWorkload>(cfg));
 }

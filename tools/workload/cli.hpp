@@ -24,7 +24,8 @@ struct WorkloadOptions {
 	uint64_t kv_requests = 0;                 // replay only the first N requests (0 = all)
 	std::string kv_mix = "0.05,0.35,0.60";    // --workload kv: prefix,conversation,single
 	std::string kv_lifetimes = "43200,300,10";// --workload kv: mean lifetimes in seconds
-	double kv_drive_writes = 3.0;             // --workload kv: bytes written / capacity
+	// --workload kv: bytes written / capacity, warm-up included (simulate: 1 + --writes).
+	double kv_drive_writes = 4.0;
 };
 
 // What simulate knows that the workload needs.
