@@ -56,12 +56,14 @@ std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
 		const auto ruamw = h.value("ruamw", uint64_t{0});
 		const auto bytes = h.value("host_bytes", uint64_t{0});
 		std::string cls;
-		for (uint8_t c = 0; c < 6; c++) {
+		for (uint8_t c = 0; c < 6 && r.placement != "none"; c++) {
 			const bool here = r.placement == "none" ? ruhid == 0
 								: default_handle_for_class(c, nruh) == ruhid;
 			if (here && h.value("rg", uint64_t{0}) == 0)
 				cls += std::string(cls.empty() ? "" : ",") + kClasses[c];
 		}
+		if (r.placement == "none")
+			cls = ruhid == 0 && h.value("rg", uint64_t{0}) == 0 ? "all" : "-";
 		if (cls.empty())
 			cls = "-";
 		std::snprintf(line, sizeof line, "%4llu %4llu %6llu %-14s %12llu %9.2f MiB %10.2f GiB\n",
