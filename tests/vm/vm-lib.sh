@@ -5,8 +5,8 @@
 KVFDP_FAILED=0
 KVFDP_CHECKS=0
 
-# step DESC: a heading in the console log
-step() { echo; echo "== $*"; }
+# step DESC: a heading in the console log, with the guest uptime (to see where the time goes)
+step() { echo; echo "== $* [t=$(cut -d" " -f1 /proc/uptime 2>/dev/null)s]"; }
 
 # check DESC CMD...: runs CMD (output to the console); records a failure unless it exits 0
 check() {
