@@ -564,11 +564,8 @@ int run(State &s)
 	s.ctrl = std::move(*ctrl);
 
 	Result<void> r = s.opts.recover_id >= 0 ? begin_recovery(s) : add_device(s);
-	if (r) {
-		if (!s.recovered)
-			s.dev.max_io_buf_bytes = s.opts.io_buf_bytes;
+	if (r)
 		r = setup_tagger(s);
-	}
 	if (r) {
 		auto cfd = open_when_present(ublk::char_path(s.dev.dev_id), O_RDWR);
 		if (cfd)

@@ -5,7 +5,7 @@
 need kvfdpd kvfdp-daemon-vmtool
 T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
-KIB=49152   # 48 MiB per writer
+KIB=24576   # 24 MiB per writer
 
 start_kvfdpd() {  # $1: log name, then extra args
 	log=$1; shift
