@@ -24,7 +24,7 @@ for fs in xfs ext4; do
 	sync
 	# Where file a lives on the namespace (4 KiB blocks; ublk LBA == namespace LBA).
 	xfs_io -r -c "fiemap" /mnt/kv/a > /tmp/fiemap 2>&1
-	sec=$(sed -n 's/^ *0: *\[0\.\.[0-9]*\]: *\([0-9][0-9]*\)\.\..*/\1/p' /tmp/fiemap)
+	sec=$(sed -n 's/^[[:space:]]*0: *\[0\.\.[0-9]*\]: *\([0-9][0-9]*\)\.\..*/\1/p' /tmp/fiemap)
 	first=${sec:+$((sec / 8))}
 	[ -n "$first" ] || { cat /tmp/fiemap; die "$fs: fiemap gave no extent for /mnt/kv/a"; }
 	echo 3 > /proc/sys/vm/drop_caches
