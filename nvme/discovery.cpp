@@ -304,9 +304,14 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	d.names = std::move(*names);
 
 	struct stat st {};
-	if (stat(ng_path.c_str(), &st) != 0)
-		return errno_error(errno, "cannot find " + ng_path +
-						  " (list namespaces with `ls /dev/ng*` or `nvme list`)");
+	if (stat(ng_path.c_str(), &st) != 0) {
+		int e = errno;
+		if (e == EACCES || e == EPERM)
+			return errno_error(e, "cannot reach " + ng_path + "; run as root or grant "
+						  "your user rw access (udev rule)");
+		return errno_error(e, "cannot find " + ng_path +
+					      " (list namespaces with `ls /dev/ng*` or `nvme list`)");
+	}
 	if (!S_ISCHR(st.st_mode))
 		return make_error(std::errc::invalid_argument,
 				  ng_path + " is not a character device; pass the NVMe generic "

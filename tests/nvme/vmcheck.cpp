@@ -1,7 +1,8 @@
 // kvfdp-nvme-vmcheck: guest-side check of the NVMe layer against QEMU's FDP namespace.
 //   kvfdp-nvme-vmcheck /dev/ngXnY --nruh N [--capture DIR]   full check, exit 0 iff all pass
-//   kvfdp-nvme-vmcheck --expect-error TEXT PATH              discovery of PATH must fail with
-//                                                            an error containing TEXT
+//   kvfdp-nvme-vmcheck --expect-error TEXT PATH [--as-uid U]  discovery of PATH (as uid U)
+//                                                            must fail with an error
+//                                                            containing TEXT
 // Prints "ok: ..." / "FAIL: ..." lines, and a JSON summary to stdout's last line.
 #include <liburing.h>
 
@@ -118,8 +119,17 @@ int main(int argc, char **argv)
 	int want_nruh = -1;
 	for (int i = 1; i < argc; ++i) {
 		std::string a = argv[i];
-		if (a == "--expect-error" && i + 2 < argc)
+		if (a == "--expect-error" && i + 2 < argc) {
+			if (i + 4 < argc && std::string(argv[i + 3]) == "--as-uid") {
+				auto id = static_cast<uid_t>(std::atoi(argv[i + 4]));
+				if (setgid(id) != 0 || setuid(id) != 0) {
+					std::printf("FAIL: cannot drop to uid %u: %s\n", id,
+						    std::strerror(errno));
+					return 1;
+				}
+			}
 			return expect_error(argv[i + 1], argv[i + 2]);
+		}
 		if (a == "--nruh" && i + 1 < argc)
 			want_nruh = std::atoi(argv[++i]);
 		else if (a == "--capture" && i + 1 < argc)

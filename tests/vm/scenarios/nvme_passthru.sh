@@ -20,6 +20,7 @@ check "nvme-cli read the oracle JSON" test -s "$f/nvme_fdp_stats.json"
 step "discovery errors say what to do"
 check "a block device points at its ng device" kvfdp-nvme-vmcheck --expect-error "use /dev/ng0n1" /dev/nvme0n1
 check "a controller points at a namespace" kvfdp-nvme-vmcheck --expect-error "/dev/ng0n1" /dev/nvme0
+check "an unprivileged user is told to run as root" kvfdp-nvme-vmcheck --expect-error "run as root" /dev/ng0n1 --as-uid 65534
 check "a missing device is named" kvfdp-nvme-vmcheck --expect-error "/dev/ng7n7" /dev/ng7n7
 if [ "$KVFDP_PLAIN" = 1 ]; then
 	check "a namespace without FDP says CTRATT bit 19 and --backend model" \
