@@ -1,25 +1,81 @@
-// The kvfdp command line.
+// The kvfdp command line: global options, one line per subcommand, the top-level catch.
 #include "tools/cli/app.hpp"
 
-#include <cstdio>
+#include <exception>
+#include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/commands.hpp"
+#include "tools/cli/context.hpp"
+
+#ifdef KVFDP_CLI_HAVE_SIM
+#include "tools/sim/simulate_cmd.hpp"
+#endif
+#ifdef KVFDP_CLI_HAVE_RECORD
+#include "tools/record/record_cmd.hpp"
+#endif
+
 namespace kvfdp::cli {
 
-int run(int argc, char **argv)
+int run(int argc, char **argv, std::ostream &out, std::ostream &err)
 {
-	CLI::App app{"kvfdp: inspect and project NVMe FDP placement of KV-cache files", "kvfdp"};
+	CLI::App app{"kvfdp: inspect and project NVMe FDP placement of KV-cache files.\n"
+		     "Data comes from kvfdpd's control socket, or with --device / --backend model "
+		     "straight from a namespace or the FDP SSD model.",
+		     "kvfdp"};
+	Context ctx(out, err);
 	app.require_subcommand(1);
-	auto *version = app.add_subcommand("version", "print the kvfdp version");
-	version->callback([] { std::printf("kvfdp 0.1.0\n"); });
+	// Global options may follow the subcommand: `kvfdp ruh --device /dev/ng0n1 -o json`.
+	app.fallthrough();
+	app.footer("Exit codes: 0 ok, 1 error, 2 usage, 3 no daemon/device, 4 unsupported "
+		   "(docs/cli.md).");
+	add_global_options(app, ctx);
+
+	add_status_command(app, ctx);
+	add_ruh_command(app, ctx);
+	add_stats_command(app, ctx);
+	add_configs_command(app, ctx);
+	add_events_command(app, ctx);
+	add_files_command(app, ctx);
+	add_policy_command(app, ctx);
+	add_metrics_command(app, ctx);
+	add_version_command(app, ctx);
+#ifdef KVFDP_CLI_HAVE_SIM
+	kvfdp::sim::add_simulate_command(app, ctx.exit_code);
+#endif
+#ifdef KVFDP_CLI_HAVE_RECORD
+	kvfdp::bpf::add_record_command(app, ctx.exit_code);
+#endif
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
-		int rc = app.exit(e);
+		int rc = app.exit(e, out, err);
 		return rc == 0 ? kExitOk : kExitUsage;
+	} catch (const std::exception &e) {
+		// Data that did not have the shape we expected (e.g. a daemon reply): a bug, not a
+		// crash.
+		err << "kvfdp: internal error: " << e.what()
+		    << "; please report it with the command line that caused it\n";
+		return kExitError;
 	}
-	return kExitOk;
+	return ctx.exit_code;
+}
+
+int run(int argc, char **argv) { return run(argc, argv, std::cout, std::cerr); }
+
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+	std::vector<std::string> all;
+	all.reserve(args.size() + 1);
+	all.emplace_back("kvfdp");
+	all.insert(all.end(), args.begin(), args.end());
+	std::vector<char *> argv;
+	for (auto &s : all)
+		argv.push_back(s.data());
+	argv.push_back(nullptr);
+	return run(static_cast<int>(all.size()), argv.data(), out, err);
 }
 
 } // namespace kvfdp::cli

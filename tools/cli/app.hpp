@@ -1,6 +1,10 @@
 // The kvfdp command line: builds the CLI11 app and runs the chosen subcommand.
 #pragma once
 
+#include <ostream>
+#include <string>
+#include <vector>
+
 namespace kvfdp::cli {
 
 // Exit codes, stable and documented in docs/cli.md.
@@ -14,5 +18,9 @@ enum Exit : int {
 
 // Parses argv and runs the subcommand; returns the process exit code.
 int run(int argc, char **argv);
+// The same with the output streams given (tests capture them). argv[0] is the program name.
+int run(int argc, char **argv, std::ostream &out, std::ostream &err);
+// Convenience for tests: args excludes the program name.
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 } // namespace kvfdp::cli

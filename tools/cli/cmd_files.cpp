@@ -1,0 +1,135 @@
+// kvfdp files [--top N] [--class C]: kvfdpd's per-file records (inode, path, class, bytes,
+// age or lifetime).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/units.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct FilesOptions {
+	unsigned top = 20;
+	std::string cls;
+	bool live_only = false;
+	double now = 0; // test seam: the current Unix time (0 = the clock)
+};
+
+std::string seconds_text(double s)
+{
+	char buf[32];
+	if (s < 120)
+		std::snprintf(buf, sizeof buf, "%.1fs", s);
+	else if (s < 7200)
+		std::snprintf(buf, sizeof buf, "%.1fm", s / 60);
+	else if (s < 172800)
+		std::snprintf(buf, sizeof buf, "%.1fh", s / 3600);
+	else
+		std::snprintf(buf, sizeof buf, "%.1fd", s / 86400);
+	return buf;
+}
+
+double num(const json &j, const char *k)
+{
+	return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+}
+
+int run_files(Context &ctx, const FilesOptions &o)
+{
+	std::optional<int> want;
+	if (!o.cls.empty()) {
+		want = parse_class(o.cls);
+		if (!want)
+			return ctx.fail(kExitUsage, "--class '" + o.cls + "' is not a lifetime class; use one of " +
+							    class_names_list());
+	}
+	if (ctx.direct())
+		return ctx.fail(kExitUsage, "files come from kvfdpd's records (the BPF tagger's file "
+					    "events); a device has none. Run it without --device/--backend "
+					    "while kvfdpd runs");
+	// Ask for more than shown: the daemon returns newest first; we rank by bytes.
+	auto r = ctx.ask_daemon("files", {{"limit", std::max(1000u, o.top)}});
+	if (!r.ok)
+		return ctx.fail(r.error);
+	const json &d = r.data;
+	if (!d.value("available", true)) {
+		std::string why = d.value("reason", std::string("no reason given"));
+		if (ctx.json())
+			ctx.print_json({{"available", false}, {"reason", why}, {"files", json::array()}});
+		else
+			ctx.out << "no file records: " << why << '\n';
+		return kExitOk;
+	}
+	double now = o.now > 0 ? o.now
+			       : std::chrono::duration<double>(
+					 std::chrono::system_clock::now().time_since_epoch())
+					 .count();
+	std::vector<json> files;
+	for (const auto &f : d.value("files", json::array())) {
+		if (!f.is_object())
+			continue;
+		std::string c = f.value("class", std::string("not_set"));
+		if (want && parse_class(c) != want)
+			continue;
+		bool live = !f.contains("death") || f["death"].is_null();
+		if (o.live_only && !live)
+			continue;
+		json g = f;
+		g["state"] = live ? "live" : "deleted";
+		if (live && f.contains("birth") && f["birth"].is_number())
+			g["age_s"] = std::max(0.0, now - f["birth"].get<double>());
+		files.push_back(std::move(g));
+	}
+	std::stable_sort(files.begin(), files.end(), [](const json &a, const json &b) {
+		return num(a, "bytes") > num(b, "bytes");
+	});
+	size_t total = files.size();
+	if (files.size() > o.top)
+		files.resize(o.top);
+	if (ctx.json()) {
+		ctx.print_json({{"available", true}, {"matched", total}, {"files", files}});
+		return kExitOk;
+	}
+	Table t({{"DEV", Align::left}, {"INODE", Align::right}, {"CLASS"}, {"BYTES", Align::right},
+		 {"STATE"}, {"AGE/LIFE", Align::right}, {"PATH", Align::left, true}});
+	for (const auto &f : files) {
+		std::string life;
+		if (f["state"] == "live")
+			life = f.contains("age_s") ? seconds_text(f["age_s"].get<double>()) : "-";
+		else
+			life = f.contains("lifetime_s") && f["lifetime_s"].is_number()
+				       ? seconds_text(f["lifetime_s"].get<double>())
+				       : "-";
+		t.add_row({f.value("dev", std::string("-")),
+			   f.contains("ino") ? f["ino"].dump() : "-",
+			   f.value("class", std::string("-")),
+			   format_bytes(static_cast<u128>(num(f, "bytes"))),
+			   f["state"].get<std::string>(), life,
+			   f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "-"});
+	}
+	t.render(ctx.out, ctx.table_width());
+	ctx.out << files.size() << " of " << total << " matching file(s), largest first\n";
+	return kExitOk;
+}
+
+} // namespace
+
+void add_files_command(CLI::App &app, Context &ctx)
+{
+	auto o = std::make_shared<FilesOptions>();
+	auto *c = app.add_subcommand("files", "files kvfdpd saw: inode, path, class, bytes, age or lifetime");
+	c->add_option("--top", o->top, "show the N largest")->check(CLI::Range(1u, 1000000u))->capture_default_str();
+	c->add_option("--class", o->cls, "only this lifetime class (" + class_names_list() + ")");
+	c->add_flag("--live", o->live_only, "only files not yet deleted");
+	c->add_option("--now", o->now)->group(""); // test seam: fixed clock
+	c->callback([&ctx, o] { ctx.exit_code = run_files(ctx, *o); });
+}
+
+} // namespace kvfdp::cli

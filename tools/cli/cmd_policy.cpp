@@ -1,0 +1,177 @@
+// kvfdp policy show [FILE] | check FILE: a kvfdpd policy config, parsed and validated with
+// kvfdpd's own parser (kvfdp_core), or the policy kvfdpd runs now.
+#include <memory>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/source.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/units.hpp"
+
+#ifdef KVFDP_CLI_HAVE_CORE
+#include "userspace/daemon/config.hpp"
+#include "userspace/daemon/policy.hpp"
+#endif
+
+namespace kvfdp::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct PolicyOptions {
+	std::string file;
+};
+
+void print_policy_human(Context &ctx, const json &p)
+{
+	KeyValues kv;
+	kv.add("config", p.value("config", std::string("-")).empty() ? "(built-in default)"
+									: p.value("config", std::string("-")));
+	if (p.contains("generation"))
+		kv.add("generation", p["generation"].dump());
+	kv.add("handles", p.contains("nruh") ? p["nruh"].dump() : "-");
+	const json &w = p.value("watch", json::object());
+	std::string dir = w.value("dir", std::string());
+	kv.add("watch dir", dir.empty() ? "(all files)" : dir);
+	kv.render(ctx.out, ctx.table_width());
+	ctx.out << '\n';
+	Table t({{"CLASS"}, {"HANDLE", Align::right}, {"PID", Align::right}, {"FROM"}});
+	for (const auto &m : p.value("map", json::array()))
+		t.add_row({m.value("class", std::string("?")), m.contains("handle") ? m["handle"].dump() : "-",
+			   m.contains("pid") && !m["pid"].is_null() ? m["pid"].dump() : "-",
+			   m.value("from", std::string("-"))});
+	t.render(ctx.out, ctx.table_width());
+	const json &rules = p.value("rules", json::array());
+	if (!rules.empty()) {
+		ctx.out << '\n';
+		Table r({{"PATH", Align::left, true}, {"CLASS"}});
+		for (const auto &x : rules)
+			r.add_row({x.value("path", std::string("?")), x.value("class", std::string("?"))});
+		r.render(ctx.out, ctx.table_width());
+	}
+}
+
+#ifdef KVFDP_CLI_HAVE_CORE
+// Parses and validates file; with a device (--device / --backend) the handle numbers are
+// checked against its handles and the PIDs shown, else against kvfdpd's upper limit.
+Result<json> policy_from_file(Context &ctx, const std::string &file)
+{
+	auto cfg = daemon::load_config(file, false);
+	if (!cfg)
+		return cli_error(kExitUsage, cfg.error().message());
+	uint16_t nruh = daemon::kMaxHandles;
+	std::vector<nvme::Handle> handles;
+	bool checked = false;
+	if (ctx.direct()) {
+		auto dev = ctx.open_device();
+		if (!dev)
+			return std::move(dev).error();
+		auto hs = (*dev)->handles();
+		if (!hs)
+			return std::move(hs).error();
+		handles = *hs;
+		nruh = static_cast<uint16_t>(handles.size());
+		checked = true;
+	}
+	auto pol = daemon::make_policy(*cfg, nruh);
+	if (!pol)
+		return cli_error(kExitUsage, pol.error().message());
+	json map = json::array();
+	for (unsigned c = 0; c < daemon::kNumClasses; c++) {
+		uint16_t h = pol->handle[c];
+		json pid = h < handles.size() ? json(handles[h].pid) : json(nullptr);
+		map.push_back({{"class", std::string(class_name(static_cast<int>(c)))},
+			       {"handle", h},
+			       {"pid", pid},
+			       {"from", cfg->handle[c] ? "config" : "default"}});
+	}
+	json rules = json::array();
+	for (const auto &r : cfg->rules)
+		rules.push_back({{"path", r.path}, {"class", std::string(class_name(r.cls))}, {"line", r.line}});
+	json doc = {{"config", file},
+		    {"valid", true},
+		    {"checked_against_device", checked},
+		    {"nruh", checked ? json(nruh) : json(nullptr)},
+		    {"map", map},
+		    {"rules", rules},
+		    {"watch", {{"dir", cfg->watch_dir}}}};
+	return doc;
+}
+#endif
+
+int run_show(Context &ctx, const PolicyOptions &o)
+{
+	json doc;
+	if (!o.file.empty()) {
+#ifdef KVFDP_CLI_HAVE_CORE
+		auto d = policy_from_file(ctx, o.file);
+		if (!d)
+			return ctx.fail(d.error());
+		doc = std::move(d).value();
+#else
+		return ctx.fail(kExitUnsupported, "this kvfdp was built without kvfdpd's config parser "
+						  "(kvfdp_core); `policy show` without FILE asks kvfdpd");
+#endif
+	} else {
+		if (ctx.direct())
+			return ctx.fail(kExitUsage, "policy show without FILE asks kvfdpd for its policy; "
+						    "give a FILE to read one with --device/--backend");
+		auto r = ctx.ask_daemon("policy");
+		if (!r.ok)
+			return ctx.fail(r.error);
+		doc = r.data;
+	}
+	if (ctx.json())
+		ctx.print_json(doc);
+	else
+		print_policy_human(ctx, doc);
+	return kExitOk;
+}
+
+int run_check(Context &ctx, const PolicyOptions &o)
+{
+#ifdef KVFDP_CLI_HAVE_CORE
+	auto d = policy_from_file(ctx, o.file);
+	if (!d) {
+		if (ctx.json()) {
+			ctx.print_json({{"config", o.file}, {"valid", false}, {"error", d.error().context}});
+			ctx.exit_code = exit_for(d.error());
+			return ctx.exit_code;
+		}
+		return ctx.fail(d.error());
+	}
+	if (ctx.json()) {
+		ctx.print_json({{"config", o.file}, {"valid", true},
+				{"checked_against_device", (*d)["checked_against_device"]}});
+	} else {
+		ctx.out << o.file << ": valid";
+		if ((*d)["checked_against_device"] == true)
+			ctx.out << " for a device with " << (*d)["nruh"].dump() << " handles\n";
+		else
+			ctx.out << " (handle numbers not checked against a drive: add --device "
+				   "/dev/ngXnY or --backend model)\n";
+	}
+	return kExitOk;
+#else
+	(void)o;
+	return ctx.fail(kExitUnsupported, "this kvfdp was built without kvfdpd's config parser "
+					  "(kvfdp_core), so it cannot check a config");
+#endif
+}
+
+} // namespace
+
+void add_policy_command(CLI::App &app, Context &ctx)
+{
+	auto *p = app.add_subcommand("policy", "kvfdpd's placement policy: show or check a config");
+	p->require_subcommand(1);
+	auto o = std::make_shared<PolicyOptions>();
+	auto *show = p->add_subcommand("show", "the policy in FILE, or the one kvfdpd runs now");
+	show->add_option("FILE", o->file, "a kvfdpd TOML config");
+	show->callback([&ctx, o] { ctx.exit_code = run_show(ctx, *o); });
+	auto *check = p->add_subcommand("check", "validate FILE (exit 0 valid, 2 invalid)");
+	check->add_option("FILE", o->file, "a kvfdpd TOML config")->required();
+	check->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });
+}
+
+} // namespace kvfdp::cli

@@ -1,0 +1,93 @@
+// kvfdp ruh: per placement handle, its PID, RUHID, classes, RUAMW and kvfdpd's bytes.
+#include "tools/cli/commands.hpp"
+#include "tools/cli/source.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/units.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+std::string join(const std::vector<std::string> &v, const char *sep)
+{
+	std::string s;
+	for (const auto &x : v) {
+		if (!s.empty())
+			s += sep;
+		s += x;
+	}
+	return s;
+}
+
+void print_human(Context &ctx, const RuhView &v)
+{
+	ctx.out << v.device << " (" << v.backend << ", via " << v.source << "): " << v.rows.size()
+		<< " placement handles, LBA " << v.lba_size << " B\n";
+	bool daemon = v.source == "daemon";
+	std::vector<Column> cols = {{"IDX", Align::right},     {"PID", Align::right},
+				    {"RUHID", Align::right},   {"CLASSES", Align::left, true},
+				    {"RUAMW_LBAS", Align::right}, {"RUAMW", Align::right},
+				    {"EARUTR_S", Align::right}};
+	if (daemon) {
+		cols.push_back({"WRITES", Align::right});
+		cols.push_back({"WRITTEN", Align::right});
+	}
+	Table t(cols);
+	for (const auto &r : v.rows) {
+		std::vector<std::string> cells = {std::to_string(r.index),
+						  std::to_string(r.pid),
+						  std::to_string(r.ruhid),
+						  r.classes.empty() ? "-" : join(r.classes, ","),
+						  std::to_string(r.ruamw),
+						  format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
+						  std::to_string(r.earutr)};
+		if (daemon) {
+			cells.push_back(r.writes ? std::to_string(*r.writes) : "-");
+			cells.push_back(r.bytes ? format_bytes(*r.bytes) : "-");
+		}
+		t.add_row(std::move(cells));
+	}
+	t.render(ctx.out, ctx.table_width());
+	if (!daemon)
+		ctx.out << "classes: the default map (kvfdpd's policy may differ; run with kvfdpd "
+			   "up to see its map and bytes per handle)\n";
+}
+
+int run_ruh(Context &ctx)
+{
+	Result<RuhView> view = cli_error(kExitError, "");
+	if (ctx.direct()) {
+		auto dev = ctx.open_device();
+		if (!dev)
+			return ctx.fail(dev.error());
+		view = ruh_from_device(**dev);
+	} else {
+		auto ruh = ctx.ask_daemon("ruh");
+		if (!ruh.ok)
+			return ctx.fail(ruh.error);
+		auto st = ctx.ask_daemon("status");
+		if (!st.ok)
+			return ctx.fail(st.error);
+		view = ruh_from_daemon_data(ruh.data, st.data);
+	}
+	if (!view)
+		return ctx.fail(view.error());
+	if (ctx.json())
+		ctx.print_json(to_json(*view));
+	else
+		print_human(ctx, *view);
+	return kExitOk;
+}
+
+} // namespace
+
+void add_ruh_command(CLI::App &app, Context &ctx)
+{
+	auto *c = app.add_subcommand("ruh", "placement handles: PID, RUHID, classes, RUAMW, EARUTR, "
+					    "bytes written through kvfdpd");
+	c->footer("Data: kvfdpd (--socket), or a device read directly (--device /dev/ngXnY, "
+		  "--backend model). JSON keys follow nvme-cli: nruhsd, ruhss[].pid/ruhid/earutr/ruamw.");
+	c->callback([&ctx] { ctx.exit_code = run_ruh(ctx); });
+}
+
+} // namespace kvfdp::cli

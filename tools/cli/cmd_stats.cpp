@@ -1,0 +1,168 @@
+// kvfdp stats [--interval S] [--count N]: the FDP statistics log, with WAF from deltas.
+#include <chrono>
+#include <memory>
+#include <cstdio>
+#include <thread>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/fdp_view.hpp"
+#include "tools/cli/source.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/units.hpp"
+#include "tools/cli/waf.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct StatsOptions {
+	double interval = 0;
+	unsigned count = 1;
+};
+
+// Where samples come from: an open device, or kvfdpd.
+struct Sampler {
+	Context &ctx;
+	std::unique_ptr<nvme::Device> dev;
+
+	Result<nvme::FdpStats> sample()
+	{
+		if (dev)
+			return stats_from_device(*dev);
+		auto r = ctx.ask_daemon("stats");
+		if (!r.ok) {
+			int code = r.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
+			return cli_error(code, r.error.message);
+		}
+		return stats_from_daemon_data(r.data);
+	}
+};
+
+std::string waf_text(const WafReading &w)
+{
+	if (!w.waf)
+		return "n/a";
+	char buf[32];
+	std::snprintf(buf, sizeof buf, "%.3f", *w.waf);
+	return buf;
+}
+
+json waf_json(const WafReading &w)
+{
+	json j;
+	j["waf"] = w.waf ? json(*w.waf) : json(nullptr);
+	j["waf_note"] = w.reason;
+	return j;
+}
+
+json counters_json(const nvme::FdpStats &s)
+{
+	return {{"hbmw", u128_json(s.hbmw)}, {"mbmw", u128_json(s.mbmw)}, {"mbe", u128_json(s.mbe)}};
+}
+
+int run_stats(Context &ctx, const StatsOptions &o)
+{
+	Sampler sm{ctx, nullptr};
+	std::string device_name;
+	bool emulated = false;
+	if (ctx.direct()) {
+		auto d = ctx.open_device();
+		if (!d)
+			return ctx.fail(d.error());
+		sm.dev = std::move(d).value();
+		device_name = display_path(sm.dev->info());
+		if (sm.dev->info().backend == "passthru")
+			emulated = controller_is_emulated(device_name, ctx.probe_root);
+	} else {
+		auto st = ctx.ask_daemon("status");
+		if (!st.ok)
+			return ctx.fail(st.error);
+		const json &dev = st.data.value("device", json::object());
+		device_name = dev.value("path", std::string("?"));
+		if (dev.value("backend", std::string()) == "passthru")
+			emulated = controller_is_emulated(device_name, ctx.probe_root);
+	}
+	auto first = sm.sample();
+	if (!first)
+		return ctx.fail(first.error());
+	WafReading life = assess_waf(nvme::FdpStats{}, *first, emulated);
+	json doc = counters_json(*first);
+	doc["device"] = device_name;
+	doc["emulated"] = emulated;
+	doc["lifetime"] = waf_json(life);
+	doc["intervals"] = json::array();
+	if (!ctx.json()) {
+		KeyValues kv;
+		kv.add("device", device_name + (emulated ? " (emulated: QEMU)" : ""));
+		kv.add("hbmw", format_u128(first->hbmw) + " B (" + format_bytes(first->hbmw) +
+				       ") host bytes with metadata written");
+		kv.add("mbmw", format_u128(first->mbmw) + " B (" + format_bytes(first->mbmw) +
+				       ") media bytes with metadata written");
+		kv.add("mbe", format_u128(first->mbe) + " B (" + format_bytes(first->mbe) +
+				      ") media bytes erased");
+		kv.add("waf", waf_text(life) + " since the drive was formatted");
+		kv.render(ctx.out, ctx.table_width());
+		if (!life.reason.empty())
+			ctx.out << "note: " << life.reason << '\n';
+	}
+	nvme::FdpStats prev = *first;
+	auto row = [&ctx](const std::string &a, const std::string &b, const std::string &c,
+			  const std::string &d, const std::string &e, const std::string &f) {
+		char buf[160];
+		std::snprintf(buf, sizeof buf, "%10s  %12s  %12s  %12s  %7s", a.c_str(), b.c_str(),
+			      c.c_str(), d.c_str(), e.c_str());
+		std::string line = buf;
+		if (!f.empty())
+			line += "  " + f;
+		ctx.out << line << '\n';
+		ctx.out.flush();
+	};
+	if (o.interval > 0 && !ctx.json()) {
+		ctx.out << '\n';
+		row("INTERVAL_S", "HOST", "MEDIA", "ERASED", "WAF", "NOTE");
+	}
+	for (unsigned i = 0; o.interval > 0 && i < o.count; i++) {
+		std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
+		auto now = sm.sample();
+		if (!now)
+			return ctx.fail(now.error());
+		WafReading w = assess_waf(prev, *now, emulated);
+		nvme::FdpStats d{now->hbmw - prev.hbmw, now->mbmw - prev.mbmw, now->mbe - prev.mbe};
+		json iv = counters_json(d);
+		iv["seconds"] = o.interval;
+		iv.update(waf_json(w));
+		doc["intervals"].push_back(iv);
+		if (!ctx.json()) {
+			char secs[32];
+			std::snprintf(secs, sizeof secs, "%g", o.interval);
+			row(secs, format_bytes(d.hbmw), format_bytes(d.mbmw), format_bytes(d.mbe),
+			    waf_text(w), w.reason);
+		}
+		prev = *now;
+	}
+	if (ctx.json())
+		ctx.print_json(doc);
+	else
+		ctx.out << kWafMeaning << '\n';
+	return kExitOk;
+}
+
+} // namespace
+
+void add_stats_command(CLI::App &app, Context &ctx)
+{
+	auto o = std::make_shared<StatsOptions>();
+	auto *c = app.add_subcommand("stats", "FDP statistics (HBMW, MBMW, MBE) and WAF from deltas");
+	c->add_option("-i,--interval", o->interval, "seconds between two readings; WAF of each interval")
+		->check(CLI::Range(0.0, 86400.0));
+	c->add_option("-n,--count", o->count, "intervals to take with --interval")
+		->check(CLI::Range(1u, 1000000u))
+		->capture_default_str();
+	c->footer("WAF = delta MBMW / delta HBMW. Without --interval it is the lifetime ratio "
+		  "since the drive was formatted.");
+	c->callback([&ctx, o] { ctx.exit_code = run_stats(ctx, *o); });
+}
+
+} // namespace kvfdp::cli

@@ -1,0 +1,216 @@
+// kvfdp status: daemon, device, kernel features, tagging, bytes per class, stale tags,
+// recovery; without kvfdpd, the device (if named) and the kernel feature probe.
+#include <sstream>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/fdp_view.hpp"
+#include "tools/cli/kernel_probe.hpp"
+#include "tools/cli/source.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/units.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// j[key] as text for display ("-" when missing).
+std::string text(const json &j, const char *key)
+{
+	if (!j.is_object() || !j.contains(key) || j[key].is_null())
+		return "-";
+	const auto &v = j[key];
+	if (v.is_string())
+		return v.get<std::string>();
+	if (v.is_boolean())
+		return v.get<bool>() ? "yes" : "no";
+	return v.dump();
+}
+
+uint64_t num(const json &j, const char *key)
+{
+	if (j.is_object() && j.contains(key) && j[key].is_number_unsigned())
+		return j[key].get<uint64_t>();
+	if (j.is_object() && j.contains(key) && j[key].is_number_integer() && j[key].get<int64_t>() >= 0)
+		return static_cast<uint64_t>(j[key].get<int64_t>());
+	return 0;
+}
+
+std::string kernel_line(const json &k)
+{
+	std::ostringstream s;
+	s << text(k, "release") << "; ublk_drv " << text(k, "ublk_drv") << "; BTF "
+	  << text(k, "btf") << "; BPF LSM " << text(k, "bpf_lsm") << "; io_uring "
+	  << text(k, "io_uring");
+	return s.str();
+}
+
+std::string ublk_hint(const json &k)
+{
+	std::string u = text(k, "ublk_drv");
+	if (u == "available")
+		return "ublk_drv is not loaded: run `modprobe ublk_drv` before starting kvfdpd";
+	if (u == "missing")
+		return "this kernel has no ublk_drv; kvfdpd needs a kernel that ships it (Debian's "
+		       "6.12 or later)";
+	return {};
+}
+
+std::string device_line(const json &d)
+{
+	std::ostringstream s;
+	if (d.contains("ublk_path"))
+		s << text(d, "ublk_path") << " -> ";
+	s << text(d, "path") << " (" << text(d, "backend") << "), nsid " << text(d, "nsid") << ", "
+	  << format_bytes(static_cast<u128>(num(d, "nlb")) * num(d, "lba_size")) << ", LBA "
+	  << num(d, "lba_size") << " B";
+	return s.str();
+}
+
+std::string fdp_line(const json &d)
+{
+	std::ostringstream s;
+	bool supported = !d.contains("fdp_supported") || d["fdp_supported"] == true;
+	if (!supported)
+		return "not supported (CTRATT bit 19 is 0)";
+	s << (d.value("fdp_enabled", false) ? "enabled" : "disabled") << ", " << num(d, "nruh")
+	  << " handles, " << num(d, "nrg") << " reclaim group(s), RU " << format_bytes(num(d, "ru_size"));
+	return s.str();
+}
+
+void print_daemon_human(Context &ctx, const json &d)
+{
+	KeyValues kv;
+	const json &dm = d.value("daemon", json::object());
+	std::ostringstream daemon;
+	daemon << "kvfdpd " << text(dm, "version") << ", pid " << text(dm, "pid") << ", up "
+	       << text(dm, "uptime_s") << " s, config " << text(dm, "config") << " (generation "
+	       << text(dm, "policy_generation") << ")";
+	kv.add("daemon", daemon.str());
+	const json &dev = d.value("device", json::object());
+	kv.add("device", device_line(dev));
+	kv.add("fdp", fdp_line(dev));
+	kv.add("kernel", kernel_line(d.value("kernel", json::object())));
+	const json &tg = d.value("tagging", json::object());
+	std::string tagging;
+	if (tg.value("active", false)) {
+		tagging = "active, sources ";
+		std::string src;
+		for (const auto &s : tg.value("sources", json::array()))
+			src += (src.empty() ? "" : ", ") + s.get<std::string>();
+		tagging += src.empty() ? "none" : src;
+		if (tg.contains("watch_dir") && tg["watch_dir"].is_string() &&
+		    !tg["watch_dir"].get<std::string>().empty())
+			tagging += "; watching " + tg["watch_dir"].get<std::string>();
+	} else {
+		tagging = "INACTIVE (" + text(tg, "reason") +
+			  "); every write goes to the default handle";
+	}
+	kv.add("tagging", tagging);
+	kv.add("stale tags", text(d, "stale_tags"));
+	const json &rc = d.value("recovery", json::object());
+	kv.add("recovery", text(rc, "state") + (rc.value("enabled", false) ? " (user recovery on" : " (user recovery off") +
+				   (rc.value("recovered", false) ? ", re-attached)" : ")"));
+	const json &io = d.value("io", json::object());
+	std::ostringstream ios;
+	ios << num(io, "writes") << " writes (" << format_bytes(num(io, "write_bytes")) << "), "
+	    << num(io, "reads") << " reads (" << format_bytes(num(io, "read_bytes")) << "), "
+	    << num(io, "flushes") << " flushes, " << num(io, "discards") << " discards ("
+	    << format_bytes(num(io, "discard_bytes")) << "), " << num(io, "errors") << " errors";
+	kv.add("io", ios.str());
+	kv.render(ctx.out, ctx.table_width());
+	if (d.contains("classes") && d["classes"].is_array() && !d["classes"].empty()) {
+		ctx.out << '\n';
+		Table t({{"CLASS"}, {"HANDLE", Align::right}, {"WRITES", Align::right},
+			 {"BYTES", Align::right}});
+		for (const auto &c : d["classes"])
+			t.add_row({text(c, "class"), text(c, "handle"), std::to_string(num(c, "writes")),
+				   format_bytes(num(c, "bytes"))});
+		t.render(ctx.out, ctx.table_width());
+	}
+}
+
+void print_local_human(Context &ctx, const json &d)
+{
+	KeyValues kv;
+	const json &dm = d["daemon"];
+	kv.add("daemon", "not running (" + text(dm, "reason") + ")");
+	if (d.contains("device")) {
+		kv.add("device", device_line(d["device"]));
+		kv.add("fdp", fdp_line(d["device"]));
+	} else {
+		kv.add("device", "none named (add --device /dev/ngXnY or --backend model)");
+	}
+	kv.add("kernel", kernel_line(d["kernel"]));
+	kv.render(ctx.out, ctx.table_width());
+	std::string hint = ublk_hint(d["kernel"]);
+	if (!hint.empty())
+		ctx.out << "note: " << hint << '\n';
+	if (!d["kernel"].value("btf", false))
+		ctx.out << "note: no /sys/kernel/btf/vmlinux: the BPF tagger cannot load, and kvfdpd "
+			   "would place every write on the default handle\n";
+}
+
+int run_status(Context &ctx)
+{
+	KernelFeatures kf = probe_kernel(ctx.probe_root);
+	if (!ctx.direct()) {
+		auto st = ctx.ask_daemon("status");
+		if (st.ok) {
+			json d = st.data;
+			json k = to_json(kf);
+			if (d.contains("kernel") && d["kernel"].is_object())
+				for (auto it = d["kernel"].begin(); it != d["kernel"].end(); ++it)
+					k[it.key()] = it.value();
+			d["kernel"] = k;
+			d["source"] = "daemon";
+			if (d.contains("daemon") && d["daemon"].is_object())
+				d["daemon"]["running"] = true;
+			if (ctx.json())
+				ctx.print_json(d);
+			else
+				print_daemon_human(ctx, d);
+			return kExitOk;
+		}
+		if (st.error.kind != DaemonFailure::unreachable || ctx.socket_given)
+			return ctx.fail(st.error);
+		json d = {{"source", "local"},
+			  {"daemon", {{"running", false}, {"socket", ctx.socket},
+				      {"reason", "no kvfdpd at " + ctx.socket}}},
+			  {"kernel", to_json(kf)}};
+		if (ctx.json())
+			ctx.print_json(d);
+		else
+			print_local_human(ctx, d);
+		return kExitOk;
+	}
+	auto dev = ctx.open_device();
+	if (!dev)
+		return ctx.fail(dev.error());
+	json d = {{"source", "device"},
+		  {"daemon", {{"running", false}, {"socket", ctx.socket},
+			      {"reason", "not asked: --device/--backend reads the device directly"}}},
+		  {"device", device_json((*dev)->info())},
+		  {"kernel", to_json(kf)}};
+	if (ctx.json())
+		ctx.print_json(d);
+	else
+		print_local_human(ctx, d);
+	if (auto e = fdp_unusable((*dev)->info()))
+		ctx.err << "kvfdp: note: " << e->context << '\n';
+	return kExitOk;
+}
+
+} // namespace
+
+void add_status_command(CLI::App &app, Context &ctx)
+{
+	auto *c = app.add_subcommand("status", "kvfdpd, device, kernel features, tagging, bytes per "
+					       "class, stale tags, recovery");
+	c->footer("Without kvfdpd it reports the kernel feature probe (and the device with "
+		  "--device or --backend model); it exits 0 either way.");
+	c->callback([&ctx] { ctx.exit_code = run_status(ctx); });
+}
+
+} // namespace kvfdp::cli

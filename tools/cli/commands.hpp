@@ -1,0 +1,21 @@
+// The subcommands of kvfdp, one file each: add_X_command registers X on the app and binds
+// its callback to the shared Context. Registering a subcommand is one line in app.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "tools/cli/context.hpp"
+
+namespace kvfdp::cli {
+
+void add_version_command(CLI::App &app, Context &ctx);
+void add_status_command(CLI::App &app, Context &ctx);
+void add_ruh_command(CLI::App &app, Context &ctx);
+void add_stats_command(CLI::App &app, Context &ctx);
+void add_configs_command(CLI::App &app, Context &ctx);
+void add_events_command(CLI::App &app, Context &ctx);
+void add_files_command(CLI::App &app, Context &ctx);
+void add_policy_command(CLI::App &app, Context &ctx);
+void add_metrics_command(CLI::App &app, Context &ctx);
+
+} // namespace kvfdp::cli

@@ -1,0 +1,140 @@
+// kvfdpd control-socket client: connect, one request line, one reply line.
+#include "tools/cli/control_client.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "common/unique_fd.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+constexpr size_t kMaxReply = 16u << 20;
+
+struct Conn {
+	UniqueFd fd;
+	int err = 0;
+};
+
+Conn connect_to(const std::string &path)
+{
+	Conn c;
+	sockaddr_un addr{};
+	addr.sun_family = AF_UNIX;
+	if (path.size() >= sizeof addr.sun_path) {
+		c.err = ENAMETOOLONG;
+		return c;
+	}
+	std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+	c.fd.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	if (!c.fd) {
+		c.err = errno;
+		return c;
+	}
+	if (connect(c.fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+		c.err = errno;
+		c.fd.reset();
+	}
+	return c;
+}
+
+DaemonReply fail(DaemonFailure kind, std::string msg)
+{
+	DaemonReply r;
+	r.error = {kind, std::move(msg)};
+	return r;
+}
+
+} // namespace
+
+bool daemon_reachable(const std::string &path) { return connect_to(path).fd.valid(); }
+
+DaemonReply daemon_call(const std::string &path, const std::string &cmd,
+			const nlohmann::json &args, int timeout_ms)
+{
+	Conn c = connect_to(path);
+	if (!c.fd) {
+		std::string why = std::strerror(c.err);
+		if (c.err == EACCES || c.err == EPERM)
+			return fail(DaemonFailure::denied,
+				    "cannot connect to kvfdpd at " + path + ": " + why +
+					    "; run as root or as a member of group kvfdp");
+		return fail(DaemonFailure::unreachable,
+			    "no kvfdpd at " + path + " (" + why +
+				    "); is kvfdpd running? try --device /dev/ngXnY or --backend model");
+	}
+	nlohmann::json req = args.is_object() ? args : nlohmann::json::object();
+	req["cmd"] = cmd;
+	std::string line = req.dump() + "\n";
+	size_t off = 0;
+	while (off < line.size()) {
+		ssize_t n = send(c.fd.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return fail(DaemonFailure::protocol,
+				    "kvfdpd at " + path + " closed the connection while we sent '" +
+					    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");
+		off += static_cast<size_t>(n);
+	}
+	std::string reply;
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+	char buf[65536];
+	for (;;) {
+		size_t nl = reply.find('\n');
+		if (nl != std::string::npos) {
+			reply.resize(nl);
+			break;
+		}
+		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+			deadline - std::chrono::steady_clock::now());
+		if (left.count() <= 0)
+			return fail(DaemonFailure::protocol,
+				    "kvfdpd at " + path + " did not answer '" + cmd + "' within " +
+					    std::to_string(timeout_ms / 1000) +
+					    " s; check the daemon's log (journalctl -u kvfdpd)");
+		pollfd p{c.fd.get(), POLLIN, 0};
+		int pr = poll(&p, 1, static_cast<int>(left.count()));
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		ssize_t n = recv(c.fd.get(), buf, sizeof buf, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!reply.empty())
+				break; // a final line without '\n'
+			return fail(DaemonFailure::protocol,
+				    "kvfdpd at " + path + " closed the connection without answering '" +
+					    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");
+		}
+		reply.append(buf, static_cast<size_t>(n));
+		if (reply.size() > kMaxReply)
+			return fail(DaemonFailure::protocol,
+				    "kvfdpd's reply to '" + cmd + "' exceeds 16 MiB; this is a daemon bug");
+	}
+	auto j = nlohmann::json::parse(reply, nullptr, false);
+	if (j.is_discarded() || !j.is_object() || !j.contains("ok") || !j["ok"].is_boolean())
+		return fail(DaemonFailure::protocol,
+			    "kvfdpd at " + path + " sent a reply to '" + cmd +
+				    "' that is not {\"ok\":...} JSON; is the CLI older or newer "
+				    "than the daemon? compare `kvfdp version` with the daemon's");
+	if (!j["ok"].get<bool>()) {
+		std::string e = j.value("error", std::string("(no error text)"));
+		return fail(DaemonFailure::refused, "kvfdpd refused '" + cmd + "': " + e);
+	}
+	DaemonReply r;
+	r.ok = true;
+	r.data = j.contains("data") ? j["data"] : nlohmann::json::object();
+	return r;
+}
+
+} // namespace kvfdp::cli

@@ -1,0 +1,94 @@
+// Names and JSON forms of FDP log fields.
+#include "tools/cli/fdp_view.hpp"
+
+#include <cstdio>
+
+#include "nvme/logs.hpp"
+
+namespace kvfdp::cli {
+
+std::string event_type_name(uint8_t type)
+{
+	std::string n = nvme::fdp_event_name(type);
+	if (n == "unknown") {
+		char buf[16];
+		std::snprintf(buf, sizeof buf, "type-0x%02x", type);
+		return buf;
+	}
+	return n;
+}
+
+std::string ruha_name(uint8_t ruha)
+{
+	switch (ruha) {
+	case nvme::kRuhaUnused: return "unused";
+	case nvme::kRuhaHostSpecified: return "host-specified";
+	case nvme::kRuhaControllerSpecified: return "controller-specified";
+	default: return "reserved-" + std::to_string(ruha);
+	}
+}
+
+std::string ruht_name(uint8_t ruht)
+{
+	switch (ruht) {
+	case nvme::kRuhtInitiallyIsolated: return "initially-isolated";
+	case nvme::kRuhtPersistentlyIsolated: return "persistently-isolated";
+	default: return "reserved-" + std::to_string(ruht);
+	}
+}
+
+nlohmann::json u128_json(u128 v)
+{
+	if (v >> 64)
+		return format_u128(v);
+	return static_cast<uint64_t>(v);
+}
+
+u128 u128_from_json(const nlohmann::json &j)
+{
+	if (j.is_number_unsigned())
+		return j.get<uint64_t>();
+	if (j.is_number_integer())
+		return j.get<int64_t>() < 0 ? 0 : static_cast<u128>(j.get<int64_t>());
+	if (j.is_string()) {
+		u128 v = 0;
+		const auto &s = j.get_ref<const std::string &>();
+		if (s.empty())
+			return 0;
+		for (char ch : s) {
+			if (ch < '0' || ch > '9')
+				return 0;
+			v = v * 10 + static_cast<unsigned>(ch - '0');
+		}
+		return v;
+	}
+	return 0;
+}
+
+std::string display_path(const nvme::DeviceInfo &info)
+{
+	return info.backend == "model" ? std::string("model") : info.path;
+}
+
+nlohmann::json device_json(const nvme::DeviceInfo &i)
+{
+	return {{"path", display_path(i)},
+		{"backend", i.backend},
+		{"nsid", i.nsid},
+		{"lba_size", i.lba_size},
+		{"nlb", i.nlb},
+		{"size_bytes", i.nlb * i.lba_size},
+		{"max_transfer", i.max_transfer},
+		{"fdp_supported", i.fdp_supported},
+		{"fdp_enabled", i.fdp_enabled},
+		{"endgid", i.endgid},
+		{"config_index", i.config_index},
+		{"rgif", i.rgif},
+		{"nrg", i.nrg},
+		{"nruh", i.nruh},
+		{"ru_size", i.ru_size},
+		{"volatile_cache", i.volatile_cache},
+		{"fua", i.fua}};
+}
+
+} // namespace kvfdp::cli

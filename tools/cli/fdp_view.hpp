@@ -1,0 +1,34 @@
+// FDP data as the CLI shows it: names for log fields, 128-bit counters in JSON, the device
+// identity document. Decoding itself is nvme/logs.hpp's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nvme/device.hpp"
+#include "tools/cli/units.hpp"
+
+namespace kvfdp::cli {
+
+// "ru-not-fully-written", "invalid-pid", ...; "type-0xNN" when unknown.
+[[nodiscard]] std::string event_type_name(uint8_t type);
+// "unused", "host-specified", "controller-specified".
+[[nodiscard]] std::string ruha_name(uint8_t ruha);
+// "initially-isolated", "persistently-isolated".
+[[nodiscard]] std::string ruht_name(uint8_t ruht);
+
+// A 128-bit counter as JSON: a number when it fits in 64 bits, else a decimal string
+// (as kvfdpd's control socket does).
+[[nodiscard]] nlohmann::json u128_json(u128 v);
+// Reads a counter written by u128_json (number or decimal string); 0 when absent or bad.
+[[nodiscard]] u128 u128_from_json(const nlohmann::json &j);
+
+// The name shown for a device: its path, or "model" for the FDP SSD model (whose path is a
+// temporary data file).
+[[nodiscard]] std::string display_path(const nvme::DeviceInfo &info);
+// The device's identity as JSON (path, backend, nsid, lba_size, nlb, fdp flags, ...).
+[[nodiscard]] nlohmann::json device_json(const nvme::DeviceInfo &info);
+
+} // namespace kvfdp::cli

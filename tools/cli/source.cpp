@@ -1,0 +1,193 @@
+// Handles and statistics from kvfdpd or a device.
+#include "tools/cli/source.hpp"
+
+#include <fstream>
+
+#include "tools/cli/units.hpp"
+#include "tools/cli/fdp_view.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+uint64_t u64_or(const nlohmann::json &j, const char *key, uint64_t dflt = 0)
+{
+	if (!j.is_object() || !j.contains(key))
+		return dflt;
+	const auto &v = j[key];
+	if (v.is_number_unsigned())
+		return v.get<uint64_t>();
+	if (v.is_number_integer() && v.get<int64_t>() >= 0)
+		return static_cast<uint64_t>(v.get<int64_t>());
+	return dflt;
+}
+
+std::string str_or(const nlohmann::json &j, const char *key, std::string dflt = {})
+{
+	if (j.is_object() && j.contains(key) && j[key].is_string())
+		return j[key].get<std::string>();
+	return dflt;
+}
+
+} // namespace
+
+std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info)
+{
+	if (!info.fdp_supported)
+		return cli_error(kExitUnsupported,
+				 info.path + " does not support FDP (Identify Controller CTRATT bit 19 "
+					     "is 0); it has no placement handles. `kvfdp simulate` or "
+					     "--backend model can project the WAF placement would give");
+	if (!info.fdp_enabled)
+		return cli_error(kExitUnsupported,
+				 info.path + " supports FDP but it is disabled (Get Features 0x1D bit 0 "
+					     "is 0); enable it on the endurance group (nvme set-feature -f "
+					     "0x1d, which needs an empty endurance group), or use --backend "
+					     "model");
+	return std::nullopt;
+}
+
+Result<RuhView> ruh_from_device(nvme::Device &dev)
+{
+	const auto &info = dev.info();
+	if (auto e = fdp_unusable(info))
+		return *e;
+	auto hs = dev.handles();
+	if (!hs)
+		return std::move(hs).error();
+	RuhView v;
+	v.source = "device";
+	v.device = display_path(info);
+	v.backend = info.backend;
+	v.lba_size = info.lba_size;
+	auto map = default_class_map(static_cast<unsigned>(hs->size()));
+	for (const auto &h : *hs) {
+		RuhRow r;
+		r.index = h.index;
+		r.pid = h.pid;
+		r.ruhid = h.ruhid;
+		r.earutr = h.earutr;
+		r.ruamw = h.ruamw;
+		for (int c : classes_on_handle(map, h.index))
+			r.classes.emplace_back(class_name(c));
+		v.rows.push_back(std::move(r));
+	}
+	return v;
+}
+
+Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::json &status)
+{
+	if (!ruh.is_object() || !ruh.contains("ruhss") || !ruh["ruhss"].is_array())
+		return cli_error(kExitError, "kvfdpd's ruh reply has no ruhss array; is the CLI older "
+					     "or newer than the daemon? compare `kvfdp version`");
+	RuhView v;
+	v.source = "daemon";
+	const auto &dev = status.is_object() && status.contains("device") ? status["device"]
+									    : nlohmann::json::object();
+	v.device = str_or(dev, "path");
+	v.backend = str_or(dev, "backend");
+	v.lba_size = static_cast<uint32_t>(u64_or(dev, "lba_size"));
+	uint16_t pos = 0;
+	for (const auto &h : ruh["ruhss"]) {
+		RuhRow r;
+		r.index = static_cast<uint16_t>(u64_or(h, "index", pos));
+		r.pid = static_cast<uint16_t>(u64_or(h, "pid"));
+		r.ruhid = static_cast<uint16_t>(u64_or(h, "ruhid"));
+		r.earutr = static_cast<uint32_t>(u64_or(h, "earutr"));
+		r.ruamw = u64_or(h, "ruamw");
+		if (h.contains("classes") && h["classes"].is_array())
+			for (const auto &c : h["classes"])
+				if (c.is_string())
+					r.classes.push_back(c.get<std::string>());
+		if (h.contains("bytes"))
+			r.bytes = u64_or(h, "bytes");
+		if (h.contains("writes"))
+			r.writes = u64_or(h, "writes");
+		v.rows.push_back(std::move(r));
+		pos++;
+	}
+	return v;
+}
+
+nlohmann::json to_json(const RuhView &v)
+{
+	nlohmann::json rows = nlohmann::json::array();
+	for (const auto &r : v.rows) {
+		nlohmann::json j = {{"index", r.index},
+				    {"pid", r.pid},
+				    {"ruhid", r.ruhid},
+				    {"earutr", r.earutr},
+				    {"ruamw", r.ruamw},
+				    {"ruamw_bytes", r.ruamw * v.lba_size},
+				    {"classes", r.classes}};
+		j["bytes_written"] = r.bytes ? nlohmann::json(*r.bytes) : nlohmann::json(nullptr);
+		j["writes"] = r.writes ? nlohmann::json(*r.writes) : nlohmann::json(nullptr);
+		rows.push_back(std::move(j));
+	}
+	return {{"source", v.source},
+		{"device", v.device},
+		{"backend", v.backend},
+		{"lba_size", v.lba_size},
+		{"nruhsd", v.rows.size()},
+		{"ruhss", rows}};
+}
+
+Result<nvme::FdpStats> stats_from_device(nvme::Device &dev)
+{
+	if (auto e = fdp_unusable(dev.info()))
+		return *e;
+	auto raw = dev.log_page(nvme::kLidFdpStats);
+	if (!raw)
+		return std::move(raw).error();
+	return nvme::parse_fdp_stats(*raw);
+}
+
+Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &d)
+{
+	if (!d.is_object() || !d.contains("hbmw") || !d.contains("mbmw") || !d.contains("mbe"))
+		return cli_error(kExitError, "kvfdpd's stats reply lacks hbmw/mbmw/mbe; is the CLI "
+					     "older or newer than the daemon? compare `kvfdp version`");
+	nvme::FdpStats s;
+	s.hbmw = u128_from_json(d["hbmw"]);
+	s.mbmw = u128_from_json(d["mbmw"]);
+	s.mbe = u128_from_json(d["mbe"]);
+	return s;
+}
+
+bool controller_is_emulated(const std::string &device_path, const std::string &root)
+{
+	auto slash = device_path.rfind('/');
+	std::string name = slash == std::string::npos ? device_path : device_path.substr(slash + 1);
+	if (name.rfind("ng", 0) != 0 && name.rfind("nvme", 0) != 0)
+		return false;
+	std::string base = root == "/" ? "" : root;
+	for (const char *cls : {"/sys/class/nvme-generic/", "/sys/class/block/"}) {
+		std::ifstream in(base + cls + name + "/device/model");
+		std::string model;
+		if (in && std::getline(in, model))
+			return model.find("QEMU") != std::string::npos;
+	}
+	return false;
+}
+
+Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
+{
+	if (ctx.direct())
+		return ctx.open_device();
+	auto st = ctx.ask_daemon("status");
+	if (!st.ok) {
+		int code = st.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
+		return cli_error(code, st.error.message);
+	}
+	const auto &dev = st.data.contains("device") ? st.data["device"] : nlohmann::json::object();
+	std::string backend = str_or(dev, "backend");
+	std::string path = str_or(dev, "path");
+	if (backend != "passthru" || path.empty())
+		return cli_error(kExitUnsupported,
+				 "kvfdpd serves a '" + backend + "' backend, whose FDP logs the CLI "
+				 "cannot read; use --backend model with the daemon's shape, or --device");
+	ctx.device = path;
+	return ctx.open_device();
+}
+
+} // namespace kvfdp::cli

@@ -1,0 +1,61 @@
+// Reading the same facts from kvfdpd or from a device: handles (RUH Status plus the class
+// map and kvfdpd's per-handle bytes), FDP statistics, and the device kvfdpd serves.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.hpp"
+#include "nvme/device.hpp"
+#include "nvme/logs.hpp"
+#include "tools/cli/context.hpp"
+
+namespace kvfdp::cli {
+
+// One handle as `kvfdp ruh` shows it.
+struct RuhRow {
+	uint16_t index = 0;
+	uint16_t pid = 0;
+	uint16_t ruhid = 0;
+	uint32_t earutr = 0;
+	uint64_t ruamw = 0;                   // LBAs
+	std::vector<std::string> classes;     // class names mapped to this handle
+	std::optional<uint64_t> bytes;        // written through kvfdpd (daemon only)
+	std::optional<uint64_t> writes;
+};
+
+struct RuhView {
+	std::string source;    // "daemon" or "device"
+	std::string device;    // path of the namespace (or model)
+	std::string backend;
+	uint32_t lba_size = 0;
+	std::vector<RuhRow> rows;
+};
+
+// RUH Status of an open device with the default class map (ARCHITECTURE.md decision 4).
+[[nodiscard]] Result<RuhView> ruh_from_device(nvme::Device &dev);
+// kvfdpd's `ruh` reply joined with its `status` device facts.
+[[nodiscard]] Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh,
+						   const nlohmann::json &status);
+[[nodiscard]] nlohmann::json to_json(const RuhView &v);
+
+// Reads log 0x22 from the device.
+[[nodiscard]] Result<nvme::FdpStats> stats_from_device(nvme::Device &dev);
+// The counters of kvfdpd's `stats` reply.
+[[nodiscard]] Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &data);
+
+// Whether an NVMe generic device belongs to an emulated (QEMU) controller, from
+// /sys/class/nvme-generic/NAME/device/model below root; false when unknown.
+[[nodiscard]] bool controller_is_emulated(const std::string &device_path, const std::string &root);
+
+// The error a subcommand shows when a direct device has no usable FDP.
+[[nodiscard]] std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info);
+
+// Opens the device to read logs from: --device / --backend, or the namespace kvfdpd serves
+// (from its `status`), for commands kvfdpd does not answer itself (configs, events).
+[[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx);
+
+} // namespace kvfdp::cli
