@@ -71,8 +71,12 @@ public:
 			auto it = index_.find(h);
 			if (it != index_.end()) {
 				++st_.hits;
+				const bool first_hit = !it->second->reused;
 				it->second->reused = true;
 				lru_.splice(lru_.begin(), lru_, it->second);
+				if (first_hit && cfg_.promote_on_hit && placement == sim::Placement::hint &&
+				    it->second->group != kShared)
+					promote(it->second);
 				continue;
 			}
 			++st_.misses;
@@ -107,6 +111,18 @@ private:
 		}
 		uint64_t v = fs_.next_version();
 		return oracle && v < oracle->size() ? (*oracle)[v] : uint8_t{KVFDP_CLASS_EXTREME};
+	}
+
+	// Rewrites a cached chunk (at the LRU front) as a LONG file in place of the old one.
+	void promote(std::list<Chunk>::iterator c)
+	{
+		learner_.evicted(c->group, true);
+		fs_.unlink(c->file);
+		c->group = kShared;
+		bool created = fs_.create(cfg_.chunk_bytes, KVFDP_CLASS_LONG, c->file);
+		(void)created; // the blocks just freed are enough
+		++st_.promotions;
+		++st_.chunks_written;
 	}
 
 	void evict_lru()
@@ -211,6 +227,7 @@ nlohmann::json ChunkStoreWorkload::extra() const
 	nlohmann::json j;
 	j["hit_ratio"] = s.lookups ? static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0;
 	j["evictions"] = s.evictions;
+	j["promotions"] = s.promotions;
 	j["chunks_written"] = s.chunks_written;
 	j["requests"] = s.requests;
 	j["lookups"] = s.lookups;

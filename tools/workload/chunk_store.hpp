@@ -22,6 +22,9 @@ struct ChunkStoreConfig {
 	uint32_t prefix_refs = 2;
 	// hint: a group whose learned reuse rate is at least this is MEDIUM, else SHORT.
 	double medium_reuse = 0.2;
+	// hint: on a chunk's first hit, rewrite it as a new LONG file and unlink the old one
+	// (an engine re-storing reused KV); costs one extra chunk write per reused chunk.
+	bool promote_on_hit = false;
 };
 
 struct ChunkStoreStats {
@@ -30,6 +33,7 @@ struct ChunkStoreStats {
 	uint64_t hits = 0;
 	uint64_t misses = 0;
 	uint64_t evictions = 0;
+	uint64_t promotions = 0;
 	uint64_t chunks_written = 0;
 	uint64_t bytes_written = 0;
 	uint64_t bytes_deallocated = 0;

@@ -93,6 +93,9 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-requests", o.kv_requests,
 		       "replay only the first N requests of --kv-trace (0 = all)")
 		->capture_default_str();
+	cmd.add_flag("--kv-promote", o.kv_promote,
+		     "--kv-trace, hint: rewrite a chunk as a LONG file on its first hit (an engine "
+		     "re-storing reused KV)");
 	cmd.add_option("--kv-mix", o.kv_mix,
 		       "--workload kv: shares of written bytes for shared prefixes, conversation "
 		       "context and single-query KV")
@@ -135,6 +138,7 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 		ChunkStoreConfig cfg;
 		cfg.chunk_bytes = *chunk;
 		cfg.utilisation = ctx.utilisation;
+		cfg.promote_on_hit = o.kv_promote;
 		std::string name = o.kv_trace;
 		if (auto slash = name.rfind('/'); slash != std::string::npos)
 			name = name.substr(slash + 1);
