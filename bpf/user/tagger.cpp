@@ -5,6 +5,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -89,6 +92,16 @@ int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+// libbpf's messages (verifier logs of the probed-and-refused programs included) appear
+// only with the bpf debug category (kvfdpd --debug), or KVFDP_BPF_VERBOSE=1 in tests.
+int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static const bool verbose = std::getenv("KVFDP_BPF_VERBOSE") != nullptr;
+	if (level == LIBBPF_DEBUG || !(verbose || log::debug_enabled(log::kCatBpf)))
+		return 0;
+	return std::vfprintf(stderr, fmt, ap);
+}
+
 bool power_of_two(uint32_t v) { return v && !(v & (v - 1)); }
 
 void add_note(std::string &notes, const std::string &what)
@@ -154,6 +167,7 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		return make_error(std::errc::operation_not_permitted,
 				  "loading the BPF tagger needs root (run with sudo)");
 
+	libbpf_set_print(libbpf_print);
 	Tagger t;
 	t.features_ = probe_features();
 	const Features &f = t.features_;

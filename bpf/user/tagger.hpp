@@ -66,11 +66,14 @@ public:
 	Tagger &operator=(const Tagger &) = delete;
 	~Tagger();
 
-	// Starts classifying requests of the whole disk at path (flags: KVFDP_DISK_*); its
-	// filesystems (the disk and its partitions) are watched for lifetime events too.
-	[[nodiscard]] Result<void> watch_disk(const std::string &path, uint32_t flags = 0);
+	// Starts classifying requests of the whole disk at path (flags: KVFDP_DISK_*; the
+	// default writes tag slots, as kvfdpd's ublk disk needs); its filesystems (the disk
+	// and its partitions) are watched for lifetime events too. Watching a watched disk
+	// again replaces its flags.
+	[[nodiscard]] Result<void> watch_disk(const std::string &path,
+					      uint32_t flags = KVFDP_DISK_SLOTS);
 	// Same, by kernel dev_t (major << 20 | minor).
-	[[nodiscard]] Result<void> watch_disk_dev(uint32_t devt, uint32_t flags = 0);
+	[[nodiscard]] Result<void> watch_disk_dev(uint32_t devt, uint32_t flags = KVFDP_DISK_SLOTS);
 	[[nodiscard]] Result<void> unwatch_disk(const std::string &path);
 	// Reports lifetime events for the filesystem with this s_dev.
 	[[nodiscard]] Result<void> watch_filesystem(uint32_t s_dev);
