@@ -1,0 +1,106 @@
+// Runs the real `kvfdp simulate` binary: the done-when check (analytic WAF at OP
+// 0.28 and 0.07 with the default geometry), the table, and exit 2 for bad option values.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nvme/model/theory.hpp"
+
+#ifndef KVFDP_BIN
+#error "KVFDP_BIN must name the kvfdp binary"
+#endif
+
+namespace {
+
+struct Run {
+	int rc = -1;
+	std::string out;  // stdout, then stderr when err_too
+};
+
+// Runs `kvfdp args`; stderr goes to stdout when err_too.
+Run run_kvfdp(const std::string &args, bool err_too = false)
+{
+	const std::string cmd = std::string(KVFDP_BIN) + " " + args + (err_too ? " 2>&1" : " 2>/dev/null");
+	Run r;
+	FILE *p = popen(cmd.c_str(), "r");
+	REQUIRE(p != nullptr);
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+		r.out.append(buf, n);
+	const int st = pclose(p);
+	r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return r;
+}
+
+double measured_waf(double op)
+{
+	const Run r = run_kvfdp("simulate --workload uniform --op " + std::to_string(op) +
+			    " --placement none -o json");
+	REQUIRE(r.rc == 0);
+	const auto j = nlohmann::json::parse(r.out, nullptr, false);
+	REQUIRE_FALSE(j.is_discarded());
+	REQUIRE(j["runs"].size() == 1);
+	CHECK(j["runs"][0]["placement"] == "none");
+	CHECK(j["runs"][0]["host_bytes"].get<uint64_t>() > 0);
+	return j["runs"][0]["waf"].get<double>();
+}
+
+} // namespace
+
+TEST_CASE("simulate: the defaults reproduce the analytic greedy WAF at OP 0.28 and 0.07")
+{
+	for (double op : {0.28, 0.07}) {
+		const double waf = measured_waf(op);
+		const double theory = kvfdp::model::greedy_uniform_waf(op);
+		std::printf("kvfdp simulate --workload uniform --op %.2f --placement none: WAF %.3f, "
+			    "analytic %.3f (%+.1f%%)\n",
+			    op, waf, theory, (waf / theory - 1) * 100);
+		CHECK(waf == doctest::Approx(theory).epsilon(0.10));
+	}
+}
+
+TEST_CASE("simulate: a bare hotcold run prints the table with placement below none")
+{
+	const Run r = run_kvfdp("simulate --workload hotcold");
+	REQUIRE(r.rc == 0);
+	for (const char *col : {"PLACEMENT", "HOST BYTES", "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES"})
+		CHECK(r.out.find(col) != std::string::npos);
+	CHECK(r.out.find("\nnone ") != std::string::npos);
+	CHECK(r.out.find("\nhint ") != std::string::npos);
+	const Run j = run_kvfdp("simulate --workload hotcold --capacity 1GiB -o json");
+	REQUIRE(j.rc == 0);
+	const auto js = nlohmann::json::parse(j.out);
+	REQUIRE(js["runs"].size() == 2);
+	CHECK(js["runs"][1]["waf"].get<double>() < js["runs"][0]["waf"].get<double>());
+	CHECK(js["runs"][1]["waf"].get<double>() < 1.05);
+}
+
+TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
+{
+	const char *cases[][2] = {
+		{"--op abc", "--op"},
+		{"--op 0", "--op"},
+		{"--capacity 1XB", "--capacity"},
+		{"--util 1.5", "--util"},
+		{"--handles 0", "--handles"},
+		{"--placement sometimes", "--placement"},
+		{"--workload uniform --placement hint", "--placement"},
+		{"--workload nope", "--workload"},
+		{"-o yaml", "--output"},
+		{"--gc random", "--gc"},
+		{"--ru-size 3KiB", "model"},
+	};
+	for (const auto &c : cases) {
+		CAPTURE(c[0]);
+		const Run r = run_kvfdp(std::string("simulate ") + c[0], true);
+		CHECK(r.rc == 2);
+		CHECK(r.out.find(c[1]) != std::string::npos);
+		CHECK(r.out.find('\n') == r.out.size() - 1);  // exactly one line
+	}
+}
