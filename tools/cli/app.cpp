@@ -18,13 +18,18 @@
 
 namespace kvfdp::cli {
 
-int run(int argc, char **argv, std::ostream &out, std::ostream &err)
+namespace {
+
+int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
+	    const std::function<void(Context &)> &setup)
 {
 	CLI::App app{"kvfdp: inspect and project NVMe FDP placement of KV-cache files.\n"
 		     "Data comes from kvfdpd's control socket, or with --device / --backend model "
 		     "straight from a namespace or the FDP SSD model.",
 		     "kvfdp"};
 	Context ctx(out, err);
+	if (setup)
+		setup(ctx);
 	app.require_subcommand(1);
 	// Global options may follow the subcommand: `kvfdp ruh --device /dev/ng0n1 -o json`.
 	app.fallthrough();
@@ -51,8 +56,19 @@ int run(int argc, char **argv, std::ostream &out, std::ostream &err)
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
-		int rc = app.exit(e, out, err);
-		return rc == 0 ? kExitOk : kExitUsage;
+		if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+			return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
+		// One line, saying what to do next.
+		std::vector<std::string> rest = app.remaining();
+		if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("-", 0) != 0) {
+			std::string known;
+			for (const CLI::App *sc : app.get_subcommands({}))
+				known += (known.empty() ? "" : ", ") + sc->get_name();
+			err << "kvfdp: unknown subcommand '" << rest.front() << "'; known: " << known << '\n';
+		} else {
+			err << "kvfdp: " << e.what() << "; see `kvfdp --help` or `kvfdp SUBCOMMAND --help`\n";
+		}
+		return kExitUsage;
 	} catch (const std::exception &e) {
 		// Data that did not have the shape we expected (e.g. a daemon reply): a bug, not a
 		// crash.
@@ -63,9 +79,17 @@ int run(int argc, char **argv, std::ostream &out, std::ostream &err)
 	return ctx.exit_code;
 }
 
+} // namespace
+
+int run(int argc, char **argv, std::ostream &out, std::ostream &err)
+{
+	return run_app(argc, argv, out, err, {});
+}
+
 int run(int argc, char **argv) { return run(argc, argv, std::cout, std::cerr); }
 
-int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err,
+	const std::function<void(Context &)> &setup)
 {
 	std::vector<std::string> all;
 	all.reserve(args.size() + 1);
@@ -75,7 +99,7 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
 	for (auto &s : all)
 		argv.push_back(s.data());
 	argv.push_back(nullptr);
-	return run(static_cast<int>(all.size()), argv.data(), out, err);
+	return run_app(static_cast<int>(all.size()), argv.data(), out, err, setup);
 }
 
 } // namespace kvfdp::cli

@@ -1,11 +1,14 @@
 // The kvfdp command line: builds the CLI11 app and runs the chosen subcommand.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace kvfdp::cli {
+
+class Context;
 
 // Exit codes, stable and documented in docs/cli.md.
 enum Exit : int {
@@ -20,7 +23,9 @@ enum Exit : int {
 int run(int argc, char **argv);
 // The same with the output streams given (tests capture them). argv[0] is the program name.
 int run(int argc, char **argv, std::ostream &out, std::ostream &err);
-// Convenience for tests: args excludes the program name.
-int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+// Convenience for tests: args excludes the program name; setup (if set) may adjust the
+// Context before parsing (e.g. install Context::device_factory).
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err,
+	const std::function<void(Context &)> &setup = {});
 
 } // namespace kvfdp::cli

@@ -53,7 +53,7 @@ public:
 	// Table width: --width, else the terminal's, else $COLUMNS, else 80.
 	[[nodiscard]] unsigned table_width() const;
 	// True when the user named a device or backend: talk to it, not to kvfdpd.
-	[[nodiscard]] bool direct() const { return !device.empty() || !backend.empty(); }
+	[[nodiscard]] bool direct() const { return !device.empty() || !backend.empty() || device_factory; }
 
 	// Prints "kvfdp: <message>" on err, sets exit_code and returns it.
 	int fail(int code, const std::string &message);

@@ -1,0 +1,250 @@
+// The daemon path of the CLI, tested against a fake kvfdpd: a real Unix socket served from
+// this test process with canned JSON replies in docs/control.md's shapes. It tests the CLI's
+// client and rendering, not kvfdpd (the VM scenario cli_metrics runs the real daemon).
+#include <doctest/doctest.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_test_util.hpp"
+
+using namespace kvfdp::cli;
+using namespace kvfdp::cli::test;
+using nlohmann::json;
+
+namespace {
+
+// Serves one JSON reply line per request line; replies are looked up by "cmd".
+class FakeDaemon {
+public:
+	explicit FakeDaemon(std::map<std::string, std::string> replies) : replies_(std::move(replies))
+	{
+		path_ = "/tmp/kvfdp-cli-fake-" + std::to_string(::getpid()) + "-" +
+			std::to_string(counter_++) + ".sock";
+		::unlink(path_.c_str());
+		fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		sockaddr_un a{};
+		a.sun_family = AF_UNIX;
+		std::strncpy(a.sun_path, path_.c_str(), sizeof a.sun_path - 1);
+		REQUIRE(::bind(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+		REQUIRE(::listen(fd_, 8) == 0);
+		REQUIRE(::pipe(stop_) == 0);
+		thread_ = std::thread([this] { serve(); });
+	}
+	~FakeDaemon()
+	{
+		char c = 1;
+		(void)!::write(stop_[1], &c, 1);
+		thread_.join();
+		::close(fd_);
+		::close(stop_[0]);
+		::close(stop_[1]);
+		::unlink(path_.c_str());
+	}
+	const std::string &path() const { return path_; }
+	std::vector<std::string> seen()
+	{
+		std::lock_guard<std::mutex> l(mu_);
+		return seen_;
+	}
+
+private:
+	void serve()
+	{
+		for (;;) {
+			pollfd p[2] = {{fd_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+			if (::poll(p, 2, -1) < 0)
+				continue;
+			if (p[1].revents)
+				return;
+			int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+			if (c < 0)
+				continue;
+			std::string line;
+			char buf[4096];
+			while (line.find('\n') == std::string::npos) {
+				ssize_t n = ::read(c, buf, sizeof buf);
+				if (n <= 0)
+					break;
+				line.append(buf, static_cast<size_t>(n));
+			}
+			auto req = json::parse(line.substr(0, line.find('\n')), nullptr, false);
+			std::string cmd = req.is_object() ? req.value("cmd", std::string()) : "";
+			{
+				std::lock_guard<std::mutex> l(mu_);
+				seen_.push_back(line.substr(0, line.find('\n')));
+			}
+			auto it = replies_.find(cmd);
+			std::string reply = it != replies_.end()
+						    ? it->second
+						    : R"({"ok":false,"error":"unknown cmd ')" + cmd + "'\"}";
+			// Canned replies are written readably; the protocol wants one line.
+			auto canned = json::parse(reply, nullptr, false);
+			if (!canned.is_discarded() && reply != "<hang-up>")
+				reply = canned.dump();
+			if (reply != "<hang-up>") {
+				reply += "\n";
+				(void)!::write(c, reply.data(), reply.size());
+			}
+			::close(c);
+		}
+	}
+
+	std::map<std::string, std::string> replies_;
+	std::string path_;
+	int fd_ = -1;
+	int stop_[2] = {-1, -1};
+	std::thread thread_;
+	std::mutex mu_;
+	std::vector<std::string> seen_;
+	static inline std::atomic<int> counter_{0};
+};
+
+const char *kStatus = R"({"ok":true,"data":{
+ "daemon":{"version":"0.1.0","pid":812,"uptime_s":41,"config":"/etc/kvfdp/kvfdp.toml","socket":"/run/kvfdp/kvfdpd.sock","policy_generation":1},
+ "device":{"ublk_id":0,"ublk_path":"/dev/ublkb0","backend":"passthru","path":"/dev/ng0n1","nsid":1,"lba_size":4096,"nlb":262144,"size_bytes":1073741824,"max_transfer":524288,"fdp_enabled":true,"nruh":4,"nrg":1,"ru_size":1048576,"queues":1,"depth":64,"volatile_cache":true,"fua":false},
+ "kernel":{"release":"6.12.57+deb12-cloud-amd64","ublk_flags":"0x5e"},
+ "tagging":{"active":true,"reason":"","sources":["bio_hint","inode_policy","inode_hint"],"watch_dir":"/mnt/kv"},
+ "classes":[{"class":"not_set","handle":0,"writes":12,"bytes":49152},{"class":"none","handle":0,"writes":0,"bytes":0},{"class":"short","handle":1,"writes":64,"bytes":8388608},{"class":"medium","handle":1,"writes":0,"bytes":0},{"class":"long","handle":2,"writes":32,"bytes":4194304},{"class":"extreme","handle":3,"writes":0,"bytes":0}],
+ "stale_tags":2,
+ "io":{"reads":10,"read_bytes":40960,"writes":108,"write_bytes":12632064,"flushes":4,"discards":3,"discard_bytes":8388608,"write_zeroes":0,"write_zeroes_bytes":0,"errors":0},
+ "recovery":{"enabled":true,"recovered":false,"state":"live"}}})";
+
+const char *kRuh = R"({"ok":true,"data":{"nruhsd":4,"ruhss":[
+ {"index":0,"pid":0,"ruhid":0,"earutr":0,"ruamw":244,"bytes":49152,"writes":12,"classes":["not_set","none"]},
+ {"index":1,"pid":1,"ruhid":1,"earutr":0,"ruamw":208,"bytes":8388608,"writes":64,"classes":["short","medium"]},
+ {"index":2,"pid":2,"ruhid":2,"earutr":0,"ruamw":0,"bytes":4194304,"writes":32,"classes":["long"]},
+ {"index":3,"pid":3,"ruhid":3,"earutr":0,"ruamw":256,"bytes":0,"writes":0,"classes":["extreme"]}],
+ "classes":[]}})";
+
+const char *kStats = R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0}})";
+
+const char *kFiles = R"({"ok":true,"data":{"available":true,"files":[
+ {"dev":"259:1","ino":131,"class":"short","bytes":4194304,"birth":1764668400.125,"death":1764668460.5,"lifetime_s":60.375},
+ {"dev":"259:1","ino":132,"class":"long","bytes":8388608,"birth":1764668400.0,"death":null,"lifetime_s":null,"path":"/mnt/kv/prefix/chunk-0001.bin"},
+ {"dev":"259:1","ino":133,"class":"short","bytes":1048576,"birth":1764668410.0,"death":null,"lifetime_s":null}]}})";
+
+const char *kMetrics = R"({"ok":true,"data":{"text":"# HELP kvfdp_class_bytes_total Bytes written per class.\n# TYPE kvfdp_class_bytes_total counter\nkvfdp_class_bytes_total{class=\"short\"} 8388608\n# HELP kvfdp_stale_tags_total Stale tags.\n# TYPE kvfdp_stale_tags_total counter\nkvfdp_stale_tags_total 2\n"}})";
+
+std::map<std::string, std::string> all_replies()
+{
+	return {{"status", kStatus}, {"ruh", kRuh}, {"stats", kStats}, {"files", kFiles},
+		{"metrics", kMetrics}};
+}
+
+Ran ask(FakeDaemon &d, std::vector<std::string> args)
+{
+	// A root with nothing in it: the local kernel probe reads the same on every host.
+	args.insert(args.end(), {"--socket", d.path(), "--width", "100", "--probe-root", "/nonexistent-kvfdp-root"});
+	return run_cli(args);
+}
+
+} // namespace
+
+TEST_CASE("cli: status through the fake daemon shows classes, stale tags and recovery")
+{
+	FakeDaemon d(all_replies());
+	Ran r = ask(d, {"status"});
+	INFO(r.err);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(golden_diff("status_daemon.txt", r.out) == "");
+	Ran j = ask(d, {"status", "-o", "json"});
+	auto doc = json::parse(j.out);
+	CHECK(doc["stale_tags"] == 2);
+	CHECK(doc["source"] == "daemon");
+	CHECK(doc["kernel"]["release"] == "6.12.57+deb12-cloud-amd64"); // the daemon's wins
+	CHECK(doc["kernel"].contains("btf"));                            // plus the local probe
+	CHECK(d.seen().front() == R"({"cmd":"status"})");
+}
+
+TEST_CASE("cli: ruh through the fake daemon adds kvfdpd's bytes per handle")
+{
+	FakeDaemon d(all_replies());
+	Ran r = ask(d, {"ruh"});
+	REQUIRE(r.rc == kExitOk);
+	CHECK(golden_diff("ruh_daemon.txt", r.out) == "");
+	auto doc = json::parse(ask(d, {"ruh", "-o", "json"}).out);
+	CHECK(doc["source"] == "daemon");
+	CHECK(doc["lba_size"] == 4096);
+	CHECK(doc["ruhss"][1]["bytes_written"] == 8388608);
+	CHECK(doc["ruhss"][1]["ruamw_bytes"] == 208u * 4096u);
+}
+
+TEST_CASE("cli: files ranks by bytes, filters by class, shows age or lifetime")
+{
+	FakeDaemon d(all_replies());
+	Ran r = ask(d, {"files", "--now", "1764668500"});
+	REQUIRE(r.rc == kExitOk);
+	CHECK(golden_diff("files_daemon.txt", r.out) == "");
+	auto doc = json::parse(ask(d, {"files", "--class", "short", "--top", "1", "-o", "json"}).out);
+	CHECK(doc["matched"] == 2);
+	REQUIRE(doc["files"].size() == 1);
+	CHECK(doc["files"][0]["ino"] == 131);
+	CHECK(doc["files"][0]["state"] == "deleted");
+	CHECK(d.seen().back().find("\"limit\":1000") != std::string::npos);
+}
+
+TEST_CASE("cli: stats through the fake daemon gives the lifetime WAF and its caveat")
+{
+	FakeDaemon d(all_replies());
+	auto doc = json::parse(ask(d, {"stats", "-o", "json"}).out);
+	CHECK(doc["hbmw"] == 12632064);
+	REQUIRE(doc["lifetime"]["waf"].is_number());
+	CHECK(doc["lifetime"]["waf"].get<double>() == doctest::Approx(1.0));
+	CHECK(doc["lifetime"]["waf_note"].get<std::string>().find("MBE") != std::string::npos);
+}
+
+TEST_CASE("cli: metrics merge the daemon's text with RUH and FDP families, no duplicates")
+{
+	FakeDaemon d(all_replies());
+	Ran r = ask(d, {"metrics"});
+	REQUIRE(r.rc == kExitOk);
+	CHECK(golden_diff("metrics_daemon.prom", r.out) == "");
+	auto count = [&](const std::string &s) {
+		size_t n = 0;
+		for (size_t p = r.out.find(s); p != std::string::npos; p = r.out.find(s, p + 1))
+			n++;
+		return n;
+	};
+	CHECK(count("# TYPE kvfdp_class_bytes_total ") == 1);
+	CHECK(count("# TYPE kvfdp_stale_tags_total ") == 1);
+	CHECK(r.out.find("kvfdp_ruh_ruamw_lbas{handle=\"1\",pid=\"1\",ruhid=\"1\"} 208") != std::string::npos);
+	CHECK(r.out.find("kvfdp_fdp_hbmw_bytes 12632064") != std::string::npos);
+	CHECK(r.out.find("kvfdp_daemon_up 1") != std::string::npos);
+}
+
+TEST_CASE("cli: a daemon refusal exits 1 with its error; garbage and hang-ups too")
+{
+	FakeDaemon refuse({{"ruh", R"({"ok":false,"error":"backend 'file' has no placement handles"})"},
+			   {"status", kStatus}});
+	Ran r = ask(refuse, {"ruh"});
+	CHECK(r.rc == kExitError);
+	CHECK(r.err.find("backend 'file' has no placement handles") != std::string::npos);
+
+	FakeDaemon garbage({{"ruh", "this is not json"}, {"status", "[1,2]"}});
+	Ran g = ask(garbage, {"ruh"});
+	CHECK(g.rc == kExitError);
+	CHECK(g.err.find("not {\"ok\":...} JSON") != std::string::npos);
+	CHECK(ask(garbage, {"status"}).rc == kExitError);
+
+	FakeDaemon hangup(std::map<std::string, std::string>{{"ruh", "<hang-up>"}});
+	Ran h = ask(hangup, {"ruh"});
+	CHECK(h.rc == kExitError);
+	CHECK(h.err.find("closed the connection") != std::string::npos);
+
+	// Well-formed but the wrong shape: an error, not a crash.
+	FakeDaemon shape({{"ruh", R"({"ok":true,"data":{"ruhss":"eight"}})"}, {"status", kStatus}});
+	Ran s = ask(shape, {"ruh"});
+	CHECK(s.rc == kExitError);
+	CHECK(s.err.find("no ruhss array") != std::string::npos);
+}
