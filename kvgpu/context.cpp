@@ -1,0 +1,882 @@
+// The pipeline: caller threads queue jobs; one worker thread moves each job's pieces through
+// the staging ring (copy engine <-> staging <-> io_uring) and publishes evicts by rename.
+#include "kvgpu/context.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "kvgpu/crc32c.hpp"
+
+namespace kvfdp::gpu {
+namespace {
+
+// fcntl commands (linux/fcntl.h): the argument is a pointer to a u64 RWH value.
+constexpr int kSetRwHint = 1036;
+
+// io_uring user_data: the op type in the top byte, a slot or job index below.
+constexpr uint64_t kUdSlot = 1;
+constexpr uint64_t kUdHeader = 2;
+constexpr uint64_t kUdFsync = 3;
+constexpr uint64_t kUdWake = 4;
+
+uint64_t make_ud(uint64_t type, uint64_t idx) { return (type << 56) | idx; }
+uint64_t ud_type(uint64_t ud) { return ud >> 56; }
+unsigned ud_index(uint64_t ud) { return static_cast<unsigned>(ud & ((1ull << 56) - 1)); }
+
+uint64_t now_ns()
+{
+	timespec ts{};
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void store_max(std::atomic<uint64_t> &m, uint64_t v)
+{
+	if (v > m.load(std::memory_order_relaxed))
+		m.store(v, std::memory_order_relaxed);
+}
+
+} // namespace
+
+int errno_to_kvgpu(int err_no)
+{
+	switch (err_no < 0 ? -err_no : err_no) {
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+		return KVGPU_ERR_NO_SPACE;
+	case ENOENT:
+		return KVGPU_ERR_NOT_FOUND;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return KVGPU_ERR_PERM;
+	case ENOMEM:
+		return KVGPU_ERR_NOMEM;
+	default:
+		return KVGPU_ERR_IO;
+	}
+}
+
+int Context::create(const char *dir, const kvgpu_options &opts, std::unique_ptr<Context> *out)
+{
+	std::unique_ptr<Context> c(new (std::nothrow) Context());
+	if (!c)
+		return KVGPU_ERR_NOMEM;
+	if (int rc = c->init(dir, opts); rc < 0)
+		return rc;
+	*out = std::move(c);
+	return 0;
+}
+
+int Context::init(const char *dir, const kvgpu_options &opts)
+{
+	opts_ = opts;
+	dir_ = dir;
+	dir_fd_ = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd_ < 0 || ::faccessat(dir_fd_, ".", W_OK | X_OK, AT_EACCESS) != 0)
+		return KVGPU_ERR_DIR;
+	remove_stale_temps();
+	if (int rc = probe_direct(); rc < 0)
+		return rc;
+
+	wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake_fd_ < 0)
+		return KVGPU_ERR_NOMEM;
+
+	unsigned engine = opts_.engine;
+	if (engine == KVGPU_ENGINE_AUTO)
+		engine = cuda_device_count() > 0 ? KVGPU_ENGINE_CUDA : KVGPU_ENGINE_HOST;
+	int rc = engine == KVGPU_ENGINE_CUDA
+			 ? make_cuda_engine(opts_.cuda_device, opts_.slots, opts_.max_jobs, wake_fd_, &engine_)
+			 : make_host_engine(opts_.slots, opts_.max_jobs, wake_fd_, &engine_);
+	if (rc < 0)
+		return rc;
+
+	size_t ring_bytes = size_t(opts_.slots) * opts_.slot_bytes;
+	if (int e = engine_->alloc_staging(ring_bytes, &staging_); e < 0)
+		return e;
+	headers_ = std::aligned_alloc(kBlock, size_t(opts_.max_jobs) * kBlock);
+	if (!headers_)
+		return KVGPU_ERR_NOMEM;
+
+	slots_.resize(opts_.slots);
+	free_slots_.reserve(opts_.slots);
+	for (unsigned i = 0; i < opts_.slots; i++) {
+		slots_[i].buf = static_cast<char *>(staging_) + size_t(i) * opts_.slot_bytes;
+		free_slots_.push_back(opts_.slots - 1 - i);
+	}
+	jobs_ = std::vector<Job>(opts_.max_jobs);
+	for (unsigned i = 0; i < opts_.max_jobs; i++)
+		jobs_[i].header_buf = static_cast<char *>(headers_) + size_t(i) * kBlock;
+	pending_.reserve(opts_.max_jobs);
+	accepted_.reserve(opts_.max_jobs);
+	active_.reserve(opts_.max_jobs);
+
+	if (io_uring_queue_init(opts_.queue_depth, &ring_, 0) < 0)
+		return KVGPU_ERR_URING;
+	ring_ok_ = true;
+	worker_ = std::thread([this] { run(); });
+	return 0;
+}
+
+Context::~Context()
+{
+	if (worker_.joinable())
+		(void)shutdown();
+	if (ring_ok_)
+		io_uring_queue_exit(&ring_);
+	for (Job &j : jobs_)
+		if (j.fd >= 0)
+			::close(j.fd);
+	if (staging_)
+		engine_->free_staging(staging_);
+	engine_.reset();
+	std::free(headers_);
+	if (wake_fd_ >= 0)
+		::close(wake_fd_);
+	if (dir_fd_ >= 0)
+		::close(dir_fd_);
+}
+
+int Context::shutdown()
+{
+	{
+		std::lock_guard lock(mu_);
+		stop_ = true;
+	}
+	wake();
+	if (worker_.joinable())
+		worker_.join();
+	std::lock_guard lock(mu_);
+	int err = unwaited_error_;
+	for (Job &j : jobs_)
+		if (j.state == JobState::done && !j.waited && j.result < 0)
+			err = j.result;
+	return err;
+}
+
+int Context::remove_stale_temps()
+{
+	int dup = ::fcntl(dir_fd_, F_DUPFD_CLOEXEC, 0);
+	if (dup < 0)
+		return -errno;
+	DIR *d = ::fdopendir(dup);
+	if (!d) {
+		::close(dup);
+		return -errno;
+	}
+	int self = ::getpid();
+	while (dirent *e = ::readdir(d)) {
+		int pid = temp_name_pid(e->d_name);
+		// Only temp files whose writer is gone: another live process may share the directory.
+		if (pid <= 0 || pid == self || ::kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (::unlinkat(dir_fd_, e->d_name, 0) == 0)
+			c_.stale_temps.fetch_add(1, std::memory_order_relaxed);
+	}
+	::closedir(d);
+	return 0;
+}
+
+int Context::probe_direct()
+{
+	dir_direct_ = false;
+	if (opts_.direct_io == KVGPU_DIRECT_OFF)
+		return 0;
+	std::string name = temp_name(::getpid(), ~0ull);
+	int fd = ::openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600);
+	if (fd >= 0) {
+		void *block = std::aligned_alloc(kBlock, kBlock);
+		if (block) {
+			std::memset(block, 0, kBlock);
+			// Some filesystems accept O_DIRECT at open and refuse the I/O: try one block.
+			dir_direct_ = ::pwrite(fd, block, kBlock, 0) == static_cast<ssize_t>(kBlock);
+			std::free(block);
+		}
+		::close(fd);
+		::unlinkat(dir_fd_, name.c_str(), 0);
+	} else {
+		int e = errno;
+		// The create may have happened before O_DIRECT was refused (ramfs): remove it.
+		::unlinkat(dir_fd_, name.c_str(), 0);
+		if (e != EINVAL)
+			return errno_to_kvgpu(e) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR : errno_to_kvgpu(e);
+	}
+	if (!dir_direct_ && opts_.direct_io == KVGPU_DIRECT_ON)
+		return KVGPU_ERR_DIRECT;
+	return 0;
+}
+
+void Context::wake()
+{
+	uint64_t one = 1;
+	(void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+// ---- caller side ----
+
+int Context::reserve_job(Kind kind, unsigned *idx, int64_t *ticket)
+{
+	std::unique_lock lock(mu_);
+	if (stop_)
+		return KVGPU_ERR_INVAL;
+	int64_t t = next_ticket_++;
+	unsigned i = static_cast<unsigned>(t % opts_.max_jobs);
+	// Tickets map to job slots round-robin; ticket t may reuse the slot once t - max_jobs is done.
+	cv_.wait(lock, [&] {
+		const Job &j = jobs_[i];
+		if (t <= int64_t(opts_.max_jobs))
+			return j.state == JobState::free;
+		return j.state == JobState::done && j.ticket == t - int64_t(opts_.max_jobs);
+	});
+	Job &j = jobs_[i];
+	if (j.state == JobState::done && !j.waited && j.result < 0)
+		unwaited_error_ = j.result;
+	j.ticket = t;
+	j.state = JobState::reserved;
+	j.result = 0;
+	j.waited = false;
+	j.kind = kind;
+	*idx = i;
+	*ticket = t;
+	return 0;
+}
+
+void Context::publish_job(unsigned idx)
+{
+	{
+		std::lock_guard lock(mu_);
+		jobs_[idx].state = JobState::queued;
+		pending_.push_back(idx);
+	}
+	wake();
+}
+
+void Context::release_reserved(unsigned idx)
+{
+	std::lock_guard lock(mu_);
+	jobs_[idx].state = JobState::done;
+	jobs_[idx].waited = true;
+	jobs_[idx].result = KVGPU_ERR_CUDA;
+	cv_.notify_all();
+}
+
+int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int lifetime, void *stream)
+{
+	unsigned idx = 0;
+	int64_t ticket = 0;
+	if (int rc = reserve_job(Kind::evict, &idx, &ticket); rc < 0)
+		return rc;
+	Job &j = jobs_[idx];
+	j.src = static_cast<const char *>(src);
+	j.dst = nullptr;
+	j.bytes = bytes;
+	j.lifetime = lifetime;
+	j.key_len = static_cast<uint32_t>(key.size());
+	std::memcpy(j.key, key.data(), key.size());
+	j.key[key.size()] = '\0';
+	j.fd = -1;
+	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
+		release_reserved(idx);
+		return rc;
+	}
+	publish_job(idx);
+	return ticket;
+}
+
+int Context::wait(int64_t ticket)
+{
+	std::unique_lock lock(mu_);
+	if (ticket < 0 || ticket >= next_ticket_)
+		return KVGPU_ERR_TICKET;
+	if (ticket == 0) {
+		int64_t upto = next_ticket_;
+		cv_.wait(lock, [&] {
+			for (const Job &j : jobs_)
+				if (j.ticket < upto && j.state != JobState::free && j.state != JobState::done)
+					return false;
+			return true;
+		});
+		int err = unwaited_error_;
+		unwaited_error_ = 0;
+		for (Job &j : jobs_) {
+			if (j.ticket < upto && j.state == JobState::done && !j.waited) {
+				j.waited = true;
+				if (j.result < 0)
+					err = j.result;
+			}
+		}
+		return err;
+	}
+	Job &j = jobs_[static_cast<size_t>(ticket % opts_.max_jobs)];
+	cv_.wait(lock, [&] { return j.ticket > ticket || (j.ticket == ticket && j.state == JobState::done); });
+	if (j.ticket != ticket)
+		return KVGPU_ERR_EXPIRED;
+	j.waited = true;
+	return j.result;
+}
+
+int Context::open_chunk(std::string_view key, OpenChunk *out)
+{
+	std::string name = key_to_name(key);
+	bool direct = dir_direct_;
+	int fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+	if (fd < 0 && errno == EINVAL && direct) {
+		direct = false;
+		fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return errno == ENOENT ? KVGPU_ERR_NOT_FOUND : errno_to_kvgpu(errno);
+	alignas(kBlock) char block[kBlock];
+	ssize_t r = ::pread(fd, block, kBlock, 0);
+	int rc = 0;
+	struct stat st {};
+	if (r < 0) {
+		c_.last_errno.store(errno, std::memory_order_relaxed);
+		rc = KVGPU_ERR_IO;
+	} else if (r < static_cast<ssize_t>(kBlock)) {
+		rc = KVGPU_ERR_CORRUPT;
+	} else if (int d = decode_header(block, key, &out->header); d < 0) {
+		rc = d == -ENOENT ? KVGPU_ERR_NOT_FOUND : KVGPU_ERR_CORRUPT;
+	} else if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) < file_bytes(out->header.payload_bytes) ||
+		   out->header.payload_bytes == 0) {
+		rc = KVGPU_ERR_CORRUPT;
+	}
+	if (rc < 0) {
+		::close(fd);
+		return rc;
+	}
+	out->fd = fd;
+	out->direct = direct;
+	return 0;
+}
+
+int64_t Context::lookup(std::string_view key)
+{
+	OpenChunk oc;
+	if (int rc = open_chunk(key, &oc); rc < 0)
+		return rc;
+	::close(oc.fd);
+	return static_cast<int64_t>(oc.header.payload_bytes);
+}
+
+int Context::remove(std::string_view key)
+{
+	std::string name = key_to_name(key);
+	if (name[0] == 'h') {
+		// A hashed name may belong to another key: unlink only a chunk of this key (or a corrupt one).
+		OpenChunk oc;
+		int rc = open_chunk(key, &oc);
+		if (rc == KVGPU_ERR_NOT_FOUND)
+			return rc;
+		if (rc == 0)
+			::close(oc.fd);
+	}
+	if (::unlinkat(dir_fd_, name.c_str(), 0) != 0)
+		return errno == ENOENT ? KVGPU_ERR_NOT_FOUND : errno_to_kvgpu(errno);
+	c_.removes.fetch_add(1, std::memory_order_relaxed);
+	return 0;
+}
+
+int64_t Context::load(std::string_view key, void *dst, size_t bytes, void *stream)
+{
+	OpenChunk oc;
+	if (int rc = open_chunk(key, &oc); rc < 0) {
+		c_.load_errors.fetch_add(1, std::memory_order_relaxed);
+		return rc;
+	}
+	uint64_t n = oc.header.payload_bytes;
+	if (bytes < n) {
+		::close(oc.fd);
+		c_.load_errors.fetch_add(1, std::memory_order_relaxed);
+		return KVGPU_ERR_SIZE;
+	}
+	unsigned idx = 0;
+	int64_t ticket = 0;
+	if (int rc = reserve_job(Kind::load, &idx, &ticket); rc < 0) {
+		::close(oc.fd);
+		return rc;
+	}
+	Job &j = jobs_[idx];
+	j.src = nullptr;
+	j.dst = static_cast<char *>(dst);
+	j.bytes = n;
+	j.lifetime = static_cast<int>(oc.header.lifetime);
+	j.key_len = 0;
+	j.fd = oc.fd;
+	j.direct = oc.direct;
+	j.check_crc = opts_.checksum && (oc.header.flags & kFlagChecksum);
+	j.stored_crc = oc.header.payload_crc;
+	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
+		::close(oc.fd);
+		j.fd = -1;
+		release_reserved(idx);
+		return rc;
+	}
+	publish_job(idx);
+	int rc = wait(ticket);
+	return rc < 0 ? rc : static_cast<int64_t>(n);
+}
+
+void Context::stats(kvgpu_stats_t *out) const
+{
+	std::memset(out, 0, sizeof(*out));
+	auto rd = [](const std::atomic<uint64_t> &a) { return a.load(std::memory_order_relaxed); };
+	out->evicts = rd(c_.evicts);
+	out->evict_bytes = rd(c_.evict_bytes);
+	out->evict_errors = rd(c_.evict_errors);
+	out->loads = rd(c_.loads);
+	out->load_bytes = rd(c_.load_bytes);
+	out->load_errors = rd(c_.load_errors);
+	out->removes = rd(c_.removes);
+	out->checksum_failures = rd(c_.checksum_failures);
+	out->direct_files = rd(c_.direct_files);
+	out->buffered_files = rd(c_.buffered_files);
+	out->hint_failures = rd(c_.hint_failures);
+	out->writes = rd(c_.writes);
+	out->reads = rd(c_.reads);
+	out->max_io_in_flight = rd(c_.max_io);
+	out->max_copies_in_flight = rd(c_.max_copies);
+	out->stale_temps_removed = rd(c_.stale_temps);
+	out->direct_io = dir_direct_ ? 1 : 0;
+	out->engine = engine_ ? engine_->kind() : 0;
+	out->last_errno = c_.last_errno.load(std::memory_order_relaxed);
+}
+
+// ---- worker side ----
+
+io_uring_sqe *Context::get_sqe()
+{
+	io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
+	if (!sqe) {
+		// The submission queue is full: hand it to the kernel, which empties it.
+		io_uring_submit(&ring_);
+		sqe = io_uring_get_sqe(&ring_);
+	}
+	return sqe;
+}
+
+void Context::arm_wake()
+{
+	io_uring_sqe *sqe = get_sqe();
+	io_uring_prep_read(sqe, wake_fd_, &wake_buf_, sizeof(wake_buf_), 0);
+	io_uring_sqe_set_data64(sqe, make_ud(kUdWake, 0));
+}
+
+int Context::pop_free_slot()
+{
+	if (free_slots_.empty())
+		return -1;
+	unsigned s = free_slots_.back();
+	free_slots_.pop_back();
+	return static_cast<int>(s);
+}
+
+void Context::run()
+{
+	int bind = engine_->bind_thread();
+	arm_wake();
+	for (;;) {
+		if (bind < 0) {
+			// Without a device binding no copy can run: fail everything that arrives.
+			accept_jobs();
+			for (unsigned j : active_)
+				fail(j, bind, 0);
+		}
+		bool progressed = step();
+		io_uring_submit(&ring_);
+		if (active_.empty()) {
+			std::lock_guard lock(mu_);
+			if (stop_ && pending_.empty())
+				break;
+		}
+		io_uring_cqe *cqe = nullptr;
+		if (!progressed && io_uring_wait_cqe(&ring_, &cqe) < 0)
+			continue;
+		unsigned head;
+		unsigned seen = 0;
+		io_uring_for_each_cqe(&ring_, head, cqe)
+		{
+			handle_cqe(cqe);
+			seen++;
+		}
+		io_uring_cq_advance(&ring_, seen);
+	}
+}
+
+bool Context::step()
+{
+	bool p = false;
+	size_t before = active_.size();
+	accept_jobs();
+	p |= active_.size() != before;
+	p |= poll_copies();
+	for (unsigned j : active_)
+		p |= handoff(j);
+	for (unsigned j : active_)
+		p |= issue(j);
+	for (size_t i = 0; i < active_.size();) {
+		unsigned j = active_[i];
+		bool done = false;
+		p |= finish_job(j);
+		done = jobs_[j].phase == Phase::finished;
+		if (done)
+			active_.erase(active_.begin() + static_cast<long>(i));
+		else
+			i++;
+	}
+	return p;
+}
+
+void Context::accept_jobs()
+{
+	{
+		std::lock_guard lock(mu_);
+		accepted_.swap(pending_);
+		for (unsigned j : accepted_)
+			jobs_[j].state = JobState::active;
+	}
+	for (unsigned j : accepted_) {
+		start_job(j);
+		active_.push_back(j);
+	}
+	accepted_.clear();
+}
+
+void Context::fail(unsigned j, int code, int err_no)
+{
+	Job &job = jobs_[j];
+	if (job.err == 0)
+		job.err = code;
+	if (err_no)
+		c_.last_errno.store(err_no, std::memory_order_relaxed);
+}
+
+void Context::start_job(unsigned j)
+{
+	Job &job = jobs_[j];
+	job.phase = Phase::data;
+	job.blocks = (job.bytes + opts_.slot_bytes - 1) / opts_.slot_bytes;
+	job.issued = job.handed = job.finished = 0;
+	job.ops = 0;
+	job.crc = 0;
+	job.err = 0;
+	job.seq = 0;
+	if (job.kind == Kind::evict) {
+		job.seq = ++temp_seq_;
+		std::string tmp = temp_name(::getpid(), job.seq);
+		int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+		job.direct = dir_direct_;
+		job.fd = ::openat(dir_fd_, tmp.c_str(), flags | (job.direct ? O_DIRECT : 0), 0644);
+		if (job.fd < 0 && errno == EINVAL && job.direct && opts_.direct_io == KVGPU_DIRECT_AUTO) {
+			// Refused after the create on some filesystems: drop the empty file, go buffered.
+			::unlinkat(dir_fd_, tmp.c_str(), 0);
+			job.direct = false;
+			job.fd = ::openat(dir_fd_, tmp.c_str(), flags, 0644);
+		}
+		if (job.fd < 0) {
+			job.seq = 0; // nothing to unlink
+			fail(j, errno_to_kvgpu(errno), errno);
+			return;
+		}
+		// Reserve the whole file first: a full filesystem fails here, before any data moves.
+		if (::fallocate(job.fd, 0, 0, static_cast<off_t>(file_bytes(job.bytes))) != 0 &&
+		    errno != EOPNOTSUPP && errno != ENOSYS) {
+			fail(j, errno_to_kvgpu(errno), errno);
+			return;
+		}
+		// The hint goes on before the first write, so every bio of the file carries it.
+		uint64_t hint = static_cast<uint64_t>(job.lifetime);
+		if (::fcntl(job.fd, kSetRwHint, &hint) != 0)
+			c_.hint_failures.fetch_add(1, std::memory_order_relaxed);
+	}
+	(job.direct ? c_.direct_files : c_.buffered_files).fetch_add(1, std::memory_order_relaxed);
+	if (int rc = engine_->order_after(j); rc < 0)
+		fail(j, rc, 0);
+}
+
+bool Context::issue(unsigned j)
+{
+	Job &job = jobs_[j];
+	bool p = false;
+	while (job.err == 0 && job.phase == Phase::data && job.issued < job.blocks) {
+		int s = pop_free_slot();
+		if (s < 0)
+			break;
+		Slot &slot = slots_[static_cast<unsigned>(s)];
+		uint64_t off = job.issued * opts_.slot_bytes;
+		slot.job = j;
+		slot.piece = job.issued;
+		slot.len = static_cast<uint32_t>(std::min<uint64_t>(opts_.slot_bytes, job.bytes - off));
+		job.issued++;
+		p = true;
+		if (job.kind == Kind::evict) {
+			if (int rc = engine_->copy(static_cast<unsigned>(s), slot.buf, job.src + off, slot.len); rc < 0) {
+				fail(j, rc, 0);
+				slot.state = SlotState::copied; // handed back by handoff's error path
+				break;
+			}
+			slot.state = SlotState::copying;
+			copies_in_flight_++;
+			store_max(c_.max_copies, copies_in_flight_);
+		} else {
+			io_uring_sqe *sqe = get_sqe();
+			io_uring_prep_read(sqe, job.fd, slot.buf, static_cast<unsigned>(align_up(slot.len)),
+					   kDataOffset + off);
+			io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, static_cast<unsigned>(s)));
+			slot.state = SlotState::io;
+			io_in_flight_++;
+			store_max(c_.max_io, io_in_flight_);
+		}
+		job.ops++;
+	}
+	return p;
+}
+
+bool Context::poll_copies()
+{
+	bool p = false;
+	for (unsigned s = 0; s < slots_.size(); s++) {
+		Slot &slot = slots_[s];
+		if (slot.state != SlotState::copying)
+			continue;
+		int r = engine_->query(s);
+		if (r == 0)
+			continue;
+		Job &job = jobs_[slot.job];
+		if (r < 0)
+			fail(slot.job, r, 0);
+		copies_in_flight_--;
+		job.ops--;
+		p = true;
+		if (job.kind == Kind::load) {
+			// H2D done: the slot is free again.
+			slot.state = SlotState::free;
+			free_slots_.push_back(s);
+			job.finished++;
+		} else {
+			slot.state = SlotState::copied;
+		}
+	}
+	return p;
+}
+
+bool Context::handoff(unsigned j)
+{
+	Job &job = jobs_[j];
+	bool p = false;
+	if (job.err != 0) {
+		// Give back every slot of the failed job that is not waiting on the kernel or the engine.
+		for (unsigned s = 0; s < slots_.size(); s++) {
+			Slot &slot = slots_[s];
+			if (slot.job == j && (slot.state == SlotState::copied || slot.state == SlotState::io_done)) {
+				slot.state = SlotState::free;
+				free_slots_.push_back(s);
+				job.finished++;
+				p = true;
+			}
+		}
+		return p;
+	}
+	// In piece order: the CRC runs over the payload front to back.
+	while (job.handed < job.issued) {
+		unsigned s = 0;
+		for (; s < slots_.size(); s++)
+			if (slots_[s].state != SlotState::free && slots_[s].job == j && slots_[s].piece == job.handed)
+				break;
+		if (s == slots_.size())
+			break;
+		Slot &slot = slots_[s];
+		SlotState ready = job.kind == Kind::evict ? SlotState::copied : SlotState::io_done;
+		if (slot.state != ready)
+			break;
+		uint64_t off = job.handed * opts_.slot_bytes;
+		uint64_t padded = align_up(slot.len);
+		job.handed++;
+		p = true;
+		if (job.kind == Kind::evict) {
+			// The last block is zero-padded on disk; the header keeps the true length.
+			if (padded != slot.len)
+				std::memset(slot.buf + slot.len, 0, padded - slot.len);
+			if (opts_.checksum)
+				job.crc = crc32c(job.crc, slot.buf, slot.len);
+			io_uring_sqe *sqe = get_sqe();
+			io_uring_prep_write(sqe, job.fd, slot.buf, static_cast<unsigned>(padded), kDataOffset + off);
+			io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, s));
+			slot.state = SlotState::io;
+			io_in_flight_++;
+			store_max(c_.max_io, io_in_flight_);
+		} else {
+			if (job.check_crc)
+				job.crc = crc32c(job.crc, slot.buf, slot.len);
+			if (int rc = engine_->copy(s, job.dst + off, slot.buf, slot.len); rc < 0) {
+				fail(j, rc, 0);
+				slot.state = SlotState::free;
+				free_slots_.push_back(s);
+				job.finished++;
+				continue;
+			}
+			slot.state = SlotState::copying;
+			copies_in_flight_++;
+			store_max(c_.max_copies, copies_in_flight_);
+		}
+		job.ops++;
+	}
+	return p;
+}
+
+void Context::handle_cqe(const io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	int res = cqe->res;
+	switch (ud_type(ud)) {
+	case kUdWake:
+		arm_wake();
+		return;
+	case kUdSlot: {
+		unsigned s = ud_index(ud);
+		Slot &slot = slots_[s];
+		unsigned j = slot.job;
+		Job &job = jobs_[j];
+		io_in_flight_--;
+		job.ops--;
+		if (res < 0)
+			fail(j, errno_to_kvgpu(res), -res);
+		if (job.kind == Kind::evict) {
+			c_.writes.fetch_add(1, std::memory_order_relaxed);
+			if (res >= 0 && uint64_t(res) != align_up(slot.len))
+				fail(j, KVGPU_ERR_NO_SPACE, ENOSPC); // a short write: the device ran out of room
+			slot.state = SlotState::free;
+			free_slots_.push_back(s);
+			job.finished++;
+		} else {
+			c_.reads.fetch_add(1, std::memory_order_relaxed);
+			if (res >= 0 && uint64_t(res) < slot.len)
+				fail(j, KVGPU_ERR_CORRUPT, 0); // the file ended early
+			slot.state = SlotState::io_done;
+		}
+		return;
+	}
+	case kUdHeader:
+	case kUdFsync: {
+		unsigned j = ud_index(ud);
+		io_in_flight_--;
+		jobs_[j].ops--;
+		if (res < 0)
+			fail(j, errno_to_kvgpu(res), -res);
+		else if (ud_type(ud) == kUdHeader && res != static_cast<int>(kBlock))
+			fail(j, KVGPU_ERR_NO_SPACE, ENOSPC);
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+bool Context::finish_job(unsigned j)
+{
+	Job &job = jobs_[j];
+	if (job.err != 0) {
+		if (job.ops > 0)
+			return false;
+		if (job.kind == Kind::evict && job.seq != 0)
+			::unlinkat(dir_fd_, temp_name(::getpid(), job.seq).c_str(), 0);
+		complete(j, job.err);
+		return true;
+	}
+	if (job.kind == Kind::load) {
+		if (job.finished < job.blocks || job.ops > 0)
+			return false;
+		if (job.check_crc && job.crc != job.stored_crc) {
+			c_.checksum_failures.fetch_add(1, std::memory_order_relaxed);
+			complete(j, KVGPU_ERR_CHECKSUM);
+			return true;
+		}
+		complete(j, 0);
+		return true;
+	}
+	if (job.phase == Phase::data) {
+		if (job.finished < job.blocks || job.ops > 0)
+			return false;
+		// Every payload block is on disk: the header goes last, so a file with a valid
+		// header is complete even before the rename.
+		encode_header(job.header_buf, std::string_view(job.key, job.key_len), job.bytes,
+			      static_cast<uint32_t>(job.lifetime), opts_.checksum != 0, job.crc, now_ns());
+		bool durable = opts_.durability == KVGPU_DURABLE_FSYNC;
+		io_uring_sqe *sqe = get_sqe();
+		io_uring_prep_write(sqe, job.fd, job.header_buf, kBlock, 0);
+		io_uring_sqe_set_data64(sqe, make_ud(kUdHeader, j));
+		job.ops++;
+		io_in_flight_++;
+		if (durable) {
+			sqe->flags |= IOSQE_IO_LINK;
+			sqe = get_sqe();
+			io_uring_prep_fsync(sqe, job.fd, 0);
+			io_uring_sqe_set_data64(sqe, make_ud(kUdFsync, j));
+			job.ops++;
+			io_in_flight_++;
+		}
+		store_max(c_.max_io, io_in_flight_);
+		job.phase = Phase::header;
+		return true;
+	}
+	if (job.phase == Phase::header && job.ops == 0) {
+		std::string tmp = temp_name(::getpid(), job.seq);
+		std::string name = key_to_name(std::string_view(job.key, job.key_len));
+		// rename(2) is atomic: readers see the old chunk or the new one, never a part.
+		if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
+			fail(j, errno_to_kvgpu(errno), errno);
+			return true;
+		}
+		job.seq = 0;
+		if (opts_.durability == KVGPU_DURABLE_FSYNC && ::fsync(dir_fd_) != 0) {
+			fail(j, errno_to_kvgpu(errno), errno);
+			return true;
+		}
+		complete(j, 0);
+		return true;
+	}
+	return false;
+}
+
+void Context::complete(unsigned j, int result)
+{
+	Job &job = jobs_[j];
+	if (job.fd >= 0) {
+		::close(job.fd);
+		job.fd = -1;
+	}
+	job.phase = Phase::finished;
+	if (job.kind == Kind::evict) {
+		if (result == 0) {
+			c_.evicts.fetch_add(1, std::memory_order_relaxed);
+			c_.evict_bytes.fetch_add(job.bytes, std::memory_order_relaxed);
+		} else {
+			c_.evict_errors.fetch_add(1, std::memory_order_relaxed);
+		}
+	} else if (result == 0) {
+		c_.loads.fetch_add(1, std::memory_order_relaxed);
+		c_.load_bytes.fetch_add(job.bytes, std::memory_order_relaxed);
+	} else {
+		c_.load_errors.fetch_add(1, std::memory_order_relaxed);
+	}
+	std::lock_guard lock(mu_);
+	job.result = result;
+	job.state = JobState::done;
+	cv_.notify_all();
+}
+
+} // namespace kvfdp::gpu

@@ -1,0 +1,167 @@
+// kvfdp::gpu::Context: the staging ring, the worker thread and its io_uring, the job table.
+#pragma once
+
+#include <liburing.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "kvgpu/chunk_format.hpp"
+#include "kvgpu/copy_engine.hpp"
+#include "kvgpu/kvgpu.h"
+
+namespace kvfdp::gpu {
+
+// A chunk file opened for loading, its header checked (caller thread).
+struct OpenChunk {
+	int fd = -1;
+	bool direct = false;
+	ChunkHeader header{};
+};
+
+class Context {
+public:
+	// Opens the store; returns 0 and sets *out, or a kvgpu_error.
+	[[nodiscard]] static int create(const char *dir, const kvgpu_options &opts,
+					std::unique_ptr<Context> *out);
+	~Context();
+	Context(const Context &) = delete;
+	Context &operator=(const Context &) = delete;
+
+	// The C API, arguments already checked for null.
+	[[nodiscard]] int64_t evict(const void *src, size_t bytes, std::string_view key, int lifetime,
+				    void *stream);
+	[[nodiscard]] int wait(int64_t ticket);
+	[[nodiscard]] int64_t load(std::string_view key, void *dst, size_t bytes, void *stream);
+	[[nodiscard]] int64_t lookup(std::string_view key);
+	[[nodiscard]] int remove(std::string_view key);
+	void stats(kvgpu_stats_t *out) const;
+	// Finishes everything in flight and stops the worker; returns the last unwaited error.
+	[[nodiscard]] int shutdown();
+
+private:
+	enum class Kind : uint8_t { evict, load };
+	enum class JobState : uint8_t { free, reserved, queued, active, done };
+	enum class Phase : uint8_t { data, header, finished };
+	enum class SlotState : uint8_t { free, copying, copied, io, io_done };
+
+	struct Job {
+		// Guarded by mu_.
+		int64_t ticket = 0;
+		JobState state = JobState::free;
+		int result = 0;
+		bool waited = true;
+		// Set by the caller before the job is queued, read-only afterwards.
+		Kind kind = Kind::evict;
+		const char *src = nullptr;
+		char *dst = nullptr;
+		uint64_t bytes = 0;
+		int lifetime = 0;
+		uint32_t key_len = 0;
+		char key[KVGPU_MAX_KEY + 1] = {};
+		int fd = -1;          // load: opened by the caller; evict: by the worker
+		bool direct = false;
+		uint32_t stored_crc = 0;
+		bool check_crc = false;
+		// Worker-only progress.
+		Phase phase = Phase::data;
+		uint64_t blocks = 0;   // staging-slot-sized pieces
+		uint64_t issued = 0;   // pieces given a slot
+		uint64_t handed = 0;   // pieces past the in-order step (crc, then write or H2D)
+		uint64_t finished = 0; // pieces whose slot came back
+		uint32_t ops = 0;      // copies and io_uring ops in flight
+		uint32_t crc = 0;
+		int err = 0;           // first error (kvgpu_error)
+		uint64_t seq = 0;      // temp-name sequence
+		void *header_buf = nullptr; // kBlock aligned: the evict's header block
+	};
+
+	struct Slot {
+		SlotState state = SlotState::free;
+		unsigned job = 0;
+		uint64_t piece = 0;
+		uint32_t len = 0;
+		char *buf = nullptr;
+	};
+
+	Context() = default;
+	[[nodiscard]] int init(const char *dir, const kvgpu_options &opts);
+	[[nodiscard]] int reserve_job(Kind kind, unsigned *idx, int64_t *ticket);
+	void publish_job(unsigned idx);
+	void release_reserved(unsigned idx);
+	void wake();
+	[[nodiscard]] int open_chunk(std::string_view key, OpenChunk *out);
+	int remove_stale_temps();
+	[[nodiscard]] int probe_direct();
+
+	// Worker thread.
+	void run();
+	bool step();
+	void accept_jobs();
+	void start_job(unsigned j);
+	bool issue(unsigned j);
+	bool handoff(unsigned j);
+	bool poll_copies();
+	bool finish_job(unsigned j);
+	void complete(unsigned j, int result);
+	void fail(unsigned j, int code, int err_no);
+	void handle_cqe(const io_uring_cqe *cqe);
+	io_uring_sqe *get_sqe();
+	void arm_wake();
+	[[nodiscard]] int pop_free_slot();
+
+	kvgpu_options opts_{};
+	std::string dir_;
+	int dir_fd_ = -1;
+	int wake_fd_ = -1;
+	bool dir_direct_ = false;
+	std::unique_ptr<CopyEngine> engine_;
+	void *staging_ = nullptr;
+	void *headers_ = nullptr;
+	std::vector<Slot> slots_;
+	std::vector<unsigned> free_slots_;
+	std::vector<Job> jobs_;
+	io_uring ring_{};
+	bool ring_ok_ = false;
+	std::thread worker_;
+
+	// Caller <-> worker handoff, guarded by mu_.
+	mutable std::mutex mu_;
+	std::condition_variable cv_;
+	std::vector<unsigned> pending_;
+	int64_t next_ticket_ = 1;
+	bool stop_ = false;
+	int unwaited_error_ = 0;
+
+	// Worker-only.
+	std::vector<unsigned> active_;
+	std::vector<unsigned> accepted_;
+	uint64_t wake_buf_ = 0;
+	uint64_t io_in_flight_ = 0;
+	uint64_t copies_in_flight_ = 0;
+	uint64_t temp_seq_ = 0;
+
+	// Counters (worker writes, anyone reads).
+	struct Counters {
+		std::atomic<uint64_t> evicts{0}, evict_bytes{0}, evict_errors{0};
+		std::atomic<uint64_t> loads{0}, load_bytes{0}, load_errors{0};
+		std::atomic<uint64_t> removes{0}, checksum_failures{0};
+		std::atomic<uint64_t> direct_files{0}, buffered_files{0}, hint_failures{0};
+		std::atomic<uint64_t> writes{0}, reads{0};
+		std::atomic<uint64_t> max_io{0}, max_copies{0}, stale_temps{0};
+		std::atomic<int> last_errno{0};
+	};
+	mutable Counters c_;
+};
+
+// Maps a negative errno to a kvgpu_error.
+[[nodiscard]] int errno_to_kvgpu(int err_no);
+
+} // namespace kvfdp::gpu

@@ -1,0 +1,100 @@
+// Helpers shared by the kvgpu tests and benches: temp dirs, patterned buffers, fs names.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kvfdp::gpu::test {
+
+// A fresh directory under base, removed with its contents on destruction.
+class TempDir {
+public:
+	explicit TempDir(const std::string &base = "/var/tmp")
+	{
+		std::string tmpl = base + "/kvgpu-test-XXXXXX";
+		std::vector<char> buf(tmpl.begin(), tmpl.end());
+		buf.push_back('\0');
+		if (::mkdtemp(buf.data()))
+			path_ = buf.data();
+	}
+	~TempDir()
+	{
+		if (!path_.empty()) {
+			std::error_code ec;
+			std::filesystem::remove_all(path_, ec);
+		}
+	}
+	TempDir(const TempDir &) = delete;
+	TempDir &operator=(const TempDir &) = delete;
+	[[nodiscard]] const std::string &path() const { return path_; }
+	[[nodiscard]] bool ok() const { return !path_.empty(); }
+
+private:
+	std::string path_;
+};
+
+inline uint64_t splitmix(uint64_t &s)
+{
+	uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+// Fills n bytes with a stream determined by seed.
+inline void fill_pattern(void *p, size_t n, uint64_t seed)
+{
+	auto *b = static_cast<unsigned char *>(p);
+	uint64_t s = seed;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v = splitmix(s);
+		std::memcpy(b + i, &v, 8);
+	}
+	uint64_t v = splitmix(s);
+	std::memcpy(b + i, &v, n - i);
+}
+
+inline std::vector<unsigned char> pattern(size_t n, uint64_t seed)
+{
+	std::vector<unsigned char> v(n);
+	fill_pattern(v.data(), n, seed);
+	return v;
+}
+
+// The filesystem type of path, as a name ("ext4", "tmpfs", "xfs", or the magic in hex).
+inline std::string fs_name(const std::string &path)
+{
+	struct statfs st {};
+	if (::statfs(path.c_str(), &st) != 0)
+		return "unknown";
+	switch (static_cast<unsigned long>(st.f_type)) {
+	case 0xEF53: return "ext4";
+	case 0x01021994: return "tmpfs";
+	case 0x58465342: return "xfs";
+	case 0x9123683E: return "btrfs";
+	case 0x794c7630: return "overlayfs";
+	default: {
+		char buf[32];
+		std::snprintf(buf, sizeof(buf), "0x%lx", static_cast<unsigned long>(st.f_type));
+		return buf;
+	}
+	}
+}
+
+inline uint64_t file_size(const std::string &path)
+{
+	struct stat st {};
+	return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+} // namespace kvfdp::gpu::test
