@@ -44,9 +44,10 @@ TEST_CASE("control: bad requests get one-line errors")
 TEST_CASE("control: replies are single JSON lines")
 {
 	const std::string ok = reply_ok(json{{"a", 1}});
-	CHECK(ok == "{\"data\":{\"a\":1},\"ok\":true}\n");
+	CHECK(ok == "{\"ok\":true,\"data\":{\"a\":1}}\n");
 	const std::string e = reply_error("two\nlines");
 	CHECK(e.find('\n') == e.size() - 1);
+	CHECK(e.rfind("{\"ok\":false,\"error\":", 0) == 0);
 	json j = json::parse(e);
 	CHECK(j["ok"] == false);
 	CHECK(j["error"] == "two lines");

@@ -22,7 +22,7 @@ Error key_error(const std::string &source, int line, const std::string &key, con
 	std::string s = source.empty() ? "config" : source;
 	if (line > 0)
 		s += ":" + std::to_string(line);
-	return make_error(std::errc::invalid_argument, s + ": " + key + ": " + what);
+	return plain_error(s + ": " + key + ": " + what);
 }
 
 } // namespace
@@ -32,7 +32,7 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 	toml::parse_result parsed = toml::parse(text, source);
 	if (!parsed) {
 		const toml::parse_error &e = parsed.error();
-		return make_error(std::errc::invalid_argument,
+		return plain_error(
 				  (source.empty() ? std::string("config") : source) + ":" +
 					  std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
 	}

@@ -30,9 +30,8 @@ bool parse_request(std::string_view line, Request &out, std::string &error)
 
 std::string reply_ok(const nlohmann::json &data)
 {
-	nlohmann::json r = {{"ok", true}, {"data", data}};
-	// replace: invalid UTF-8 from the system (paths) must not throw.
-	return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+	// "ok" first, as docs/control.md shows; replace: invalid UTF-8 (paths) must not throw.
+	return "{\"ok\":true,\"data\":" + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}\n";
 }
 
 std::string reply_error(std::string_view message)
@@ -41,8 +40,8 @@ std::string reply_error(std::string_view message)
 	for (char &c : m)
 		if (c == '\n' || c == '\r')
 			c = ' ';
-	nlohmann::json r = {{"ok", false}, {"error", m}};
-	return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+	return "{\"ok\":false,\"error\":" +
+	       nlohmann::json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}\n";
 }
 
 bool get_positive_arg(const Request &req, const char *key, uint64_t &value, std::string &error)

@@ -69,7 +69,7 @@ struct State {
 	std::unique_ptr<ControlServer> server;
 };
 
-Error fail(const std::string &msg) { return make_error(std::errc::invalid_argument, msg); }
+Error fail(const std::string &msg) { return plain_error(msg); }
 
 std::string hex(uint64_t v)
 {

@@ -34,8 +34,7 @@ std::string where(const PolicyConfig &cfg, int line)
 Result<Policy> make_policy(const PolicyConfig &cfg, uint16_t nruh)
 {
 	if (nruh > kMaxHandles)
-		return make_error(std::errc::value_too_large,
-				  "device has " + std::to_string(nruh) + " placement handles; kvfdpd supports at most " +
+		return plain_error("device has " + std::to_string(nruh) + " placement handles; kvfdpd supports at most " +
 					  std::to_string(kMaxHandles));
 	Policy p;
 	p.config = cfg;
@@ -47,8 +46,7 @@ Result<Policy> make_policy(const PolicyConfig &cfg, uint16_t nruh)
 		const uint16_t h = *cfg.handle[c];
 		const uint16_t limit = nruh == 0 ? 1 : nruh;
 		if (h >= limit)
-			return make_error(std::errc::invalid_argument,
-					  where(cfg, cfg.line[c]) + ": placement." + class_name(c) + ": handle " +
+			return plain_error(where(cfg, cfg.line[c]) + ": placement." + class_name(c) + ": handle " +
 						  std::to_string(h) + " out of range (device has " +
 						  std::to_string(nruh) + " handles: use 0.." +
 						  std::to_string(limit - 1) + ")");
@@ -57,8 +55,7 @@ Result<Policy> make_policy(const PolicyConfig &cfg, uint16_t nruh)
 	for (size_t i = 0; i < cfg.rules.size(); i++) {
 		const DirRule &r = cfg.rules[i];
 		if (r.path.empty() || r.path[0] != '/')
-			return make_error(std::errc::invalid_argument,
-					  where(cfg, r.line) + ": rule[" + std::to_string(i) +
+			return plain_error(where(cfg, r.line) + ": rule[" + std::to_string(i) +
 						  "].path: must be an absolute directory path");
 	}
 	p.loaded_at = static_cast<int64_t>(std::time(nullptr));

@@ -33,6 +33,9 @@ struct PolicyConfig {
 	std::string watch_dir;                       // where rules and file records apply ("" = all)
 };
 
+// An error that is its message alone (no errno text appended): configuration mistakes.
+[[nodiscard]] inline Error plain_error(std::string message) { return Error{std::error_code(), std::move(message)}; }
+
 // A validated policy for a device with nruh handles.
 struct Policy {
 	PolicyConfig config;
