@@ -373,9 +373,25 @@ Result<void> Tagger::watch_disk_dev(uint32_t devt, uint32_t flags)
 	if (bpf_map_update_elem(fd, &devt, &d, BPF_NOEXIST) != 0)
 		return errno_error(errno, "tagger: add watched disk");
 	KVFDP_TRY(watch_filesystem(devt));
-	// Its partitions, as filesystems.
 	std::string sys = "/sys/dev/block/" + std::to_string(devt >> 20) + ":" +
 			  std::to_string(devt & 0xfffff);
+	// NVMe native multipath: /dev/nvmeXnY is a bio-based head; the requests are issued to
+	// its hidden path disks (nvmeXcZnY), listed under multipath/. They share its counters.
+	if (DIR *dir = ::opendir((sys + "/multipath").c_str())) {
+		while (dirent *de = ::readdir(dir)) {
+			if (de->d_name[0] == '.')
+				continue;
+			std::ifstream in(std::string("/sys/block/") + de->d_name + "/dev");
+			unsigned maj = 0, min = 0;
+			char colon = 0;
+			if (in >> maj >> colon >> min && colon == ':') {
+				uint32_t pdev = kernel_dev(maj, min);
+				bpf_map_update_elem(fd, &pdev, &d, BPF_ANY);
+			}
+		}
+		::closedir(dir);
+	}
+	// Its partitions, as filesystems.
 	if (DIR *dir = ::opendir(sys.c_str())) {
 		while (dirent *de = ::readdir(dir)) {
 			std::string p = sys + "/" + de->d_name;
@@ -398,8 +414,23 @@ Result<void> Tagger::unwatch_disk(const std::string &path)
 	if (!dev)
 		return std::move(dev).error();
 	uint32_t devt = *dev;
-	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.disks), &devt) != 0)
-		return errno_error(errno, "tagger: " + path + " is not watched");
+	int fd = bpf_map__fd(impl_->skel->maps.disks);
+	kvfdp_disk d{};
+	if (bpf_map_lookup_elem(fd, &devt, &d) != 0 || bpf_map_delete_elem(fd, &devt) != 0)
+		return errno_error(ENOENT, "tagger: " + path + " is not watched");
+	// Its multipath path disks carry the same index.
+	std::vector<uint32_t> same;
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		kvfdp_disk o{};
+		if (bpf_map_lookup_elem(fd, &next, &o) == 0 && o.index == d.index)
+			same.push_back(next);
+		key = next;
+		prev = &key;
+	}
+	for (uint32_t k : same)
+		bpf_map_delete_elem(fd, &k);
 	bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &devt);
 	return ok();
 }

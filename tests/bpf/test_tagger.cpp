@@ -109,6 +109,17 @@ struct EventLog {
 std::pair<uint32_t, uint32_t> mq_geometry(const std::string &disk)
 {
 	std::string name = disk.substr(disk.rfind('/') + 1);
+	// An NVMe multipath head has no queues: its first path disk has them.
+	if (::access(("/sys/block/" + name + "/mq").c_str(), F_OK) != 0) {
+		if (DIR *d = ::opendir(("/sys/block/" + name + "/multipath").c_str())) {
+			while (dirent *de = ::readdir(d))
+				if (de->d_name[0] != '.') {
+					name = de->d_name;
+					break;
+				}
+			::closedir(d);
+		}
+	}
 	std::string mq = "/sys/block/" + name + "/mq";
 	uint32_t queues = 0, depth = 0;
 	if (DIR *d = ::opendir(mq.c_str())) {
