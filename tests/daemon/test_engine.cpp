@@ -50,14 +50,13 @@ struct Slots {
 TEST_CASE("tag slots: a fresh matching slot gives its class once")
 {
 	Slots s;
-	TagReader q1(s.v.data(), 1, 4);  // queue 1 owns slots 4..7
+	bpf::SlotReader q1 = queue_slot_reader(s.v.data(), 1, 4);  // queue 1 owns slots 4..7
 	s.set(4 + 2, 10, 800, 8, KVFDP_CLASS_LONG);
-	TagResult r = q1.classify(2, 800, 8);
+	WriteClass r = classify_write(q1, 2, 800, 8);
 	CHECK(!r.stale);
 	CHECK(r.cls == KVFDP_CLASS_LONG);
-	CHECK(r.source == KVFDP_SRC_BIO_HINT);
 	// Same seq again: the slot was not rewritten for this request -> stale, default class.
-	r = q1.classify(2, 800, 8);
+	r = classify_write(q1, 2, 800, 8);
 	CHECK(r.stale);
 	CHECK(r.cls == KVFDP_CLASS_NOT_SET);
 }
@@ -65,33 +64,32 @@ TEST_CASE("tag slots: a fresh matching slot gives its class once")
 TEST_CASE("tag slots: sector or length mismatch, seq 0 and queue offsets are stale")
 {
 	Slots s;
-	TagReader q0(s.v.data(), 0, 4);
-	CHECK(q0.classify(0, 0, 8).stale);  // never written
+	bpf::SlotReader q0 = queue_slot_reader(s.v.data(), 0, 4);
+	CHECK(classify_write(q0, 0, 0, 8).stale);  // never written
 	s.set(1, 5, 100, 8, KVFDP_CLASS_SHORT);
-	CHECK(q0.classify(1, 108, 8).stale);
+	CHECK(classify_write(q0, 1, 108, 8).stale);
 	s.set(1, 6, 100, 8, KVFDP_CLASS_SHORT);
-	CHECK(q0.classify(1, 100, 16).stale);
+	CHECK(classify_write(q0, 1, 100, 16).stale);
 	s.set(1, 7, 100, 8, KVFDP_CLASS_SHORT);
-	CHECK(q0.classify(1, 100, 8).cls == KVFDP_CLASS_SHORT);
+	CHECK(classify_write(q0, 1, 100, 8).cls == KVFDP_CLASS_SHORT);
 	// Queue 1's reader does not see queue 0's slot 1.
-	TagReader q1(s.v.data(), 1, 4);
-	CHECK(q1.classify(1, 100, 8).stale);
-	CHECK(q0.classify(9, 100, 8).stale);  // tag beyond depth
+	bpf::SlotReader q1 = queue_slot_reader(s.v.data(), 1, 4);
+	CHECK(classify_write(q1, 1, 100, 8).stale);
+	CHECK(classify_write(q0, 9, 100, 8).stale);  // tag beyond depth
 	// An out-of-range class byte falls back to the default.
 	s.set(2, 8, 0, 8, 77);
-	TagResult r = q0.classify(2, 0, 8);
+	WriteClass r = classify_write(q0, 2, 0, 8);
 	CHECK(!r.stale);
 	CHECK(r.cls == KVFDP_CLASS_NOT_SET);
 	// A seq that went backwards (tagger reloaded) still counts as changed.
 	s.set(1, 3, 200, 8, KVFDP_CLASS_MEDIUM);
-	CHECK(q0.classify(1, 200, 8).cls == KVFDP_CLASS_MEDIUM);
+	CHECK(classify_write(q0, 1, 200, 8).cls == KVFDP_CLASS_MEDIUM);
 }
 
 TEST_CASE("tag slots: without a tagger nothing is stale")
 {
-	TagReader none(nullptr, 0, 4);
-	CHECK(!none.active());
-	TagResult r = none.classify(0, 0, 8);
+	bpf::SlotReader none = queue_slot_reader(nullptr, 0, 4);
+	WriteClass r = classify_write(none, 0, 0, 8);
 	CHECK(!r.stale);
 	CHECK(r.cls == KVFDP_CLASS_NOT_SET);
 }
@@ -156,7 +154,7 @@ struct Rig {
 	std::vector<std::vector<uint8_t>> mem = std::vector<std::vector<uint8_t>>(4, std::vector<uint8_t>(1 << 20));
 	std::vector<uint8_t *> bufs;
 	Slots slots;
-	TagReader tags{slots.v.data(), 0, 4};
+	bpf::SlotReader tags = queue_slot_reader(slots.v.data(), 0, 4);
 	PolicyTable policy;
 	QueueCounters ctr;
 	Commits commits;

@@ -17,7 +17,7 @@ constexpr uint32_t kMaxWriteZeroesNlb = 65536;
 } // namespace
 
 IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
-		   const ublk::IoDesc *descs, uint8_t *const *bufs, TagReader &tags,
+		   const ublk::IoDesc *descs, uint8_t *const *bufs, bpf::SlotReader &tags,
 		   const PolicyTable &policy, QueueCounters &ctr, Committer &committer)
 	: cfg_(cfg), ring_(ring), ioq_(ioq), descs_(descs), bufs_(bufs), tags_(tags), policy_(policy),
 	  ctr_(ctr), committer_(committer), state_(new TagState[cfg.depth]())
@@ -56,7 +56,7 @@ void IoEngine::start(uint16_t tag)
 	case ublk::kOpWrite: {
 		uint16_t handle = 0;
 		if (op == ublk::kOpWrite) {
-			const TagResult t = tags_.classify(tag, d.start_sector, d.nr_sectors);
+			const WriteClass t = classify_write(tags_, tag, d.start_sector, d.nr_sectors);
 			if (t.stale)
 				ctr_.stale_tags.add(1);
 			handle = cfg_.nruh ? policy_.handle_of(t.cls) : 0;

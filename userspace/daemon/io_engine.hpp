@@ -10,7 +10,7 @@
 #include "nvme/device.hpp"
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/policy.hpp"
-#include "userspace/daemon/tag_reader.hpp"
+#include "userspace/daemon/write_class.hpp"
 #include "userspace/ublk/uapi.hpp"
 
 struct io_uring;
@@ -39,7 +39,7 @@ class IoEngine {
 public:
 	// bufs[tag] is each tag's buffer of io_buf_bytes. All references must outlive the engine.
 	IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq, const ublk::IoDesc *descs,
-		 uint8_t *const *bufs, TagReader &tags, const PolicyTable &policy, QueueCounters &ctr,
+		 uint8_t *const *bufs, bpf::SlotReader &tags, const PolicyTable &policy, QueueCounters &ctr,
 		 Committer &committer);
 
 	// The request of tag arrived (its FETCH / COMMIT_AND_FETCH completed with OK).
@@ -67,7 +67,7 @@ private:
 	nvme::IoQueue &ioq_;
 	const ublk::IoDesc *descs_;
 	uint8_t *const *bufs_;
-	TagReader &tags_;
+	bpf::SlotReader &tags_;
 	const PolicyTable &policy_;
 	QueueCounters &ctr_;
 	Committer &committer_;

@@ -77,7 +77,7 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 			return std::move(m).error();
 		q->descs_ = std::move(*m);
 	}
-	q->tags_ = std::make_unique<TagReader>(setup.slots, setup.q_id, depth);
+	q->tags_ = std::make_unique<bpf::SlotReader>(queue_slot_reader(setup.slots, setup.q_id, depth));
 	q->engine_ = std::make_unique<IoEngine>(ec, *q->ring_, *q->ioq_, q->descs_.descs(), q->bufs_.get(),
 						*q->tags_, *setup.policy, q->counters_, *q);
 	return q;

@@ -12,7 +12,6 @@
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/io_engine.hpp"
 #include "userspace/daemon/policy.hpp"
-#include "userspace/daemon/tag_reader.hpp"
 #include "userspace/ublk/io_cmd.hpp"
 
 struct io_uring;
@@ -61,7 +60,7 @@ private:
 	uint8_t *buf_area_ = nullptr;
 	size_t buf_area_bytes_ = 0;
 	std::unique_ptr<nvme::IoQueue> ioq_;
-	std::unique_ptr<TagReader> tags_;
+	std::unique_ptr<bpf::SlotReader> tags_;
 	std::unique_ptr<IoEngine> engine_;
 	QueueCounters counters_;
 	std::thread thread_;
