@@ -61,6 +61,11 @@ need() {
 	done
 }
 
+# need_ublk: skips (77) unless the guest kernel has ublk_drv (bookworm's 6.1 cloud kernel has none)
+need_ublk() {
+	[ "${KVFDP_UBLK:-1}" = 1 ] || skip "kernel $(uname -r) (--kernel ${KVFDP_KERNEL:-?}) has no ublk_drv: run this scenario on 6.12"
+}
+
 # wait_until SECONDS CMD...: polls CMD every 50 ms until it succeeds; returns 1 after SECONDS.
 # For things that have no event to wait on (a device node appearing, a daemon's ready file).
 wait_until() {
