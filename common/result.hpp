@@ -11,10 +11,13 @@
 namespace kvfdp {
 
 // An error code plus what was being done, e.g. {EACCES, "open /dev/ng0n1"}.
-// message() reads "open /dev/ng0n1: Permission denied".
+// message() reads "open /dev/ng0n1: Permission denied". A guidance error's context is the
+// whole message, already saying what is wrong and what to do ("... use /dev/ng0n1"):
+// message() is the context alone; the code still classifies it (exit codes, errno).
 struct Error {
 	std::error_code code;
 	std::string context;
+	bool guidance = false;
 
 	[[nodiscard]] std::string message() const;
 };
@@ -23,6 +26,11 @@ struct Error {
 [[nodiscard]] Error errno_error(int err, std::string context);
 // An Error from a std::errc, for failures that have no errno of their own.
 [[nodiscard]] Error make_error(std::errc code, std::string context);
+// A guidance Error: message is complete for the user, no errno text is appended.
+[[nodiscard]] Error guidance_error(std::errc code, std::string message);
+// A guidance Error from an errno value (positive or negative), when the message already
+// says what the errno means ("cannot find /dev/ng9n9 (list namespaces with ...)").
+[[nodiscard]] Error guidance_errno(int err, std::string message);
 
 template <class T>
 class [[nodiscard]] Result {

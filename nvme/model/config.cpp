@@ -15,7 +15,7 @@ Error bad(const char *fmt, unsigned long long a = 0, unsigned long long b = 0)
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	std::snprintf(buf, sizeof buf, fmt, a, b);
 #pragma GCC diagnostic pop
-	return make_error(std::errc::invalid_argument, buf);
+	return guidance_error(std::errc::invalid_argument, buf);
 }
 
 bool pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
@@ -47,8 +47,8 @@ Result<void> validate(const ModelConfig &c)
 		return bad("ruh_types has %llu entries; give none or one per handle (%llu)",
 			   c.ruh_types.size(), c.nruh);
 	if (!(c.op > 0) || !(c.op <= 10) || !std::isfinite(c.op))
-		return make_error(std::errc::invalid_argument,
-				  "over-provisioning must be in (0, 10], e.g. 0.28");
+		return guidance_error(std::errc::invalid_argument,
+				      "over-provisioning must be in (0, 10], e.g. 0.28");
 	const uint32_t low = c.gc_low ? c.gc_low : 2;
 	const uint32_t high = c.gc_high ? c.gc_high : low + 1;
 	if (low < 2 || high <= low)
@@ -89,8 +89,8 @@ Result<GcPolicy> parse_gc_policy(const std::string &s)
 		return GcPolicy::greedy;
 	if (s == "cost-benefit" || s == "cost_benefit")
 		return GcPolicy::cost_benefit;
-	return make_error(std::errc::invalid_argument,
-			  "gc policy '" + s + "': use greedy or cost-benefit");
+	return guidance_error(std::errc::invalid_argument,
+			      "gc policy '" + s + "': use greedy or cost-benefit");
 }
 
 } // namespace kvfdp::model

@@ -243,11 +243,14 @@ private:
 Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions &opts)
 {
 	if (opts.data_path.empty())
-		return make_error(std::errc::invalid_argument,
-				  "model device: give a data file path (a sparse file is created)");
+		return guidance_error(std::errc::invalid_argument,
+				      "model device: give a data file path (a sparse file is created)");
 	auto ftl = Ftl::create(opts.config);
-	if (!ftl)
-		return Error{ftl.error().code, "model device: " + ftl.error().context};
+	if (!ftl) {
+		Error e = std::move(ftl).error();
+		e.context = "model device: " + e.context;
+		return e;
+	}
 	auto fd = open_fd(opts.data_path, O_RDWR | O_CREAT, 0644);
 	if (!fd)
 		return fd.error();
@@ -255,8 +258,8 @@ Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions
 	if (fstat(fd->get(), &sb) != 0)
 		return errno_error(errno, "stat " + opts.data_path);
 	if (!S_ISREG(sb.st_mode))
-		return make_error(std::errc::invalid_argument,
-				  "model device: " + opts.data_path + " is not a regular file");
+		return guidance_error(std::errc::invalid_argument,
+				      "model device: " + opts.data_path + " is not a regular file");
 	const uint64_t size = opts.config.logical_bytes;
 	if (static_cast<uint64_t>(sb.st_size) < size && ftruncate(fd->get(), static_cast<off_t>(size)) != 0)
 		return errno_error(errno, "grow " + opts.data_path + " to " + std::to_string(size) +

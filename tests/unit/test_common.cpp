@@ -53,6 +53,18 @@ TEST_CASE("common: errno_error accepts negative errno and names the call")
 	CHECK(e.message() == "open /dev/ng9n9: No such file or directory");
 }
 
+TEST_CASE("common: a guidance error is its message alone, and keeps its code")
+{
+	auto g = guidance_error(std::errc::invalid_argument, "/dev/nvme0n1 is a block device; use /dev/ng0n1");
+	CHECK(g.guidance);
+	CHECK(g.code == std::errc::invalid_argument);
+	CHECK(g.message() == "/dev/nvme0n1 is a block device; use /dev/ng0n1");
+	auto e = guidance_errno(-ENOENT, "cannot find /dev/ng9n9 (see `nvme list`)");
+	CHECK(e.code.value() == ENOENT);
+	CHECK(e.message() == "cannot find /dev/ng9n9 (see `nvme list`)");
+	CHECK_FALSE(errno_error(ENOENT, "x").guidance);
+}
+
 TEST_CASE("common: UniqueFd closes on destruction and moves ownership")
 {
 	int raw;

@@ -37,7 +37,7 @@ const CliCategory &cli_category()
 
 Error cli_error(int code, std::string message)
 {
-	return Error{std::error_code(code, cli_category()), std::move(message)};
+	return Error{std::error_code(code, cli_category()), std::move(message), true};
 }
 
 int exit_for(const Error &e)
@@ -91,8 +91,7 @@ int Context::fail(int code, const std::string &message)
 
 int Context::fail(const Error &e)
 {
-	bool own = e.code.category() == cli_category();
-	return fail(exit_for(e), own ? e.context : e.message());
+	return fail(exit_for(e), e.message());
 }
 
 int Context::fail(const DaemonError &e)
@@ -124,10 +123,10 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 #ifdef KVFDP_CLI_HAVE_MODEL
 		auto cap = parse_size(model.capacity);
 		if (!cap)
-			return cli_error(kExitUsage, "--capacity: " + cap.error().context);
+			return cli_error(kExitUsage, "--capacity: " + cap.error().message());
 		auto ru = parse_size(model.ru_size);
 		if (!ru)
-			return cli_error(kExitUsage, "--ru-size: " + ru.error().context);
+			return cli_error(kExitUsage, "--ru-size: " + ru.error().message());
 		model::ModelDeviceOptions o;
 		o.config.logical_bytes = *cap;
 		o.config.ru_size = *ru;
@@ -157,8 +156,10 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 	if (!d) {
 		const Error &e = d.error();
 		if (exit_for(e) == kExitNoDevice)
-			return cli_error(kExitNoDevice, e.message() + "; list NVMe generic devices with "
-								    "`ls /dev/ng*`, or use --backend model");
+			return cli_error(kExitNoDevice,
+					 e.message() + (e.guidance ? "; or use --backend model"
+								   : "; list NVMe generic devices with "
+								     "`ls /dev/ng*`, or use --backend model"));
 		if (e.code.value() == EACCES || e.code.value() == EPERM)
 			return cli_error(kExitError, e.message() + "; reading FDP logs needs root "
 								   "(CAP_SYS_ADMIN)");

@@ -27,10 +27,10 @@ bool iequal(std::string_view a, std::string_view b)
 Result<uint64_t> parse_size(std::string_view text)
 {
 	auto bad = [&](const char *why) {
-		return make_error(std::errc::invalid_argument,
-				  "bad size '" + std::string(text) + "' (" + why +
-					  "): give bytes or a number with KiB, MiB, GiB or TiB, "
-					  "e.g. 64GiB");
+		return guidance_error(std::errc::invalid_argument,
+				      "bad size '" + std::string(text) + "' (" + why +
+					      "): give bytes or a number with KiB, MiB, GiB or TiB, "
+					      "e.g. 64GiB");
 	};
 	size_t i = 0;
 	uint64_t value = 0;

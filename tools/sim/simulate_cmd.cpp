@@ -172,7 +172,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 	if (err.empty()) {
 		auto g = model::parse_gc_policy(a.gc);
 		if (!g)
-			err = "--gc: " + g.error().context;
+			err = "--gc: " + g.error().message();
 		else
 			cfg.gc = *g;
 	}
@@ -181,7 +181,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 	if (err.empty()) {
 		auto v = model::validate(cfg);
 		if (!v)
-			err = "model: " + v.error().context + " (see --capacity, --op, --ru-size, --handles)";
+			err = "model: " + v.error().message() + " (see --capacity, --op, --ru-size, --handles)";
 	}
 
 	std::unique_ptr<Workload> workload;

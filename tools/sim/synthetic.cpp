@@ -34,8 +34,8 @@ private:
 Result<uint64_t> write_lbas(uint32_t write_bytes, uint32_t lba_size)
 {
 	if (lba_size == 0 || write_bytes < lba_size || write_bytes % lba_size)
-		return make_error(std::errc::invalid_argument,
-				  "write size must be a multiple of the LBA size");
+		return guidance_error(std::errc::invalid_argument,
+				      "write size must be a multiple of the LBA size");
 	return uint64_t{write_bytes / lba_size};
 }
 
@@ -73,10 +73,10 @@ Result<void> UniformWorkload::run(Placement, uint64_t logical_lbas, uint32_t lba
 		return std::move(w).error();
 	const uint64_t nlb = *w;
 	if (!(o_.util > 0 && o_.util <= 1))
-		return make_error(std::errc::invalid_argument, "util must be in (0, 1]");
+		return guidance_error(std::errc::invalid_argument, "util must be in (0, 1]");
 	units_ = static_cast<uint64_t>(std::floor(o_.util * static_cast<double>(logical_lbas / nlb)));
 	if (units_ == 0)
-		return make_error(std::errc::invalid_argument, "util leaves nothing to write");
+		return guidance_error(std::errc::invalid_argument, "util leaves nothing to write");
 	const auto warm = static_cast<uint64_t>(o_.warmup_writes * static_cast<double>(units_));
 	const auto meas = static_cast<uint64_t>(o_.measure_writes * static_cast<double>(units_));
 	const uint64_t total = units_ + warm + meas;
@@ -112,15 +112,15 @@ Result<void> HotColdWorkload::run(Placement placement, uint64_t logical_lbas, ui
 		return std::move(w).error();
 	const uint64_t nlb = *w;
 	if (!(o_.util > 0 && o_.util <= 1))
-		return make_error(std::errc::invalid_argument, "util must be in (0, 1]");
+		return guidance_error(std::errc::invalid_argument, "util must be in (0, 1]");
 	if (!(o_.hot_fraction > 0 && o_.hot_fraction < 1) || !(o_.hot_writes > 0 && o_.hot_writes < 1))
-		return make_error(std::errc::invalid_argument,
-				  "hot fraction and hot write share must be in (0, 1)");
+		return guidance_error(std::errc::invalid_argument,
+				      "hot fraction and hot write share must be in (0, 1)");
 	const auto used = static_cast<uint64_t>(std::floor(o_.util * static_cast<double>(logical_lbas / nlb)));
 	hot_units_ = static_cast<uint64_t>(std::llround(o_.hot_fraction * static_cast<double>(used)));
 	cold_units_ = used - hot_units_;
 	if (hot_units_ == 0 || cold_units_ == 0)
-		return make_error(std::errc::invalid_argument, "capacity too small for two regions");
+		return guidance_error(std::errc::invalid_argument, "capacity too small for two regions");
 	const uint8_t hot_cls = placement == Placement::none ? KVFDP_CLASS_NOT_SET : KVFDP_CLASS_SHORT;
 	const uint8_t cold_cls = placement == Placement::none ? KVFDP_CLASS_NOT_SET : KVFDP_CLASS_LONG;
 	const double cold_life = static_cast<double>(cold_units_) / (1.0 - o_.hot_writes);

@@ -17,9 +17,9 @@ constexpr std::string_view kHeader = "t_us,op,slba,nlb,class";
 
 Error line_error(const std::string &name, uint32_t line_no, const std::string &what)
 {
-	return make_error(std::errc::invalid_argument,
-			  name + ":" + std::to_string(line_no) + ": " + what +
-				  " (expected t_us,op,slba,nlb,class with op W or D and class 0-5)");
+	return guidance_error(std::errc::invalid_argument,
+			      name + ":" + std::to_string(line_no) + ": " + what +
+				      " (expected t_us,op,slba,nlb,class with op W or D and class 0-5)");
 }
 
 template <class T>
@@ -112,8 +112,8 @@ Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t 
 	if (in.bad())
 		return errno_error(EIO, "read " + path);
 	if (out.empty())
-		return make_error(std::errc::invalid_argument,
-				  path + ": no records (is it a `kvfdp record` CSV?)");
+		return guidance_error(std::errc::invalid_argument,
+				      path + ": no records (is it a `kvfdp record` CSV?)");
 	return out;
 }
 
@@ -126,16 +126,16 @@ Result<void> BlkTraceWorkload::run(sim::Placement placement, uint64_t logical_lb
 				   uint32_t lba_size, sim::BlockSink &sink, sim::Progress *progress)
 {
 	if (lba_size == 0 || lba_size > kBlkTraceLbaSize || kBlkTraceLbaSize % lba_size != 0)
-		return make_error(std::errc::invalid_argument,
-				  "the model's LBA size must divide 4096 to replay a block trace");
+		return guidance_error(std::errc::invalid_argument,
+				      "the model's LBA size must divide 4096 to replay a block trace");
 	const uint64_t per = kBlkTraceLbaSize / lba_size;
 	const uint64_t blocks = logical_lbas / per;
 	for (const auto &r : records_)
 		if (r.slba + r.nlb > blocks)
-			return make_error(std::errc::invalid_argument,
-					  name_ + ":" + std::to_string(r.line) +
-						  ": record beyond the model's logical capacity; raise "
-						  "--capacity");
+			return guidance_error(std::errc::invalid_argument,
+					      name_ + ":" + std::to_string(r.line) +
+						      ": record beyond the model's logical capacity; raise "
+						      "--capacity");
 	std::vector<uint8_t> oracle;
 	if (placement == sim::Placement::oracle) {
 		// Pre-pass: each write record is a version that dies when half its blocks have

@@ -13,14 +13,14 @@ Result<BlockFs> BlockFs::make(uint64_t logical_lbas, uint32_t lba_size, sim::Blo
 			      LifetimeRecorder *recorder)
 {
 	if (lba_size == 0 || lba_size > kBlockSize || kBlockSize % lba_size != 0)
-		return make_error(std::errc::invalid_argument,
-				  "LBA size " + std::to_string(lba_size) +
-					  " does not divide the 4096-byte file block; use 512 or 4096");
+		return guidance_error(std::errc::invalid_argument,
+				      "LBA size " + std::to_string(lba_size) +
+					      " does not divide the 4096-byte file block; use 512 or 4096");
 	uint32_t per = kBlockSize / lba_size;
 	uint64_t blocks = logical_lbas / per;
 	if (blocks == 0)
-		return make_error(std::errc::invalid_argument,
-				  "device too small for one 4 KiB block; raise --capacity");
+		return guidance_error(std::errc::invalid_argument,
+				      "device too small for one 4 KiB block; raise --capacity");
 	return BlockFs(blocks, per, sink, recorder);
 }
 

@@ -174,10 +174,10 @@ Result<void> replay_pass(const std::vector<MooncakeRequest> &trace, const ChunkS
 		static_cast<uint64_t>(static_cast<long double>(fs->total_blocks()) * cfg.utilisation);
 	const uint64_t need = BlockFs::blocks_for(cfg.chunk_bytes);
 	if (need > cap_blocks)
-		return make_error(std::errc::invalid_argument,
-				  "a " + std::to_string(cfg.chunk_bytes) +
-					  "-byte chunk does not fit in the store; lower --kv-scale or "
-					  "raise --capacity / --utilization");
+		return guidance_error(std::errc::invalid_argument,
+				      "a " + std::to_string(cfg.chunk_bytes) +
+					      "-byte chunk does not fit in the store; lower --kv-scale or "
+					      "raise --capacity / --utilization");
 	st.capacity_bytes = cap_blocks * BlockFs::kBlockSize;
 	Replay r(cfg, *fs, cap_blocks, st);
 	for (size_t i = 0; i < trace.size(); ++i) {
@@ -206,8 +206,8 @@ Result<void> ChunkStoreWorkload::run(sim::Placement placement, uint64_t logical_
 				     uint32_t lba_size, sim::BlockSink &sink, sim::Progress *progress)
 {
 	if (!(cfg_.utilisation > 0.0 && cfg_.utilisation <= 1.0))
-		return make_error(std::errc::invalid_argument,
-				  "chunk store utilisation must be in (0, 1]");
+		return guidance_error(std::errc::invalid_argument,
+				      "chunk store utilisation must be in (0, 1]");
 	std::vector<uint8_t> oracle;
 	if (placement == sim::Placement::oracle) {
 		// Pre-pass: the same replay with no device, to learn when each chunk dies.

@@ -16,11 +16,11 @@ namespace kvfdp::workload {
 
 namespace {
 
-Error usage(const std::string &what) { return make_error(std::errc::invalid_argument, what); }
-
-// A positive finite number, or false.
-bool parse_positive(const std::string &s, double &out)
-{
+Error usage(const std::string &what) { return guidance_error(std::errc::invalid_argument, what); }
+    
+    // A positive finite number, or false.
+    bool parse_positive(const std::string &s, double &out)
+    {
 	char *end = nullptr;
 	out = std::strtod(s.c_str(), &end);
 	return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out) && out > 0;

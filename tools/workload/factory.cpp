@@ -47,9 +47,9 @@ sim::WorkloadFactory simulate_factory()
 		ctx.workload = name;
 		if (!st->opts.kv_trace.empty() || !st->opts.blk_trace.empty()) {
 			if (name != "kv" && name != "uniform")
-				return make_error(std::errc::invalid_argument,
-						  "--workload " + name +
-							  " cannot be combined with --kv-trace / --blk-trace");
+				return guidance_error(std::errc::invalid_argument,
+						      "--workload " + name +
+							      " cannot be combined with --kv-trace / --blk-trace");
 			if (name == "uniform")
 				ctx.workload.clear();
 		}

@@ -180,9 +180,9 @@ Result<void> generate(const KvSynthConfig &cfg, sim::Placement placement,
 	for (auto m : cfg.max_chunks)
 		max_session = std::max<uint64_t>(max_session, m);
 	if (BlockFs::blocks_for(cfg.chunk_bytes) * max_session > cap_blocks)
-		return make_error(std::errc::invalid_argument,
-				  "the largest KV session does not fit in the store; lower "
-				  "--kv-scale or raise --capacity / --utilization");
+		return guidance_error(std::errc::invalid_argument,
+				      "the largest KV session does not fit in the store; lower "
+				      "--kv-scale or raise --capacity / --utilization");
 	st.capacity_bytes = cap_blocks * BlockFs::kBlockSize;
 	Generator gen(cfg, *fs, cap_blocks, st, placement, oracle);
 	const uint64_t logical_bytes = fs->total_blocks() * BlockFs::kBlockSize;
@@ -203,15 +203,15 @@ Result<void> KvSynthWorkload::run(sim::Placement placement, uint64_t logical_lba
 	double sum = 0;
 	for (int p = 0; p < kPopulations; ++p) {
 		if (cfg_.mix[p] < 0 || !(cfg_.mean_life_s[p] > 0) || cfg_.max_chunks[p] == 0)
-			return make_error(std::errc::invalid_argument,
-					  "--kv-mix shares must be >= 0, lifetimes > 0 and chunk "
-					  "counts >= 1");
+			return guidance_error(std::errc::invalid_argument,
+					      "--kv-mix shares must be >= 0, lifetimes > 0 and chunk "
+					      "counts >= 1");
 		sum += cfg_.mix[p];
 	}
 	if (!(sum > 0))
-		return make_error(std::errc::invalid_argument, "--kv-mix: at least one share must be > 0");
+		return guidance_error(std::errc::invalid_argument, "--kv-mix: at least one share must be > 0");
 	if (!(cfg_.utilisation > 0.0 && cfg_.utilisation <= 1.0))
-		return make_error(std::errc::invalid_argument, "utilisation must be in (0, 1]");
+		return guidance_error(std::errc::invalid_argument, "utilisation must be in (0, 1]");
 	std::vector<uint8_t> oracle;
 	if (placement == sim::Placement::oracle) {
 		NullSink null;

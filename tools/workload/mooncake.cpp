@@ -11,10 +11,10 @@ namespace {
 
 Error line_error(const std::string &name, uint64_t line_no, const std::string &what)
 {
-	return make_error(std::errc::invalid_argument,
-			  name + ":" + std::to_string(line_no) + ": " + what +
-				  " (expected {\"timestamp\": ms, \"input_length\": n, "
-				  "\"output_length\": n, \"hash_ids\": [..]}; fix or drop the line)");
+	return guidance_error(std::errc::invalid_argument,
+			      name + ":" + std::to_string(line_no) + ": " + what +
+				      " (expected {\"timestamp\": ms, \"input_length\": n, "
+				      "\"output_length\": n, \"hash_ids\": [..]}; fix or drop the line)");
 }
 
 // A non-negative integer member: true and value set, or false.
@@ -103,8 +103,8 @@ Result<std::vector<MooncakeRequest>> load_mooncake(const std::string &path, uint
 		out.push_back(std::move(req));
 	}
 	if (out.empty())
-		return make_error(std::errc::invalid_argument,
-				  path + ": no requests in the trace (is it a Mooncake .jsonl file?)");
+		return guidance_error(std::errc::invalid_argument,
+				      path + ": no requests in the trace (is it a Mooncake .jsonl file?)");
 	return out;
 }
 
