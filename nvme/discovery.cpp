@@ -117,16 +117,16 @@ Result<NgNames> parse_ng_path(const std::string &path)
 	if (base.rfind("nvme", 0) == 0 && split_numbers(base, 4, x, y, rest)) {
 		std::string ng = "/dev/ng" + x + "n" + (y.empty() ? "1" : y);
 		if (y.empty() && rest.empty())
-			return make_error(std::errc::invalid_argument,
-					  path + " is an NVMe controller, not a namespace; use its "
-						 "generic char device, e.g. " + ng);
-		return make_error(std::errc::invalid_argument,
-				  path + " is a block device; kvfdp needs the NVMe generic char "
-					 "device: use " + ng);
+			return guidance_error(std::errc::invalid_argument,
+					      path + " is an NVMe controller, not a namespace; use its "
+						     "generic char device, e.g. " + ng);
+		return guidance_error(std::errc::invalid_argument,
+				      path + " is a block device; kvfdp needs the NVMe generic char "
+					     "device: use " + ng);
 	}
-	return make_error(std::errc::invalid_argument,
-			  path + " is not an NVMe generic char device; pass /dev/ngXnY "
-				 "(see `ls /dev/ng*` or `nvme list`)");
+	return guidance_error(std::errc::invalid_argument,
+			      path + " is not an NVMe generic char device; pass /dev/ngXnY "
+				     "(see `ls /dev/ng*` or `nvme list`)");
 }
 
 Result<std::string> find_controller(const std::string &ng_name, const std::string &sysfs_root)
@@ -259,21 +259,21 @@ Result<std::vector<uint8_t>> read_fdp_log(int admin_fd, uint8_t lid, uint16_t ls
 Result<void> fdp_usable(const DeviceInfo &info, size_t nhandles, const std::string &admin_name)
 {
 	if (!info.fdp_supported)
-		return make_error(std::errc::not_supported,
-				  admin_name + ": CTRATT bit 19 clear: this drive has no FDP; "
-					       "use --backend model to project WAF");
+		return guidance_error(std::errc::not_supported,
+				      admin_name + ": CTRATT bit 19 clear: this drive has no FDP; "
+						   "use --backend model to project WAF");
 	uint16_t endgid = info.endgid ? info.endgid : 1;
 	if (!info.fdp_enabled)
-		return make_error(std::errc::not_supported,
-				  "FDP is disabled on endurance group " + std::to_string(endgid) +
-					  ": enable it with `nvme set-feature " + admin_name +
-					  " -f 0x1d -v " + std::to_string(endgid) +
+		return guidance_error(std::errc::not_supported,
+				      "FDP is disabled on endurance group " + std::to_string(endgid) +
+					      ": enable it with `nvme set-feature " + admin_name +
+					      " -f 0x1d -v " + std::to_string(endgid) +
 					  " --cdw12=1 -s` (the group must have no namespaces)");
 	if (nhandles == 0)
-		return make_error(std::errc::not_supported,
-				  info.path + " has no placement handles (RUH Status is empty): "
-					      "recreate the namespace with handles "
-					      "(nvme create-ns ... --nphndls=N --phndls=...)");
+		return guidance_error(std::errc::not_supported,
+				      info.path + " has no placement handles (RUH Status is empty): "
+						  "recreate the namespace with handles "
+						  "(nvme create-ns ... --nphndls=N --phndls=...)");
 	return ok();
 }
 
@@ -307,22 +307,24 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	if (stat(ng_path.c_str(), &st) != 0) {
 		int e = errno;
 		if (e == EACCES || e == EPERM)
-			return errno_error(e, "cannot reach " + ng_path + "; run as root or grant "
-						  "your user rw access (udev rule)");
-		return errno_error(e, "cannot find " + ng_path +
-					      " (list namespaces with `ls /dev/ng*` or `nvme list`)");
+			return guidance_errno(e, "cannot reach " + ng_path + "; run as root or grant "
+						     "your user rw access (udev rule)");
+		if (e == ENOENT)
+			return guidance_errno(e, "cannot find " + ng_path +
+						 " (list namespaces with `ls /dev/ng*` or `nvme list`)");
+		return errno_error(e, "stat " + ng_path);
 	}
 	if (!S_ISCHR(st.st_mode))
-		return make_error(std::errc::invalid_argument,
-				  ng_path + " is not a character device; pass the NVMe generic "
-					    "char device /dev/ngXnY");
+		return guidance_error(std::errc::invalid_argument,
+				      ng_path + " is not a character device; pass the NVMe generic "
+						"char device /dev/ngXnY");
 
 	int fd = open(ng_path.c_str(), O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		if (e == EACCES || e == EPERM)
-			return errno_error(e, "cannot open " + ng_path + " read-write; run as root "
-						  "or grant your user rw access (udev rule)");
+			return guidance_errno(e, "cannot open " + ng_path + " read-write; run as root "
+						     "or grant your user rw access (udev rule)");
 		return errno_error(e, "open " + ng_path);
 	}
 	d.ng_fd.reset(fd);
@@ -354,8 +356,8 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 		return make_error(std::errc::not_enough_memory, "identify buffer");
 	int ret = admin_ioctl(d.admin_fd.get(), make_identify(kCnsController, 0, id.data.get()));
 	if (ret < 0 && (ret == -EACCES || ret == -EPERM))
-		return errno_error(ret, "Identify Controller on " + admin_name +
-						": admin commands need root (CAP_SYS_ADMIN)");
+		return guidance_errno(ret, "Identify Controller on " + admin_name +
+						   ": admin commands need root (CAP_SYS_ADMIN)");
 	if (ret != 0)
 		return result_error(ret, "Identify Controller on " + admin_name);
 	auto ic = parse_id_ctrl(std::span<const uint8_t>(id.data.get(), kIdentifySize));

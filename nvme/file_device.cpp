@@ -111,9 +111,9 @@ public:
 
 	Result<std::vector<uint8_t>> log_page(uint8_t, uint8_t) override
 	{
-		return make_error(std::errc::not_supported,
-				  "the file backend has no FDP log pages; use --backend model or a "
-				  "passthru device");
+		return guidance_error(std::errc::not_supported,
+				      "the file backend has no FDP log pages; use --backend model or a "
+				      "passthru device");
 	}
 
 	Result<std::unique_ptr<IoQueue>> open_queue(io_uring &ring) override
@@ -163,8 +163,8 @@ Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
 				  path + " is neither a regular file nor a block device");
 	}
 	if (size < lba)
-		return make_error(std::errc::invalid_argument,
-				  path + " is empty; give a size (FileDeviceOptions::size_bytes)");
+		return guidance_error(std::errc::invalid_argument,
+				      path + " is empty; give a size (FileDeviceOptions::size_bytes)");
 	DeviceInfo info;
 	info.path = path;
 	info.backend = "file";
