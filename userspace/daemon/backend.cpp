@@ -22,21 +22,21 @@ bool backend_available(const std::string &kind)
 Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 {
 	if (opts.kind != "passthru" && opts.kind != "file" && opts.kind != "model")
-		return make_error(std::errc::invalid_argument,
-				  "unknown backend '" + opts.kind + "' (use passthru, model or file)");
+		return guidance_error(std::errc::invalid_argument,
+				      "unknown backend '" + opts.kind + "' (use passthru, model or file)");
 	if (!backend_available(opts.kind))
-		return make_error(std::errc::function_not_supported,
-				  "backend '" + opts.kind + "' is not part of this build (its library was not built)");
+		return guidance_error(std::errc::function_not_supported,
+				      "backend '" + opts.kind + "' is not part of this build (its library was not built)");
 #if KVFDP_HAVE_NVME_BACKENDS
 	if (opts.kind == "passthru") {
 		if (opts.device.empty())
-			return make_error(std::errc::invalid_argument,
-					  "--backend passthru needs --device /dev/ngXnY (an FDP namespace)");
+			return guidance_error(std::errc::invalid_argument,
+					      "--backend passthru needs --device /dev/ngXnY (an FDP namespace)");
 		return nvme::open_passthru_device(opts.device);
 	}
 	if (opts.kind == "file") {
 		if (opts.file.empty())
-			return make_error(std::errc::invalid_argument, "--backend file needs --file PATH (and --size for a new file)");
+			return guidance_error(std::errc::invalid_argument, "--backend file needs --file PATH (and --size for a new file)");
 		nvme::FileDeviceOptions fo;
 		fo.size_bytes = opts.size;
 		fo.lba_size = opts.lba_size;
@@ -46,8 +46,8 @@ Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 #if KVFDP_HAVE_MODEL_DEVICE
 	if (opts.kind == "model") {
 		if (opts.file.empty())
-			return make_error(std::errc::invalid_argument,
-					  "--backend model needs --file PATH for its sparse data file");
+			return guidance_error(std::errc::invalid_argument,
+					      "--backend model needs --file PATH for its sparse data file");
 		model::ModelDeviceOptions mo;
 		if (opts.size)
 			mo.config.logical_bytes = opts.size;

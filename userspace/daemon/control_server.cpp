@@ -74,11 +74,11 @@ Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &
 	struct stat st{};
 	if (::lstat(path.c_str(), &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return make_error(std::errc::file_exists, path + " exists and is not a socket; remove it or pass --socket");
+			return guidance_error(std::errc::file_exists, path + " exists and is not a socket; remove it or pass --socket");
 		UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 		if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0)
-			return make_error(std::errc::address_in_use,
-					  path + " is served by a running kvfdpd; stop it or pass --socket");
+			return guidance_error(std::errc::address_in_use,
+					      path + " is served by a running kvfdpd; stop it or pass --socket");
 		::unlink(path.c_str());
 	}
 	if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0)

@@ -40,8 +40,8 @@ Result<std::unique_ptr<Control>> Control::open()
 	if (fd < 0) {
 		int err = errno;
 		if (err == ENOENT)
-			return make_error(std::errc::no_such_device,
-					  "/dev/ublk-control is missing: run 'modprobe ublk_drv' (the kernel needs CONFIG_BLK_DEV_UBLK)");
+			return guidance_error(std::errc::no_such_device,
+					      "/dev/ublk-control is missing: run 'modprobe ublk_drv' (the kernel needs CONFIG_BLK_DEV_UBLK)");
 		return errno_error(err, "open /dev/ublk-control");
 	}
 	auto ring = std::make_unique<io_uring>();
