@@ -164,8 +164,8 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		return make_error(std::errc::invalid_argument,
 				  "tagger: record ring size must be a power of two >= 4096");
 	if (::geteuid() != 0)
-		return make_error(std::errc::operation_not_permitted,
-				  "loading the BPF tagger needs root (run with sudo)");
+		return guidance_error(std::errc::operation_not_permitted,
+				      "loading the BPF tagger needs root (run with sudo)");
 
 	libbpf_set_print(libbpf_print);
 	Tagger t;
