@@ -169,10 +169,10 @@ int run_events(Context &ctx, const EventsOptions &o)
 
 void add_configs_command(CLI::App &app, Context &ctx)
 {
-	auto *c = app.add_subcommand("configs", "FDP configurations (log 0x20) and RUH usage (log 0x21)");
-	c->footer("Reads the device (--device, --backend model, or the namespace kvfdpd serves); "
-		  "reading logs from a real drive needs root.");
-	c->callback([&ctx] { ctx.exit_code = run_configs(ctx); });
+	add_plain_command(app, ctx, "configs", "FDP configurations (log 0x20) and RUH usage (log 0x21)",
+			  "Reads the device (--device, --backend model, or the namespace kvfdpd "
+			  "serves); reading logs from a real drive needs root.",
+			  run_configs);
 }
 
 void add_events_command(CLI::App &app, Context &ctx)

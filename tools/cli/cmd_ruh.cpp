@@ -83,11 +83,13 @@ int run_ruh(Context &ctx)
 
 void add_ruh_command(CLI::App &app, Context &ctx)
 {
-	auto *c = app.add_subcommand("ruh", "placement handles: PID, RUHID, classes, RUAMW, EARUTR, "
-					    "bytes written through kvfdpd");
-	c->footer("Data: kvfdpd (--socket), or a device read directly (--device /dev/ngXnY, "
-		  "--backend model). JSON keys follow nvme-cli: nruhsd, ruhss[].pid/ruhid/earutr/ruamw.");
-	c->callback([&ctx] { ctx.exit_code = run_ruh(ctx); });
+	add_plain_command(app, ctx, "ruh",
+			  "placement handles: PID, RUHID, classes, RUAMW, EARUTR, bytes written "
+			  "through kvfdpd",
+			  "Data: kvfdpd (--socket), or a device read directly (--device /dev/ngXnY, "
+			  "--backend model). JSON keys follow nvme-cli: nruhsd, "
+			  "ruhss[].pid/ruhid/earutr/ruamw.",
+			  run_ruh);
 }
 
 } // namespace kvfdp::cli

@@ -28,15 +28,6 @@ std::string text(const json &j, const char *key)
 	return v.dump();
 }
 
-uint64_t num(const json &j, const char *key)
-{
-	if (j.is_object() && j.contains(key) && j[key].is_number_unsigned())
-		return j[key].get<uint64_t>();
-	if (j.is_object() && j.contains(key) && j[key].is_number_integer() && j[key].get<int64_t>() >= 0)
-		return static_cast<uint64_t>(j[key].get<int64_t>());
-	return 0;
-}
-
 std::string kernel_line(const json &k)
 {
 	std::ostringstream s;
@@ -63,8 +54,8 @@ std::string device_line(const json &d)
 	if (d.contains("ublk_path"))
 		s << text(d, "ublk_path") << " -> ";
 	s << text(d, "path") << " (" << text(d, "backend") << "), nsid " << text(d, "nsid") << ", "
-	  << format_bytes(static_cast<u128>(num(d, "nlb")) * num(d, "lba_size")) << ", LBA "
-	  << num(d, "lba_size") << " B";
+	  << format_bytes(static_cast<u128>(json_u64(d, "nlb")) * json_u64(d, "lba_size")) << ", LBA "
+	  << json_u64(d, "lba_size") << " B";
 	return s.str();
 }
 
@@ -74,8 +65,8 @@ std::string fdp_line(const json &d)
 	bool supported = !d.contains("fdp_supported") || d["fdp_supported"] == true;
 	if (!supported)
 		return "not supported (CTRATT bit 19 is 0)";
-	s << (d.value("fdp_enabled", false) ? "enabled" : "disabled") << ", " << num(d, "nruh")
-	  << " handles, " << num(d, "nrg") << " reclaim group(s), RU " << format_bytes(num(d, "ru_size"));
+	s << (d.value("fdp_enabled", false) ? "enabled" : "disabled") << ", " << json_u64(d, "nruh")
+	  << " handles, " << json_u64(d, "nrg") << " reclaim group(s), RU " << format_bytes(json_u64(d, "ru_size"));
 	return s.str();
 }
 
@@ -114,10 +105,10 @@ void print_daemon_human(Context &ctx, const json &d)
 				   (rc.value("recovered", false) ? ", re-attached)" : ")"));
 	const json &io = d.value("io", json::object());
 	std::ostringstream ios;
-	ios << num(io, "writes") << " writes (" << format_bytes(num(io, "write_bytes")) << "), "
-	    << num(io, "reads") << " reads (" << format_bytes(num(io, "read_bytes")) << "), "
-	    << num(io, "flushes") << " flushes, " << num(io, "discards") << " discards ("
-	    << format_bytes(num(io, "discard_bytes")) << "), " << num(io, "errors") << " errors";
+	ios << json_u64(io, "writes") << " writes (" << format_bytes(json_u64(io, "write_bytes")) << "), "
+	    << json_u64(io, "reads") << " reads (" << format_bytes(json_u64(io, "read_bytes")) << "), "
+	    << json_u64(io, "flushes") << " flushes, " << json_u64(io, "discards") << " discards ("
+	    << format_bytes(json_u64(io, "discard_bytes")) << "), " << json_u64(io, "errors") << " errors";
 	kv.add("io", ios.str());
 	kv.render(ctx.out, ctx.table_width());
 	if (d.contains("classes") && d["classes"].is_array() && !d["classes"].empty()) {
@@ -125,8 +116,8 @@ void print_daemon_human(Context &ctx, const json &d)
 		Table t({{"CLASS"}, {"HANDLE", Align::right}, {"WRITES", Align::right},
 			 {"BYTES", Align::right}});
 		for (const auto &c : d["classes"])
-			t.add_row({text(c, "class"), text(c, "handle"), std::to_string(num(c, "writes")),
-				   format_bytes(num(c, "bytes"))});
+			t.add_row({text(c, "class"), text(c, "handle"), std::to_string(json_u64(c, "writes")),
+				   format_bytes(json_u64(c, "bytes"))});
 		t.render(ctx.out, ctx.table_width());
 	}
 }
@@ -206,11 +197,12 @@ int run_status(Context &ctx)
 
 void add_status_command(CLI::App &app, Context &ctx)
 {
-	auto *c = app.add_subcommand("status", "kvfdpd, device, kernel features, tagging, bytes per "
-					       "class, stale tags, recovery");
-	c->footer("Without kvfdpd it reports the kernel feature probe (and the device with "
-		  "--device or --backend model); it exits 0 either way.");
-	c->callback([&ctx] { ctx.exit_code = run_status(ctx); });
+	add_plain_command(app, ctx, "status",
+			  "kvfdpd, device, kernel features, tagging, bytes per class, stale tags, "
+			  "recovery",
+			  "Without kvfdpd it reports the kernel feature probe (and the device with "
+			  "--device or --backend model); it exits 0 either way.",
+			  run_status);
 }
 
 } // namespace kvfdp::cli

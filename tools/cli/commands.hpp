@@ -8,6 +8,19 @@
 
 namespace kvfdp::cli {
 
+// Registers subcommand name with only the global options: its help line, a footer (none
+// when empty), and run as its callback; run's return value becomes the exit code.
+inline CLI::App *add_plain_command(CLI::App &app, Context &ctx, const std::string &name,
+				   const std::string &help, const std::string &footer,
+				   int (*run)(Context &))
+{
+	CLI::App *c = app.add_subcommand(name, help);
+	if (!footer.empty())
+		c->footer(footer);
+	c->callback([&ctx, run] { ctx.exit_code = run(ctx); });
+	return c;
+}
+
 void add_version_command(CLI::App &app, Context &ctx);
 void add_status_command(CLI::App &app, Context &ctx);
 void add_ruh_command(CLI::App &app, Context &ctx);

@@ -65,6 +65,25 @@ u128 u128_from_json(const nlohmann::json &j)
 	return 0;
 }
 
+uint64_t json_u64(const nlohmann::json &j, const char *key, uint64_t dflt)
+{
+	if (!j.is_object() || !j.contains(key))
+		return dflt;
+	const auto &v = j[key];
+	if (v.is_number_unsigned())
+		return v.get<uint64_t>();
+	if (v.is_number_integer() && v.get<int64_t>() >= 0)
+		return static_cast<uint64_t>(v.get<int64_t>());
+	return dflt;
+}
+
+std::string json_str(const nlohmann::json &j, const char *key, std::string dflt)
+{
+	if (j.is_object() && j.contains(key) && j[key].is_string())
+		return j[key].get<std::string>();
+	return dflt;
+}
+
 std::string display_path(const nvme::DeviceInfo &info)
 {
 	return info.backend == "model" ? std::string("model") : info.path;

@@ -25,6 +25,12 @@ namespace kvfdp::cli {
 // Reads a counter written by u128_json (number or decimal string); 0 when absent or bad.
 [[nodiscard]] u128 u128_from_json(const nlohmann::json &j);
 
+// j[key] as an unsigned integer; dflt when j is not an object, the key is missing, or the
+// value is not a non-negative integer.
+[[nodiscard]] uint64_t json_u64(const nlohmann::json &j, const char *key, uint64_t dflt = 0);
+// j[key] as a string; dflt when missing or not a string.
+[[nodiscard]] std::string json_str(const nlohmann::json &j, const char *key, std::string dflt = {});
+
 // The name shown for a device: its path, or "model" for the FDP SSD model (whose path is a
 // temporary data file).
 [[nodiscard]] std::string display_path(const nvme::DeviceInfo &info);

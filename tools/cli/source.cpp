@@ -8,29 +8,6 @@
 
 namespace kvfdp::cli {
 
-namespace {
-
-uint64_t u64_or(const nlohmann::json &j, const char *key, uint64_t dflt = 0)
-{
-	if (!j.is_object() || !j.contains(key))
-		return dflt;
-	const auto &v = j[key];
-	if (v.is_number_unsigned())
-		return v.get<uint64_t>();
-	if (v.is_number_integer() && v.get<int64_t>() >= 0)
-		return static_cast<uint64_t>(v.get<int64_t>());
-	return dflt;
-}
-
-std::string str_or(const nlohmann::json &j, const char *key, std::string dflt = {})
-{
-	if (j.is_object() && j.contains(key) && j[key].is_string())
-		return j[key].get<std::string>();
-	return dflt;
-}
-
-} // namespace
-
 std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info)
 {
 	if (!info.fdp_supported)
@@ -84,25 +61,25 @@ Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::
 	v.source = "daemon";
 	const auto &dev = status.is_object() && status.contains("device") ? status["device"]
 									    : nlohmann::json::object();
-	v.device = str_or(dev, "path");
-	v.backend = str_or(dev, "backend");
-	v.lba_size = static_cast<uint32_t>(u64_or(dev, "lba_size"));
+	v.device = json_str(dev, "path");
+	v.backend = json_str(dev, "backend");
+	v.lba_size = static_cast<uint32_t>(json_u64(dev, "lba_size"));
 	uint16_t pos = 0;
 	for (const auto &h : ruh["ruhss"]) {
 		RuhRow r;
-		r.index = static_cast<uint16_t>(u64_or(h, "index", pos));
-		r.pid = static_cast<uint16_t>(u64_or(h, "pid"));
-		r.ruhid = static_cast<uint16_t>(u64_or(h, "ruhid"));
-		r.earutr = static_cast<uint32_t>(u64_or(h, "earutr"));
-		r.ruamw = u64_or(h, "ruamw");
+		r.index = static_cast<uint16_t>(json_u64(h, "index", pos));
+		r.pid = static_cast<uint16_t>(json_u64(h, "pid"));
+		r.ruhid = static_cast<uint16_t>(json_u64(h, "ruhid"));
+		r.earutr = static_cast<uint32_t>(json_u64(h, "earutr"));
+		r.ruamw = json_u64(h, "ruamw");
 		if (h.contains("classes") && h["classes"].is_array())
 			for (const auto &c : h["classes"])
 				if (c.is_string())
 					r.classes.push_back(c.get<std::string>());
 		if (h.contains("bytes"))
-			r.bytes = u64_or(h, "bytes");
+			r.bytes = json_u64(h, "bytes");
 		if (h.contains("writes"))
-			r.writes = u64_or(h, "writes");
+			r.writes = json_u64(h, "writes");
 		v.rows.push_back(std::move(r));
 		pos++;
 	}
@@ -180,8 +157,8 @@ Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
 		return cli_error(code, st.error.message);
 	}
 	const auto &dev = st.data.contains("device") ? st.data["device"] : nlohmann::json::object();
-	std::string backend = str_or(dev, "backend");
-	std::string path = str_or(dev, "path");
+	std::string backend = json_str(dev, "backend");
+	std::string path = json_str(dev, "path");
 	if (backend != "passthru" || path.empty())
 		return cli_error(kExitUnsupported,
 				 "kvfdpd serves a '" + backend + "' backend, whose FDP logs the CLI "
