@@ -170,23 +170,17 @@ Result<void> replay_pass(const std::vector<MooncakeRequest> &trace, const ChunkS
 	if (!fs)
 		return std::move(fs).error();
 	st = ChunkStoreStats{};
-	const uint64_t cap_blocks =
-		static_cast<uint64_t>(static_cast<long double>(fs->total_blocks()) * cfg.utilisation);
-	const uint64_t need = BlockFs::blocks_for(cfg.chunk_bytes);
-	if (need > cap_blocks)
-		return guidance_error(std::errc::invalid_argument,
-				      "a " + std::to_string(cfg.chunk_bytes) +
-					      "-byte chunk does not fit in the store; lower --kv-scale or "
-					      "raise --capacity / --utilization");
-	st.capacity_bytes = cap_blocks * BlockFs::kBlockSize;
-	Replay r(cfg, *fs, cap_blocks, st);
+	const std::string chunk = "a " + std::to_string(cfg.chunk_bytes) + "-byte chunk";
+	auto cap_blocks = store_blocks(*fs, cfg, cfg.chunk_bytes, chunk.c_str(), st);
+	if (!cap_blocks)
+		return std::move(cap_blocks).error();
+	Replay r(cfg, *fs, *cap_blocks, st);
 	for (size_t i = 0; i < trace.size(); ++i) {
 		r.request(trace[i], placement, oracle);
 		if (progress && (i % 256 == 0 || i + 1 == trace.size()))
 			progress->update(static_cast<double>(i + 1) / static_cast<double>(trace.size()));
 	}
-	st.bytes_written = fs->counters().bytes_written;
-	st.bytes_deallocated = fs->counters().bytes_deallocated;
+	finish_stats(*fs, st);
 	st.fragmented_chunks = fs->counters().fragmented_files;
 	for (uint8_t c = 0; c < 6; ++c)
 		st.class_bytes[c] = fs->class_bytes(c);
@@ -205,20 +199,12 @@ ChunkStoreWorkload::ChunkStoreWorkload(std::string name, std::vector<MooncakeReq
 Result<void> ChunkStoreWorkload::run(sim::Placement placement, uint64_t logical_lbas,
 				     uint32_t lba_size, sim::BlockSink &sink, sim::Progress *progress)
 {
-	if (!(cfg_.utilisation > 0.0 && cfg_.utilisation <= 1.0))
-		return guidance_error(std::errc::invalid_argument,
-				      "chunk store utilisation must be in (0, 1]");
-	std::vector<uint8_t> oracle;
-	if (placement == sim::Placement::oracle) {
-		// Pre-pass: the same replay with no device, to learn when each chunk dies.
-		NullSink null;
-		LifetimeRecorder rec;
-		KVFDP_TRY(replay_pass(trace_, cfg_, placement, nullptr, logical_lbas, lba_size, null,
-				      &rec, nullptr, stats_));
-		oracle = rec.classify();
-	}
-	return replay_pass(trace_, cfg_, placement, &oracle, logical_lbas, lba_size, sink, nullptr,
-			   progress, stats_);
+	return run_passes(placement, sink, progress,
+			  [&](sim::BlockSink &s, LifetimeRecorder *rec, const std::vector<uint8_t> *oracle,
+			      sim::Progress *p) {
+				  return replay_pass(trace_, cfg_, placement, oracle, logical_lbas,
+						     lba_size, s, rec, p, stats_);
+			  });
 }
 
 nlohmann::json ChunkStoreWorkload::extra() const
@@ -226,16 +212,12 @@ nlohmann::json ChunkStoreWorkload::extra() const
 	const auto &s = stats_;
 	nlohmann::json j;
 	j["hit_ratio"] = s.lookups ? static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0;
-	j["evictions"] = s.evictions;
+	add_chunk_file_json(j, s);
 	j["promotions"] = s.promotions;
-	j["chunks_written"] = s.chunks_written;
 	j["requests"] = s.requests;
 	j["lookups"] = s.lookups;
 	j["hits"] = s.hits;
 	j["chunk_bytes"] = cfg_.chunk_bytes;
-	j["store_capacity_bytes"] = s.capacity_bytes;
-	j["bytes_written"] = s.bytes_written;
-	j["bytes_deallocated"] = s.bytes_deallocated;
 	j["fragmented_chunks"] = s.fragmented_chunks;
 	static const char *kNames[6] = {"not_set", "none", "short", "medium", "long", "extreme"};
 	nlohmann::json cb = nlohmann::json::object();

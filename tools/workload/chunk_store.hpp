@@ -7,13 +7,12 @@
 #include <vector>
 
 #include "tools/sim/workload.hpp"
+#include "tools/workload/chunk_files.hpp"
 #include "tools/workload/mooncake.hpp"
 
 namespace kvfdp::workload {
 
-struct ChunkStoreConfig {
-	uint64_t chunk_bytes = 64ull << 20; // one 512-token block (after any scale factor)
-	double utilisation = 0.9;           // store capacity / the device's logical capacity
+struct ChunkStoreConfig : ChunkFileConfig {
 	// hint: blocks at request positions below this are LONG (position 0 is the system
 	// prompt every request of the trace shares).
 	uint32_t long_positions = 1;
@@ -27,18 +26,13 @@ struct ChunkStoreConfig {
 	bool promote_on_hit = false;
 };
 
-struct ChunkStoreStats {
+struct ChunkStoreStats : ChunkFileStats {
 	uint64_t requests = 0;
 	uint64_t lookups = 0;
 	uint64_t hits = 0;
 	uint64_t misses = 0;
-	uint64_t evictions = 0;
 	uint64_t promotions = 0;
-	uint64_t chunks_written = 0;
-	uint64_t bytes_written = 0;
-	uint64_t bytes_deallocated = 0;
 	uint64_t fragmented_chunks = 0;
-	uint64_t capacity_bytes = 0;
 	uint64_t class_bytes[6] = {};
 	// hint's learned reuse rates at the end: first-turn body, continuing-turn body, tail.
 	double learned_reuse[3] = {};

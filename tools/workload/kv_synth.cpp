@@ -174,22 +174,19 @@ Result<void> generate(const KvSynthConfig &cfg, sim::Placement placement,
 	if (!fs)
 		return std::move(fs).error();
 	st = KvSynthStats{};
-	const uint64_t cap_blocks =
-		static_cast<uint64_t>(static_cast<long double>(fs->total_blocks()) * cfg.utilisation);
 	uint64_t max_session = 0;
 	for (auto m : cfg.max_chunks)
 		max_session = std::max<uint64_t>(max_session, m);
-	if (BlockFs::blocks_for(cfg.chunk_bytes) * max_session > cap_blocks)
-		return guidance_error(std::errc::invalid_argument,
-				      "the largest KV session does not fit in the store; lower "
-				      "--kv-scale or raise --capacity / --utilization");
-	st.capacity_bytes = cap_blocks * BlockFs::kBlockSize;
-	Generator gen(cfg, *fs, cap_blocks, st, placement, oracle);
+	auto cap_blocks = store_blocks(*fs, cfg, BlockFs::blocks_for(cfg.chunk_bytes) * max_session *
+							 BlockFs::kBlockSize,
+				       "the largest KV session", st);
+	if (!cap_blocks)
+		return std::move(cap_blocks).error();
+	Generator gen(cfg, *fs, *cap_blocks, st, placement, oracle);
 	const uint64_t logical_bytes = fs->total_blocks() * BlockFs::kBlockSize;
 	gen.run(static_cast<uint64_t>(cfg.drive_writes * static_cast<double>(logical_bytes)),
 		logical_bytes, progress);
-	st.bytes_written = fs->counters().bytes_written;
-	st.bytes_deallocated = fs->counters().bytes_deallocated;
+	finish_stats(*fs, st);
 	return ok();
 }
 
@@ -210,18 +207,12 @@ Result<void> KvSynthWorkload::run(sim::Placement placement, uint64_t logical_lba
 	}
 	if (!(sum > 0))
 		return guidance_error(std::errc::invalid_argument, "--kv-mix: at least one share must be > 0");
-	if (!(cfg_.utilisation > 0.0 && cfg_.utilisation <= 1.0))
-		return guidance_error(std::errc::invalid_argument, "utilisation must be in (0, 1]");
-	std::vector<uint8_t> oracle;
-	if (placement == sim::Placement::oracle) {
-		NullSink null;
-		LifetimeRecorder rec;
-		KVFDP_TRY(generate(cfg_, placement, nullptr, logical_lbas, lba_size, null, &rec,
-				   nullptr, stats_));
-		oracle = rec.classify();
-	}
-	return generate(cfg_, placement, &oracle, logical_lbas, lba_size, sink, nullptr, progress,
-			stats_);
+	return run_passes(placement, sink, progress,
+			  [&](sim::BlockSink &s, LifetimeRecorder *rec, const std::vector<uint8_t> *oracle,
+			      sim::Progress *p) {
+				  return generate(cfg_, placement, oracle, logical_lbas, lba_size, s,
+						  rec, p, stats_);
+			  });
 }
 
 nlohmann::json KvSynthWorkload::extra() const
@@ -229,13 +220,9 @@ nlohmann::json KvSynthWorkload::extra() const
 	const auto &s = stats_;
 	static const char *kNames[kPopulations] = {"prefix", "conversation", "single_query"};
 	nlohmann::json j;
-	j["chunks_written"] = s.chunks_written;
-	j["evictions"] = s.evictions;
+	add_chunk_file_json(j, s);
 	j["expired"] = s.expired;
 	j["sim_seconds"] = s.sim_seconds;
-	j["store_capacity_bytes"] = s.capacity_bytes;
-	j["bytes_written"] = s.bytes_written;
-	j["bytes_deallocated"] = s.bytes_deallocated;
 	nlohmann::json pops = nlohmann::json::object();
 	for (int p = 0; p < kPopulations; ++p)
 		pops[kNames[p]] = {{"sessions", s.sessions[p]}, {"bytes", s.bytes[p]}};

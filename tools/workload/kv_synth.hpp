@@ -9,36 +9,31 @@
 #include <string>
 
 #include "tools/sim/workload.hpp"
+#include "tools/workload/chunk_files.hpp"
 
 namespace kvfdp::workload {
 
 enum KvPopulation : uint8_t { kPrefix = 0, kConversation = 1, kSingleQuery = 2, kPopulations = 3 };
 
-struct KvSynthConfig {
+struct KvSynthConfig : ChunkFileConfig {
 	// Share of written bytes per population (normalised; need not sum to 1).
 	std::array<double, kPopulations> mix{0.05, 0.35, 0.60};
 	// Mean lifetime per population in seconds (exponentially distributed).
 	std::array<double, kPopulations> mean_life_s{12 * 3600.0, 300.0, 10.0};
 	// Chunks per session, uniform in [1, max].
 	std::array<uint32_t, kPopulations> max_chunks{8, 16, 8};
-	uint64_t chunk_bytes = 64ull << 20;
-	// Live data the store settles at, as a share of the logical capacity (0, 1].
-	double utilisation = 0.9;
+	// (utilisation: the live data the store settles at.)
 	// Total bytes to write, in multiples of the logical capacity.
 	double drive_writes = 3.0;
 	uint64_t seed = 1;
 };
 
-struct KvSynthStats {
+// evictions: sessions evicted early because the store was full.
+struct KvSynthStats : ChunkFileStats {
 	std::array<uint64_t, kPopulations> sessions{};
 	std::array<uint64_t, kPopulations> bytes{};
-	uint64_t chunks_written = 0;
-	uint64_t bytes_written = 0;
-	uint64_t bytes_deallocated = 0;
 	uint64_t expired = 0;       // sessions that died at their lifetime
-	uint64_t evictions = 0;     // sessions evicted early because the store was full
 	double sim_seconds = 0;
-	uint64_t capacity_bytes = 0;
 };
 
 class KvSynthWorkload : public sim::Workload {
