@@ -149,6 +149,8 @@ struct Buffers {
 	// Bandwidth of the engine's raw copy (memcpy or D2H cudaMemcpyAsync into pinned memory)
 	// over total bytes in piece_bytes pieces, bytes per second.
 	std::function<double(uint64_t total, unsigned piece_bytes)> copy_bw;
+	// The same for the load direction (H2D from pinned memory); optional.
+	std::function<double(uint64_t total, unsigned piece_bytes)> copy_back_bw;
 	// True when dst[off, off + n) equals src[off, off + n).
 	std::function<bool(uint64_t off, uint64_t n)> same;
 };
@@ -160,6 +162,7 @@ struct Result {
 	unsigned count = 0;
 	bool direct = false;
 	double copy = 0, file_write = 0, file_read = 0, evict = 0, load = 0; // bytes per second
+	double copy_back = 0; // H2D (0: not measured)
 	uint64_t max_io_in_flight = 0, max_copies_in_flight = 0;
 	bool verified = false;
 	std::string error; // empty when the figures are valid
@@ -192,6 +195,8 @@ struct Result {
 				    {"goal", kGoal}, {"meets_goal", ratio() >= kGoal},
 				    {"max_io_in_flight", max_io_in_flight},
 				    {"max_copies_in_flight", max_copies_in_flight}, {"verified", verified}};
+		if (copy_back > 0)
+			j["copy_back_gbps"] = g(copy_back);
 		if (!error.empty())
 			j["error"] = error;
 		return j;
@@ -219,6 +224,8 @@ inline Result measure(const std::string &target, const std::string &fs, const st
 	r.engine = st.engine == KVGPU_ENGINE_CUDA ? "cuda" : "host";
 
 	r.copy = buf.copy_bw(total, o.slot_bytes);
+	if (buf.copy_back_bw)
+		r.copy_back = buf.copy_back_bw(total, o.slot_bytes);
 	double fw = raw_files(dir, chunk, count, o.slot_bytes, o.slots, r.direct, false);
 	double fr = fw > 0 ? raw_files(dir, chunk, count, o.slot_bytes, o.slots, r.direct, true) : fw;
 	remove_raw_files(dir, count);
@@ -293,6 +300,7 @@ inline std::vector<Result> run_matrix(const std::vector<Target> &targets, const 
 					break;
 				}
 				best.copy = std::max(best.copy, r.copy);
+				best.copy_back = std::max(best.copy_back, r.copy_back);
 				best.file_write = std::max(best.file_write, r.file_write);
 				best.file_read = std::max(best.file_read, r.file_read);
 				best.evict = std::max(best.evict, r.evict);
@@ -326,6 +334,30 @@ inline nlohmann::json report(const std::string &bench, const kvgpu_options &o, u
 		j["results"].push_back(r.to_json());
 	j["skipped"] = skipped;
 	return j;
+}
+
+// Targets from an environment variable "name=dir,name=dir" (a bare dir is named after itself).
+inline std::vector<Target> env_targets(const char *name)
+{
+	std::vector<Target> out;
+	const char *v = std::getenv(name);
+	std::string all = v ? v : "";
+	size_t pos = 0;
+	while (pos < all.size()) {
+		size_t end = all.find(',', pos);
+		if (end == std::string::npos)
+			end = all.size();
+		std::string item = all.substr(pos, end - pos);
+		pos = end + 1;
+		if (item.empty())
+			continue;
+		size_t eq = item.find('=');
+		if (eq == std::string::npos)
+			out.push_back({item, item});
+		else
+			out.push_back({item.substr(0, eq), item.substr(eq + 1)});
+	}
+	return out;
 }
 
 // An environment variable as a number, or fallback when unset or not a number.
