@@ -1,0 +1,125 @@
+// bench_daemon_engine: kvfdpd's user-space cost per request (IoEngine + the queue loop's
+// dispatch and commit) against a null passthrough device on a loopback ring, no syscalls.
+// Prints one JSON line: allocations per request in steady state and wall ns per request.
+// Instructions per request come from tools/bench/callgrind-per-io.sh, which runs this
+// program under callgrind at two request counts.
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "tests/daemon/bench_rig.hpp"
+
+using namespace kvfdp;
+
+namespace {
+
+struct Options {
+	uint64_t requests = 200000;
+	uint32_t size = 128 * 1024;
+	uint32_t max_transfer = 512 * 1024;
+	uint8_t op = ublk::kOpWrite;
+	bool tagged = true;
+};
+
+int usage(const char *msg)
+{
+	std::fprintf(stderr,
+		     "bench_daemon_engine: %s\n"
+		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
+		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n",
+		     msg);
+	return 2;
+}
+
+bool parse_u64(const char *s, uint64_t &v)
+{
+	char *end = nullptr;
+	errno = 0;
+	const unsigned long long x = std::strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-')
+		return false;
+	v = x;
+	return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	for (int i = 1; i < argc; i++) {
+		const std::string a = argv[i];
+		uint64_t v = 0;
+		const bool has_value = i + 1 < argc;
+		if (a == "--untagged") {
+			o.tagged = false;
+		} else if (a == "--op" && has_value) {
+			const std::string op = argv[++i];
+			if (op == "write")
+				o.op = ublk::kOpWrite;
+			else if (op == "read")
+				o.op = ublk::kOpRead;
+			else
+				return usage("--op must be write or read");
+		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer") && has_value) {
+			if (!parse_u64(argv[++i], v) || v == 0)
+				return usage((a + " needs a positive integer").c_str());
+			if (a == "--requests")
+				o.requests = v;
+			else if (a == "--size")
+				o.size = static_cast<uint32_t>(v > 0xffffffffu ? 0 : v);
+			else
+				o.max_transfer = static_cast<uint32_t>(v > 0xffffffffu ? 0 : v);
+		} else {
+			return usage(("unknown or incomplete option '" + a + "'").c_str());
+		}
+	}
+	test::RigConfig rc;
+	if (o.size == 0 || o.size % rc.lba_size || o.size > rc.io_buf_bytes)
+		return usage("--size must be a multiple of 4096 up to 524288");
+	if (o.max_transfer < rc.lba_size || o.max_transfer % rc.lba_size || o.max_transfer > rc.io_buf_bytes)
+		return usage("--max-transfer must be a multiple of 4096 up to 524288");
+	rc.max_transfer = o.max_transfer;
+
+	const uint32_t sectors = o.size >> 9;
+	const uint64_t span = rc.nlb * (rc.lba_size >> 9) / sectors;  // requests before wrapping
+	auto gen = [&o, sectors, span](uint64_t i) {
+		test::RigRequest r;
+		r.op = o.op;
+		r.sector = (i % span) * sectors;
+		r.sectors = sectors;
+		r.cls = o.tagged ? static_cast<uint8_t>(KVFDP_CLASS_SHORT + i % 4) : static_cast<uint8_t>(KVFDP_NR_CLASSES);
+		return r;
+	};
+	test::EngineRig<decltype(gen)> rig(rc, gen);
+	// Warm-up: every tag used a few times, so lazily built state is in place.
+	const uint64_t warm = 4u * rc.depth;
+	if (!rig.serve(warm)) {
+		std::fprintf(stderr, "bench_daemon_engine: the queue loop stalled during warm-up\n");
+		return 1;
+	}
+	const uint64_t a0 = test::allocation_count();
+	const auto t0 = std::chrono::steady_clock::now();
+	const bool ok = rig.serve(o.requests);
+	const auto t1 = std::chrono::steady_clock::now();
+	const uint64_t allocs = test::allocation_count() - a0;
+	if (!ok || rig.bad_results() || rig.lost() || rig.inflight()) {
+		std::fprintf(stderr, "bench_daemon_engine: requests went wrong (stalled %d, bad results %llu, lost %llu)\n",
+			     !ok, static_cast<unsigned long long>(rig.bad_results()),
+			     static_cast<unsigned long long>(rig.lost()));
+		return 1;
+	}
+	const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+	std::printf("{\"bench\":\"daemon_engine\",\"op\":\"%s\",\"size\":%u,\"max_transfer\":%u,\"tagged\":%s,"
+		    "\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,\"allocations\":%llu,"
+		    "\"allocations_per_request\":%.6f,\"ns_per_request\":%.1f}\n",
+		    o.op == ublk::kOpWrite ? "write" : "read", o.size, o.max_transfer, o.tagged ? "true" : "false",
+		    rc.depth, static_cast<unsigned long long>(o.requests),
+		    static_cast<double>(rig.device_cmds()) / static_cast<double>(rig.done()),
+		    static_cast<unsigned long long>(allocs), static_cast<double>(allocs) / static_cast<double>(o.requests),
+		    ns / static_cast<double>(o.requests));
+	return 0;
+}

@@ -1,0 +1,96 @@
+// kvfdpd's per-request path allocates nothing in steady state: every op through IoEngine and
+// the queue loop's dispatch/commit on the loopback rig (bench_rig.hpp), counted by the
+// program's own malloc (bench_alloc_hook.cpp).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "tests/daemon/bench_rig.hpp"
+
+using namespace kvfdp;
+
+namespace {
+
+// A mix of everything a queue sees: tagged 128 KiB writes of each class, untagged and
+// split 1 MiB-class writes, reads, flushes, discards and write zeroes.
+test::RigRequest mixed(uint64_t i)
+{
+	test::RigRequest r;
+	const uint64_t k = i % 8;
+	r.sector = (i % 1000) * 1024;
+	r.sectors = 256;  // 128 KiB
+	switch (k) {
+	case 0:
+	case 1:
+	case 2:
+		r.op = ublk::kOpWrite;
+		r.cls = static_cast<uint8_t>(KVFDP_CLASS_SHORT + (i / 8) % 4);
+		break;
+	case 3:
+		r.op = ublk::kOpWrite;  // untagged: stale, default handle
+		r.sectors = 1024;       // 512 KiB: split at the 128 KiB transfer limit
+		break;
+	case 4:
+		r.op = ublk::kOpRead;
+		break;
+	case 5:
+		r.op = ublk::kOpFlush;
+		r.sector = 0;
+		r.sectors = 0;
+		break;
+	case 6:
+		r.op = ublk::kOpDiscard;
+		break;
+	default:
+		r.op = ublk::kOpWriteZeroes;
+		break;
+	}
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("engine: no heap allocation per request in steady state, every op")
+{
+	test::RigConfig rc;
+	rc.max_transfer = 128 * 1024;
+	test::EngineRig<decltype(&mixed)> rig(rc, &mixed);
+	REQUIRE(rig.serve(4 * rc.depth));  // warm-up
+	const uint64_t a0 = test::allocation_count();
+	const bool ok = rig.serve(4000);
+	const uint64_t allocs = test::allocation_count() - a0;
+	REQUIRE(ok);
+	CHECK(allocs == 0);
+	CHECK(rig.bad_results() == 0);
+	CHECK(rig.lost() == 0);
+	CHECK(rig.inflight() == 0);
+	const daemon::QueueCounters &c = rig.counters();
+	const uint64_t total = 4 * rc.depth + 4000;  // both multiples of 8
+	CHECK(c.writes.get() == total / 8 * 4);
+	CHECK(c.reads.get() == total / 8);
+	CHECK(c.flushes.get() == total / 8);
+	CHECK(c.discards.get() == total / 8);
+	CHECK(c.write_zeroes.get() == total / 8);
+	CHECK(c.stale_tags.get() == total / 8);
+	CHECK(c.errors.get() == 0);
+	// 3 tagged writes (1 command), 1 split write (4), 1 each for the other four ops.
+	CHECK(rig.device_cmds() == total / 8 * (3 + 4 + 4));
+	// The tagged classes reached their default handles (SHORT..EXTREME -> 1..4).
+	for (unsigned h = 1; h <= 4; h++)
+		CHECK(c.handle_writes[h].get() == total / 8 * 3 / 4);
+}
+
+TEST_CASE("engine rig: the counting malloc sees an allocation")
+{
+	// Guards the test above against a hook that never counts: one malloc (through a
+	// volatile pointer, so it cannot be elided) and one ::operator new call.
+	void *(*volatile alloc)(size_t) = &std::malloc;
+	const uint64_t a0 = test::allocation_count();
+	void *p = alloc(64);
+	void *q = ::operator new(64);
+	const uint64_t a1 = test::allocation_count();
+	std::free(p);
+	::operator delete(q);
+	CHECK(a1 - a0 == 2);
+}
