@@ -2,6 +2,7 @@
 #include "userspace/daemon/daemon.hpp"
 
 #include <cerrno>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -24,14 +25,14 @@
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/control_server.hpp"
 #include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/notify.hpp"
 #include "userspace/daemon/queue.hpp"
 #include "userspace/ublk/ctrl.hpp"
 
 #if KVFDP_HAVE_BPF
+#include "bpf/user/files.hpp"
 #include "bpf/user/tagger.hpp"
-#endif
-#if KVFDP_HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
+#include "userspace/daemon/files_reply.hpp"
 #endif
 
 namespace kvfdp::daemon {
@@ -62,6 +63,13 @@ struct State {
 	std::vector<std::string> tag_sources;
 #if KVFDP_HAVE_BPF
 	std::unique_ptr<bpf::Tagger> tagger;
+	// Per-file records from the tagger's event ring: the events thread folds events in,
+	// the control thread reads them; files_mu guards the table (never a queue thread).
+	std::mutex files_mu;
+	bpf::FileTable files;
+	std::thread events_thread;
+	std::atomic<bool> events_stop{false};
+	std::string events_error;  // set (under files_mu) when polling the ring failed
 #endif
 	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 	bool recovered = false;
@@ -271,6 +279,25 @@ MetricsInput metrics_input(State &s)
 	return m;
 }
 
+// The `files` reply: the tagger's per-file records, or why there are none.
+json files_data([[maybe_unused]] State &s, [[maybe_unused]] uint64_t limit)
+{
+#if KVFDP_HAVE_BPF
+	if (s.tagger && s.tagging) {
+		std::lock_guard<std::mutex> g(s.files_mu);
+		if (!s.events_error.empty())
+			return {{"available", false}, {"reason", s.events_error}, {"files", json::array()}};
+		bpf::Tagger *t = s.tagger.get();
+		s.files.refresh_bytes([t](uint32_t dev, uint64_t ino) { return t->inode_bytes(dev, ino); });
+		return files_json(s.files, limit, realtime_minus_monotonic_ns());
+	}
+#endif
+	return {{"available", false},
+		{"reason", "the BPF tagger is not active (" + (s.tagging_reason.empty() ? std::string("no reason given") : s.tagging_reason) +
+				   "): see `kvfdp status`"},
+		{"files", json::array()}};
+}
+
 std::string handle_line(State &s, std::string_view line)
 {
 	Request req;
@@ -295,9 +322,7 @@ std::string handle_line(State &s, std::string_view line)
 		uint64_t limit = 1000;
 		if (!get_positive_arg(req, "limit", limit, err))
 			return reply_error(err);
-		return reply_ok(json{{"available", false},
-				     {"reason", "per-file records are not collected by this kvfdpd build"},
-				     {"files", json::array()}});
+		return reply_ok(files_data(s, limit));
 	}
 	if (req.cmd == "reload") {
 		auto g = reload_policy(s);
@@ -309,11 +334,11 @@ std::string handle_line(State &s, std::string_view line)
 			   "'; known: status, ruh, files, policy, reload, stats, metrics");
 }
 
-void notify([[maybe_unused]] const char *msg)
+void send_notify(const std::string &msg)
 {
-#if KVFDP_HAVE_SYSTEMD
-	sd_notify(0, msg);
-#endif
+	const int r = notify(msg);
+	if (r < 0)
+		log::warn("notifying the service manager (NOTIFY_SOCKET): %s", std::strerror(-r));
 }
 
 // Waits (bounded) for a device node to appear: devtmpfs creates it asynchronously.
@@ -376,6 +401,40 @@ const volatile kvfdp_tag_slot *slot_base([[maybe_unused]] State &s)
 		return s.tagger->slots().slot(0, 0);
 #endif
 	return nullptr;
+}
+
+// Folds the tagger's lifetime events into the per-file table until stop_events().
+void start_events([[maybe_unused]] State &s)
+{
+#if KVFDP_HAVE_BPF
+	if (!s.tagger || !s.tagging)
+		return;
+	s.events_thread = std::thread([&s] {
+		const bpf::EventCallback on_event = [&s](const kvfdp_event &e) {
+			std::lock_guard<std::mutex> g(s.files_mu);
+			s.files.on_event(e);
+		};
+		while (!s.events_stop.load(std::memory_order_acquire)) {
+			const int n = s.tagger->poll(250, on_event);
+			if (n < 0 && n != -EINTR) {
+				std::lock_guard<std::mutex> g(s.files_mu);
+				s.events_error = std::string("reading the tagger's event ring failed: ") + std::strerror(-n) +
+						 "; restart kvfdpd";
+				log::warn("%s", s.events_error.c_str());
+				return;
+			}
+		}
+	});
+#endif
+}
+
+void stop_events([[maybe_unused]] State &s)
+{
+#if KVFDP_HAVE_BPF
+	s.events_stop.store(true, std::memory_order_release);
+	if (s.events_thread.joinable())
+		s.events_thread.join();
+#endif
 }
 
 Result<void> watch_disk([[maybe_unused]] State &s)
@@ -510,10 +569,31 @@ Result<void> begin_recovery(State &s)
 	return ok();
 }
 
+// --attach: a device of --dev-id left by a killed kvfdpd (user recovery) is re-attached,
+// an absent one is created. Sets recover_id when there is one to recover.
+Result<void> choose_attach(State &s)
+{
+	const uint32_t id = static_cast<uint32_t>(s.opts.dev_id);
+	auto info = s.ctrl->get_dev_info(id);
+	if (!info)
+		return ok();  // no such device: create it
+	if (!(info->flags & ublk::kFlagUserRecovery))
+		return fail("ublk device " + std::to_string(id) +
+			    " exists without user recovery (not left by kvfdpd): delete it or pick another --dev-id");
+	if (info->state == ublk::kDevLive && info->ublksrv_pid > 0 && info->ublksrv_pid != getpid() &&
+	    ::kill(info->ublksrv_pid, 0) == 0)
+		return fail("ublk device " + std::to_string(id) + " is served by pid " + std::to_string(info->ublksrv_pid) +
+			    " (another kvfdpd?): stop it first or pick another --dev-id");
+	log::info("ublk device %u was left by a stopped kvfdpd: re-attaching (recovery)", id);
+	s.opts.recover_id = static_cast<int>(id);
+	return ok();
+}
+
 void teardown(State &s, bool remove)
 {
 	if (s.server)
 		s.server->stop();
+	stop_events(s);
 	if (remove && s.dev_added) {
 		auto r = s.ctrl->stop_dev(s.dev.dev_id);
 		if (!r)
@@ -562,6 +642,16 @@ int run(State &s)
 		return 1;
 	}
 	s.ctrl = std::move(*ctrl);
+	if (s.opts.attach) {
+		if (s.opts.dev_id < 0 || s.opts.recover_id >= 0) {
+			log::error("--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
+			return 1;
+		}
+		if (auto a = choose_attach(s); !a) {
+			log::error("%s", a.error().message().c_str());
+			return 1;
+		}
+	}
 
 	Result<void> r = s.opts.recover_id >= 0 ? begin_recovery(s) : add_device(s);
 	if (r)
@@ -588,6 +678,7 @@ int run(State &s)
 	s.dev_added = true;  // a recovered device is ours to remove on SIGTERM too
 	s.state = "live";
 	(void)watch_disk(s);
+	start_events(s);
 
 	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_line(s, line); });
 	if (!server) {
@@ -610,8 +701,7 @@ int run(State &s)
 			std::rename(tmp.c_str(), s.opts.ready_file.c_str());
 		}
 	}
-	const std::string ready = "READY=1\nSTATUS=serving " + bdev;
-	notify(ready.c_str());
+	send_notify(ready_message("serving " + bdev));
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -623,18 +713,20 @@ int run(State &s)
 		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			notify("RELOADING=1");
+			send_notify(reloading_message(monotonic_usec()));
 			auto g = reload_policy(s);
 			if (g)
 				log::info("policy reloaded (generation %llu)", static_cast<unsigned long long>(*g));
 			else
 				log::error("%s; old policy kept", g.error().message().c_str());
-			notify("READY=1");
+			send_notify(ready_message(g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
+						    : "serving " + bdev + ", reload refused (old policy kept)"));
 			continue;
 		}
 		break;
 	}
-	notify("STOPPING=1");
+	send_notify(stopping_message(s.opts.keep ? "stopping, " + bdev + " kept for --recover"
+						 : "draining and removing " + bdev));
 	log::info("%s %s", bdev.c_str(), s.opts.keep ? "kept for a later --recover" : "draining and removing");
 	teardown(s, !s.opts.keep);
 	if (!s.opts.ready_file.empty())

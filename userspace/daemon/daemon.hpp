@@ -20,6 +20,7 @@ struct DaemonOptions {
 	uint32_t io_buf_bytes = 512 * 1024;  // per tag (ublk max_sectors)
 	int recover_id = -1;                 // --recover DEV_ID: re-attach to that device
 	int dev_id = -1;                     // --dev-id: ask ADD_DEV for this id
+	bool attach = false;                 // --attach: recover dev_id if it was left, else create it
 	bool keep = false;                   // leave the device on exit (recoverable)
 	bool no_tagger = false;              // run without the BPF tagger (all writes default)
 	bool fixed_buffers = true;

@@ -37,6 +37,9 @@ int main(int argc, char **argv)
 	app.add_option("-s,--socket", o.socket_path, "control socket")->capture_default_str();
 	app.add_option("--recover", o.recover_id, "re-attach to ublk device DEV_ID left by a killed kvfdpd");
 	app.add_option("--dev-id", o.dev_id, "ask for this ublk device id");
+	app.add_flag("--attach", o.attach,
+		     "with --dev-id N: re-attach to device N when a killed kvfdpd left it, else create it "
+		     "(what the systemd unit uses, so Restart= re-attaches)");
 	app.add_flag("--keep", o.keep, "on SIGTERM leave the device in place (for --recover)");
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
