@@ -1,0 +1,18 @@
+#!/bin/sh
+# verify-unit.sh UNIT KVFDPD DIR: systemd-analyze verify of the kvfdpd unit with ExecStart
+# pointed at KVFDPD, and the settings docs/deploy.md relies on; exit 77 without systemd-analyze.
+unit=$1; bin=$2; dir=$3
+command -v systemd-analyze > /dev/null 2>&1 || { echo "SKIP: systemd-analyze is not installed"; exit 77; }
+mkdir -p "$dir" || exit 1
+sed "s#/usr/local/bin/kvfdpd#$bin#" "$unit" > "$dir/kvfdpd.service" || exit 1
+out=$(systemd-analyze verify "$dir/kvfdpd.service" 2>&1)
+rc=$?
+[ -n "$out" ] && echo "$out"
+[ $rc -eq 0 ] || { echo "FAIL: systemd-analyze verify exited $rc"; exit 1; }
+# Warnings about this unit fail the test too (other units' warnings on the host do not).
+echo "$out" | grep -q "kvfdpd.service:" && { echo "FAIL: warnings about kvfdpd.service"; exit 1; }
+for want in '^Type=notify$' '^ExecReload=/bin/kill -HUP \$MAINPID$' '^RuntimeDirectory=kvfdp$' \
+	'^Restart=on-failure$' '^RestartPreventExitStatus=1$' '--attach' 'modprobe -q ublk_drv'; do
+	grep -q -e "$want" "$unit" || { echo "FAIL: $unit lacks $want"; exit 1; }
+done
+echo "ok: $unit verifies"
