@@ -87,35 +87,50 @@ uint64_t hash64(std::string_view bytes, uint64_t seed)
 	return mix(h ^ mix(tail ^ 0x27d4eb2f165667c5ull));
 }
 
-std::string key_to_name(std::string_view key)
+void key_to_name(std::string_view key, FileName *out)
 {
 	static constexpr char kHex[] = "0123456789abcdef";
-	std::string name = "k-";
+	char *n = out->str;
+	size_t len = 2;
+	n[0] = 'k';
+	n[1] = '-';
 	for (unsigned char c : key) {
-		if (name.size() > kMaxEscaped)
+		if (len > kMaxEscaped)
 			break;
 		if (plain_byte(c)) {
-			name.push_back(static_cast<char>(c));
+			n[len++] = static_cast<char>(c);
 		} else {
-			name.push_back('%');
-			name.push_back(kHex[c >> 4]);
-			name.push_back(kHex[c & 15]);
+			n[len++] = '%';
+			n[len++] = kHex[c >> 4];
+			n[len++] = kHex[c & 15];
 		}
 	}
-	if (name.size() <= kMaxEscaped)
-		return name;
-	char buf[40];
-	std::snprintf(buf, sizeof(buf), "h-%016llx%016llx",
+	if (len <= kMaxEscaped) {
+		n[len] = '\0';
+		return;
+	}
+	std::snprintf(n, sizeof(out->str), "h-%016llx%016llx",
 		      static_cast<unsigned long long>(hash64(key, 0x6b7667707531ull)),
 		      static_cast<unsigned long long>(hash64(key, 0x3141592653589793ull)));
-	return buf;
+}
+
+std::string key_to_name(std::string_view key)
+{
+	FileName n;
+	key_to_name(key, &n);
+	return n.str;
+}
+
+void temp_name(int pid, uint64_t seq, FileName *out)
+{
+	std::snprintf(out->str, sizeof(out->str), ".tmp-%d-%llu", pid, static_cast<unsigned long long>(seq));
 }
 
 std::string temp_name(int pid, uint64_t seq)
 {
-	char buf[64];
-	std::snprintf(buf, sizeof(buf), ".tmp-%d-%llu", pid, static_cast<unsigned long long>(seq));
-	return buf;
+	FileName n;
+	temp_name(pid, seq, &n);
+	return n.str;
 }
 
 int temp_name_pid(std::string_view name)

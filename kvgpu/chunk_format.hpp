@@ -57,6 +57,15 @@ inline constexpr size_t kMaxEscaped = 200;
 
 // The temp file name for one evict: ".tmp-<pid>-<seq>".
 [[nodiscard]] std::string temp_name(int pid, uint64_t seq);
+
+// A file name in a fixed buffer, so the worker and load paths build names without allocating.
+struct FileName {
+	char str[kMaxEscaped + 56]; // the longest escaped name, a hashed or a temp name, and NUL
+	[[nodiscard]] const char *c_str() const { return str; }
+};
+// key_to_name and temp_name into *out.
+void key_to_name(std::string_view key, FileName *out);
+void temp_name(int pid, uint64_t seq, FileName *out);
 // The pid in a temp name, or -1 when name is not a temp name.
 [[nodiscard]] int temp_name_pid(std::string_view name);
 

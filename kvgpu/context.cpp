@@ -85,6 +85,7 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 {
 	opts_ = opts;
 	dir_ = dir;
+	pid_ = ::getpid();
 	dir_fd_ = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd_ < 0 || ::faccessat(dir_fd_, ".", W_OK | X_OK, AT_EACCESS) != 0)
 		return KVGPU_ERR_DIR;
@@ -331,7 +332,8 @@ int Context::wait(int64_t ticket)
 
 int Context::open_chunk(std::string_view key, OpenChunk *out)
 {
-	std::string name = key_to_name(key);
+	FileName name;
+	key_to_name(key, &name);
 	bool direct = dir_direct_;
 	int fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
 	if (fd < 0 && errno == EINVAL && direct) {
@@ -375,8 +377,9 @@ int64_t Context::lookup(std::string_view key)
 
 int Context::remove(std::string_view key)
 {
-	std::string name = key_to_name(key);
-	if (name[0] == 'h') {
+	FileName name;
+	key_to_name(key, &name);
+	if (name.str[0] == 'h') {
 		// A hashed name may belong to another key: unlink only a chunk of this key (or a corrupt one).
 		OpenChunk oc;
 		int rc = open_chunk(key, &oc);
@@ -577,7 +580,8 @@ void Context::start_job(unsigned j)
 	job.seq = 0;
 	if (job.kind == Kind::evict) {
 		job.seq = ++temp_seq_;
-		std::string tmp = temp_name(::getpid(), job.seq);
+		FileName tmp;
+		temp_name(pid_, job.seq, &tmp);
 		int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
 		job.direct = dir_direct_;
 		job.fd = ::openat(dir_fd_, tmp.c_str(), flags | (job.direct ? O_DIRECT : 0), 0644);
@@ -792,8 +796,11 @@ bool Context::finish_job(unsigned j)
 	if (job.err != 0) {
 		if (job.ops > 0)
 			return false;
-		if (job.kind == Kind::evict && job.seq != 0)
-			::unlinkat(dir_fd_, temp_name(::getpid(), job.seq).c_str(), 0);
+		if (job.kind == Kind::evict && job.seq != 0) {
+			FileName tmp;
+			temp_name(pid_, job.seq, &tmp);
+			::unlinkat(dir_fd_, tmp.c_str(), 0);
+		}
 		complete(j, job.err);
 		return true;
 	}
@@ -834,8 +841,9 @@ bool Context::finish_job(unsigned j)
 		return true;
 	}
 	if (job.phase == Phase::header && job.ops == 0) {
-		std::string tmp = temp_name(::getpid(), job.seq);
-		std::string name = key_to_name(std::string_view(job.key, job.key_len));
+		FileName tmp, name;
+		temp_name(pid_, job.seq, &tmp);
+		key_to_name(std::string_view(job.key, job.key_len), &name);
 		// rename(2) is atomic: readers see the old chunk or the new one, never a part.
 		if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
 			fail(j, errno_to_kvgpu(errno), errno);

@@ -120,6 +120,7 @@ private:
 	kvgpu_options opts_{};
 	std::string dir_;
 	int dir_fd_ = -1;
+	int pid_ = 0; // names this process's temp files
 	int wake_fd_ = -1;
 	bool dir_direct_ = false;
 	std::unique_ptr<CopyEngine> engine_;

@@ -82,7 +82,7 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	else if (kvfdp::test::run_cmd("command -v losetup >/dev/null 2>&1 && command -v mkfs.ext4 >/dev/null 2>&1") != 0)
 		skipped.push_back("ext4-loop: losetup or mkfs.ext4 is not installed");
 	else {
-		loop = std::make_unique<kvfdp::test::ScratchFs>("ext4", unsigned(std::max<uint64_t>(total >> 20, 64) * 2 + 128));
+		loop = std::make_unique<kvfdp::test::ScratchFs>("ext4", unsigned(std::max<uint64_t>(total >> 20, 64) * 3 + 128));
 		if (loop->ok())
 			targets.push_back({"ext4-loop", loop->mnt()});
 		else
