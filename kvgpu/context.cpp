@@ -262,6 +262,7 @@ void Context::publish_job(unsigned idx)
 		std::lock_guard lock(mu_);
 		jobs_[idx].state = JobState::queued;
 		pending_.push_back(idx);
+		has_pending_.store(true, std::memory_order_release);
 	}
 	wake();
 }
@@ -546,6 +547,9 @@ bool Context::step()
 
 void Context::accept_jobs()
 {
+	// Most passes (one per batch of completions) find nothing new: skip the lock then.
+	if (!has_pending_.exchange(false, std::memory_order_acquire))
+		return;
 	{
 		std::lock_guard lock(mu_);
 		accepted_.swap(pending_);

@@ -137,6 +137,8 @@ private:
 	mutable std::mutex mu_;
 	std::condition_variable cv_;
 	std::vector<unsigned> pending_;
+	// Set (under mu_) when pending_ gains a job; the worker clears it before taking mu_.
+	std::atomic<bool> has_pending_{false};
 	int64_t next_ticket_ = 1;
 	bool stop_ = false;
 	int unwaited_error_ = 0;
