@@ -32,7 +32,9 @@ int usage()
 		     "       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
 		     "       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
 		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--nvme-json F]\n"
-		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n");
+		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
+		     "       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
+		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n");
 	return 2;
 }
 
@@ -236,6 +238,72 @@ int cmd_get(int argc, char **argv)
 	return 0;
 }
 
+// Exit 0 when the `files` reply lists a file of cls in state (live: no death; deleted: a
+// death and a positive lifetime) with bytes > 0; prints the matching row.
+int cmd_file_seen(int argc, char **argv)
+{
+	if (argc != 5)
+		return usage();
+	json d;
+	if (!get_data(argv[2], "files", d))
+		return 1;
+	if (!d.value("available", false)) {
+		std::fprintf(stderr, "files: not available: %s\n", d.dump().c_str());
+		return 1;
+	}
+	const bool want_live = std::strcmp(argv[4], "live") == 0;
+	for (const json &f : d.value("files", json::array())) {
+		if (f.value("class", std::string()) != argv[3] || !f["bytes"].is_number() || f["bytes"].get<uint64_t>() == 0)
+			continue;
+		const bool live = f["death"].is_null();
+		if (live != want_live)
+			continue;
+		if (!live && !(f["lifetime_s"].is_number() && f["lifetime_s"].get<double>() > 0))
+			continue;
+		std::printf("%s\n", f.dump().c_str());
+		return 0;
+	}
+	std::fprintf(stderr, "files: no %s %s file with bytes among %zu\n", argv[4], argv[3],
+		     d.value("files", json::array()).size());
+	return 1;
+}
+
+// Binds a datagram socket at PATH (as a service manager does for NOTIFY_SOCKET), creates
+// FILE, then appends each datagram to it as one line (newlines become spaces) until killed.
+int cmd_notify_listen(int argc, char **argv)
+{
+	if (argc != 4)
+		return usage();
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	sockaddr_un a{};
+	a.sun_family = AF_UNIX;
+	std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[2]);
+	unlink(argv[2]);
+	if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) < 0) {
+		std::fprintf(stderr, "notify-listen: bind %s: %s\n", argv[2], std::strerror(errno));
+		return 1;
+	}
+	FILE *out = std::fopen(argv[3], "a");
+	if (!out)
+		return 1;
+	std::fflush(out);
+	char buf[4096];
+	for (;;) {
+		const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		std::string m(buf, static_cast<size_t>(n));
+		for (char &c : m)
+			if (c == '\n')
+				c = ' ';
+		std::fprintf(out, "%s\n", m.c_str());
+		std::fflush(out);
+	}
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -264,5 +332,9 @@ int main(int argc, char **argv)
 		return cmd_placement(argc, argv);
 	if (cmd == "get")
 		return cmd_get(argc, argv);
+	if (cmd == "file-seen")
+		return cmd_file_seen(argc, argv);
+	if (cmd == "notify-listen")
+		return cmd_notify_listen(argc, argv);
 	return usage();
 }

@@ -294,7 +294,7 @@ json files_data([[maybe_unused]] State &s, [[maybe_unused]] uint64_t limit)
 #endif
 	return {{"available", false},
 		{"reason", "the BPF tagger is not active (" + (s.tagging_reason.empty() ? std::string("no reason given") : s.tagging_reason) +
-				   "): see `kvfdp status`"},
+				   "): see kvfdp status"},
 		{"files", json::array()}};
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_config: a bad config and a non-FDP namespace each fail with one line and leave no ublk device; SIGHUP reloads (a bad reload keeps the old policy); the control socket survives bad input; on XFS and ext4.
+# daemon_config: a bad config and a non-FDP namespace each fail with one line and leave no ublk device; SIGHUP reloads (a bad reload keeps the old policy); sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; the control socket survives bad input; on XFS and ext4.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 512M --plain-ns 64M --timeout 240
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -37,9 +37,34 @@ else
 fi
 refused "a block device instead of the ng device" "/dev/ng0n1" --device /dev/nvme0n1
 
+step "a full backing store: the writer gets ENOSPC, kvfdpd keeps serving"
+mkdir -p /mnt/tiny
+mount -t tmpfs -o size=8m tmpfs /mnt/tiny
+kvfdpd --backend file --file /mnt/tiny/img --size 32M --no-tagger --socket /tmp/full.sock --ready-file /tmp/full.ready > "$OUT/kvfdpd_full.log" 2>&1 &
+FPID=$!
+wait_for /tmp/full.ready 60 || { cat "$OUT/kvfdpd_full.log"; die "kvfdpd (file backend) did not become ready"; }
+fdev=/dev/ublkb$(cut -d' ' -f2 /tmp/full.ready)
+$T write $fdev 0 16384 --direct > /tmp/full.out 2>&1
+rc=$?
+cat /tmp/full.out
+expect_eq "16 MiB onto 8 MiB of backing store fails" "$rc" 1
+check "the writer sees ENOSPC" grep -q "No space left on device" /tmp/full.out
+check "kvfdpd is still running" kill -0 $FPID
+$T snap /tmp/full.sock status /tmp/full.json
+check "kvfdpd counted the errors" sh -c "[ \$($T get /tmp/full.json io errors) -gt 0 ]"
+check "reads still work" sh -c "head -c 1048576 $fdev | wc -c | grep -qx 1048576"
+kill -TERM $FPID
+check "kvfdpd (file backend) exits 0" wait $FPID
+check "its device is removed" sh -c "! test -e $fdev"
+umount /mnt/tiny
+
 step "SIGHUP reloads the policy; a bad reload keeps the old one"
 printf '[placement]\nshort = 1\n' > /tmp/kvfdp.toml
-kvfdpd --device /dev/ng0n1 --config /tmp/kvfdp.toml --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
+# A service manager's notify socket, as systemd gives a Type=notify unit.
+$T notify-listen /tmp/notify.sock /tmp/notify.log &
+NPID=$!
+wait_for /tmp/notify.log 20 || die "the notify listener did not start"
+NOTIFY_SOCKET=/tmp/notify.sock kvfdpd --device /dev/ng0n1 --config /tmp/kvfdp.toml --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
 KPID=$!
 wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd did not become ready"; }
 dev=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
@@ -47,6 +72,13 @@ gen() { $T ctl $SOCK '{"cmd":"policy"}' | sed -n 's/.*"generation":\([0-9]*\).*/
 short_handle() { $T snap $SOCK policy /tmp/pol.json && $T get /tmp/pol.json map 2 handle; }
 handle_bytes() { $T snap $SOCK ruh /tmp/r.json && $T get /tmp/r.json ruhss "$1" bytes; }
 expect_eq "short starts on handle 1" "$(short_handle)" 1
+check "READY=1 reached NOTIFY_SOCKET once serving" wait_until 20 grep -q "^READY=1 STATUS=serving $dev" /tmp/notify.log
+kvfdpd --device /dev/ng0n1 --socket /tmp/other.sock --dev-id "${dev#/dev/ublkb}" --attach > /tmp/out 2> /tmp/err
+rc=$?
+echo "kvfdpd --attach to a served device: rc=$rc: $(cat /tmp/err)"
+expect_eq "--attach to a served device: exit status" "$rc" 1
+check "--attach to a served device: says who serves it" grep -q "is served by pid $KPID" /tmp/err
+check "--attach to a served device: the device stays" test -b $dev
 
 modprobe xfs 2>/dev/null
 g=$(gen)
@@ -88,4 +120,12 @@ check "kvfdpd is still running" kill -0 $KPID
 kill -TERM $KPID
 check "kvfdpd exits 0" wait $KPID
 check "no ublk device left behind" no_ublk_left
+cat /tmp/notify.log > "$OUT/notify.log"
+kill $NPID
+echo "notifications:"; cat /tmp/notify.log
+check "SIGHUP sent RELOADING=1 with MONOTONIC_USEC" grep -q "^RELOADING=1 MONOTONIC_USEC=[0-9]" /tmp/notify.log
+check "READY=1 after each reload" sh -c "[ \$(grep -c '^READY=1' /tmp/notify.log) -ge 5 ]"
+check "a refused reload says so in STATUS" grep -q "^READY=1 STATUS=.*reload refused" /tmp/notify.log
+check "SIGTERM sent STOPPING=1" grep -q "^STOPPING=1" /tmp/notify.log
+expect_eq "STOPPING=1 is the last message" "$(tail -n 1 /tmp/notify.log | cut -d' ' -f1)" STOPPING=1
 finish

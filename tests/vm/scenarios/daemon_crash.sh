@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it with --recover: the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4.
+# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it (XFS: --recover ID; ext4: --dev-id 0 --attach, as the systemd unit restarts it): the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -24,7 +24,9 @@ rm -f /tmp/expect_b /tmp/expect_d
 
 for fs in xfs ext4; do
 	step "$fs: kvfdpd, mkfs, mount"
-	start_kvfdpd kvfdpd_$fs.log
+	# ext4 runs the systemd unit's command line: the same one starts and re-attaches.
+	if [ $fs = xfs ]; then start_args=""; else start_args="--dev-id 0 --attach"; fi
+	start_kvfdpd kvfdpd_$fs.log $start_args
 	id=$(cut -d' ' -f2 /tmp/kvfdpd.ready)
 	dev=/dev/ublkb$id
 	if [ $fs = xfs ]; then mkfs.xfs -q -f $dev; else mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $dev; fi
@@ -45,8 +47,9 @@ for fs in xfs ext4; do
 	echo "killed kvfdpd after $before bytes written"
 	check "the device stays while its server is dead" test -b $dev
 
-	step "$fs: kvfdpd --recover $id"
-	start_kvfdpd kvfdpd_${fs}_recover.log --recover $id
+	if [ $fs = xfs ]; then restart_args="--recover $id"; else restart_args="--dev-id 0 --attach"; fi
+	step "$fs: kvfdpd $restart_args"
+	start_kvfdpd kvfdpd_${fs}_recover.log $restart_args
 	cat "$OUT/kvfdpd_${fs}_recover.log"
 	$T snap $SOCK status /tmp/rs.json
 	expect_eq "$fs: recovered flag" "$($T get /tmp/rs.json recovery recovered)" true

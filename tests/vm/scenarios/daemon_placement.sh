@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_placement: kvfdpd on the FDP namespace; hinted files (buffered and O_DIRECT) land on their class's handle (RUAMW vs kvfdpd counters, nvme fdp status), data survives remount; on XFS and ext4.
+# daemon_placement: kvfdpd on the FDP namespace; hinted files (buffered and O_DIRECT) land on their class's handle (RUAMW vs kvfdpd counters, nvme fdp status), data survives remount, `files` lists them with class, bytes and measured lifetime; on XFS and ext4.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -48,6 +48,12 @@ for fs in xfs ext4; do
 	step "$fs: remount, checksums"
 	check "$fs remounts" mount /dev/ublkb0 /mnt/kv
 	check "$fs: checksums match after remount" sh -c 'cd /mnt/kv && md5sum -c /tmp/sums'
+	step "$fs: files reply (the tagger's per-file records)"
+	check "$fs: files lists a live LONG file with bytes" $T file-seen $SOCK long live
+	rm /mnt/kv/b2 /mnt/kv/d2
+	sync
+	check "$fs: a deleted SHORT file with its lifetime" wait_until 20 $T file-seen $SOCK short deleted
+	$T snap $SOCK files "$OUT/files_$fs.json"
 	umount /mnt/kv
 done
 
