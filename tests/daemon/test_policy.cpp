@@ -112,6 +112,7 @@ TEST_CASE("config: errors name the file, line and key")
 		{"[[rule]]\npath = \"/a\"\n", "rule[0].class: missing"},
 		{"[[rule]]\npath = \"/a\"\nclass = \"short\"\nprio = 1\n", "kvfdp.toml:4: rule[0].prio: unknown key"},
 		{"[placement\n", "kvfdp.toml:1: "},
+		{"[placement]\nshort = \n", "(not valid TOML: fix that line"},
 	};
 	for (const Case &c : cases) {
 		auto cfg = parse_config(c.text, "kvfdp.toml");

@@ -34,7 +34,8 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 		const toml::parse_error &e = parsed.error();
 		return plain_error(
 				  (source.empty() ? std::string("config") : source) + ":" +
-					  std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+					  std::to_string(e.source().begin.line) + ": " + std::string(e.description()) +
+				  " (not valid TOML: fix that line; the example kvfdp.toml shows each key)");
 	}
 	const toml::table &root = parsed.table();
 	PolicyConfig cfg;
@@ -126,7 +127,7 @@ Result<PolicyConfig> load_config(const std::string &path, bool missing_ok)
 		if (missing_ok && errno == ENOENT)
 			return PolicyConfig{};
 		return errno_error(errno ? errno : ENOENT,
-				   "reading config " + path + " (pass --config PATH, or create it from kvfdp.toml in the docs)");
+				   "reading config " + path + " (pass --config PATH, or copy the example kvfdp.toml there: docs/deploy.md)");
 	}
 	std::stringstream ss;
 	ss << in.rdbuf();

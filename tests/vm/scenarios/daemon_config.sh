@@ -27,6 +27,9 @@ printf '# typo\n[plcement]\nshort = 1\n' > /tmp/bad_table.toml
 refused "unknown table" "/tmp/bad_table.toml:2: plcement: unknown table" --device /dev/ng0n1 --config /tmp/bad_table.toml
 printf '[placement]\nshort = 1\n[[rule]]\npath = "/mnt/kv/x"\nclass = "forever"\n' > /tmp/bad_rule.toml
 refused "unknown class in a rule" "/tmp/bad_rule.toml:5: rule[0].class: unknown class" --device /dev/ng0n1 --config /tmp/bad_rule.toml
+printf '[placement]\nshort = \n' > /tmp/bad_syntax.toml
+refused "TOML syntax error" "/tmp/bad_syntax.toml:2: " --device /dev/ng0n1 --config /tmp/bad_syntax.toml
+check "TOML syntax error: says to fix the line" grep -q "not valid TOML: fix that line" /tmp/err
 refused "missing config file" "/tmp/none.toml" --device /dev/ng0n1 --config /tmp/none.toml
 
 step "a namespace without FDP is refused"
