@@ -105,6 +105,15 @@ TEST_CASE("kvgpu: crc32c matches the Castagnoli check value and the portable ver
 	c = crc32c(c, buf.data() + 13, 4096);
 	c = crc32c(c, buf.data() + 13 + 4096, buf.size() - 13 - 4096);
 	CHECK(c == whole);
+	// Lengths around the three-lane blocks (3 x 8 KiB) at unaligned starts, chained at odd points.
+	auto big = test::pattern((1u << 20) + 77, 11);
+	for (size_t start : {size_t(0), size_t(1), size_t(5)})
+		for (size_t n : {size_t(24575), size_t(24576), size_t(24577), size_t(49152 + 9), size_t(1u << 20)}) {
+			uint32_t want = crc32c_portable(0, big.data() + start, n);
+			CHECK_MESSAGE(crc32c(0, big.data() + start, n) == want, start << "+" << n);
+			uint32_t chained = crc32c(crc32c(0, big.data() + start, n / 3), big.data() + start + n / 3, n - n / 3);
+			CHECK_MESSAGE(chained == want, start << "+" << n << " chained");
+		}
 }
 
 TEST_CASE("kvgpu: key names never escape the directory and long keys hash")
