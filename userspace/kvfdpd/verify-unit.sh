@@ -1,6 +1,7 @@
 #!/bin/sh
 # verify-unit.sh UNIT KVFDPD DIR: systemd-analyze verify of the kvfdpd unit with ExecStart
-# pointed at KVFDPD, and the settings docs/deploy.md relies on; exit 77 without systemd-analyze.
+# pointed at KVFDPD, the settings docs/deploy.md relies on, and (with systemd-sysusers) the
+# kvfdp.sysusers snippet next to it; exit 77 without systemd-analyze.
 unit=$1; bin=$2; dir=$3
 command -v systemd-analyze > /dev/null 2>&1 || { echo "SKIP: systemd-analyze is not installed"; exit 77; }
 mkdir -p "$dir" || exit 1
@@ -15,4 +16,9 @@ for want in '^Type=notify$' '^ExecReload=/bin/kill -HUP \$MAINPID$' '^RuntimeDir
 	'^Restart=on-failure$' '^RestartPreventExitStatus=1$' '--attach' 'modprobe -q ublk_drv'; do
 	grep -q -e "$want" "$unit" || { echo "FAIL: $unit lacks $want"; exit 1; }
 done
+sysusers=$(dirname "$unit")/kvfdp.sysusers
+grep -q '^g kvfdp ' "$sysusers" || { echo "FAIL: $sysusers does not define the kvfdp group"; exit 1; }
+if command -v systemd-sysusers > /dev/null 2>&1; then
+	systemd-sysusers --dry-run "$sysusers" > /dev/null || { echo "FAIL: systemd-sysusers refuses $sysusers"; exit 1; }
+fi
 echo "ok: $unit verifies"
