@@ -3,7 +3,10 @@
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool fio
-SECS=${KVFDP_FIO_SECS:-4}
+# Short rounds, raw and ublk back to back (order alternating), so that load on the host moves
+# both sides of a pair alike; the ratio reported is the median over the rounds.
+ROUNDS=5
+SECS=2
 AREA=256M   # both targets write the same preconditioned first 256 MiB of the namespace
 
 step "start kvfdpd on /dev/ng0n1"
@@ -23,7 +26,7 @@ run_job() {
 	name=$1 label=$2 dev=$3
 	shift 3
 	check "fio $name on $label ($dev)" fio --name="$name" --filename="$dev" --direct=1 --ioengine=io_uring \
-		--size=$AREA --time_based --runtime="$SECS" --ramp_time=1 --output-format=json \
+		--size=$AREA --time_based --runtime="$SECS" --ramp_time=500ms --output-format=json \
 		--output="$OUT/fio-$name-$label.json" "$@"
 }
 # write_stat FILE: "bw_kib iops lat_mean_ns" of the job's write side.
@@ -35,28 +38,46 @@ write_stat() {
 	     w && l && /"mean" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); print bw, iops, a[2]; exit }' "$1"
 }
 
-for job in seq128k rand4k; do
-	step "$job: raw namespace, then kvfdpd"
-	if [ $job = seq128k ]; then args="--rw=write --bs=128k --iodepth=16"; else args="--rw=randwrite --bs=4k --iodepth=32"; fi
-	# shellcheck disable=SC2086
-	run_job $job raw /dev/nvme0n1 $args
-	# shellcheck disable=SC2086
-	run_job $job ublk "$UB" $args
-done
+# median: the middle of the numbers on stdin (the lower middle for an even count).
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-step "ratios"
 body=""
 for job in seq128k rand4k; do
-	# shellcheck disable=SC2046
-	set -- $(write_stat "$OUT/fio-$job-raw.json") $(write_stat "$OUT/fio-$job-ublk.json")
-	[ $# -eq 6 ] || die "$job: no write figures in fio's JSON ($OUT/fio-$job-*.json)"
-	expect_ge "$job: fio wrote through kvfdpd (KiB/s)" "${4%.*}" 1
-	body="$body${body:+,}$(awk -v j="$job" -v rb="$1" -v ri="$2" -v rl="$3" -v ub="$4" -v ui="$5" -v ul="$6" 'BEGIN {
-		printf "\"%s\":{\"raw_bw_kib\":%s,\"raw_iops\":%s,\"raw_lat_ns\":%s,\"ublk_bw_kib\":%s,\"ublk_iops\":%s,\"ublk_lat_ns\":%s,", j, rb, ri, rl, ub, ui, ul
-		printf "\"bw_ratio\":%.3f,\"iops_ratio\":%.3f,\"lat_ratio\":%.3f}", (rb > 0 ? ub / rb : 0), (ri > 0 ? ui / ri : 0), (rl > 0 ? ul / rl : 0) }')"
+	step "$job: $ROUNDS rounds of raw namespace and kvfdpd"
+	if [ $job = seq128k ]; then args="--rw=write --bs=128k --iodepth=16"; else args="--rw=randwrite --bs=4k --iodepth=32"; fi
+	: > /tmp/$job.rounds
+	r=1
+	while [ $r -le $ROUNDS ]; do
+		# shellcheck disable=SC2086
+		if [ $((r % 2)) = 1 ]; then
+			run_job $job-$r raw /dev/nvme0n1 $args
+			run_job $job-$r ublk "$UB" $args
+		else
+			run_job $job-$r ublk "$UB" $args
+			run_job $job-$r raw /dev/nvme0n1 $args
+		fi
+		# shellcheck disable=SC2046
+		set -- $(write_stat "$OUT/fio-$job-$r-raw.json") $(write_stat "$OUT/fio-$job-$r-ublk.json")
+		[ $# -eq 6 ] || die "$job round $r: no write figures in fio's JSON ($OUT/fio-$job-$r-*.json)"
+		expect_ge "$job round $r: fio wrote through kvfdpd (KiB/s)" "${4%.*}" 1
+		echo "$*" >> /tmp/$job.rounds
+		r=$((r + 1))
+	done
+	cat /tmp/$job.rounds
+	# Per round: raw bw, iops, lat, ublk bw, iops, lat; the ratios are medians of the rounds.
+	bw=$(awk '$1 > 0 { print $4 / $1 }' /tmp/$job.rounds | median)
+	iops=$(awk '$2 > 0 { print $5 / $2 }' /tmp/$job.rounds | median)
+	lat=$(awk '$3 > 0 { print $6 / $3 }' /tmp/$job.rounds | median)
+	raw_bw=$(awk '{ print $1 }' /tmp/$job.rounds | median)
+	ublk_bw=$(awk '{ print $4 }' /tmp/$job.rounds | median)
+	rounds=$(awk '$1 > 0 && $3 > 0 { printf "%s%.3f", (NR > 1 ? "," : ""), $4 / $1 }' /tmp/$job.rounds)
+	body="$body${body:+,}$(printf '"%s":{"bw_ratio":%.3f,"iops_ratio":%.3f,"lat_ratio":%.3f,"raw_bw_kib":%s,"ublk_bw_kib":%s,"bw_ratio_rounds":[%s]}' \
+		"$job" "$bw" "$iops" "$lat" "$raw_bw" "$ublk_bw" "$rounds")"
 done
-printf '{"scenario":"daemon_fio","accel":"tcg","note":"QEMU TCG guest: emulated CPU and NVMe, not hardware figures","runtime_s":%s,"jobs":{%s}}\n' \
-	"$SECS" "$body" > "$OUT/fio-ratio.json"
+
+step "ratios (kvfdpd / raw, medians of $ROUNDS rounds)"
+printf '{"scenario":"daemon_fio","accel":"tcg","note":"QEMU TCG guest: emulated CPU and NVMe, not hardware figures","rounds":%s,"runtime_s":%s,"jobs":{%s}}\n' \
+	"$ROUNDS" "$SECS" "$body" > "$OUT/fio-ratio.json"
 cat "$OUT/fio-ratio.json"
 kvfdp-daemon-vmtool ctl /tmp/kvfdpd.sock '{"cmd":"status"}' > "$OUT/status.json"
 expect_eq "kvfdpd counted no I/O errors" "$(sed -n 's/.*"errors":\([0-9]*\).*/\1/p' "$OUT/status.json")" 0
