@@ -21,12 +21,40 @@ void CUDART_CB wake_worker(void *arg)
 	(void)!::write(static_cast<int>(reinterpret_cast<intptr_t>(arg)), &one, sizeof(one));
 }
 
+// Makes device current on this thread for the guard's scope, then restores the caller's own
+// device: calls on the caller's thread leave its CUDA state as they found it.
+class DeviceGuard {
+public:
+	explicit DeviceGuard(int device)
+	{
+		ok_ = cudaGetDevice(&prev_) == cudaSuccess;
+		if (ok_ && prev_ != device) {
+			ok_ = cudaSetDevice(device) == cudaSuccess;
+			switched_ = ok_;
+		}
+	}
+	~DeviceGuard()
+	{
+		if (switched_)
+			cudaSetDevice(prev_);
+	}
+	DeviceGuard(const DeviceGuard &) = delete;
+	DeviceGuard &operator=(const DeviceGuard &) = delete;
+	[[nodiscard]] bool ok() const { return ok_; }
+
+private:
+	int prev_ = 0;
+	bool ok_ = false;
+	bool switched_ = false;
+};
+
 class CudaEngine final : public CopyEngine {
 public:
 	CudaEngine(int device, int wake_fd) : device_(device), wake_fd_(wake_fd) {}
 
 	~CudaEngine() override
 	{
+		DeviceGuard g(device_);
 		if (stream_)
 			cudaStreamSynchronize(stream_);
 		for (cudaEvent_t e : slot_events_)
@@ -39,7 +67,8 @@ public:
 
 	int init(unsigned slots, unsigned jobs)
 	{
-		if (cudaSetDevice(device_) != cudaSuccess)
+		DeviceGuard g(device_);
+		if (!g.ok())
 			return KVGPU_ERR_NO_DEVICE;
 		if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess)
 			return KVGPU_ERR_CUDA;
@@ -59,16 +88,22 @@ public:
 	int alloc_staging(size_t bytes, void **out) override
 	{
 		// cudaHostAlloc memory is page-aligned, which O_DIRECT needs.
-		if (cudaSetDevice(device_) != cudaSuccess)
+		DeviceGuard g(device_);
+		if (!g.ok())
 			return KVGPU_ERR_CUDA;
 		return cudaHostAlloc(out, bytes, cudaHostAllocPortable) == cudaSuccess ? 0 : KVGPU_ERR_NOMEM;
 	}
 
-	void free_staging(void *p) override { cudaFreeHost(p); }
+	void free_staging(void *p) override
+	{
+		DeviceGuard g(device_);
+		cudaFreeHost(p);
+	}
 
 	int mark_source(unsigned job, void *stream) override
 	{
-		if (cudaSetDevice(device_) != cudaSuccess)
+		DeviceGuard g(device_);
+		if (!g.ok())
 			return KVGPU_ERR_CUDA;
 		cudaError_t e = cudaEventRecord(job_events_[job], static_cast<cudaStream_t>(stream));
 		return e == cudaSuccess ? 0 : KVGPU_ERR_CUDA;

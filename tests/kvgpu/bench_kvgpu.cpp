@@ -1,7 +1,9 @@
 // Bench (host path): evict and load bandwidth to tmpfs, a loop-device ext4 (root) and the ext4
 // under /var/tmp, against memcpy and raw O_DIRECT file bandwidth; prints and writes JSON.
 // KVGPU_BENCH_JSON=path (default bench_kvgpu_host.json in the working directory),
-// KVGPU_BENCH_MIB=n (bytes per chunk size, default 256 MiB), KVGPU_BENCH_REPS=n (default 3).
+// KVGPU_BENCH_MIB=n (bytes per chunk size, default 256 MiB), KVGPU_BENCH_REPS=n (default 3),
+// KVGPU_BENCH_SLOT_KIB / KVGPU_BENCH_SLOTS (staging ring, default 4096 KiB x 8),
+// KVGPU_BENCH_ONLY=name (one target).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -46,6 +48,8 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	kvgpu_options o;
 	kvgpu_options_init(&o);
 	o.engine = KVGPU_ENGINE_HOST;
+	o.slot_bytes = uint32_t(bench::env_u64("KVGPU_BENCH_SLOT_KIB", 4096) << 10);
+	o.slots = uint32_t(bench::env_u64("KVGPU_BENCH_SLOTS", 8));
 
 	HostBuf src = host_alloc(total), dst = host_alloc(total), ring = host_alloc(uint64_t(o.slots) * o.slot_bytes);
 	REQUIRE(src);

@@ -346,6 +346,13 @@ inline nlohmann::json report(const std::string &bench, const kvgpu_options &o, u
 	nlohmann::json j;
 	j["bench"] = bench;
 	j["cpus_online"] = ::sysconf(_SC_NPROCESSORS_ONLN);
+	// The machine may be shared: its load when the report was written says how much.
+	if (std::FILE *f = std::fopen("/proc/loadavg", "r")) {
+		double l1 = 0, l5 = 0;
+		if (std::fscanf(f, "%lf %lf", &l1, &l5) == 2)
+			j["loadavg_1_5min"] = {l1, l5};
+		std::fclose(f);
+	}
 	j["options"] = {{"slot_bytes", o.slot_bytes}, {"slots", o.slots}, {"queue_depth", o.queue_depth},
 			{"checksum", o.checksum}, {"durability", o.durability == KVGPU_DURABLE_FSYNC ? "fsync" : "none"}};
 	j["bytes_per_size"] = total;

@@ -258,4 +258,39 @@ TEST_CASE("kvgpu gpu: a damaged payload fails its checksum on load; host memory 
 	CHECK(back == v);
 }
 
+TEST_CASE("kvgpu gpu: a store on another device leaves the caller's current device alone")
+{
+	require_gpu();
+	int n = 0;
+	REQUIRE(cudaGetDeviceCount(&n) == cudaSuccess);
+	if (n < 2) {
+		MESSAGE("SKIP case: needs two GPUs, found " << n);
+		return;
+	}
+	TempDir dir;
+	REQUIRE(dir.ok());
+	REQUIRE(cudaSetDevice(0) == cudaSuccess);
+	kvgpu_options o = cuda_options();
+	o.cuda_device = 1;
+	Ctx c(dir.path(), o);
+	REQUIRE(c.rc == 0);
+	int cur = -1;
+	CHECK((cudaGetDevice(&cur) == cudaSuccess && cur == 0));
+	constexpr size_t kN = (2u << 20) + 3;
+	void *src = nullptr;
+	REQUIRE(cudaSetDevice(1) == cudaSuccess);
+	REQUIRE(cudaMalloc(&src, kN) == cudaSuccess);
+	REQUIRE(cudaMemset(src, 0x3c, kN) == cudaSuccess);
+	REQUIRE(cudaSetDevice(0) == cudaSuccess);
+	int64_t t = kvgpu_evict(c.c, src, kN, "dev1", KVGPU_LIFETIME_SHORT, nullptr);
+	REQUIRE(t > 0);
+	CHECK(kvgpu_wait(c.c, t) == 0);
+	CHECK((cudaGetDevice(&cur) == cudaSuccess && cur == 0));
+	std::vector<unsigned char> back(kN, 0);
+	CHECK(kvgpu_load(c.c, "dev1", back.data(), kN, nullptr) == int64_t(kN));
+	CHECK(std::count(back.begin(), back.end(), 0x3c) == long(kN));
+	CHECK((cudaGetDevice(&cur) == cudaSuccess && cur == 0));
+	cudaFree(src);
+}
+
 #endif
