@@ -1,8 +1,9 @@
 // kvfdpd lifecycle and control-request handlers.
 #include "userspace/daemon/daemon.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -322,7 +323,12 @@ std::string handle_line(State &s, std::string_view line)
 		uint64_t limit = 1000;
 		if (!get_positive_arg(req, "limit", limit, err))
 			return reply_error(err);
-		return reply_ok(files_data(s, limit));
+		// A row is about 300 bytes: the cap keeps a reply well under the server's 1 MiB
+		// queued-reply limit (docs/control.md).
+		constexpr uint64_t kMaxFilesRows = 2000;
+		json d = files_data(s, std::min(limit, kMaxFilesRows));
+		d["limit"] = std::min(limit, kMaxFilesRows);
+		return reply_ok(d);
 	}
 	if (req.cmd == "reload") {
 		auto g = reload_policy(s);
