@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it (XFS: --recover ID; ext4: --dev-id 0 --attach, as the systemd unit restarts it): the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4.
+# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it (XFS: --recover ID; ext4: --dev-id 0 --attach, as the systemd unit restarts it): the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4. ext4 also: a planned restart with --keep while mounted.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -25,7 +25,7 @@ rm -f /tmp/expect_b /tmp/expect_d
 for fs in xfs ext4; do
 	step "$fs: kvfdpd, mkfs, mount"
 	# ext4 runs the systemd unit's command line: the same one starts and re-attaches.
-	if [ $fs = xfs ]; then start_args=""; else start_args="--dev-id 0 --attach"; fi
+	if [ $fs = xfs ]; then start_args=""; else start_args="--dev-id 0 --attach --keep"; fi
 	start_kvfdpd kvfdpd_$fs.log $start_args
 	id=$(cut -d' ' -f2 /tmp/kvfdpd.ready)
 	dev=/dev/ublkb$id
@@ -47,7 +47,7 @@ for fs in xfs ext4; do
 	echo "killed kvfdpd after $before bytes written"
 	check "the device stays while its server is dead" test -b $dev
 
-	if [ $fs = xfs ]; then restart_args="--recover $id"; else restart_args="--dev-id 0 --attach"; fi
+	if [ $fs = xfs ]; then restart_args="--recover $id"; else restart_args="--dev-id 0 --attach --keep"; fi
 	step "$fs: kvfdpd $restart_args"
 	start_kvfdpd kvfdpd_${fs}_recover.log $restart_args
 	cat "$OUT/kvfdpd_${fs}_recover.log"
@@ -68,6 +68,20 @@ for fs in xfs ext4; do
 	check "$fs: remounts" mount $dev /mnt/kv
 	expect_eq "$fs: buffered checksum after remount" "$(md5sum < /mnt/kv/buffered)" "$want_b"
 	expect_eq "$fs: O_DIRECT checksum after remount" "$(md5sum < /mnt/kv/direct)" "$want_d"
+	if [ $fs = ext4 ]; then
+		step "ext4: planned restart while mounted (SIGTERM with --keep, start with --attach)"
+		kill -TERM $KPID
+		check "ext4: kvfdpd --keep exits 0 on SIGTERM" wait $KPID
+		check "ext4: --keep leaves the device" test -b $dev
+		$T write /mnt/kv/during 3 4096 --seed 9 > /tmp/wk.log 2>&1 &
+		WK=$!
+		start_kvfdpd kvfdpd_ext4_planned.log --dev-id 0 --attach
+		check "ext4: a writer during the restart finishes without an I/O error" wait $WK
+		cat /tmp/wk.log
+		$T snap $SOCK status /tmp/ps.json
+		expect_eq "ext4: re-attached after the planned restart" "$($T get /tmp/ps.json recovery recovered)" true
+		check "ext4: data written before the restart is intact" sh -c "[ \"\$(md5sum < /mnt/kv/direct)\" = \"$want_d\" ]"
+	fi
 	umount /mnt/kv
 	kill -TERM $KPID
 	check "$fs: recovered kvfdpd exits 0 on SIGTERM" wait $KPID
