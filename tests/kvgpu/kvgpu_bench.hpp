@@ -312,7 +312,13 @@ inline std::vector<Result> run_matrix(const std::vector<Target> &targets, const 
 		(void)raw_files(t.dir, kFill, fills, o.slot_bytes, o.slots, true, false);
 		remove_raw_files(t.dir, fills);
 		for (uint64_t size : sizes) {
-			unsigned count = unsigned(std::max<uint64_t>(1, total / size));
+			// The buffers hold total bytes: a chunk size beyond that is not measured.
+			if (size > total) {
+				std::printf("%-10s %9llu B: larger than the %llu bytes per size, not measured\n", t.name.c_str(),
+					    static_cast<unsigned long long>(size), static_cast<unsigned long long>(total));
+				continue;
+			}
+			unsigned count = unsigned(total / size);
 			// Best of reps runs per figure: the machine is shared, the best run is the least disturbed.
 			Result best = measure(t.name, fs_of(t.dir), t.dir, o, size, count, buf, false);
 			for (unsigned i = 1; i < reps && best.error.empty(); i++) {
