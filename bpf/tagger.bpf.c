@@ -21,6 +21,8 @@
 #define KVFDP_REQ_OP_DISCARD 3
 #define KVFDP_REQ_OP_WRITE_ZEROES 9
 #define KVFDP_PAGE_SHIFT 12
+/* Parents followed from a split bio to the one the filesystem submitted. */
+#define KVFDP_MAX_CHAIN 4
 
 /* Set by the loader before load. */
 const volatile __u32 nr_slots = KVFDP_MAX_SLOTS;  /* queues * depth */
@@ -28,6 +30,9 @@ const volatile __u32 queue_depth = 1;
 const volatile __u32 default_class = KVFDP_CLASS_NOT_SET;
 /* Address of iomap_dio_bio_end_io (from /proc/kallsyms), 0 = no DIO attribution. */
 const volatile __u64 dio_end_io = 0;
+/* Address of bio_chain_endio: the front part of a bio the block layer split ends into its
+ * parent (bi_private), which carries the iomap end_io. 0 = not followed. */
+const volatile __u64 chain_end_io = 0;
 /* FMODE_CREATED in file->f_mode (include/linux/fs.h). */
 const volatile __u32 fmode_created = 0x100000;
 /* Offset of i_vnode in struct xfs_inode (from vmlinux or xfs module BTF), 0 = unknown. */
@@ -37,6 +42,9 @@ const volatile __u32 all_filesystems = 0;
 
 /* Global slot sequence; a slot's seq is the value after its increment. */
 __u64 slot_seq = 0;
+/* Entries in disk_names. The loader adds one per name it inserts (and takes one per name
+ * it deletes); the program takes one per name it learns. 0: no name lookups at all. */
+__u32 disk_names_pending = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -53,6 +61,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kvfdp_disk);
 } disks SEC(".maps");
+
+/* Hidden disks by name (kvfdp_disk_name) until their first request gives their dev_t. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct kvfdp_disk_name);
+	__type(value, struct kvfdp_disk);
+} disk_names SEC(".maps");
 
 /* Filesystems (s_dev) whose lifetime events are reported. */
 struct {
@@ -152,16 +168,24 @@ static __always_inline __u32 inode_dev(struct inode *inode)
 /* The inode whose data bio carries, or NULL (metadata without a mapping, unknown DIO). */
 static __always_inline struct inode *bio_inode(struct bio *bio, __u8 *how)
 {
+	struct bio *owner = bio;
 	struct bio_vec *bv;
 	struct page *pg;
 	unsigned long m;
 	__u32 off;
 	bool tail;
+	__u64 end;
 
 	/* iomap direct I/O: bi_private is the iomap_dio, whose iocb names the file. The user
-	 * pages are anonymous (or another file's), so check this before the page. */
-	if (dio_end_io && (__u64)BPF_CORE_READ(bio, bi_end_io) == dio_end_io) {
-		struct iomap_dio *dio = BPF_CORE_READ(bio, bi_private);
+	 * pages are anonymous (or another file's), so check this before the page. A split's
+	 * front part ends into its parent (bio_chain): follow up to KVFDP_MAX_CHAIN parents. */
+	end = (__u64)BPF_CORE_READ(bio, bi_end_io);
+	for (int i = 0; i < KVFDP_MAX_CHAIN && chain_end_io && end == chain_end_io && owner; i++) {
+		owner = BPF_CORE_READ(owner, bi_private);
+		end = owner ? (__u64)BPF_CORE_READ(owner, bi_end_io) : 0;
+	}
+	if (dio_end_io && owner && end == dio_end_io) {
+		struct iomap_dio *dio = BPF_CORE_READ(owner, bi_private);
 
 		*how = KVFDP_SLOT_F_DIO;
 		return BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
@@ -257,6 +281,30 @@ static __always_inline void classify_bios(struct request *rq, __u32 rq_bytes, st
 		add_inode_bytes(&c->first, rq_bytes - walked);
 }
 
+/* A disk not in disks: if the loader named it (a hidden multipath path disk, whose dev_t
+ * sysfs does not show), file it under its dev_t now and return its entry; else NULL. Only
+ * while names are pending, so unwatched disks cost one load of a global otherwise. */
+static __always_inline struct kvfdp_disk *learn_disk(struct gendisk *disk, __u32 devt)
+{
+	struct kvfdp_disk_name key = {};
+	struct kvfdp_disk *named, v;
+
+	if (!disk_names_pending)
+		return NULL;
+	if (bpf_core_read_str(key.name, sizeof(key.name), &disk->disk_name) <= 0)
+		return NULL;
+	named = bpf_map_lookup_elem(&disk_names, &key);
+	if (!named)
+		return NULL;
+	v = *named;
+	bpf_map_update_elem(&disks, &devt, &v, BPF_NOEXIST);
+	if (bpf_map_delete_elem(&disk_names, &key) == 0) {
+		__sync_fetch_and_add(&disk_names_pending, -1);
+		stat_inc(KVFDP_STAT_DISK_LEARNED);
+	}
+	return bpf_map_lookup_elem(&disks, &devt);
+}
+
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 {
@@ -271,6 +319,8 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 		return 0;
 	devt = ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
 	d = bpf_map_lookup_elem(&disks, &devt);
+	if (!d)
+		d = learn_disk(disk, devt);
 	if (!d)
 		return 0;
 	op = BPF_CORE_READ(rq, cmd_flags) & KVFDP_REQ_OP_MASK;

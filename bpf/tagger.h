@@ -21,10 +21,19 @@
 #define KVFDP_DISK_SLOTS 0x1   /* write tag slots for this disk (the ublk disk kvfdpd serves) */
 #define KVFDP_DISK_RECORD 0x2  /* send every classified request over the requests ring */
 
+/* Length of gendisk->disk_name (DISK_NAME_LEN). */
+#define KVFDP_DISK_NAME_LEN 32
+
 /* Value of the disks map (key: __u32 disk dev_t). */
 struct kvfdp_disk {
 	kvfdp_u32 index;       /* 0 .. KVFDP_MAX_DISKS-1, chosen by the loader */
 	kvfdp_u32 flags;       /* KVFDP_DISK_* */
+};
+
+/* Key of the disk_names map: a hidden disk (NVMe multipath path nvmeXcYnZ) has no dev_t in
+ * sysfs, so the loader names it; the first request on it moves it into disks by dev_t. */
+struct kvfdp_disk_name {
+	char name[KVFDP_DISK_NAME_LEN]; /* NUL-padded */
 };
 
 /* Key of the inode-policy, directory-rule and per-inode byte maps. */
@@ -61,7 +70,8 @@ enum kvfdp_stat {
 	KVFDP_STAT_INODE_PAGE = 4,    /* bios resolved to an inode through the page cache */
 	KVFDP_STAT_INODE_DIO = 5,     /* bios resolved to an inode through iomap direct I/O */
 	KVFDP_STAT_INODE_NONE = 6,    /* bios with data but no inode (metadata, anonymous) */
-	KVFDP_NR_STATS = 7,
+	KVFDP_STAT_DISK_LEARNED = 7,  /* disk_names entries moved into disks by dev_t */
+	KVFDP_NR_STATS = 8,
 };
 
 /* struct kvfdp_tag_slot.flags: how the inode was found. */
@@ -121,6 +131,7 @@ struct kvfdp_rq_record {
 static_assert(sizeof(kvfdp_disk) == 8, "disk ABI");
 static_assert(sizeof(kvfdp_inode_key) == 16, "inode key ABI");
 static_assert(sizeof(kvfdp_counter) == 16, "counter ABI");
+static_assert(sizeof(kvfdp_disk_name) == KVFDP_DISK_NAME_LEN, "disk name ABI");
 static_assert(sizeof(kvfdp_event) == 72, "event ABI");
 static_assert(sizeof(kvfdp_rq_record) == 40, "record ABI");
 #else

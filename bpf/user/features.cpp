@@ -33,18 +33,21 @@ bool try_mount(const char *fstype, const char *target)
 	return ::mount(fstype, target, fstype, 0, nullptr) == 0 || errno == EBUSY;
 }
 
-uint64_t kallsyms_addr(const char *name)
+// The addresses of iomap_dio_bio_end_io and bio_chain_endio (0 when hidden), in one pass.
+void kallsyms_end_ios(Features &f)
 {
 	std::ifstream in("/proc/kallsyms");
 	std::string line;
-	while (std::getline(in, line)) {
+	while (std::getline(in, line) && !(f.dio_end_io && f.chain_end_io)) {
 		std::istringstream ls(line);
 		std::string addr, type, sym;
-		if (!(ls >> addr >> type >> sym) || sym != name)
+		if (!(ls >> addr >> type >> sym))
 			continue;
-		return std::strtoull(addr.c_str(), nullptr, 16);
+		if (sym == "iomap_dio_bio_end_io")
+			f.dio_end_io = std::strtoull(addr.c_str(), nullptr, 16);
+		else if (sym == "bio_chain_endio")
+			f.chain_end_io = std::strtoull(addr.c_str(), nullptr, 16);
 	}
-	return 0;
 }
 
 } // namespace
@@ -74,10 +77,13 @@ Features probe_features()
 	if (!f.bpf_lsm)
 		note(f, "BPF LSM not active (lsm=" + list + ")");
 
-	f.dio_end_io = kallsyms_addr("iomap_dio_bio_end_io");
+	kallsyms_end_ios(f);
 	if (!f.dio_end_io)
 		note(f, "iomap_dio_bio_end_io not in /proc/kallsyms: O_DIRECT bytes are not "
 			"attributed to inodes");
+	else if (!f.chain_end_io)
+		note(f, "bio_chain_endio not in /proc/kallsyms: O_DIRECT bios the block layer "
+			"split are attributed only by their last part");
 	return f;
 }
 

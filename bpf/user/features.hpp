@@ -12,6 +12,8 @@ struct Features {
 	bool syscall_tracepoints = false; // tracefs at /sys/kernel/tracing with events/syscalls
 	bool bpf_lsm = false;            // "bpf" is in /sys/kernel/security/lsm
 	uint64_t dio_end_io = 0;         // iomap_dio_bio_end_io from /proc/kallsyms, 0 if hidden
+	uint64_t chain_end_io = 0;       // bio_chain_endio (a split's front part ends into its
+	                                 // parent), 0 if hidden
 	std::string notes;               // why something is off, one clause per item
 };
 

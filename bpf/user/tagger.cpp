@@ -18,6 +18,7 @@
 
 #include "bpf/tagger.skel.h"
 #include "bpf/user/devnum.hpp"
+#include "bpf/user/disks.hpp"
 #include "common/log.hpp"
 
 namespace kvfdp::bpf {
@@ -111,6 +112,23 @@ void add_note(std::string &notes, const std::string &what)
 	notes += what;
 }
 
+// The keys of a map with kvfdp_disk values (disks, disk_names) whose counter index is index.
+template <class Key>
+std::vector<Key> keys_of_disk(int fd, uint32_t index)
+{
+	std::vector<Key> out;
+	Key key{}, next{};
+	Key *prev = nullptr;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		kvfdp_disk o{};
+		if (bpf_map_lookup_elem(fd, &next, &o) == 0 && o.index == index)
+			out.push_back(next);
+		key = next;
+		prev = &key;
+	}
+	return out;
+}
+
 // Attaches prog into *link; returns 0 or -errno.
 int attach(bpf_program *prog, bpf_link **link)
 {
@@ -191,6 +209,7 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		skel->rodata->queue_depth = o.depth;
 		skel->rodata->default_class = o.default_class;
 		skel->rodata->dio_end_io = f.dio_end_io;
+		skel->rodata->chain_end_io = f.chain_end_io;
 		skel->rodata->all_filesystems = o.all_filesystems ? 1 : 0;
 		skel->rodata->xfs_vnode_off = xfs_off > 0 ? static_cast<uint32_t>(xfs_off) : 0;
 		bpf_map__set_max_entries(skel->maps.slots, nslots);
@@ -375,21 +394,22 @@ Result<void> Tagger::watch_disk_dev(uint32_t devt, uint32_t flags)
 	KVFDP_TRY(watch_filesystem(devt));
 	std::string sys = "/sys/dev/block/" + std::to_string(devt >> 20) + ":" +
 			  std::to_string(devt & 0xfffff);
-	// NVMe native multipath: /dev/nvmeXnY is a bio-based head; the requests are issued to
-	// its hidden path disks (nvmeXcZnY), listed under multipath/. They share its counters.
-	if (DIR *dir = ::opendir((sys + "/multipath").c_str())) {
-		while (dirent *de = ::readdir(dir)) {
-			if (de->d_name[0] == '.')
-				continue;
-			std::ifstream in(std::string("/sys/block/") + de->d_name + "/dev");
-			unsigned maj = 0, min = 0;
-			char colon = 0;
-			if (in >> maj >> colon >> min && colon == ':') {
-				uint32_t pdev = kernel_dev(maj, min);
-				bpf_map_update_elem(fd, &pdev, &d, BPF_ANY);
-			}
+	// The gendisks its requests are issued on (an NVMe multipath head's path disks) share
+	// its entry and counters. Hidden ones have no dev_t in sysfs: named, learned in BPF.
+	for (const RequestDisk &p : request_disks(devt)) {
+		if (p.via == "itself")
+			continue;
+		if (p.devt) {
+			bpf_map_update_elem(fd, &p.devt, &d, BPF_ANY);
+			continue;
 		}
-		::closedir(dir);
+		kvfdp_disk_name name{};
+		p.name.copy(name.name, sizeof(name.name) - 1);
+		int nfd = bpf_map__fd(impl_->skel->maps.disk_names);
+		if (bpf_map_update_elem(nfd, &name, &d, BPF_NOEXIST) == 0)
+			__atomic_fetch_add(&impl_->skel->bss->disk_names_pending, 1, __ATOMIC_SEQ_CST);
+		else
+			bpf_map_update_elem(nfd, &name, &d, BPF_EXIST);
 	}
 	// Its partitions, as filesystems.
 	if (DIR *dir = ::opendir(sys.c_str())) {
@@ -418,19 +438,13 @@ Result<void> Tagger::unwatch_disk(const std::string &path)
 	kvfdp_disk d{};
 	if (bpf_map_lookup_elem(fd, &devt, &d) != 0 || bpf_map_delete_elem(fd, &devt) != 0)
 		return errno_error(ENOENT, "tagger: " + path + " is not watched");
-	// Its multipath path disks carry the same index.
-	std::vector<uint32_t> same;
-	uint32_t key = 0, next = 0;
-	uint32_t *prev = nullptr;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		kvfdp_disk o{};
-		if (bpf_map_lookup_elem(fd, &next, &o) == 0 && o.index == d.index)
-			same.push_back(next);
-		key = next;
-		prev = &key;
-	}
-	for (uint32_t k : same)
+	// Its path disks carry the same index: learned ones by dev_t, the rest still by name.
+	for (uint32_t k : keys_of_disk<uint32_t>(fd, d.index))
 		bpf_map_delete_elem(fd, &k);
+	int nfd = bpf_map__fd(impl_->skel->maps.disk_names);
+	for (const auto &n : keys_of_disk<kvfdp_disk_name>(nfd, d.index))
+		if (bpf_map_delete_elem(nfd, &n) == 0)
+			__atomic_fetch_sub(&impl_->skel->bss->disk_names_pending, 1, __ATOMIC_SEQ_CST);
 	bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &devt);
 	return ok();
 }

@@ -1,13 +1,19 @@
 // The tagger's userspace pieces without a kernel: the slot reader over a plain array (the
-// kernel-written case is in test_tagger), per-file records and lifetime histograms, and
-// the record CSV's LBA rounding.
+// kernel-written case is in test_tagger), per-file records and lifetime histograms, the
+// record CSV's LBA rounding, and request-disk discovery on fake sysfs trees.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "bpf/user/devnum.hpp"
+#include "bpf/user/disks.hpp"
 #include "bpf/user/files.hpp"
 #include "bpf/user/slot_reader.hpp"
 #include "tools/record/record.hpp"
@@ -126,4 +132,109 @@ TEST_CASE("bpf: record rows convert 512-byte sectors to 4096-byte LBAs, rounding
 	std::fclose(f);
 	CHECK(all == "5,W,2,2,2\n6,D,1,2,0\n7,W,1,1,5\n");
 	CHECK(std::string(kRecordHeader) == "t_us,op,slba,nlb,class\n");
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fake sysfs tree under a temporary directory, laid out as the kernel does.
+struct FakeSys {
+	fs::path root;
+	FakeSys()
+	{
+		char tmpl[] = "/tmp/kvfdp-fakesys-XXXXXX";
+		REQUIRE(::mkdtemp(tmpl) != nullptr);
+		root = tmpl;
+	}
+	~FakeSys() { fs::remove_all(root); }
+	void file(const std::string &rel, const std::string &text)
+	{
+		fs::create_directories((root / rel).parent_path());
+		std::ofstream(root / rel) << text << "\n";
+	}
+	void dir(const std::string &rel) { fs::create_directories(root / rel); }
+	void link(const std::string &rel, const std::string &target)
+	{
+		fs::create_directories((root / rel).parent_path());
+		fs::create_symlink(root / target, root / rel);
+	}
+	// A gendisk directory at rel; dev empty = hidden (no dev attribute since 5.15).
+	void disk(const std::string &rel, const std::string &dev, const std::string &nsid,
+		  int queues, int tags)
+	{
+		std::string name = rel.substr(rel.rfind('/') + 1);
+		dir(rel + "/queue");
+		file(rel + "/hidden", dev.empty() ? "1" : "0");
+		if (!nsid.empty())
+			file(rel + "/nsid", nsid);
+		if (!dev.empty()) {
+			file(rel + "/dev", dev);
+			link("dev/block/" + dev, rel);
+		}
+		for (int q = 0; q < queues; q++)
+			file(rel + "/mq/" + std::to_string(q) + "/nr_tags", std::to_string(tags));
+		link("block/" + name, rel);
+	}
+};
+
+} // namespace
+
+TEST_CASE("bpf: request disks of an NVMe multipath head are its hidden path disks (6.12 sysfs)")
+{
+	FakeSys s;
+	// Head nvme0n1 (bio-based: no mq) under subsystem 0, which links controllers 0 and 1.
+	// Each controller holds its namespace disks: nsid 1 paths and an nsid 2 disk.
+	const std::string subsys = "devices/virtual/nvme-subsystem/nvme-subsys0";
+	s.disk(subsys + "/nvme0n1", "259:1", "1", 0, 0);
+	s.link(subsys + "/nvme0n1/device", subsys);
+	for (int c = 0; c < 2; c++) {
+		std::string ctrl = "devices/pci0000:00/0000:00:0" + std::to_string(3 + c) + ".0/nvme/nvme" +
+				   std::to_string(c);
+		s.file(ctrl + "/cntlid", std::to_string(c + 1));
+		s.link(subsys + "/nvme" + std::to_string(c), ctrl);
+		s.disk(ctrl + "/nvme0c" + std::to_string(c) + "n1", "", "1", 2, 1023);
+		s.disk(ctrl + "/nvme0c" + std::to_string(c) + "n2", "", "2", 2, 1023);
+	}
+	// A plain blk-mq disk: its requests are its own.
+	s.disk("devices/virtual/block/loop0", "7:0", "", 1, 128);
+
+	std::vector<RequestDisk> d = request_disks(kernel_dev(259, 1), s.root.string());
+	REQUIRE(d.size() == 3);
+	CHECK(d[0].name == "nvme0n1");
+	CHECK(d[0].via == "itself");
+	CHECK(d[0].devt == kernel_dev(259, 1));
+	std::vector<std::string> paths{d[1].name, d[2].name};
+	std::sort(paths.begin(), paths.end());
+	CHECK(paths == std::vector<std::string>{"nvme0c0n1", "nvme0c1n1"});
+	for (int i = 1; i < 3; i++) {
+		CHECK(d[i].hidden);
+		CHECK(d[i].devt == 0); // by name
+		CHECK(d[i].via == "nvme-subsystem");
+	}
+	MqGeometry g = mq_geometry(d, s.root.string());
+	CHECK(g.queues == 2);
+	CHECK(g.depth == 1023);
+	CHECK(describe(d).find("nvme0c0n1 (hidden, by name, nvme-subsystem)") != std::string::npos);
+
+	std::vector<RequestDisk> loop = request_disks(kernel_dev(7, 0), s.root.string());
+	REQUIRE(loop.size() == 1);
+	CHECK(loop[0].name == "loop0");
+	CHECK(mq_geometry(loop, s.root.string()).depth == 128);
+	CHECK(request_disks(kernel_dev(8, 0), s.root.string()).empty());
+}
+
+TEST_CASE("bpf: request disks also come from a head's multipath/ links, with a dev_t when shown")
+{
+	FakeSys s;
+	s.disk("devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1", "259:5", "1", 0, 0);
+	s.disk("devices/pci0000:00/0000:00:05.0/nvme/nvme2/nvme1c2n1", "259:4", "1", 4, 64);
+	s.link("devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1/multipath/nvme1c2n1",
+	       "devices/pci0000:00/0000:00:05.0/nvme/nvme2/nvme1c2n1");
+	std::vector<RequestDisk> d = request_disks(kernel_dev(259, 5), s.root.string());
+	REQUIRE(d.size() == 2);
+	CHECK(d[1].name == "nvme1c2n1");
+	CHECK(d[1].devt == kernel_dev(259, 4));
+	CHECK(d[1].via == "multipath");
+	CHECK(mq_geometry(d, s.root.string()).queues == 4);
 }

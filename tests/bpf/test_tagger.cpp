@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <map>
@@ -25,6 +24,7 @@
 #include <vector>
 
 #include "bpf/user/devnum.hpp"
+#include "bpf/user/disks.hpp"
 #include "bpf/user/files.hpp"
 #include "bpf/user/tagger.hpp"
 #include "tests/bpf/test_disk.hpp"
@@ -105,37 +105,35 @@ struct EventLog {
 	}
 };
 
-// Queues and tags per queue of a blk-mq disk, from sysfs.
-std::pair<uint32_t, uint32_t> mq_geometry(const std::string &disk)
-{
-	std::string name = disk.substr(disk.rfind('/') + 1);
-	// An NVMe multipath head has no queues: its first path disk has them.
-	if (::access(("/sys/block/" + name + "/mq").c_str(), F_OK) != 0) {
-		if (DIR *d = ::opendir(("/sys/block/" + name + "/multipath").c_str())) {
-			while (dirent *de = ::readdir(d))
-				if (de->d_name[0] != '.') {
-					name = de->d_name;
-					break;
-				}
-			::closedir(d);
-		}
-	}
-	std::string mq = "/sys/block/" + name + "/mq";
-	uint32_t queues = 0, depth = 0;
-	if (DIR *d = ::opendir(mq.c_str())) {
-		while (dirent *de = ::readdir(d)) {
-			if (de->d_name[0] == '.')
+// Lowers max_sectors_kb of the blk-mq request disks for its lifetime, so that the block
+// layer splits larger bios (and their front parts end into the parent, bio_chain).
+class SmallRequests {
+public:
+	SmallRequests(const std::vector<RequestDisk> &disks, unsigned kb)
+	{
+		for (const auto &d : disks) {
+			std::string p = "/sys/block/" + d.name + "/queue/max_sectors_kb";
+			std::string old;
+			if (!(std::ifstream(p) >> old))
 				continue;
-			queues++;
-			std::ifstream in(mq + "/" + de->d_name + "/nr_tags");
-			uint32_t n = 0;
-			if (in >> n && n > depth)
-				depth = n;
+			if (::access(("/sys/block/" + d.name + "/mq").c_str(), F_OK) != 0)
+				continue; // a bio-based head: its limit is stacked from the paths
+			std::ofstream(p) << kb;
+			saved_.emplace_back(p, old);
 		}
-		::closedir(d);
 	}
-	return {queues ? queues : 1, depth ? depth : 1};
-}
+	~SmallRequests()
+	{
+		for (const auto &[p, old] : saved_)
+			std::ofstream(p) << old;
+	}
+	SmallRequests(const SmallRequests &) = delete;
+	SmallRequests &operator=(const SmallRequests &) = delete;
+	[[nodiscard]] bool active() const { return !saved_.empty(); }
+
+private:
+	std::vector<std::pair<std::string, std::string>> saved_;
+};
 
 Tagger load_or_skip(const TaggerOptions &o)
 {
@@ -152,7 +150,15 @@ void check_filesystem(const std::string &fstype)
 		MESSAGE("not testing " << fstype << ": " << fs.why());
 		return;
 	}
-	auto [queues, depth] = mq_geometry(fs.disk());
+	auto disk_devt = disk_dev(fs.disk());
+	REQUIRE(disk_devt.ok());
+	std::vector<RequestDisk> rq_disks = request_disks(*disk_devt);
+	REQUIRE(!rq_disks.empty());
+	bool named_paths = false; // hidden path disks the tagger must learn by name
+	for (const auto &p : rq_disks)
+		named_paths |= p.via != "itself" && p.devt == 0;
+	MESSAGE(fstype << ": requests of " << describe(rq_disks));
+	auto [queues, depth] = mq_geometry(rq_disks);
 	TaggerOptions opts;
 	opts.queues = queues;
 	opts.depth = depth;
@@ -181,6 +187,14 @@ void check_filesystem(const std::string &fstype)
 			expected[h] += kMiB;
 		}
 	}
+	// O_DIRECT through bio splits: 256 KiB bios on a 64 KiB request limit. The split-off
+	// front parts complete into their parent, which names the iomap DIO.
+	{
+		SmallRequests small(rq_disks, 64);
+		REQUIRE_MESSAGE(small.active(), "cannot lower max_sectors_kb of " << describe(rq_disks));
+		files.push_back(write_file(fs.mnt() + "/h3_dio_split", KVFDP_CLASS_MEDIUM, kMiB, true));
+		expected[KVFDP_CLASS_MEDIUM] += kMiB;
+	}
 	Written rule_file = write_file(ruled + "/by_rule", 0, kMiB, false);
 	rule_file.cls = kRuleClass;
 	files.push_back(rule_file);
@@ -194,6 +208,9 @@ void check_filesystem(const std::string &fstype)
 		CHECK_MESSAGE(c->write[k].bytes == expected[k],
 			      fstype << " class " << k << ": " << c->write[k].bytes << " bytes tagged, "
 				     << expected[k] << " written");
+	if (named_paths)
+		CHECK_MESSAGE(t.stats()[KVFDP_STAT_DISK_LEARNED] >= 1,
+			      "no hidden path disk of " << fs.disk() << " was learned by name");
 	MESSAGE(fstype << " requests by source: default " << c->sources[KVFDP_SRC_DEFAULT]
 		       << ", bio-hint " << c->sources[KVFDP_SRC_BIO_HINT] << ", inode-policy "
 		       << c->sources[KVFDP_SRC_INODE_POLICY] << ", inode-hint "

@@ -49,7 +49,9 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 	sum.sources = tagger->sources().describe();
 	uint64_t start = now_ns();
 	uint64_t end = o.duration_s > 0 ? start + static_cast<uint64_t>(o.duration_s * 1e9) : 0;
-	if (std::fputs(kRecordHeader, out) < 0)
+	// Flushed at once and after each batch: a file or pipe is fully buffered by stdio, and
+	// whoever tails the trace (a script waiting for the header) must see it now.
+	if (std::fputs(kRecordHeader, out) < 0 || std::fflush(out) != 0)
 		return errno_error(errno, "record: write the trace");
 	if (on_ready)
 		on_ready();
@@ -70,6 +72,8 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 		int n = tagger->poll(100, no_event, on_record);
 		if (n < 0 && n != -EINTR)
 			return errno_error(n, "record: poll the request ring");
+		if (n > 0 && std::fflush(out) != 0)
+			return errno_error(errno, "record: write the trace");
 	}
 	tagger->drain(no_event, on_record);
 	sum.dropped = tagger->stats()[KVFDP_STAT_RECORD_DROP];
