@@ -24,7 +24,8 @@ struct DeviceInfo {
 	uint32_t nsid = 0;
 	uint32_t lba_size = 0;        // bytes
 	uint64_t nlb = 0;             // namespace size (NSZE) in LBAs
-	uint32_t max_transfer = 0;    // bytes per command: min(MDTS, max_hw_sectors_kb)
+	uint32_t max_transfer = 0;    // bytes per command, any buffer layout: min(MDTS,
+	                              // max_hw_sectors_kb, max_segments - 1 pages) (docs/nvme.md)
 	bool fdp_supported = false;   // Identify Controller CTRATT bit 19
 	bool fdp_enabled = false;     // Get Features 0x1D bit 0
 	bool volatile_cache = false;  // VWC present: flush is meaningful
@@ -35,6 +36,10 @@ struct DeviceInfo {
 	uint16_t nruh = 0;            // reclaim unit handles in the active configuration
 	uint64_t ru_size = 0;         // reclaim unit size in bytes (RUNS)
 	uint8_t config_index = 0;     // active FDP configuration
+	// The queue's max_segments (0: unknown or not a block queue). A registered (fixed) buffer
+	// should span at most this many pages: Linux 6.1 fails a fixed-buffer command with
+	// -EINVAL when the registration holds more pages from the command's start on.
+	uint32_t max_segments = 0;
 };
 
 // One placement handle, in RUH Status order. index is kvfdp's handle number (0 = default);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -101,6 +102,49 @@ std::string hex(unsigned v, int width = 0)
 }
 
 } // namespace
+
+uint32_t passthru_max_transfer(const TransferLimits &lim, uint32_t lba_size)
+{
+	if (lba_size == 0)
+		return 0;
+	uint64_t limit = 0;
+	auto cap = [&limit](uint64_t v) {
+		if (v && (limit == 0 || v < limit))
+			limit = v;
+	};
+	cap(lim.mdts_bytes);
+	cap(lim.max_hw_bytes);
+	if (lim.max_segments) {
+		uint64_t page = lim.page_size ? lim.page_size : 4096;
+		// pages per segment run: a page needs ceil(page / max_segment_size) segments
+		uint64_t per_page = 1;
+		if (lim.max_segment_size && lim.max_segment_size < page)
+			per_page = (page + lim.max_segment_size - 1) / lim.max_segment_size;
+		uint64_t pages = lim.max_segments / per_page;
+		// one page is lost to a buffer that starts mid-page
+		cap((pages > 1 ? pages - 1 : 1) * page);
+	}
+	if (limit == 0)
+		limit = 128 * 1024;
+	limit = std::min<uint64_t>(limit, 1u << 30);
+	limit = std::min<uint64_t>(limit, uint64_t{65536} * lba_size);
+	uint64_t blocks = std::max<uint64_t>(1, limit / lba_size);
+	return static_cast<uint32_t>(blocks * lba_size);
+}
+
+void read_queue_limits(const std::string &block_name, TransferLimits &lim,
+		       const std::string &sysfs_root)
+{
+	std::string q = sysfs_root + "/block/" + block_name + "/queue/";
+	auto num = [&q](const char *name) -> uint64_t {
+		std::string v = read_sysfs_line(q + name);
+		return v.empty() ? 0 : std::strtoull(v.c_str(), nullptr, 10);
+	};
+	lim.max_hw_bytes = num("max_hw_sectors_kb") * 1024;
+	uint64_t segs = num("max_segments");
+	lim.max_segments = static_cast<uint32_t>(std::min<uint64_t>(segs, UINT32_MAX));
+	lim.max_segment_size = num("max_segment_size");
+}
 
 Result<NgNames> parse_ng_path(const std::string &path)
 {
@@ -389,19 +433,13 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	info.endgid = d.id_ns.endgid;
 	info.fdp_supported = d.id_ctrl.fdp_supported();
 
-	uint64_t limit = d.id_ctrl.max_transfer();  // MDTS, assuming CAP.MPSMIN = 4 KiB
-	std::string kb = read_sysfs_line("/sys/block/" + d.names.block_name +
-					 "/queue/max_hw_sectors_kb");
-	if (!kb.empty()) {
-		uint64_t hw = std::strtoull(kb.c_str(), nullptr, 10) * 1024;
-		if (hw && (limit == 0 || hw < limit))
-			limit = hw;
-	}
-	if (limit == 0)
-		limit = 128 * 1024;
-	if (limit > (1u << 30))
-		limit = 1u << 30;
-	info.max_transfer = static_cast<uint32_t>(limit / info.lba_size * info.lba_size);
+	TransferLimits lim;
+	lim.mdts_bytes = d.id_ctrl.max_transfer();  // MDTS, assuming CAP.MPSMIN = 4 KiB
+	long page = sysconf(_SC_PAGESIZE);
+	lim.page_size = page > 0 ? static_cast<uint32_t>(page) : 4096;
+	read_queue_limits(d.names.block_name, lim);
+	info.max_transfer = passthru_max_transfer(lim, info.lba_size);
+	info.max_segments = lim.max_segments;
 
 	if (!info.fdp_supported) {
 		if (require_fdp)

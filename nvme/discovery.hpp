@@ -49,6 +49,32 @@ int io_ioctl(int fd, const UringCmd &cmd, uint32_t *dw0 = nullptr);
 [[nodiscard]] Result<std::vector<uint8_t>> read_fdp_log(int admin_fd, uint8_t lid, uint16_t lsi,
 							uint8_t lsp = 0);
 
+// The limits that bound the data of one passthrough command (NVMe I/O through /dev/ngXnY
+// is never split by the kernel: a command over any of them fails with -EINVAL).
+// 0 means unknown / not limited.
+struct TransferLimits {
+	uint64_t mdts_bytes = 0;        // Identify Controller MDTS, in bytes (CAP.MPSMIN = 4 KiB)
+	uint64_t max_hw_bytes = 0;      // /sys/block/<disk>/queue/max_hw_sectors_kb * 1024
+	uint32_t max_segments = 0;      // queue/max_segments: physical runs per command
+	uint64_t max_segment_size = 0;  // queue/max_segment_size
+	uint32_t page_size = 4096;      // the host's page size
+};
+
+// Bytes one passthrough command may carry whatever the buffer's alignment and physical
+// layout: min(MDTS, max_hw_sectors_kb, (max_segments - 1) pages), in whole blocks of
+// lba_size, at most 65536 blocks (the NLB field), and at least one block. The segment term
+// is there because a buffer of n pages that starts mid-page spans n + 1 pages, and pages
+// that are not physically contiguous are one segment each: with QEMU's MDTS 512 KiB and
+// max_segments 128 (Linux 6.12; 127 on 6.1) a 512 KiB command from an unaligned malloc
+// buffer fails with -EINVAL whenever its 129 pages happen to be scattered. Nothing known:
+// 128 KiB. Pure.
+[[nodiscard]] uint32_t passthru_max_transfer(const TransferLimits &lim, uint32_t lba_size);
+
+// Reads the queue limits of /sys/block/<block_name>/queue (sysfs_root "/sys" except in
+// tests) into lim, leaving the fields it cannot read at 0.
+void read_queue_limits(const std::string &block_name, TransferLimits &lim,
+		       const std::string &sysfs_root = "/sys");
+
 // Everything discovery learnt. handles is empty when FDP is not usable.
 struct Discovery {
 	NgNames names;

@@ -153,3 +153,51 @@ TEST_CASE("nvme: FDP readiness errors say what to do, one line each")
 	for (const auto *r : {&none, &off, &empty})
 		CHECK(r->error().message().find('\n') == std::string::npos);
 }
+
+TEST_CASE("nvme: the passthrough transfer limit leaves room for an unaligned, scattered buffer")
+{
+	// QEMU's controller under Linux 6.12: MDTS 7 (512 KiB), max_hw_sectors_kb 512,
+	// max_segments 128. 512 KiB from a mid-page start spans 129 pages: one page less.
+	TransferLimits q612{512 * 1024, 512 * 1024, 128, 0xffffffffull, 4096};
+	CHECK(passthru_max_transfer(q612, 4096) == 127u * 4096);
+	CHECK(passthru_max_transfer(q612, 512) == 127u * 4096);
+	// Linux 6.1 gives the same controller 127 segments.
+	TransferLimits q61{512 * 1024, 512 * 1024, 127, 0xffffffffull, 4096};
+	CHECK(passthru_max_transfer(q61, 4096) == 126u * 4096);
+	// the smallest limit wins, whichever it is
+	CHECK(passthru_max_transfer({128 * 1024, 512 * 1024, 128, 0, 4096}, 4096) == 128u * 1024);
+	CHECK(passthru_max_transfer({0, 64 * 1024, 128, 0, 4096}, 4096) == 64u * 1024);
+	CHECK(passthru_max_transfer({0, 0, 33, 0, 4096}, 4096) == 32u * 4096);
+	// segments smaller than a page: each page costs several
+	CHECK(passthru_max_transfer({0, 0, 64, 1024, 4096}, 512) == 15u * 4096);
+	// whole blocks only, at least one block, at most 65536 blocks
+	CHECK(passthru_max_transfer({0, 10000, 0, 0, 4096}, 4096) == 8192u);
+	CHECK(passthru_max_transfer({0, 100, 0, 0, 4096}, 4096) == 4096u);
+	CHECK(passthru_max_transfer({0, 1ull << 30, 0, 0, 4096}, 512) == 65536u * 512);
+	// nothing known: 128 KiB
+	CHECK(passthru_max_transfer({}, 4096) == 128u * 1024);
+	CHECK(passthru_max_transfer({}, 0) == 0u);
+}
+
+TEST_CASE("nvme: queue limits are read from sysfs, missing files stay 0")
+{
+	fs::path root = fs::temp_directory_path() / ("kvfdp-queue-" + std::to_string(getpid()));
+	fs::remove_all(root);
+	fs::create_directories(root / "block/nvme0n1/queue");
+	auto put = [&](const char *name, const char *v) {
+		std::ofstream(root / "block/nvme0n1/queue" / name) << v << "\n";
+	};
+	put("max_hw_sectors_kb", "512");
+	put("max_segments", "128");
+	put("max_segment_size", "4294967295");
+	TransferLimits lim;
+	read_queue_limits("nvme0n1", lim, root.string());
+	CHECK(lim.max_hw_bytes == 512u * 1024);
+	CHECK(lim.max_segments == 128u);
+	CHECK(lim.max_segment_size == 4294967295ull);
+	TransferLimits none;
+	read_queue_limits("nvme9n9", none, root.string());
+	CHECK(none.max_hw_bytes == 0u);
+	CHECK(none.max_segments == 0u);
+	fs::remove_all(root);
+}

@@ -3,15 +3,19 @@
 //   kvfdp-nvme-vmcheck --expect-error TEXT PATH [--as-uid U]  discovery of PATH (as uid U)
 //                                                            must fail with an error
 //                                                            containing TEXT
+//   kvfdp-nvme-vmcheck --expect-ruh-error TEXT PATH           RUH Status of PATH must fail so
 // Prints "ok: ..." / "FAIL: ..." lines, and a JSON summary to stdout's last line.
 #include <liburing.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <span>
 #include <string>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
@@ -111,6 +115,100 @@ int expect_error(const std::string &text, const std::string &path)
 	return failures ? 1 : 0;
 }
 
+// A buffer of whole pages, none physically adjacent to the one before it (each is every
+// other page of a larger area, moved into place with mremap): the worst case for a queue's
+// max_segments, deterministically. For tests only.
+class ScatteredBuf {
+public:
+	explicit ScatteredBuf(size_t bytes) : pages_((bytes + 4095) / 4096)
+	{
+		size_t n = pages_;
+		void *src = mmap(nullptr, 2 * n * 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *dst = mmap(nullptr, n * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (src == MAP_FAILED || dst == MAP_FAILED)
+			return;
+		auto *s = static_cast<uint8_t *>(src);
+		madvise(s, 2 * n * 4096, MADV_NOHUGEPAGE);
+		for (size_t i = 0; i < 2 * n; ++i)
+			s[i * 4096] = 1;  // fault every page in, in order
+		base_ = static_cast<uint8_t *>(dst);
+		for (size_t i = 0; i < n; ++i)
+			if (mremap(s + (2 * i + 1) * 4096, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
+				   base_ + i * 4096) == MAP_FAILED)
+				ok_ = false;
+		munmap(s, 2 * n * 4096);  // the even pages; the odd ones live on at base_
+		std::memset(base_, 0, n * 4096);
+	}
+	~ScatteredBuf()
+	{
+		if (base_)
+			munmap(base_, pages_ * 4096);
+	}
+	ScatteredBuf(const ScatteredBuf &) = delete;
+	ScatteredBuf &operator=(const ScatteredBuf &) = delete;
+	[[nodiscard]] bool ok() const { return base_ && ok_; }
+	[[nodiscard]] uint8_t *data() { return base_; }
+	[[nodiscard]] uint32_t pages() const { return static_cast<uint32_t>(pages_); }
+	// How many pages follow their predecessor physically (/proc/self/pagemap; 0 expected).
+	[[nodiscard]] uint32_t adjacent_pages() const
+	{
+		int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || !base_)
+			return 0;
+		uint32_t adj = 0;
+		uint64_t prev = 0;
+		for (size_t i = 0; i < pages_; ++i) {
+			uint64_t e = 0;
+			uintptr_t va = reinterpret_cast<uintptr_t>(base_) + i * 4096;
+			if (pread(fd, &e, sizeof e, static_cast<off_t>(va / 4096 * sizeof e)) != 8)
+				break;
+			uint64_t pfn = e & ((uint64_t{1} << 55) - 1);
+			if (i && pfn && pfn == prev + 1)
+				++adj;
+			prev = pfn;
+		}
+		close(fd);
+		return adj;
+	}
+
+private:
+	size_t pages_;
+	uint8_t *base_ = nullptr;
+	bool ok_ = true;
+};
+
+// Offset of the worst-case buffers into their first page (DMA-aligned, not page-aligned).
+constexpr uint32_t kSkew = 16;
+
+// RUH Status on path must fail with an error containing text (a namespace without FDP:
+// the device answers FDP Disabled, SC 0x29).
+int expect_ruh_error(const std::string &text, const std::string &path)
+{
+	auto names = parse_ng_path(path);
+	if (!names) {
+		check(false, "parse " + path + ": " + names.error().message());
+		return 1;
+	}
+	UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
+	if (!fd) {
+		check(false, "open " + path + ": " + std::strerror(errno));
+		return 1;
+	}
+	uint32_t nsid = static_cast<uint32_t>(std::strtoul(
+		names->ng_name.substr(names->ng_name.rfind('n') + 1).c_str(), nullptr, 10));
+	auto rs = read_ruh_status(fd.get(), nsid);
+	if (rs) {
+		check(false, "RUH Status on " + path + " should fail");
+		return 1;
+	}
+	std::string msg = rs.error().message();
+	std::printf("error: %s\n", msg.c_str());
+	check(msg.find(text) != std::string::npos, "RUH Status error for " + path + " mentions '" + text + "'");
+	check(msg.find('\n') == std::string::npos, "RUH Status error for " + path + " is one line");
+	return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -130,6 +228,8 @@ int main(int argc, char **argv)
 			}
 			return expect_error(argv[i + 1], argv[i + 2]);
 		}
+		if (a == "--expect-ruh-error" && i + 2 < argc)
+			return expect_ruh_error(argv[i + 1], argv[i + 2]);
 		if (a == "--nruh" && i + 1 < argc)
 			want_nruh = std::atoi(argv[++i]);
 		else if (a == "--capture" && i + 1 < argc)
@@ -197,7 +297,11 @@ int main(int argc, char **argv)
 	auto *rbuf = static_cast<uint8_t *>(rmem);
 	for (size_t i = 0; i < buf_len; ++i)
 		wbuf[i] = static_cast<uint8_t>((i * 131 + i / 4096) ^ 0x5A);
-	iovec iov[2] = {{wbuf, buf_len}, {rbuf, buf_len}};
+	// Registrations of at most max_segments pages: Linux 6.1 refuses a fixed-buffer command
+	// when the registration holds more pages from the command's start on (docs/nvme.md).
+	size_t reg_len = info.max_segments ? std::min(buf_len, size_t{info.max_segments} * 4096)
+					   : buf_len;
+	iovec iov[2] = {{wbuf, reg_len}, {rbuf, reg_len}};
 	ret = io_uring_register_buffers(&ring, iov, 2);
 	check(ret == 0, "register two fixed buffers");
 
@@ -289,25 +393,62 @@ int main(int argc, char **argv)
 		check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.sc() == kScLbaOutOfRange,
 		      "read past the namespace returns LBA Out of Range");
 		check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.dnr(), "... with DNR set");
+		// Oversized and worst-case I/O. The buffers start 16 bytes into a page whose
+		// neighbours are not physically adjacent: every page is a segment of its own, and an
+		// n-page transfer spans n + 1 pages. A malloc'd buffer is like that only by chance,
+		// which is how a limit that ignored max_segments passed some runs and failed others.
+		std::printf("  limits: max_transfer %u, max_segments %u\n", info.max_transfer,
+			    info.max_segments);
+		check(info.max_segments > 0, "discovery read the queue's max_segments");
 		uint32_t big = info.max_transfer * 2 + lba;  // oversized if sent as one command
-		std::vector<uint8_t> bw(big), brd(big);
+		ScatteredBuf sw(big + kSkew), sr(big + kSkew);
+		check(sw.ok() && sr.ok(), "map two scattered-page buffers");
+		uint8_t *bw = sw.data() + kSkew, *brd = sr.data() + kSkew;
 		for (size_t i = 0; i < big; ++i)
 			bw[i] = static_cast<uint8_t>(i * 7 + 3);
+		std::printf("  scattered buffer: %u of %u pages physically adjacent to the previous\n",
+			    sw.adjacent_pages(), sw.pages());
 		uint32_t bnlb = big / lba;
 		int r3 = up->run(ngfd, kUringCmdIo,
-				 make_write(info.nsid, 65536, bnlb, bw.data(), big, (*hs0)[0].pid));
+				 make_write(info.nsid, 65536, bnlb, bw, big, (*hs0)[0].pid));
 		std::printf("  one %u-byte write (limit %u): %s\n", big, info.max_transfer,
 			    describe_result(r3).c_str());
 		check(r3 != 0, "a single command larger than max_transfer is rejected");
-		int r4 = up->rw(ngfd, info.nsid, true, 65536, bnlb, bw.data(), lba, info.max_transfer,
+		uint32_t mnlb = info.max_transfer / lba;
+		int rmax = up->run(ngfd, kUringCmdIo,
+				 make_write(info.nsid, 65536, mnlb, bw, info.max_transfer, (*hs0)[0].pid));
+		check(rmax == 0, "one max_transfer write from an unaligned, scattered buffer succeeds: " +
+				       describe_result(rmax));
+		int r4 = up->rw(ngfd, info.nsid, true, 65536, bnlb, bw, lba, info.max_transfer,
 				(*hs0)[0].pid);
-		int r5 = up->rw(ngfd, info.nsid, false, 65536, bnlb, brd.data(), lba, info.max_transfer);
+		int r5 = up->rw(ngfd, info.nsid, false, 65536, bnlb, brd, lba, info.max_transfer);
 		check(r4 == 0 && r5 == 0, "the same I/O split into " +
 						  std::to_string((big + info.max_transfer - 1) /
 								 info.max_transfer) +
 						  " commands succeeds: " + describe_result(r4) + " / " +
 						  describe_result(r5));
-		check(bw == brd, "split write reads back intact");
+		check(std::memcmp(bw, brd, big) == 0, "split write reads back intact");
+		// The same through a fixed buffer: a registration of at most max_segments pages
+		// (Linux 6.1 counts the registration's pages from the command's start on), the
+		// command starting one block in.
+		uint32_t fpages = std::min<uint32_t>(info.max_segments ? info.max_segments : 1,
+						     (lba + info.max_transfer + 4095) / 4096);
+		iovec fiov{sw.data(), size_t{fpages} * 4096};
+		int fr = up->register_buffers(std::span<const iovec>(&fiov, 1));
+		int rfix = fr;
+		if (fr == 0) {
+			uint8_t *fp = sw.data() + lba;
+			if (!up->queue(ngfd, kUringCmdIo,
+				       make_read(info.nsid, 65536, mnlb, fp, info.max_transfer), 8, 0) ||
+			    up->submit() < 0)
+				rfix = -EIO;
+			else
+				up->reap(1, [&](uint64_t, int res, uint32_t) { rfix = res; });
+			up->unregister_buffers();
+		}
+		check(rfix == 0, "one max_transfer read into a fixed buffer of " +
+				       std::to_string(fpages) + " scattered pages succeeds: " +
+				       describe_result(rfix));
 		// Admin over uring: refused on the ng device (a decoded -errno), works on the
 		// controller char device and returns the same Identify data as the ioctl.
 		std::vector<uint8_t> id(kIdentifySize), id2(kIdentifySize);
@@ -323,7 +464,7 @@ int main(int argc, char **argv)
 					 make_identify(kCnsController, 0, id.data()));
 			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id2.data()));
 			check(r7 == 0 && id == id2, "admin uring_cmd Identify on " + cpath +
-							    " matches the ioctl: " + describe_result(r7));
+							    " matches the ioctl: " + describe_result(rmax));
 			if (cfd >= 0)
 				close(cfd);
 		} else {

@@ -1,6 +1,7 @@
 #!/bin/sh
-# nvme_passthru: kvfdp_nvme against QEMU's FDP namespace: discovery, placed writes per handle, stats, split I/O, decoded statuses, discovery errors.
+# nvme_passthru: kvfdp_nvme against QEMU's FDP namespace: discovery, placed writes per handle, stats, split and worst-case I/O, decoded statuses, discovery errors.
 # vm-args: --lba 4096 --nruh 8 --plain-ns 64M --timeout 240
+# Also run as vm_nvme_passthru_512 (--lba 512 --nruh 4) and vm_nvme_passthru_kernel61 (--kernel 6.1): tests/nvme/CMakeLists.txt.
 . /lib/kvfdp/vm-lib.sh
 need kvfdp-nvme-vmcheck
 
@@ -22,8 +23,17 @@ check "a block device points at its ng device" kvfdp-nvme-vmcheck --expect-error
 check "a controller points at a namespace" kvfdp-nvme-vmcheck --expect-error "/dev/ng0n1" /dev/nvme0
 check "an unprivileged user is told to run as root" kvfdp-nvme-vmcheck --expect-error "run as root" /dev/ng0n1 --as-uid 65534
 check "a missing device is named" kvfdp-nvme-vmcheck --expect-error "/dev/ng7n7" /dev/ng7n7
+# QEMU cannot disable FDP on a live endurance group (Set Features 0x1D is always a Command
+# Sequence Error) nor give an FDP namespace zero handles (no fdp.ruhs: one controller-assigned
+# handle), so "FDP disabled" and "no handles" from discovery are unit-tested only
+# (test_nvme_discovery). This records the first half of that.
+nvme set-feature /dev/nvme0 -f 0x1d -v 1 --cdw12=0 > /tmp/setfdp.txt 2>&1
+cat /tmp/setfdp.txt
+check "QEMU refuses to change FDP mode (Command Sequence Error)" grep -qF "(0x400c)" /tmp/setfdp.txt
 if [ "$KVFDP_PLAIN" = 1 ]; then
 	check "a namespace without FDP says CTRATT bit 19 and --backend model" \
-		kvfdp-nvme-vmcheck --expect-error "CTRATT bit 19 clear: this drive has no FDP; use --backend model" /dev/ng1n1
+		kvfdp-nvme-vmcheck --expect-error "/dev/nvme1: CTRATT bit 19 clear: this drive has no FDP; use --backend model to project WAF" /dev/ng1n1
+	check "RUH Status on a namespace without FDP is decoded as FDP Disabled" \
+		kvfdp-nvme-vmcheck --expect-ruh-error "I/O Management Receive (RUH Status): FDP is disabled on this namespace's endurance group: NVMe status 0x4029: FDP Disabled (SCT 0, SC 0x29, DNR)" /dev/ng1n1
 fi
 finish
