@@ -14,7 +14,7 @@ while [ $# -gt 0 ]; do
 	--build-dir) build=$2; shift 2 ;;
 	--n1) n1=$2; shift 2 ;;
 	--n2) n2=$2; shift 2 ;;
-	-h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) break ;;
 	esac
 done
