@@ -101,6 +101,15 @@ Result<FdpStats> stats(Device &dev)
 	return parse_fdp_stats(*b);
 }
 
+// Prints an expected error and checks that it holds text and is one line; the exit status.
+int check_error_text(const std::string &msg, const std::string &text, const std::string &what)
+{
+	std::printf("error: %s\n", msg.c_str());
+	check(msg.find(text) != std::string::npos, what + " mentions '" + text + "'");
+	check(msg.find('\n') == std::string::npos, what + " is one line");
+	return failures ? 1 : 0;
+}
+
 int expect_error(const std::string &text, const std::string &path)
 {
 	auto d = open_passthru_device(path);
@@ -108,11 +117,7 @@ int expect_error(const std::string &text, const std::string &path)
 		check(false, "discovery of " + path + " should fail");
 		return 1;
 	}
-	std::string msg = d.error().message();
-	std::printf("error: %s\n", msg.c_str());
-	check(msg.find(text) != std::string::npos, "error for " + path + " mentions '" + text + "'");
-	check(msg.find('\n') == std::string::npos, "error for " + path + " is one line");
-	return failures ? 1 : 0;
+	return check_error_text(d.error().message(), text, "error for " + path);
 }
 
 // A buffer of whole pages, none physically adjacent to the one before it (each is every
@@ -202,11 +207,7 @@ int expect_ruh_error(const std::string &text, const std::string &path)
 		check(false, "RUH Status on " + path + " should fail");
 		return 1;
 	}
-	std::string msg = rs.error().message();
-	std::printf("error: %s\n", msg.c_str());
-	check(msg.find(text) != std::string::npos, "RUH Status error for " + path + " mentions '" + text + "'");
-	check(msg.find('\n') == std::string::npos, "RUH Status error for " + path + " is one line");
-	return failures ? 1 : 0;
+	return check_error_text(rs.error().message(), text, "RUH Status error for " + path);
 }
 
 } // namespace
