@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
+#include <memory>
 
 #include "common/unique_fd.hpp"
 #include "nvme/logs.hpp"
@@ -25,17 +26,80 @@ constexpr int kDnr = 1 << 14;
 constexpr int kStatusLbaOutOfRange = kDnr | nvme::kScLbaOutOfRange;
 constexpr int kStatusCapacityExceeded = kDnr | 0x81;  // generic SC 0x81, NVM command set
 
-// What the device and its queues share. mu serializes the FTL and the event log: the model
-// is one controller, like a drive's.
+constexpr uint64_t kUsedBit = uint64_t{1} << 63;
+
+// What the admin side (handles(), log_page(), on any thread) reads of the FTL's state: a
+// copy the queue publishes after each I/O under a sequence lock. The queue never waits;
+// a reader retries while the sequence is odd or changed under it. Every field is atomic
+// (relaxed, ordered by the fences), so a read racing a publish is defined and discarded.
+struct Published {
+	std::atomic<uint64_t> seq{0};
+	std::atomic<uint64_t> host_bytes{0}, media_bytes{0}, erased_bytes{0};
+	// Per handle: RUAMW in LBAs | kUsedBit once the host wrote through it.
+	std::unique_ptr<std::atomic<uint64_t>[]> handle;
+	// Host events (Invalid Placement Identifier): the PID of the newest kFdpEventsMax.
+	std::atomic<uint16_t> event_pid[nvme::kFdpEventsMax] = {};
+	std::atomic<uint32_t> nevents{0};  // ever logged
+};
+
+// What the device and its queue share. The FTL has one owner: the one open IoQueue, which
+// drives it with no lock (the model is one controller, and one submission order keeps its
+// figures exact and repeatable). queue_open hands ownership from a closed queue to the
+// next one (release on close, acquire on open).
 struct State {
-	std::mutex mu;
 	std::unique_ptr<Ftl> ftl;
 	UniqueFd fd;
 	nvme::DeviceInfo info;
-	// Host events (Invalid Placement Identifier), the newest kFdpEventsMax in a ring.
-	nvme::FdpEvent events[nvme::kFdpEventsMax] = {};
-	uint32_t nevents = 0;  // ever logged
+	std::atomic<bool> queue_open{false};
+	Published pub;
 };
+
+// A consistent copy of Published, taken by a reader.
+struct View {
+	model::Stats stats;
+	std::vector<uint64_t> handle;  // as Published::handle
+	uint16_t event_pid[nvme::kFdpEventsMax] = {};
+	uint32_t nevents = 0;
+};
+
+View read_view(const State &st)
+{
+	const Published &p = st.pub;
+	View v;
+	v.handle.resize(st.ftl->handles());
+	for (;;) {
+		const uint64_t s0 = p.seq.load(std::memory_order_acquire);
+		if (s0 & 1)
+			continue;
+		v.stats.host_bytes = p.host_bytes.load(std::memory_order_relaxed);
+		v.stats.media_bytes = p.media_bytes.load(std::memory_order_relaxed);
+		v.stats.erased_bytes = p.erased_bytes.load(std::memory_order_relaxed);
+		for (size_t h = 0; h < v.handle.size(); h++)
+			v.handle[h] = p.handle[h].load(std::memory_order_relaxed);
+		v.nevents = p.nevents.load(std::memory_order_relaxed);
+		for (uint32_t i = 0; i < nvme::kFdpEventsMax; i++)
+			v.event_pid[i] = p.event_pid[i].load(std::memory_order_relaxed);
+		std::atomic_thread_fence(std::memory_order_acquire);
+		if (p.seq.load(std::memory_order_relaxed) == s0)
+			return v;
+	}
+}
+
+// The owner's publish of what an I/O changed: the stats and handle h (no other handle's
+// RUAMW or usage moves on a write through h; GC writes into its own streams).
+void publish(State &st, uint32_t h)
+{
+	Published &p = st.pub;
+	const Ftl &f = *st.ftl;
+	const uint64_t s = p.seq.load(std::memory_order_relaxed);
+	p.seq.store(s + 1, std::memory_order_relaxed);
+	std::atomic_thread_fence(std::memory_order_release);
+	p.host_bytes.store(f.stats().host_bytes, std::memory_order_relaxed);
+	p.media_bytes.store(f.stats().media_bytes, std::memory_order_relaxed);
+	p.erased_bytes.store(f.stats().erased_bytes, std::memory_order_relaxed);
+	p.handle[h].store(f.ruamw(h) | (f.handle_used(h) ? kUsedBit : 0), std::memory_order_relaxed);
+	p.seq.store(s + 2, std::memory_order_release);
+}
 
 uint16_t pid_of(const nvme::DeviceInfo &info, uint32_t h)
 {
@@ -82,7 +146,11 @@ int read_all(int fd, uint8_t *p, size_t len, off_t off)
 
 class ModelQueue final : public nvme::IoQueue {
 public:
+	// Call only after winning st->queue_open.
 	explicit ModelQueue(std::shared_ptr<State> st) : st_(std::move(st)) {}
+	~ModelQueue() override { st_->queue_open.store(false, std::memory_order_release); }
+	ModelQueue(const ModelQueue &) = delete;
+	ModelQueue &operator=(const ModelQueue &) = delete;
 
 	nvme::Prep prep(io_uring &, const nvme::IoRequest &req) override
 	{
@@ -114,7 +182,6 @@ private:
 			int r = write_all(fd, static_cast<const uint8_t *>(req.buf), len, off);
 			if (r)
 				return r;
-			std::lock_guard<std::mutex> lock(st_->mu);
 			uint32_t h = req.handle;
 			if (h >= st_->ftl->handles()) {
 				// Like a drive: the write lands on the default handle, with an event.
@@ -122,6 +189,7 @@ private:
 				h = 0;
 			}
 			r = st_->ftl->write(h, req.slba, req.nlb);
+			publish(*st_, h);
 			return r == -ENOSPC ? kStatusCapacityExceeded : r;
 		}
 		case nvme::IoOp::deallocate:
@@ -130,8 +198,10 @@ private:
 			if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
 				      static_cast<off_t>(len)) != 0)
 				return -errno;
-			std::lock_guard<std::mutex> lock(st_->mu);
-			return st_->ftl->deallocate(req.slba, req.nlb);
+			int r;
+			r = st_->ftl->deallocate(req.slba, req.nlb);
+			publish(*st_, 0);
+			return r;
 		}
 		case nvme::IoOp::flush:
 			break;
@@ -139,16 +209,17 @@ private:
 		return -ENOTSUP;
 	}
 
-	// Caller holds mu.
+	// Logs the event with the sequence lock held, like publish().
 	void log_invalid_pid(uint16_t handle)
 	{
-		nvme::FdpEvent &e = st_->events[st_->nevents % nvme::kFdpEventsMax];
-		e = nvme::FdpEvent{};
-		e.type = nvme::kFdpEventInvalidPid;
-		e.flags = nvme::kFdpEventFlagPiv | nvme::kFdpEventFlagNsidv;
-		e.pid = handle;
-		e.nsid = st_->info.nsid;
-		st_->nevents++;
+		Published &p = st_->pub;
+		const uint64_t s = p.seq.load(std::memory_order_relaxed);
+		p.seq.store(s + 1, std::memory_order_relaxed);
+		std::atomic_thread_fence(std::memory_order_release);
+		const uint32_t n = p.nevents.load(std::memory_order_relaxed);
+		p.event_pid[n % nvme::kFdpEventsMax].store(handle, std::memory_order_relaxed);
+		p.nevents.store(n + 1, std::memory_order_relaxed);
+		p.seq.store(s + 2, std::memory_order_release);
 	}
 
 	std::shared_ptr<State> st_;
@@ -162,23 +233,22 @@ public:
 
 	Result<std::vector<nvme::Handle>> handles() override
 	{
-		std::lock_guard<std::mutex> lock(st_->mu);
-		const Ftl &f = *st_->ftl;
+		const View v = read_view(*st_);
+		const Ftl &f = *st_->ftl;  // only its immutable configuration
 		std::vector<nvme::Handle> hs(f.handles());
 		for (uint32_t h = 0; h < f.handles(); h++) {
 			hs[h].index = static_cast<uint16_t>(h);
 			hs[h].pid = pid_of(st_->info, h);
 			hs[h].ruhid = static_cast<uint16_t>(h % st_->info.nruh);
 			hs[h].ruht = static_cast<uint8_t>(f.handle_type(h % st_->info.nruh));
-			hs[h].ruamw = f.ruamw(h);
+			hs[h].ruamw = v.handle[h] & ~kUsedBit;
 		}
 		return hs;
 	}
 
 	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override
 	{
-		std::lock_guard<std::mutex> lock(st_->mu);
-		const Ftl &f = *st_->ftl;
+		const Ftl &f = *st_->ftl;  // only its immutable configuration; state comes from v
 		const ModelConfig &c = f.config();
 		switch (lid) {
 		case nvme::kLidFdpConfigs: {
@@ -199,25 +269,34 @@ public:
 			return nvme::encode_fdp_configs(cfgs);
 		}
 		case nvme::kLidRuhUsage: {
+			const View v = read_view(*st_);
 			std::vector<uint8_t> ruha(c.nruh, nvme::kRuhaUnused);
 			for (uint32_t h = 0; h < f.handles(); h++)
-				if (f.handle_used(h))
+				if (v.handle[h] & kUsedBit)
 					ruha[h % c.nruh] = nvme::kRuhaHostSpecified;
 			return nvme::encode_ruh_usage(ruha);
 		}
 		case nvme::kLidFdpStats: {
+			const View v = read_view(*st_);
 			nvme::FdpStats s;
-			s.hbmw = f.stats().host_bytes;
-			s.mbmw = f.stats().media_bytes;
-			s.mbe = f.stats().erased_bytes;
+			s.hbmw = v.stats.host_bytes;
+			s.mbmw = v.stats.media_bytes;
+			s.mbe = v.stats.erased_bytes;
 			return nvme::encode_fdp_stats(s);
 		}
 		case nvme::kLidFdpEvents: {
 			std::vector<nvme::FdpEvent> ev;
 			if (lsp & nvme::kLspFdpHostEvents) {
-				const uint32_t n = std::min(st_->nevents, nvme::kFdpEventsMax);
-				for (uint32_t i = st_->nevents - n; i < st_->nevents; i++)
-					ev.push_back(st_->events[i % nvme::kFdpEventsMax]);
+				const View v = read_view(*st_);
+				const uint32_t n = std::min(v.nevents, nvme::kFdpEventsMax);
+				for (uint32_t i = v.nevents - n; i < v.nevents; i++) {
+					nvme::FdpEvent e{};
+					e.type = nvme::kFdpEventInvalidPid;
+					e.flags = nvme::kFdpEventFlagPiv | nvme::kFdpEventFlagNsidv;
+					e.pid = v.event_pid[i % nvme::kFdpEventsMax];
+					e.nsid = st_->info.nsid;
+					ev.push_back(e);
+				}
 			}
 			// The model raises no controller events (it never reallocates media).
 			return nvme::encode_fdp_events(ev);
@@ -231,6 +310,12 @@ public:
 
 	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &) override
 	{
+		bool expected = false;
+		if (!st_->queue_open.compare_exchange_strong(expected, true, std::memory_order_acquire))
+			return guidance_error(std::errc::device_or_resource_busy,
+					      "the FDP SSD model takes one I/O queue at a time (its FTL has "
+					      "one owner, so its figures are exact and repeatable); close "
+					      "the other queue, or run kvfdpd with --queues 1");
 		return std::unique_ptr<nvme::IoQueue>(new ModelQueue(st_));
 	}
 
@@ -268,6 +353,10 @@ Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions
 	auto st = std::make_shared<State>();
 	st->ftl = std::move(*ftl);
 	st->fd = std::move(*fd);
+	const uint32_t nh = st->ftl->handles();
+	st->pub.handle = std::make_unique<std::atomic<uint64_t>[]>(nh);
+	for (uint32_t h = 0; h < nh; h++)
+		st->pub.handle[h].store(st->ftl->ruamw(h), std::memory_order_relaxed);
 	nvme::DeviceInfo &info = st->info;
 	const ModelConfig &c = opts.config;
 	info.path = "model:" + opts.data_path;

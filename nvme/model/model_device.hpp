@@ -19,11 +19,12 @@ struct ModelDeviceOptions {
 	std::string data_path;
 };
 
-// Opens a model device. Its IoQueues complete every request inline (Prep{queued=false}):
+// Opens a model device. Its IoQueue completes every request inline (Prep{queued=false}):
 // pread/pwrite on the data file plus the model's accounting; deallocate and write zeroes
 // punch a hole and trim. handles() is the model's RUH Status; log_page() returns 0x20-0x23
-// in a drive's binary formats. Queues of one device may run on different threads (they
-// serialize on the model).
+// in a drive's binary formats. One IoQueue at a time drives the FTL, with no lock (a second
+// open_queue() is EBUSY until the first is destroyed); handles() and log_page() may run on
+// any thread and read a consistent copy the queue publishes after each I/O.
 [[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions &opts);
 
 } // namespace kvfdp::model

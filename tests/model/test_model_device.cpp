@@ -7,10 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nvme/logs.hpp"
+#include "nvme/model/ftl.hpp"
 #include "nvme/model/model_device.hpp"
 #include "nvme/spec.hpp"
 
@@ -58,6 +62,23 @@ int io(nvme::IoQueue &q, nvme::IoOp op, uint16_t handle, uint64_t slba, uint32_t
 	return p.result;
 }
 
+// A model device of options() shape, with its one queue open.
+struct Opened {
+	TempFile tf;
+	std::unique_ptr<nvme::Device> dev;
+	io_uring ring{};
+	std::unique_ptr<nvme::IoQueue> q;
+	Opened()
+	{
+		auto d = model::open_model_device(options(tf.path));
+		REQUIRE(d.ok());
+		dev = std::move(d).value();
+		auto qq = dev->open_queue(ring);
+		REQUIRE(qq.ok());
+		q = std::move(qq).value();
+	}
+};
+
 } // namespace
 
 TEST_CASE("model device: reads return what was written; trims read back as zeros")
@@ -104,17 +125,12 @@ TEST_CASE("model device: reads return what was written; trims read back as zeros
 
 TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 {
-	TempFile tf;
-	auto dev = model::open_model_device(options(tf.path));
-	REQUIRE(dev.ok());
-	io_uring ring{};
-	auto q = (*dev)->open_queue(ring);
-	REQUIRE(q.ok());
+	Opened m;
 	std::vector<uint8_t> buf(16 * 4096, 0xAB);
-	REQUIRE(io(**q, nvme::IoOp::write, 2, 0, 16, buf.data()) == 0);
-	REQUIRE(io(**q, nvme::IoOp::write, 1, 16, 3, buf.data()) == 0);
+	REQUIRE(io(*m.q, nvme::IoOp::write, 2, 0, 16, buf.data()) == 0);
+	REQUIRE(io(*m.q, nvme::IoOp::write, 1, 16, 3, buf.data()) == 0);
 
-	auto hs = (*dev)->handles();
+	auto hs = m.dev->handles();
 	REQUIRE(hs.ok());
 	REQUIRE(hs->size() == 4);
 	const uint64_t ru_lbas = (256u << 10) / 4096;
@@ -129,7 +145,7 @@ TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 	CHECK((*hs)[2].ruht == nvme::kRuhtPersistentlyIsolated);
 	CHECK((*hs)[3].ruht == nvme::kRuhtInitiallyIsolated);
 
-	auto cl = (*dev)->log_page(nvme::kLidFdpConfigs);
+	auto cl = m.dev->log_page(nvme::kLidFdpConfigs);
 	REQUIRE(cl.ok());
 	auto cfgs = nvme::parse_fdp_configs(*cl);
 	REQUIRE(cfgs.ok());
@@ -142,7 +158,7 @@ TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 	REQUIRE(c.ruht.size() == 4);
 	CHECK(c.ruht[2] == nvme::kRuhtPersistentlyIsolated);
 
-	auto ul = (*dev)->log_page(nvme::kLidRuhUsage);
+	auto ul = m.dev->log_page(nvme::kLidRuhUsage);
 	REQUIRE(ul.ok());
 	auto ruha = nvme::parse_ruh_usage(*ul);
 	REQUIRE(ruha.ok());
@@ -151,7 +167,7 @@ TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 	CHECK((*ruha)[1] == nvme::kRuhaHostSpecified);
 	CHECK((*ruha)[2] == nvme::kRuhaHostSpecified);
 
-	auto sl = (*dev)->log_page(nvme::kLidFdpStats);
+	auto sl = m.dev->log_page(nvme::kLidFdpStats);
 	REQUIRE(sl.ok());
 	CHECK(sl->size() == sizeof(nvme::FdpStatsLog));
 	auto stats = nvme::parse_fdp_stats(*sl);
@@ -161,11 +177,11 @@ TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 	CHECK(stats->mbe == 0);
 
 	// A handle past the last one: the write lands on handle 0 and a host event says so.
-	REQUIRE(io(**q, nvme::IoOp::write, 9, 40, 1, buf.data()) == 0);
-	hs = (*dev)->handles();
+	REQUIRE(io(*m.q, nvme::IoOp::write, 9, 40, 1, buf.data()) == 0);
+	hs = m.dev->handles();
 	REQUIRE(hs.ok());
 	CHECK((*hs)[0].ruamw == ru_lbas - 1);
-	auto el = (*dev)->log_page(nvme::kLidFdpEvents, nvme::kLspFdpHostEvents);
+	auto el = m.dev->log_page(nvme::kLidFdpEvents, nvme::kLspFdpHostEvents);
 	REQUIRE(el.ok());
 	CHECK(el->size() == 4096);
 	auto ev = nvme::parse_fdp_events(*el);
@@ -173,31 +189,26 @@ TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 	REQUIRE(ev->size() == 1);
 	CHECK((*ev)[0].type == nvme::kFdpEventInvalidPid);
 	CHECK((*ev)[0].pid == 9);
-	auto ctrl = (*dev)->log_page(nvme::kLidFdpEvents, 0);
+	auto ctrl = m.dev->log_page(nvme::kLidFdpEvents, 0);
 	REQUIRE(ctrl.ok());
 	auto cev = nvme::parse_fdp_events(*ctrl);
 	REQUIRE(cev.ok());
 	CHECK(cev->empty());
-	CHECK_FALSE((*dev)->log_page(0x02).ok());
+	CHECK_FALSE(m.dev->log_page(0x02).ok());
 }
 
 TEST_CASE("model device: WAF from the statistics log after overwrites is above 1")
 {
-	TempFile tf;
-	auto dev = model::open_model_device(options(tf.path));
-	REQUIRE(dev.ok());
-	io_uring ring{};
-	auto q = (*dev)->open_queue(ring);
-	REQUIRE(q.ok());
-	const uint64_t nlb = (*dev)->info().nlb;
+	Opened m;
+	const uint64_t nlb = m.dev->info().nlb;
 	std::vector<uint8_t> buf(4096, 1);
 	uint64_t x = 12345;
 	for (uint64_t i = 0; i < 4 * nlb; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		const uint64_t lba = i < nlb ? i : (x >> 33) % nlb;
-		REQUIRE(io(**q, nvme::IoOp::write, 0, lba, 1, buf.data()) == 0);
+		REQUIRE(io(*m.q, nvme::IoOp::write, 0, lba, 1, buf.data()) == 0);
 	}
-	auto sl = (*dev)->log_page(nvme::kLidFdpStats);
+	auto sl = m.dev->log_page(nvme::kLidFdpStats);
 	REQUIRE(sl.ok());
 	auto stats = nvme::parse_fdp_stats(*sl);
 	REQUIRE(stats.ok());
@@ -205,6 +216,89 @@ TEST_CASE("model device: WAF from the statistics log after overwrites is above 1
 	CHECK(stats->mbmw > stats->hbmw);
 	CHECK(stats->mbe > 0);
 	CHECK(stats->mbe % (256u << 10) == 0);
+}
+
+TEST_CASE("model device: one I/O queue at a time; the next one carries on the same FTL")
+{
+	Opened m;
+	std::vector<uint8_t> buf(4096, 2);
+	REQUIRE(io(*m.q, nvme::IoOp::write, 1, 0, 1, buf.data()) == 0);
+	auto second = m.dev->open_queue(m.ring);
+	REQUIRE_FALSE(second.ok());
+	CHECK(second.error().code == std::errc::device_or_resource_busy);
+	CHECK(second.error().message().find("--queues 1") != std::string::npos);
+	CHECK(second.error().message().find("busy") == std::string::npos);  // no errno text
+	m.q.reset();
+	auto third = m.dev->open_queue(m.ring);
+	REQUIRE(third.ok());
+	REQUIRE(io(**third, nvme::IoOp::write, 1, 1, 1, buf.data()) == 0);
+	auto hs = m.dev->handles();
+	REQUIRE(hs.ok());
+	CHECK((*hs)[1].ruamw == (256u << 10) / 4096 - 2);
+}
+
+TEST_CASE("model device: logs read on another thread are consistent, final figures exact")
+{
+	TempFile tf;
+	const model::ModelDeviceOptions o = options(tf.path);
+	auto dev = model::open_model_device(o);
+	REQUIRE(dev.ok());
+	auto ref = model::Ftl::create(o.config);  // the same writes, straight into an FTL
+	REQUIRE(ref.ok());
+	io_uring ring{};
+	auto q = (*dev)->open_queue(ring);
+	REQUIRE(q.ok());
+	const uint64_t nlb = (*dev)->info().nlb;
+	std::atomic<bool> done{false};
+	uint64_t reads = 0, torn = 0, backwards = 0;
+	std::thread reader([&] {
+		uint64_t last = 0;
+		do {
+			nvme::FdpStats st{};
+			bool good = false;
+			if (auto sl = (*dev)->log_page(nvme::kLidFdpStats); sl.ok())
+				if (auto p = nvme::parse_fdp_stats(*sl); p.ok()) {
+					st = *p;
+					good = true;
+				}
+			good = good && (*dev)->handles().ok();
+			if (!good || st.mbmw < st.hbmw || st.hbmw % 4096)
+				torn++;
+			else if (static_cast<uint64_t>(st.hbmw) < last)
+				backwards++;
+			else
+				last = static_cast<uint64_t>(st.hbmw);
+			reads++;
+		} while (!done.load(std::memory_order_acquire));
+	});
+	std::vector<uint8_t> buf(4096, 3);
+	uint64_t x = 99;
+	int bad = 0;
+	for (uint64_t i = 0; i < 3 * nlb; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		const uint64_t lba = i < nlb ? i : (x >> 33) % nlb;
+		const uint16_t h = static_cast<uint16_t>((x >> 20) % 4);
+		bad |= io(**q, nvme::IoOp::write, h, lba, 1, buf.data());
+		bad |= (*ref)->write(h, lba, 1);
+	}
+	done.store(true, std::memory_order_release);
+	reader.join();
+	REQUIRE(bad == 0);
+	CHECK(reads > 0);
+	CHECK(torn == 0);
+	CHECK(backwards == 0);
+	auto sl = (*dev)->log_page(nvme::kLidFdpStats);
+	REQUIRE(sl.ok());
+	auto st = nvme::parse_fdp_stats(*sl);
+	REQUIRE(st.ok());
+	CHECK(st->hbmw == (*ref)->stats().host_bytes);
+	CHECK(st->mbmw == (*ref)->stats().media_bytes);
+	CHECK(st->mbe == (*ref)->stats().erased_bytes);
+	CHECK(st->mbmw > st->hbmw);
+	auto hs = (*dev)->handles();
+	REQUIRE(hs.ok());
+	for (uint16_t h = 0; h < 4; h++)
+		CHECK((*hs)[h].ruamw == (*ref)->ruamw(h));
 }
 
 TEST_CASE("model device: bad options are errors that say what to fix")
