@@ -39,6 +39,23 @@ Result<uint64_t> write_lbas(uint32_t write_bytes, uint32_t lba_size)
 	return uint64_t{write_bytes / lba_size};
 }
 
+// A workload's write size in LBAs, and how many such units util leaves of the capacity.
+struct WriteShape {
+	uint64_t nlb = 0;
+	uint64_t units = 0;
+};
+
+Result<WriteShape> write_shape(uint32_t write_bytes, double util, uint64_t logical_lbas,
+			       uint32_t lba_size)
+{
+	auto w = write_lbas(write_bytes, lba_size);
+	if (!w)
+		return std::move(w).error();
+	if (!(util > 0 && util <= 1))
+		return guidance_error(std::errc::invalid_argument, "util must be in (0, 1]");
+	return WriteShape{*w, static_cast<uint64_t>(std::floor(util * static_cast<double>(logical_lbas / *w)))};
+}
+
 } // namespace
 
 Rng::Rng(uint64_t seed)
@@ -68,13 +85,11 @@ uint64_t Rng::next()
 Result<void> UniformWorkload::run(Placement, uint64_t logical_lbas, uint32_t lba_size,
 				  BlockSink &sink, Progress *progress)
 {
-	auto w = write_lbas(o_.write_bytes, lba_size);
-	if (!w)
-		return std::move(w).error();
-	const uint64_t nlb = *w;
-	if (!(o_.util > 0 && o_.util <= 1))
-		return guidance_error(std::errc::invalid_argument, "util must be in (0, 1]");
-	units_ = static_cast<uint64_t>(std::floor(o_.util * static_cast<double>(logical_lbas / nlb)));
+	auto shape = write_shape(o_.write_bytes, o_.util, logical_lbas, lba_size);
+	if (!shape)
+		return std::move(shape).error();
+	const uint64_t nlb = shape->nlb;
+	units_ = shape->units;
 	if (units_ == 0)
 		return guidance_error(std::errc::invalid_argument, "util leaves nothing to write");
 	const auto warm = static_cast<uint64_t>(o_.warmup_writes * static_cast<double>(units_));
@@ -107,16 +122,14 @@ nlohmann::json UniformWorkload::extra() const
 Result<void> HotColdWorkload::run(Placement placement, uint64_t logical_lbas, uint32_t lba_size,
 				  BlockSink &sink, Progress *progress)
 {
-	auto w = write_lbas(o_.write_bytes, lba_size);
-	if (!w)
-		return std::move(w).error();
-	const uint64_t nlb = *w;
-	if (!(o_.util > 0 && o_.util <= 1))
-		return guidance_error(std::errc::invalid_argument, "util must be in (0, 1]");
+	auto shape = write_shape(o_.write_bytes, o_.util, logical_lbas, lba_size);
+	if (!shape)
+		return std::move(shape).error();
+	const uint64_t nlb = shape->nlb;
 	if (!(o_.hot_fraction > 0 && o_.hot_fraction < 1) || !(o_.hot_writes > 0 && o_.hot_writes < 1))
 		return guidance_error(std::errc::invalid_argument,
 				      "hot fraction and hot write share must be in (0, 1)");
-	const auto used = static_cast<uint64_t>(std::floor(o_.util * static_cast<double>(logical_lbas / nlb)));
+	const uint64_t used = shape->units;
 	hot_units_ = static_cast<uint64_t>(std::llround(o_.hot_fraction * static_cast<double>(used)));
 	cold_units_ = used - hot_units_;
 	if (hot_units_ == 0 || cold_units_ == 0)

@@ -37,6 +37,12 @@ public:
 	virtual void update(double fraction) = 0;
 };
 
+// none, hint and oracle: for a workload that can also classify by the actual time of death.
+[[nodiscard]] inline std::vector<Placement> all_placements()
+{
+	return {Placement::none, Placement::hint, Placement::oracle};
+}
+
 class Workload {
 public:
 	virtual ~Workload() = default;
