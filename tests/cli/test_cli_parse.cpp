@@ -79,6 +79,29 @@ TEST_CASE("cli: tables fit the width by cutting flexible columns only")
 	CHECK(narrow.str().find("12") != std::string::npos);
 }
 
+TEST_CASE("cli: key-value lines wrap long values after a comma, never cut them")
+{
+	KeyValues kv;
+	kv.add("io", "108 writes (12.05 MiB), 10 reads (40.00 KiB), 4 flushes, 3 discards (8.00 MiB), 0 errors");
+	kv.add("fdp", "enabled");
+	std::ostringstream out;
+	kv.render(out, 50);
+	const std::string s = out.str();
+	CHECK(s.find('~') == std::string::npos);
+	CHECK(s.find("0 errors") != std::string::npos);
+	CHECK(s.find("(8.00 MiB)") != std::string::npos);
+	std::istringstream lines(s);
+	std::string line;
+	int n = 0;
+	while (std::getline(lines, line)) {
+		CHECK(line.size() <= 50);
+		if (n == 1)
+			CHECK(line.rfind("     ", 0) == 0);  // the continuation sits under the value
+		n++;
+	}
+	CHECK(n >= 3);
+}
+
 TEST_CASE("cli: terminal width falls back to COLUMNS, then 80")
 {
 	CHECK(terminal_width(123, -1) == 123);

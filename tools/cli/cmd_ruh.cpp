@@ -48,7 +48,9 @@ void print_human(Context &ctx, const RuhView &v)
 		t.add_row(std::move(cells));
 	}
 	t.render(ctx.out, ctx.table_width());
-	if (!daemon)
+	if (daemon)
+		ctx.out << "WRITES, WRITTEN: what kvfdpd placed on each handle since it started\n";
+	else
 		ctx.out << "classes: the default map (kvfdpd's policy may differ; run with kvfdpd "
 			   "up to see its map and bytes per handle)\n";
 }

@@ -120,7 +120,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 		ctx.out.flush();
 	};
 	if (o.interval > 0 && !ctx.json()) {
-		ctx.out << '\n';
+		ctx.out << "\nwritten and erased in each interval (its WAF = MEDIA / HOST):\n";
 		row("INTERVAL_S", "HOST", "MEDIA", "ERASED", "WAF", "NOTE");
 	}
 	for (unsigned i = 0; o.interval > 0 && i < o.count; i++) {
@@ -135,8 +135,9 @@ int run_stats(Context &ctx, const StatsOptions &o)
 		iv.update(waf_json(w));
 		doc["intervals"].push_back(iv);
 		if (!ctx.json()) {
-			char secs[32];
-			std::snprintf(secs, sizeof secs, "%g", o.interval);
+			// The span since the first reading, e.g. "10-20": each row is one interval.
+			char secs[48];
+			std::snprintf(secs, sizeof secs, "%g-%g", o.interval * i, o.interval * (i + 1));
 			row(secs, format_bytes(d.hbmw), format_bytes(d.mbmw), format_bytes(d.mbe),
 			    waf_text(w), w.reason);
 		}

@@ -109,10 +109,10 @@ void print_daemon_human(Context &ctx, const json &d)
 	    << json_u64(io, "reads") << " reads (" << format_bytes(json_u64(io, "read_bytes")) << "), "
 	    << json_u64(io, "flushes") << " flushes, " << json_u64(io, "discards") << " discards ("
 	    << format_bytes(json_u64(io, "discard_bytes")) << "), " << json_u64(io, "errors") << " errors";
-	kv.add("io", ios.str());
+	kv.add("io", "since start, " + ios.str());
 	kv.render(ctx.out, ctx.table_width());
 	if (d.contains("classes") && d["classes"].is_array() && !d["classes"].empty()) {
-		ctx.out << '\n';
+		ctx.out << "\nper lifetime class, since kvfdpd started:\n";
 		Table t({{"CLASS"}, {"HANDLE", Align::right}, {"WRITES", Align::right},
 			 {"BYTES", Align::right}});
 		for (const auto &c : d["classes"])

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 namespace kvfdp::cli {
 
@@ -95,11 +96,29 @@ void KeyValues::render(std::ostream &out, unsigned width) const
 	size_t kw = 0;
 	for (const auto &[k, v] : items_)
 		kw = std::max(kw, k.size() + 1);
+	const size_t indent = kw + 2;
 	for (const auto &[k, v] : items_) {
-		std::string s = k + ":" + std::string(kw - k.size() - 1 + 2, ' ') + v;
-		if (s.size() > width && width > kw + 6)
-			s = s.substr(0, width - 1) + "~";
-		out << s << '\n';
+		out << k << ':' << std::string(indent - k.size() - 1, ' ');
+		// A long value wraps onto lines indented to the value column, after a ", " or "; "
+		// where it can (so "8.00 MiB" stays together), else at a space. It is never cut: a
+		// cut "0 erro~" hides a figure. A word longer than a line stays whole.
+		const size_t room = width > indent + 20 ? width - indent : std::string::npos;
+		std::string_view rest = v;
+		while (rest.size() > room) {
+			size_t cut = std::string_view::npos;
+			for (size_t i = std::min(room, rest.size() - 1); i > 1 && cut == std::string_view::npos; i--)
+				if (rest[i] == ' ' && (rest[i - 1] == ',' || rest[i - 1] == ';'))
+					cut = i;
+			if (cut == std::string_view::npos)
+				cut = rest.rfind(' ', room);
+			if (cut == std::string_view::npos || cut == 0)
+				cut = rest.find(' ', room);
+			if (cut == std::string_view::npos)
+				break;
+			out << rest.substr(0, cut) << '\n' << std::string(indent, ' ');
+			rest.remove_prefix(cut + 1);
+		}
+		out << rest << '\n';
 	}
 }
 

@@ -37,7 +37,8 @@ private:
 	std::vector<std::vector<std::string>> rows_;
 };
 
-// "key:  value" lines with the keys padded to one column (for status-like output).
+// "key:  value" lines with the keys padded to one column (for status-like output). A value
+// wider than the terminal wraps at spaces onto lines indented to the value column.
 class KeyValues {
 public:
 	void add(std::string key, std::string value);

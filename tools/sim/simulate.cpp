@@ -55,6 +55,8 @@ private:
 	std::vector<uint64_t> handle_bytes_;
 };
 
+} // namespace
+
 std::string iec(uint64_t bytes)
 {
 	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -71,8 +73,6 @@ std::string iec(uint64_t bytes)
 		std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
 	return buf;
 }
-
-} // namespace
 
 const char *placement_name(Placement p)
 {
@@ -197,6 +197,8 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 		}
 		out += "\n";
 	}
+	out += "bytes, WAF and GC runs: the measured part of each run, after its warm-up "
+	       "(-o json adds total_host_bytes, total_media_bytes)\n";
 	return out;
 }
 

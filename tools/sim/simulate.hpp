@@ -48,8 +48,10 @@ struct RunReport {
 // {"runs":[{"placement":..,"host_bytes":..,"media_bytes":..,"waf":..,"gc_runs":..,
 //  "relocated_bytes":.., then extra keys}, ...]} with keys in that order.
 [[nodiscard]] nlohmann::ordered_json runs_to_json(const std::vector<RunReport> &runs);
+// "512 B", "1.50 MiB", ... (binary units, two decimals).
+[[nodiscard]] std::string iec(uint64_t bytes);
 // The table `kvfdp simulate` prints: placement, host bytes, media bytes, WAF, GC runs,
-// relocated bytes.
+// relocated bytes, then a line saying they cover the measured part of each run.
 [[nodiscard]] std::string runs_to_table(const std::vector<RunReport> &runs);
 
 } // namespace kvfdp::sim

@@ -42,11 +42,12 @@ struct Args {
 // like `kvfdp ruh`: classes by ARCHITECTURE.md decision 4, RUAMW, host bytes per handle.
 std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
 {
-	static const char *const kClasses[] = {"NOT_SET", "NONE", "SHORT", "MEDIUM", "LONG", "EXTREME"};
-	std::string out = "placement handles after the " + r.placement + " run\n";
+	static const char *const kClasses[] = {"not_set", "none", "short", "medium", "long", "extreme"};
+	std::string out = "placement handles after the " + r.placement +
+			  " run (HOST BYTES: the whole run, warm-up included)\n";
 	char line[160];
 	std::snprintf(line, sizeof line, "%4s %4s %6s %-14s %12s %12s %14s\n", "IDX", "RG", "RUHID",
-		      "CLASSES", "RUAMW_LBAS", "RUAMW", "HOST WRITTEN");
+		      "CLASSES", "RUAMW_LBAS", "RUAMW", "HOST BYTES");
 	out += line;
 	if (!r.extra.is_object() || !r.extra.contains("ruhss"))
 		return out;
@@ -66,13 +67,12 @@ std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
 			cls = ruhid == 0 && h.value("rg", uint64_t{0}) == 0 ? "all" : "-";
 		if (cls.empty())
 			cls = "-";
-		std::snprintf(line, sizeof line, "%4llu %4llu %6llu %-14s %12llu %9.2f MiB %10.2f GiB\n",
+		std::snprintf(line, sizeof line, "%4llu %4llu %6llu %-14s %12llu %12s %14s\n",
 			      static_cast<unsigned long long>(h.value("index", uint64_t{0})),
 			      static_cast<unsigned long long>(h.value("rg", uint64_t{0})),
 			      static_cast<unsigned long long>(ruhid), cls.c_str(),
-			      static_cast<unsigned long long>(ruamw),
-			      static_cast<double>(ruamw) * lba_size / 1048576.0,
-			      static_cast<double>(bytes) / 1073741824.0);
+			      static_cast<unsigned long long>(ruamw), iec(ruamw * lba_size).c_str(),
+			      iec(bytes).c_str());
 		out += line;
 	}
 	return out;
