@@ -122,6 +122,13 @@ TEST_CASE("ublk params: derived from the namespace")
 	CHECK(p->basic.logical_bs_shift == 12);
 	CHECK(p->basic.physical_bs_shift == 12);
 	CHECK(p->basic.max_sectors == 1024);
+	in.max_transfer = 508 * 1024;  // QEMU on 6.12: (max_segments - 1) pages
+	p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.max_sectors == 1016);  // requests fit one NVMe command
+	in.max_transfer = 512 * 1024;
+	p = ublk::make_params(in);
+	REQUIRE(p.ok());
 	CHECK(p->basic.dev_sectors == (1ull << 30) / 512);
 	CHECK((p->basic.attrs & ublk::kAttrVolatileCache) != 0);
 	CHECK((p->basic.attrs & ublk::kAttrFua) == 0);

@@ -196,8 +196,12 @@ Result<Params> make_params(const ParamInput &in)
 	p.basic.physical_bs_shift = std::max<uint8_t>(shift, 12);
 	p.basic.io_min_shift = shift;
 	p.basic.io_opt_shift = std::max<uint8_t>(shift, 12);
-	// One ublk request fills at most one tag buffer; larger ones the block layer splits.
-	p.basic.max_sectors = in.io_buf_bytes >> 9;
+	// One ublk request fills at most one tag buffer and one NVMe command (the transfer limit
+	// counts MDTS, max_hw_sectors and max_segments): the block layer splits larger ones, so
+	// kvfdpd never has to split a request into a full command plus a small remainder.
+	const uint32_t max_io =
+		std::min(in.io_buf_bytes, in.max_transfer / in.lba_size * in.lba_size);
+	p.basic.max_sectors = max_io >> 9;
 	p.basic.dev_sectors = in.nlb * (in.lba_size >> 9);
 	if (in.volatile_cache)
 		p.basic.attrs |= kAttrVolatileCache;
