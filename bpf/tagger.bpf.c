@@ -223,62 +223,77 @@ static __always_inline void add_inode_bytes(struct kvfdp_inode_key *key, __u64 b
 	bpf_map_update_elem(&inode_bytes, key, &bytes, BPF_NOEXIST);
 }
 
-/* What classify_bios found. */
+/* What classify_bios found, and where its walk is. */
 struct rq_class {
 	struct kvfdp_inode_key first;
+	__u64 bio;             /* the next bio to walk; 0 = done */
+	__u64 walked;          /* bytes of the bios walked */
 	__u32 cls;
 	__u32 source;
 	__u8 flags;
+	__u8 have_first;
+	__u8 pad[6];
 };
 
-/* Walks up to KVFDP_MAX_BIOS bios: attributes bytes to inodes and, when no bio hint
- * decided the class, takes it from the first inode with a policy or an i_write_hint. */
-static __always_inline void classify_bios(struct request *rq, __u32 rq_bytes, struct rq_class *c)
+/* One bio of the walk (c->bio): attributes its bytes to its inode and, when no source has
+ * decided the class yet, takes it from the inode's policy or i_write_hint; then steps to
+ * bi_next. A global function, so the verifier checks it once instead of once per loop
+ * iteration with every path of the caller (6.1's verifier gave up on the unrolled walk:
+ * E2BIG, "program too large"). */
+__noinline int kvfdp_classify_bio(struct rq_class *c)
 {
-	struct bio *bio = BPF_CORE_READ(rq, bio);
-	__u64 walked = 0;
-	bool have_first = false;
+	struct kvfdp_inode_key key = {};
+	struct inode *inode;
+	struct bio *bio;
+	__u8 how = 0;
+	__u32 bsz;
 
-	for (int i = 0; i < KVFDP_MAX_BIOS && bio; i++) {
-		struct kvfdp_inode_key key = {};
-		__u32 bsz = BPF_CORE_READ(bio, bi_iter.bi_size);
-		struct inode *inode;
-		__u8 how = 0;
+	if (!c || !c->bio)
+		return 0;
+	bio = (struct bio *)c->bio;
+	bsz = BPF_CORE_READ(bio, bi_iter.bi_size);
+	c->walked += bsz;
+	c->bio = (__u64)BPF_CORE_READ(bio, bi_next);
+	inode = bio_inode(bio, &how);
+	if (!inode) {
+		stat_inc(KVFDP_STAT_INODE_NONE);
+		return 0;
+	}
+	stat_inc(how == KVFDP_SLOT_F_DIO ? KVFDP_STAT_INODE_DIO : KVFDP_STAT_INODE_PAGE);
+	key.dev = inode_dev(inode);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	c->flags |= how;
+	if (!c->have_first) {
+		c->first = key;
+		c->have_first = 1;
+	} else if (key.ino != c->first.ino || key.dev != c->first.dev) {
+		c->flags |= KVFDP_SLOT_F_MULTI;
+	}
+	add_inode_bytes(&key, bsz);
+	if (c->source == KVFDP_SRC_DEFAULT) {
+		__u32 *pcls = bpf_map_lookup_elem(&inode_policy, &key);
+		__u32 h;
 
-		walked += bsz;
-		inode = bio_inode(bio, &how);
-		bio = BPF_CORE_READ(bio, bi_next);
-		if (!inode) {
-			stat_inc(KVFDP_STAT_INODE_NONE);
-			continue;
-		}
-		stat_inc(how == KVFDP_SLOT_F_DIO ? KVFDP_STAT_INODE_DIO : KVFDP_STAT_INODE_PAGE);
-		key.dev = inode_dev(inode);
-		key.ino = BPF_CORE_READ(inode, i_ino);
-		c->flags |= how;
-		if (!have_first) {
-			c->first = key;
-			have_first = true;
-		} else if (key.ino != c->first.ino || key.dev != c->first.dev) {
-			c->flags |= KVFDP_SLOT_F_MULTI;
-		}
-		add_inode_bytes(&key, bsz);
-		if (c->source == KVFDP_SRC_DEFAULT) {
-			__u32 *pcls = bpf_map_lookup_elem(&inode_policy, &key);
-			__u32 h;
-
-			if (pcls && *pcls < KVFDP_NR_CLASSES) {
-				c->cls = *pcls;
-				c->source = KVFDP_SRC_INODE_POLICY;
-			} else if ((h = kvfdp_inode_write_hint(inode))) {
-				c->cls = h;
-				c->source = KVFDP_SRC_INODE_HINT;
-			}
+		if (pcls && *pcls < KVFDP_NR_CLASSES) {
+			c->cls = *pcls;
+			c->source = KVFDP_SRC_INODE_POLICY;
+		} else if ((h = kvfdp_inode_write_hint(inode))) {
+			c->cls = h;
+			c->source = KVFDP_SRC_INODE_HINT;
 		}
 	}
-	/* Bios beyond the bound: their bytes go to the first inode. */
-	if (have_first && rq_bytes > walked)
-		add_inode_bytes(&c->first, rq_bytes - walked);
+	return 0;
+}
+
+/* Walks up to KVFDP_MAX_BIOS bios of rq (kvfdp_classify_bio); bytes of bios beyond the
+ * bound go to the first inode. */
+static __always_inline void classify_bios(struct request *rq, __u32 rq_bytes, struct rq_class *c)
+{
+	c->bio = (__u64)BPF_CORE_READ(rq, bio);
+	for (int i = 0; i < KVFDP_MAX_BIOS && c->bio; i++)
+		kvfdp_classify_bio(c);
+	if (c->have_first && rq_bytes > c->walked)
+		add_inode_bytes(&c->first, rq_bytes - c->walked);
 }
 
 /* A disk not in disks: if the loader named it (a hidden multipath path disk, whose dev_t

@@ -147,14 +147,14 @@ int attach(bpf_program *prog, bpf_link **link)
 std::string ActiveSources::describe() const
 {
 	std::string s;
-	auto add = [&s](bool on, const char *name) {
+	auto add = [&s](bool on, const std::string &name) {
 		if (!on)
 			return;
 		if (!s.empty())
 			s += ' ';
 		s += name;
 	};
-	add(bio_hint, "bio-hint");
+	add(bio_hint, "bio-hint(" + bio_hint_field + ")");
 	add(page_inode, "page-inode");
 	add(dio_inode, "dio-inode");
 	add(hint_events, "hint-events");
@@ -302,8 +302,12 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 						return true;
 				return false;
 			};
-			t.sources_.bio_hint = has_member("bio", "bi_write_hint") ||
-					      has_member("request", "write_hint");
+			// The same order as kvfdp_rq_write_hint() (bpf/core_fixes.bpf.h).
+			if (has_member("bio", "bi_write_hint"))
+				t.sources_.bio_hint_field = "bio.bi_write_hint";
+			else if (has_member("request", "write_hint"))
+				t.sources_.bio_hint_field = "request.write_hint";
+			t.sources_.bio_hint = !t.sources_.bio_hint_field.empty();
 			btf__free(vmlinux);
 		}
 	}

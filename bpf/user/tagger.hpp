@@ -30,6 +30,7 @@ struct TaggerOptions {
 // The hooks that loaded and attached.
 struct ActiveSources {
 	bool bio_hint = false;        // the running kernel's bio or request has a write hint field
+	std::string bio_hint_field;   // which: "bio.bi_write_hint" or "request.write_hint"
 	bool page_inode = true;       // page cache -> inode (always loaded with the tagger)
 	bool dio_inode = false;       // iomap direct I/O -> inode
 	bool hint_events = false;     // sys_enter/exit_fcntl attached
@@ -37,7 +38,8 @@ struct ActiveSources {
 	std::string unlink_hook;      // "lsm/inode_unlink", "kprobe/vfs_unlink" or "" (none)
 	std::string notes;            // why something is off
 
-	// One line: "bio-hint page-inode dio-inode hint-events create-events unlink=lsm/...".
+	// One line: "bio-hint(bio.bi_write_hint) page-inode dio-inode hint-events create-events
+	// unlink=lsm/...".
 	[[nodiscard]] std::string describe() const;
 };
 
