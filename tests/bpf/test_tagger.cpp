@@ -1,7 +1,8 @@
 // The BPF tagger loaded into the running kernel, on a scratch disk with ext4 and XFS:
-// hinted buffered and O_DIRECT writes land in the right class with the right bytes,
-// directory rules tag new files, events carry inodes and lifetimes, tag slots are
-// readable, and `kvfdp record` totals match what was written.
+// hinted buffered and O_DIRECT writes (split bios too) land in the right class with the
+// right bytes, on the disk or its hidden multipath path disks; directory rules tag new
+// files, events carry inodes and lifetimes, tag slots are readable, `kvfdp record` totals
+// match what was written, and an unwatched disk is no longer seen.
 // KVFDP_BPF_TEST_DISK=/dev/X runs on that disk instead of a loop device (VM scenario).
 #include <doctest/doctest.h>
 
@@ -384,6 +385,17 @@ void check_filesystem(const std::string &fstype)
 		       << " bytes, class 4 " << csv_bytes[4] << " bytes");
 	for (const auto &w : rec_files)
 		::unlink(w.path.c_str());
+
+	// Unwatching drops the disk with its path disks (learned or still named): the tagger
+	// sees none of the requests that follow.
+	REQUIRE(t.unwatch_disk(fs.disk()).ok());
+	CHECK_FALSE(t.counters(fs.disk()).ok());
+	CHECK_FALSE(t.unwatch_disk(fs.disk()).ok());
+	uint64_t issued = t.stats()[KVFDP_STAT_ISSUED];
+	Written after = write_file(fs.mnt() + "/after_unwatch", KVFDP_CLASS_SHORT, kMiB / 4, true);
+	::sync();
+	CHECK(t.stats()[KVFDP_STAT_ISSUED] == issued);
+	::unlink(after.path.c_str());
 }
 
 } // namespace
