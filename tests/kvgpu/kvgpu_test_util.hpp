@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "kvgpu/kvgpu.h"
+
 namespace kvfdp::gpu::test {
 
 // A fresh directory under base, removed with its contents on destruction.
@@ -96,5 +98,28 @@ inline uint64_t file_size(const std::string &path)
 	struct stat st {};
 	return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
+
+// Options for one engine; slot_bytes/slots 0 keep the defaults.
+inline kvgpu_options engine_options(kvgpu_engine engine, uint32_t slot_bytes = 0, uint32_t slots = 0)
+{
+	kvgpu_options o;
+	kvgpu_options_init(&o);
+	o.engine = engine;
+	if (slot_bytes)
+		o.slot_bytes = slot_bytes;
+	if (slots)
+		o.slots = slots;
+	return o;
+}
+
+// A store opened on dir (rc is kvgpu_open's code; c is null when it failed), closed at scope end.
+struct Ctx {
+	kvgpu_ctx *c = nullptr;
+	int rc = 0;
+	Ctx(const std::string &dir, const kvgpu_options &o) { rc = kvgpu_open(dir.c_str(), &o, &c); }
+	~Ctx() { kvgpu_close(c); }
+	Ctx(const Ctx &) = delete;
+	Ctx &operator=(const Ctx &) = delete;
+};
 
 } // namespace kvfdp::gpu::test

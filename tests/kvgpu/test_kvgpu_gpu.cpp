@@ -74,24 +74,10 @@ struct DevBuf {
 
 kvgpu_options cuda_options(uint32_t slot_bytes = 0, uint32_t slots = 0)
 {
-	kvgpu_options o;
-	kvgpu_options_init(&o);
-	o.engine = KVGPU_ENGINE_CUDA;
-	if (slot_bytes)
-		o.slot_bytes = slot_bytes;
-	if (slots)
-		o.slots = slots;
-	return o;
+	return test::engine_options(KVGPU_ENGINE_CUDA, slot_bytes, slots);
 }
 
-struct Ctx {
-	kvgpu_ctx *c = nullptr;
-	int rc = 0;
-	Ctx(const std::string &dir, const kvgpu_options &o) { rc = kvgpu_open(dir.c_str(), &o, &c); }
-	~Ctx() { kvgpu_close(c); }
-	Ctx(const Ctx &) = delete;
-	Ctx &operator=(const Ctx &) = delete;
-};
+using test::Ctx;
 
 // Evicts host pattern `seed` of n bytes from device memory and loads it into fresh device
 // memory; returns true when the bytes copied back to the host match.
