@@ -28,6 +28,7 @@
 #include "userspace/daemon/metrics.hpp"
 #include "userspace/daemon/notify.hpp"
 #include "userspace/daemon/queue.hpp"
+#include "userspace/daemon/stop_choice.hpp"
 #include "userspace/ublk/ctrl.hpp"
 
 #if KVFDP_HAVE_BPF
@@ -595,7 +596,10 @@ Result<void> choose_attach(State &s)
 	return ok();
 }
 
-void teardown(State &s, bool remove)
+// Stops serving. remove: STOP_DEV and DEL_DEV the device; else it stays, its I/O held by
+// the driver (user recovery) for the next kvfdpd. claim (an exclusive open of the disk that
+// keeps it from being mounted meanwhile) is closed after STOP_DEV: DEL_DEV waits for it.
+void teardown(State &s, bool remove, UniqueFd *claim = nullptr)
 {
 	if (s.server)
 		s.server->stop();
@@ -605,6 +609,8 @@ void teardown(State &s, bool remove)
 		if (!r)
 			log::warn("%s", r.error().message().c_str());
 	}
+	if (claim)
+		claim->reset();
 	for (auto &q : s.queues)
 		q->stop();
 	for (auto &q : s.queues)
@@ -619,6 +625,35 @@ void teardown(State &s, bool remove)
 	}
 }
 
+// The stop of a live device (SIGTERM, SIGINT, or a failure after it went live): --keep
+// leaves it; otherwise it is removed unless it is held (mounted, dm/md, swap) and not
+// --force-remove, when it is left like --keep. One line says which.
+void stop_live(State &s)
+{
+	const std::string bdev = ublk::block_path(s.dev.dev_id);
+	const std::string id = std::to_string(s.dev.dev_id);
+	DiskUse use;
+	if (!s.opts.keep)
+		use = check_disk_use(bdev, "/sys/block/ublkb" + id + "/holders");
+	const bool remove = should_remove(s.opts.keep, s.opts.force_remove, use.held);
+	const std::string reattach = "the next kvfdpd to re-attach (--dev-id " + id + " --attach, or --recover " + id + ")";
+	if (s.opts.keep) {
+		log::info("%s kept for %s", bdev.c_str(), reattach.c_str());
+	} else if (!remove) {
+		const std::string what = use.held == Held::yes ? " is in use (" + use.why + ")"
+							       : ": cannot tell whether it is in use (" + use.why + ")";
+		log::warn("%s%s: leaving it, I/O held, for %s; unmount it first to remove it", bdev.c_str(), what.c_str(),
+			  reattach.c_str());
+	} else if (use.held != Held::no) {
+		log::warn("%s is in use (%s) but --force-remove: removing it (its users get I/O errors)", bdev.c_str(),
+			  use.why.c_str());
+	} else {
+		log::info("%s draining and removing", bdev.c_str());
+	}
+	send_notify(stopping_message(remove ? "draining and removing " + bdev : "stopping, " + bdev + " left for " + reattach));
+	teardown(s, remove, &use.claim);
+}
+
 int run(State &s)
 {
 	if (s.opts.queues == 0 || s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
@@ -628,6 +663,10 @@ int run(State &s)
 	if (static_cast<uint32_t>(s.opts.queues) * s.opts.depth > KVFDP_MAX_SLOTS) {
 		log::error("--queues x --depth = %u exceeds the tagger's %u slots; lower one of them",
 			   static_cast<unsigned>(s.opts.queues) * s.opts.depth, KVFDP_MAX_SLOTS);
+		return 1;
+	}
+	if (s.opts.keep && s.opts.force_remove) {
+		log::error("--keep and --force-remove contradict each other: give one");
 		return 1;
 	}
 	if (s.opts.io_buf_bytes < 4096 || s.opts.io_buf_bytes % 4096) {
@@ -689,7 +728,7 @@ int run(State &s)
 	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_line(s, line); });
 	if (!server) {
 		log::error("%s", server.error().message().c_str());
-		teardown(s, !s.opts.keep);
+		stop_live(s);
 		return 2;
 	}
 	s.server = std::move(*server);
@@ -731,10 +770,7 @@ int run(State &s)
 		}
 		break;
 	}
-	send_notify(stopping_message(s.opts.keep ? "stopping, " + bdev + " kept for --recover"
-						 : "draining and removing " + bdev));
-	log::info("%s %s", bdev.c_str(), s.opts.keep ? "kept for a later --recover" : "draining and removing");
-	teardown(s, !s.opts.keep);
+	stop_live(s);
 	if (!s.opts.ready_file.empty())
 		::unlink(s.opts.ready_file.c_str());
 	return 0;

@@ -1,6 +1,6 @@
 // kvfdpd's lifecycle: open the backend, validate the policy, create (or recover) the ublk
 // device, run the queues, the tagger and the control socket, reload on SIGHUP, drain and
-// remove the device on SIGTERM.
+// remove the device on SIGTERM (or leave it for the next kvfdpd while it is held).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ struct DaemonOptions {
 	int dev_id = -1;                     // --dev-id: ask ADD_DEV for this id
 	bool attach = false;                 // --attach: recover dev_id if it was left, else create it
 	bool keep = false;                   // leave the device on exit (recoverable)
+	bool force_remove = false;           // remove it on SIGTERM even while it is mounted
 	bool no_tagger = false;              // run without the BPF tagger (all writes default)
 	bool fixed_buffers = true;
 	std::string ready_file;              // written with the device path once serving

@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it (XFS: --recover ID; ext4: --dev-id 0 --attach, as the systemd unit restarts it): the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4. ext4 also: a planned restart with --keep while mounted.
+# daemon_crash: kill -9 kvfdpd in the middle of a writer, restart it (XFS: --recover ID; ext4: --dev-id 0 --attach, as the systemd unit restarts it): the writer finishes without an I/O error, checksums match, fsck is clean; on XFS and ext4. ext4 also: a plain SIGTERM (no --keep) while mounted and written to leaves the device for --attach (no I/O error, fsck clean); SIGTERM with nothing mounted removes it.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 300
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -47,7 +47,7 @@ for fs in xfs ext4; do
 	echo "killed kvfdpd after $before bytes written"
 	check "the device stays while its server is dead" test -b $dev
 
-	if [ $fs = xfs ]; then restart_args="--recover $id"; else restart_args="--dev-id 0 --attach --keep"; fi
+	if [ $fs = xfs ]; then restart_args="--recover $id"; else restart_args="--dev-id 0 --attach"; fi
 	step "$fs: kvfdpd $restart_args"
 	start_kvfdpd kvfdpd_${fs}_recover.log $restart_args
 	cat "$OUT/kvfdpd_${fs}_recover.log"
@@ -69,22 +69,33 @@ for fs in xfs ext4; do
 	expect_eq "$fs: buffered checksum after remount" "$(md5sum < /mnt/kv/buffered)" "$want_b"
 	expect_eq "$fs: O_DIRECT checksum after remount" "$(md5sum < /mnt/kv/direct)" "$want_d"
 	if [ $fs = ext4 ]; then
-		step "ext4: planned restart while mounted (SIGTERM with --keep, start with --attach)"
-		kill -TERM $KPID
-		check "ext4: kvfdpd --keep exits 0 on SIGTERM" wait $KPID
-		check "ext4: --keep leaves the device" test -b $dev
-		$T write /mnt/kv/during 3 4096 --seed 9 > /tmp/wk.log 2>&1 &
+		step "ext4: SIGTERM (no --keep) while mounted and written to, start again with --attach"
+		$T write /mnt/kv/planned 2 $KIB --seed 8 --direct --chunk 256 > /tmp/wk.log 2>&1 &
 		WK=$!
+		wait_until 120 sh -c "[ \$(stat -c %s /mnt/kv/planned 2>/dev/null || echo 0) -ge $((KIB * 1024 / 4)) ]" ||
+			echo "note: the writer finished early"
+		kill -TERM $KPID
+		check "ext4: kvfdpd exits 0 on SIGTERM while mounted" wait $KPID
+		tail -n 1 "$OUT/kvfdpd_ext4_recover.log"
+		check "ext4: it says the device is in use and left for --attach" \
+			grep -qF "$dev is in use (mounted?): leaving it, I/O held, for the next kvfdpd to re-attach (--dev-id 0 --attach" \
+			"$OUT/kvfdpd_ext4_recover.log"
+		check "ext4: the mounted device stays" test -b $dev
+		if kill -0 $WK 2>/dev/null; then echo "the writer waits on the held device"; else echo "note: the writer finished before the stop"; fi
 		start_kvfdpd kvfdpd_ext4_planned.log --dev-id 0 --attach
-		check "ext4: a writer during the restart finishes without an I/O error" wait $WK
+		check "ext4: the writer across the stop finishes without an I/O error" wait $WK
 		cat /tmp/wk.log
 		$T snap $SOCK status /tmp/ps.json
-		expect_eq "ext4: re-attached after the planned restart" "$($T get /tmp/ps.json recovery recovered)" true
-		check "ext4: data written before the restart is intact" sh -c "[ \"\$(md5sum < /mnt/kv/direct)\" = \"$want_d\" ]"
+		expect_eq "ext4: re-attached after the stop" "$($T get /tmp/ps.json recovery recovered)" true
+		expect_eq "ext4: checksum of the file written across the stop" "$(md5sum < /mnt/kv/planned)" "$want_d"
+		check "ext4: data written before the stop is intact" sh -c "[ \"\$(md5sum < /mnt/kv/direct)\" = \"$want_d\" ]"
+		check "ext4 unmounts after the stop" umount /mnt/kv
+		check "e2fsck -fn is clean after the stop" e2fsck -fn $dev
+	else
+		umount /mnt/kv
 	fi
-	umount /mnt/kv
 	kill -TERM $KPID
 	check "$fs: recovered kvfdpd exits 0 on SIGTERM" wait $KPID
-	check "$fs: the device is removed" sh -c "! test -e $dev"
+	check "$fs: with nothing mounted, SIGTERM removes the device" sh -c "! test -e $dev"
 done
 finish
