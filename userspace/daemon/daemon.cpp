@@ -496,6 +496,23 @@ Result<void> create_queues(State &s)
 	ec.nlb = s.info.nlb;
 	ec.nruh = s.nruh;
 	ec.fixed_buffers = s.opts.fixed_buffers;
+	uint32_t fixed_bytes = 0;
+	if (ec.fixed_buffers) {
+		// The largest request is the device's max_sectors (a recovered device keeps the one
+		// it was created with); unknown, it is the whole buffer.
+		uint32_t max_request = ec.io_buf_bytes;
+		if (auto p = s.ctrl->get_params(s.dev.dev_id); p && p->basic.max_sectors)
+			max_request = std::min<uint32_t>(max_request, p->basic.max_sectors << 9);
+		const long page = ::sysconf(_SC_PAGESIZE);
+		fixed_bytes = fixed_buffer_bytes(ec.io_buf_bytes, max_request, s.info.max_segments,
+						 page > 0 ? static_cast<uint32_t>(page) : 4096);
+		if (fixed_bytes == 0) {
+			ec.fixed_buffers = false;
+			log::info("requests of up to %u bytes would need more than max_segments (%u) pages of a registered "
+				  "buffer, which Linux 6.1 refuses: using unregistered buffers",
+				  max_request, s.info.max_segments);
+		}
+	}
 	for (uint16_t q = 0; q < s.dev.nr_hw_queues; q++) {
 		QueueSetup qs;
 		qs.q_id = q;
@@ -504,6 +521,7 @@ Result<void> create_queues(State &s)
 		qs.slots = slot_base(s);
 		qs.policy = &s.table;
 		qs.engine = ec;
+		qs.fixed_buf_bytes = fixed_bytes;
 		auto uq = UblkQueue::create(qs);
 		if (!uq)
 			return std::move(uq).error();

@@ -13,6 +13,18 @@
 
 namespace kvfdp::daemon {
 
+uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes, uint32_t max_segments,
+			    uint32_t page_size)
+{
+	if (page_size == 0 || io_buf_bytes == 0)
+		return 0;
+	const uint64_t want = std::min(io_buf_bytes, max_request_bytes ? max_request_bytes : io_buf_bytes);
+	const uint64_t pages = (want + page_size - 1) / page_size;
+	if (max_segments && pages > max_segments)
+		return 0;
+	return static_cast<uint32_t>(std::min<uint64_t>(pages * page_size, io_buf_bytes));
+}
+
 UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>()) {}
 
 UblkQueue::~UblkQueue()
@@ -60,7 +72,7 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 	if (ec.fixed_buffers) {
 		std::unique_ptr<iovec[]> iov(new iovec[depth]);
 		for (uint16_t t = 0; t < depth; t++)
-			iov[t] = iovec{q->bufs_[t], ec.io_buf_bytes};
+			iov[t] = iovec{q->bufs_[t], setup.fixed_buf_bytes ? setup.fixed_buf_bytes : ec.io_buf_bytes};
 		ret = io_uring_register_buffers(q->ring_.get(), iov.get(), depth);
 		if (ret < 0)
 			return errno_error(ret, what + "io_uring_register_buffers");

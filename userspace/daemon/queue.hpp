@@ -25,7 +25,19 @@ struct QueueSetup {
 	const volatile kvfdp_tag_slot *slots = nullptr;  // tagger slot array, or nullptr
 	const PolicyTable *policy = nullptr;
 	EngineConfig engine;
+	// With engine.fixed_buffers: bytes of each tag's buffer registered as its fixed buffer
+	// (see fixed_buffer_bytes); 0 registers the whole io_buf_bytes.
+	uint32_t fixed_buf_bytes = 0;
 };
+
+// How much of each tag's buffer to register, or 0: use unregistered buffers. Commands of a
+// request address its tag's buffer from the start up to max_request_bytes (the device's
+// max_sectors, at most io_buf_bytes). Linux 6.1 fails a fixed-buffer passthrough command
+// with -EINVAL when the registration holds more than max_segments pages from the command's
+// start (docs/nvme.md "The transfer limit"), so just the largest request is registered, and
+// nothing when even that is more than max_segments pages. max_segments 0: no such limit.
+[[nodiscard]] uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes, uint32_t max_segments,
+					  uint32_t page_size);
 
 class UblkQueue final : public Committer {
 public:
