@@ -663,7 +663,8 @@ void stop_live(State &s)
 		log::warn("%s%s: leaving it, I/O held, for %s; unmount it first to remove it", bdev.c_str(), what.c_str(),
 			  reattach.c_str());
 	} else if (use.held != Held::no) {
-		log::warn("%s is in use (%s) but --force-remove: removing it (its users get I/O errors)", bdev.c_str(),
+		log::warn("%s is in use (%s) but --force-remove: removing it (its users get I/O errors; kvfdpd "
+			  "exits once it is unmounted)", bdev.c_str(),
 			  use.why.c_str());
 	} else {
 		log::info("%s draining and removing", bdev.c_str());

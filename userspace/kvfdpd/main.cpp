@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 	app.add_flag("--keep", o.keep, "on SIGTERM leave the device in place (for --recover / --attach)");
 	app.add_flag("--force-remove", o.force_remove,
 		     "on SIGTERM remove the device even while it is mounted or held (its users get I/O "
-		     "errors); by default a held device is left for the next kvfdpd");
+		     "errors, and kvfdpd exits once it is unmounted); by default a held device is left for the "
+		     "next kvfdpd");
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");

@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_config: a bad config and a non-FDP namespace each fail with one line and leave no ublk device; SIGHUP reloads (a bad reload keeps the old policy); sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; the control socket survives bad input; on XFS and ext4.
+# daemon_config: a bad config and a non-FDP namespace each fail with one line and leave no ublk device; SIGHUP reloads (a bad reload keeps the old policy); sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; --force-remove removes a mounted device; the control socket survives bad input; on XFS and ext4.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 512M --plain-ns 64M --timeout 240
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -60,6 +60,20 @@ kill -TERM $FPID
 check "kvfdpd (file backend) exits 0" wait $FPID
 check "its device is removed" sh -c "! test -e $fdev"
 umount /mnt/tiny
+
+step "--force-remove removes a mounted device on SIGTERM (the old behaviour, on request)"
+kvfdpd --backend file --file /tmp/force.img --size 32M --no-tagger --force-remove --socket /tmp/force.sock --ready-file /tmp/force.ready > "$OUT/kvfdpd_force.log" 2>&1 &
+FPID=$!
+wait_for /tmp/force.ready 60 || { cat "$OUT/kvfdpd_force.log"; die "kvfdpd --force-remove did not become ready"; }
+fdev=/dev/ublkb$(cut -d' ' -f2 /tmp/force.ready)
+mkfs.ext4 -q -F $fdev && mkdir -p /mnt/force && check "ext4 mounts on the file backend" mount $fdev /mnt/force
+kill -TERM $FPID
+check "the mounted device is removed" wait_until 60 sh -c "! test -e $fdev"
+check "it warns that it removes a device in use" grep -qF "$fdev is in use (mounted?) but --force-remove: removing it" "$OUT/kvfdpd_force.log"
+# DEL_DEV waits for the disk's last opener: kvfdpd exits once the dead filesystem is unmounted.
+umount /mnt/force 2>/dev/null || umount -l /mnt/force
+check "kvfdpd --force-remove exits 0 once it is unmounted" wait $FPID
+rm -f /tmp/force.img
 
 step "SIGHUP reloads the policy; a bad reload keeps the old one"
 printf '[placement]\nshort = 1\n' > /tmp/kvfdp.toml
