@@ -38,18 +38,9 @@ HostBuf host_alloc(uint64_t n)
 
 TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_DIRECT files")
 {
-	const uint64_t total = bench::env_u64("KVGPU_BENCH_MIB", 256) << 20;
-	const unsigned reps = unsigned(bench::env_u64("KVGPU_BENCH_REPS", 3));
-	const char *json_env = std::getenv("KVGPU_BENCH_JSON");
-	const std::string json_path = json_env && *json_env ? json_env : "bench_kvgpu_host.json";
-	// 256 KiB and 4 MiB are typical vLLM / LMCache chunk sizes; 16 MiB + 1000 is unaligned.
-	const std::vector<uint64_t> sizes = {256u << 10, 4u << 20, (16u << 20) + 1000, 64u << 20};
-
-	kvgpu_options o;
-	kvgpu_options_init(&o);
-	o.engine = KVGPU_ENGINE_HOST;
-	o.slot_bytes = uint32_t(bench::env_u64("KVGPU_BENCH_SLOT_KIB", 4096) << 10);
-	o.slots = uint32_t(bench::env_u64("KVGPU_BENCH_SLOTS", 8));
+	bench::Setup set = bench::env_setup(KVGPU_ENGINE_HOST, 256, "bench_kvgpu_host.json");
+	const uint64_t total = set.total;
+	const kvgpu_options &o = set.options;
 
 	HostBuf src = host_alloc(total), dst = host_alloc(total), ring = host_alloc(uint64_t(o.slots) * o.slot_bytes);
 	REQUIRE(src);
@@ -105,12 +96,12 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	REQUIRE(!targets.empty());
 
 	std::printf("kvgpu host bench: %llu MiB per chunk size, best of %u, %u x %u KiB staging slots, %ld CPUs online\n",
-		    static_cast<unsigned long long>(total >> 20), reps, o.slots, o.slot_bytes >> 10,
+		    static_cast<unsigned long long>(total >> 20), set.reps, o.slots, o.slot_bytes >> 10,
 		    ::sysconf(_SC_NPROCESSORS_ONLN));
-	auto results = bench::run_matrix(targets, sizes, total, reps, o, buf, test::fs_name);
+	auto results = bench::run_matrix(targets, set.sizes, total, set.reps, o, buf, test::fs_name);
 
-	std::ofstream(json_path) << bench::report("kvgpu_host", o, total, reps, results, skipped).dump(2) << "\n";
-	MESSAGE("wrote " << json_path);
+	std::ofstream(set.json_path) << bench::report("kvgpu_host", o, total, set.reps, results, skipped).dump(2) << "\n";
+	MESSAGE("wrote " << set.json_path);
 	for (const auto &r : results) {
 		CHECK_MESSAGE(r.error.empty(), r.target << " " << r.chunk << ": " << r.error);
 		CHECK_MESSAGE(r.verified, r.target << " " << r.chunk << ": loaded bytes differ from the evicted ones");

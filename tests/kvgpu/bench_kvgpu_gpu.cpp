@@ -90,18 +90,10 @@ TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw 
 	cudaDeviceProp prop{};
 	REQUIRE(cudaGetDeviceProperties(&prop, device) == cudaSuccess);
 
-	const uint64_t total = bench::env_u64("KVGPU_BENCH_MIB", 1024) << 20;
-	const unsigned reps = unsigned(bench::env_u64("KVGPU_BENCH_REPS", 3));
-	const char *json_env = std::getenv("KVGPU_BENCH_JSON");
-	const std::string json_path = json_env && *json_env ? json_env : "bench_kvgpu_gpu.json";
-	const std::vector<uint64_t> sizes = {256u << 10, 4u << 20, (16u << 20) + 1000, 64u << 20};
-
-	kvgpu_options o;
-	kvgpu_options_init(&o);
-	o.engine = KVGPU_ENGINE_CUDA;
-	o.cuda_device = device;
-	o.slot_bytes = uint32_t(bench::env_u64("KVGPU_BENCH_SLOT_KIB", 4096) << 10);
-	o.slots = uint32_t(bench::env_u64("KVGPU_BENCH_SLOTS", 8));
+	bench::Setup set = bench::env_setup(KVGPU_ENGINE_CUDA, 1024, "bench_kvgpu_gpu.json");
+	set.options.cuda_device = device;
+	const uint64_t total = set.total;
+	const kvgpu_options &o = set.options;
 
 	char *src = nullptr, *dst = nullptr;
 	REQUIRE(cudaMalloc(reinterpret_cast<void **>(&src), total) == cudaSuccess);
@@ -152,14 +144,14 @@ TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw 
 	REQUIRE(!usable.empty());
 
 	std::printf("kvgpu GPU bench on %s: %llu MiB per chunk size, best of %u, %u x %u KiB pinned slots, %ld CPUs\n",
-		    prop.name, static_cast<unsigned long long>(total >> 20), reps, o.slots, o.slot_bytes >> 10,
+		    prop.name, static_cast<unsigned long long>(total >> 20), set.reps, o.slots, o.slot_bytes >> 10,
 		    ::sysconf(_SC_NPROCESSORS_ONLN));
-	auto results = bench::run_matrix(usable, sizes, total, reps, o, buf, test::fs_name);
+	auto results = bench::run_matrix(usable, set.sizes, total, set.reps, o, buf, test::fs_name);
 
-	nlohmann::json j = bench::report("kvgpu_gpu", o, total, reps, results, skipped);
+	nlohmann::json j = bench::report("kvgpu_gpu", o, total, set.reps, results, skipped);
 	j["gpu"] = {{"name", prop.name}, {"device", device}, {"memory_mib", prop.totalGlobalMem >> 20}};
-	std::ofstream(json_path) << j.dump(2) << "\n";
-	std::printf("wrote %s\n", json_path.c_str());
+	std::ofstream(set.json_path) << j.dump(2) << "\n";
+	std::printf("wrote %s\n", set.json_path.c_str());
 	cudaFree(src);
 	cudaFree(dst);
 	for (const auto &r : results) {

@@ -22,6 +22,7 @@
 
 #include "kvgpu/chunk_format.hpp"
 #include "kvgpu/kvgpu.h"
+#include "tests/kvgpu/kvgpu_test_util.hpp"
 
 namespace kvfdp::gpu::bench {
 
@@ -405,6 +406,31 @@ inline uint64_t env_u64(const char *name, uint64_t fallback)
 	char *end = nullptr;
 	unsigned long long n = std::strtoull(v, &end, 10);
 	return end && *end == '\0' && n > 0 ? n : fallback;
+}
+
+// What both benches read from the environment: payload per chunk size (KVGPU_BENCH_MIB),
+// repetitions (KVGPU_BENCH_REPS), the JSON path (KVGPU_BENCH_JSON), and the engine's staging
+// ring (KVGPU_BENCH_SLOT_KIB x KVGPU_BENCH_SLOTS). The chunk sizes: 256 KiB and 4 MiB are
+// typical vLLM / LMCache chunks; 16 MiB + 1000 is unaligned.
+struct Setup {
+	uint64_t total = 0;
+	unsigned reps = 0;
+	std::string json_path;
+	std::vector<uint64_t> sizes;
+	kvgpu_options options{};
+};
+
+inline Setup env_setup(kvgpu_engine engine, uint64_t default_mib, const char *default_json)
+{
+	Setup s;
+	s.total = env_u64("KVGPU_BENCH_MIB", default_mib) << 20;
+	s.reps = unsigned(env_u64("KVGPU_BENCH_REPS", 3));
+	const char *json_env = std::getenv("KVGPU_BENCH_JSON");
+	s.json_path = json_env && *json_env ? json_env : default_json;
+	s.sizes = {256u << 10, 4u << 20, (16u << 20) + 1000, 64u << 20};
+	s.options = test::engine_options(engine, uint32_t(env_u64("KVGPU_BENCH_SLOT_KIB", 4096) << 10),
+					 uint32_t(env_u64("KVGPU_BENCH_SLOTS", 8)));
+	return s;
 }
 
 } // namespace kvfdp::gpu::bench
