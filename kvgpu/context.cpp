@@ -17,7 +17,17 @@
 #include <new>
 #include <utility>
 
+#include "bpf/tag.h"
 #include "kvgpu/crc32c.hpp"
+
+
+// kvgpu.h stands alone for C callers; its lifetimes are the tagger's classes (both RWH values).
+static_assert(int(KVGPU_LIFETIME_NOT_SET) == int(KVFDP_CLASS_NOT_SET) && int(KVGPU_LIFETIME_NONE) == int(KVFDP_CLASS_NONE) &&
+		      int(KVGPU_LIFETIME_SHORT) == int(KVFDP_CLASS_SHORT) &&
+		      int(KVGPU_LIFETIME_MEDIUM) == int(KVFDP_CLASS_MEDIUM) &&
+		      int(KVGPU_LIFETIME_LONG) == int(KVFDP_CLASS_LONG) &&
+		      int(KVGPU_LIFETIME_EXTREME) == int(KVFDP_CLASS_EXTREME),
+	      "kvgpu lifetimes must equal the tagger's lifetime classes");
 
 namespace kvfdp::gpu {
 namespace {
