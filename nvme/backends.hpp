@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
@@ -15,6 +16,13 @@ namespace kvfdp::nvme {
 // IORING_OP_URING_CMD (NVME_URING_CMD_IO) into the caller's ring; handles() and log_page()
 // use synchronous ioctls (admin on /dev/nvmeX) and may be called from any one thread.
 [[nodiscard]] Result<std::unique_ptr<Device>> open_passthru_device(const std::string &ng_path);
+
+// The passthru backend's I/O queue on its own: builds each request's NVMe command (placed
+// writes with DTYPE/DSPEC = pids[handle]) as a uring_cmd SQE on ng_fd, which the caller
+// keeps open. open_passthru_device's queues are these; the per-request bench drives one
+// with ng_fd -1 on a ring that never reaches the kernel.
+[[nodiscard]] std::unique_ptr<IoQueue> make_passthru_queue(int ng_fd, const DeviceInfo &info,
+							 std::vector<uint16_t> pids, size_t depth);
 
 struct FileDeviceOptions {
 	uint32_t lba_size = 4096;

@@ -130,8 +130,7 @@ public:
 					  "passthru queue: the ring needs IORING_SETUP_SQE128 | "
 					  "IORING_SETUP_CQE32");
 		size_t depth = ring.cq.ring_entries ? ring.cq.ring_entries : 128;
-		return std::unique_ptr<IoQueue>(
-			new PassthruQueue(d_.ng_fd.get(), d_.info, d_.pids, depth));
+		return make_passthru_queue(d_.ng_fd.get(), d_.info, d_.pids, depth);
 	}
 
 private:
@@ -147,6 +146,12 @@ Result<std::unique_ptr<Device>> open_passthru_device(const std::string &ng_path)
 	if (!d)
 		return d.error();
 	return std::unique_ptr<Device>(new PassthruDevice(std::move(*d)));
+}
+
+std::unique_ptr<IoQueue> make_passthru_queue(int ng_fd, const DeviceInfo &info, std::vector<uint16_t> pids,
+					     size_t depth)
+{
+	return std::make_unique<PassthruQueue>(ng_fd, info, std::move(pids), depth);
 }
 
 } // namespace kvfdp::nvme

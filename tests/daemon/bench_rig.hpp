@@ -1,5 +1,6 @@
 // EngineRig: kvfdpd's per-request path (IoEngine, the queue loop's CQE dispatch and its
-// COMMIT_AND_FETCH prep) served by a loopback io_uring and a null passthrough device, for the
+// COMMIT_AND_FETCH prep) and the passthru backend's own IoQueue, served by a loopback io_uring
+// that completes every command, for the
 // instruction/allocation bench and its zero-allocation unit test. A mock, because this host
 // has no ublk driver: the rig plays the kernel (ublk driver + NVMe) in user memory, so a run
 // makes no syscall and its instruction count is deterministic. The real path runs in the
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "bpf/tag.h"
-#include "nvme/commands.hpp"
+#include "nvme/backends.hpp"
 #include "nvme/device.hpp"
 #include "nvme/uring.hpp"
 #include "userspace/daemon/counters.hpp"
@@ -102,73 +103,6 @@ private:
 	unsigned cq_head_ = 0, cq_tail_ = 0, cq_mask_ = 0, cq_entries_ = 0, cq_flags_ = 0, cq_overflow_ = 0;
 };
 
-// The null device's queue: builds each command as the passthru backend does (the NVMe
-// command with DTYPE/DSPEC for a placed write, a uring_cmd SQE, fixed buffer) and queues it;
-// the rig completes it with success. Deallocate ranges live in a per-tag array.
-class NullPassthruQueue final : public nvme::IoQueue {
-public:
-	NullPassthruQueue(uint32_t nsid, uint32_t lba_size, uint64_t nlb, uint32_t max_transfer, uint16_t depth,
-			  std::vector<uint16_t> pids)
-		: nsid_(nsid), lba_size_(lba_size), nlb_(nlb), max_nlb_(max_transfer / lba_size), pids_(std::move(pids)),
-		  ranges_(depth)
-	{
-	}
-
-	nvme::Prep prep(io_uring &ring, const nvme::IoRequest &req) override
-	{
-		nvme::UringCmd cmd;
-		if (req.op != nvme::IoOp::flush && (req.nlb == 0 || req.slba >= nlb_ || req.nlb > nlb_ - req.slba))
-			return nvme::Prep{false, -EINVAL};
-		int bi = -1;
-		switch (req.op) {
-		case nvme::IoOp::read:
-		case nvme::IoOp::write:
-			if (req.nlb > max_nlb_ || !req.buf)
-				return nvme::Prep{false, -EINVAL};
-			if (req.op == nvme::IoOp::read) {
-				cmd = nvme::make_read(nsid_, req.slba, req.nlb, req.buf, req.nlb * lba_size_);
-			} else {
-				if (req.handle >= pids_.size())
-					return nvme::Prep{false, -EINVAL};
-				cmd = nvme::make_write(nsid_, req.slba, req.nlb, req.buf, req.nlb * lba_size_,
-						       pids_[req.handle]);
-			}
-			bi = req.buf_index;
-			break;
-		case nvme::IoOp::flush:
-			cmd = nvme::make_flush(nsid_);
-			break;
-		case nvme::IoOp::write_zeroes:
-			cmd = nvme::make_write_zeroes(nsid_, req.slba, req.nlb);
-			break;
-		case nvme::IoOp::deallocate: {
-			const size_t t = req.user_data & 0xffff;
-			if (t >= ranges_.size())
-				return nvme::Prep{false, -EINVAL};
-			ranges_[t] = nvme::make_dsm_range(req.slba, req.nlb);
-			cmd = nvme::make_dsm_deallocate(nsid_, &ranges_[t], 1);
-			break;
-		}
-		default:
-			return nvme::Prep{false, -ENOTSUP};
-		}
-		io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-		if (!sqe)
-			return nvme::Prep{false, -EBUSY};
-		nvme::prep_uring_cmd(sqe, -1, nvme::kUringCmdIo, cmd, req.user_data, bi);
-		return nvme::Prep{true, 0};
-	}
-	int complete(const io_uring_cqe &cqe) override { return cqe.res; }
-
-private:
-	uint32_t nsid_;
-	uint32_t lba_size_;
-	uint64_t nlb_;
-	uint32_t max_nlb_;
-	std::vector<uint16_t> pids_;
-	std::vector<nvme::DsmRange> ranges_;
-};
-
 // One request the rig's "driver" hands to a tag: ublk op, range, the class the tagger
 // wrote for it (KVFDP_NR_CLASSES: no slot written, i.e. untagged).
 struct RigRequest {
@@ -196,7 +130,7 @@ public:
 		: rc_(rc), gen_(gen), lring_(ring_entries(rc)), descs_(rc.depth), slots_(rc.depth),
 		  buf_area_(new uint8_t[static_cast<size_t>(rc.depth) * rc.io_buf_bytes]), bufs_(rc.depth),
 		  expect_(rc.depth), reader_(daemon::queue_slot_reader(slots_.data(), 0, rc.depth)),
-		  ioq_(1, rc.lba_size, rc.nlb, rc.max_transfer, rc.depth, pids(rc.nruh))
+		  ioq_(nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh), rc.depth))
 	{
 		for (uint16_t t = 0; t < rc.depth; t++)
 			bufs_[t] = buf_area_.get() + static_cast<size_t>(t) * rc.io_buf_bytes;
@@ -209,7 +143,7 @@ public:
 		ec.nlb = rc.nlb;
 		ec.nruh = rc.nruh;
 		ec.fixed_buffers = true;
-		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), ioq_, descs_.data(), bufs_.data(), reader_,
+		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(), bufs_.data(), reader_,
 							     policy_, ctr_, *this);
 	}
 
@@ -295,6 +229,15 @@ private:
 			e <<= 1;
 		return e;
 	}
+	static nvme::DeviceInfo device_info(const RigConfig &rc)
+	{
+		nvme::DeviceInfo info;
+		info.nsid = 1;
+		info.lba_size = rc.lba_size;
+		info.nlb = rc.nlb;
+		info.max_transfer = rc.max_transfer;
+		return info;
+	}
 	static std::vector<uint16_t> pids(uint16_t nruh)
 	{
 		std::vector<uint16_t> v(nruh ? nruh : 1);
@@ -333,7 +276,7 @@ private:
 	std::vector<uint8_t *> bufs_;
 	std::vector<int32_t> expect_;
 	bpf::SlotReader reader_;
-	NullPassthruQueue ioq_;
+	std::unique_ptr<nvme::IoQueue> ioq_;  // the passthru backend's own queue, on fd -1
 	daemon::PolicyTable policy_;
 	daemon::QueueCounters ctr_;
 	std::unique_ptr<daemon::IoEngine> engine_;
