@@ -9,10 +9,9 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/context.hpp"
 
-#ifdef KVFDP_CLI_HAVE_SIM
+#include "kvfdp_build.hpp"
 #include "tools/sim/simulate_cmd.hpp"
-#endif
-#ifdef KVFDP_CLI_HAVE_RECORD
+#if KVFDP_WITH_BPF
 #include "tools/record/record_cmd.hpp"
 #endif
 
@@ -46,10 +45,8 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	add_policy_command(app, ctx);
 	add_metrics_command(app, ctx);
 	add_version_command(app, ctx);
-#ifdef KVFDP_CLI_HAVE_SIM
 	kvfdp::sim::add_simulate_command(app, ctx.exit_code);
-#endif
-#ifdef KVFDP_CLI_HAVE_RECORD
+#if KVFDP_WITH_BPF
 	kvfdp::bpf::add_record_command(app, ctx.exit_code);
 #endif
 

@@ -7,10 +7,8 @@
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 
-#ifdef KVFDP_CLI_HAVE_CORE
 #include "userspace/daemon/config.hpp"
 #include "userspace/daemon/policy.hpp"
-#endif
 
 namespace kvfdp::cli {
 
@@ -51,7 +49,6 @@ void print_policy_human(Context &ctx, const json &p)
 	}
 }
 
-#ifdef KVFDP_CLI_HAVE_CORE
 // Parses and validates file; with a device (--device / --backend) the handle numbers are
 // checked against its handles and the PIDs shown, else against kvfdpd's upper limit.
 Result<json> policy_from_file(Context &ctx, const std::string &file)
@@ -97,21 +94,15 @@ Result<json> policy_from_file(Context &ctx, const std::string &file)
 		    {"watch", {{"dir", cfg->watch_dir}}}};
 	return doc;
 }
-#endif
 
 int run_show(Context &ctx, const PolicyOptions &o)
 {
 	json doc;
 	if (!o.file.empty()) {
-#ifdef KVFDP_CLI_HAVE_CORE
 		auto d = policy_from_file(ctx, o.file);
 		if (!d)
 			return ctx.fail(d.error());
 		doc = std::move(d).value();
-#else
-		return ctx.fail(kExitUnsupported, "this kvfdp was built without kvfdpd's config parser "
-						  "(kvfdp_core); `policy show` without FILE asks kvfdpd");
-#endif
 	} else {
 		if (ctx.direct())
 			return ctx.fail(kExitUsage, "policy show without FILE asks kvfdpd for its policy; "
@@ -130,7 +121,6 @@ int run_show(Context &ctx, const PolicyOptions &o)
 
 int run_check(Context &ctx, const PolicyOptions &o)
 {
-#ifdef KVFDP_CLI_HAVE_CORE
 	auto d = policy_from_file(ctx, o.file);
 	if (!d) {
 		if (ctx.json()) {
@@ -152,11 +142,6 @@ int run_check(Context &ctx, const PolicyOptions &o)
 				   "/dev/ngXnY or --backend model)\n";
 	}
 	return kExitOk;
-#else
-	(void)o;
-	return ctx.fail(kExitUnsupported, "this kvfdp was built without kvfdpd's config parser "
-					  "(kvfdp_core), so it cannot check a config");
-#endif
 }
 
 } // namespace

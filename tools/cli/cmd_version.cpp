@@ -1,9 +1,6 @@
 // kvfdp version: the CLI's version (compare it with kvfdpd's in `kvfdp status`).
+#include "kvfdp_build.hpp"
 #include "tools/cli/commands.hpp"
-
-#ifndef KVFDP_VERSION
-#define KVFDP_VERSION "unknown"
-#endif
 
 namespace kvfdp::cli {
 

@@ -9,12 +9,8 @@
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 
-#ifdef KVFDP_CLI_HAVE_PASSTHRU
 #include "nvme/backends.hpp"
-#endif
-#ifdef KVFDP_CLI_HAVE_MODEL
 #include "nvme/model/model_device.hpp"
-#endif
 
 namespace kvfdp::cli {
 
@@ -120,7 +116,6 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 		if (!device.empty())
 			return cli_error(kExitUsage, "--device and --backend model exclude each other: "
 						     "the model is a device of its own");
-#ifdef KVFDP_CLI_HAVE_MODEL
 		auto cap = parse_size(model.capacity);
 		if (!cap)
 			return cli_error(kExitUsage, "--capacity: " + cap.error().message());
@@ -141,17 +136,12 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 			return cli_error(kExitUsage, "cannot build the FDP SSD model: " + d.error().message() +
 							     "; check --capacity, --ru-size, --handles");
 		return std::move(d).value();
-#else
-		return cli_error(kExitUnsupported, "this kvfdp was built without the FDP SSD model "
-						   "(kvfdp_model); rebuild with nvme/model present");
-#endif
 	}
 	if (be != "passthru")
 		return cli_error(kExitUsage, "unknown backend '" + be + "'; use passthru or model");
 	if (device.empty())
 		return cli_error(kExitNoDevice, "no device given; name one with --device /dev/ngXnY "
 						"(see `ls /dev/ng*`) or use --backend model");
-#ifdef KVFDP_CLI_HAVE_PASSTHRU
 	auto d = nvme::open_passthru_device(device);
 	if (!d) {
 		const Error &e = d.error();
@@ -166,10 +156,6 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 		return std::move(d).error();
 	}
 	return std::move(d).value();
-#else
-	return cli_error(kExitUnsupported, "this kvfdp was built without the NVMe passthrough "
-					   "backend (nvme/backends.hpp); use --backend model");
-#endif
 }
 
 void add_global_options(CLI::App &app, Context &ctx)

@@ -11,9 +11,7 @@
 #include "tools/sim/parse.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/synthetic.hpp"
-#ifdef KVFDP_HAVE_WORKLOAD
 #include "tools/workload/factory.hpp"
-#endif
 
 namespace kvfdp::sim {
 namespace {
@@ -279,9 +277,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories)
 {
 	auto args = std::make_shared<Args>();
-#ifdef KVFDP_HAVE_WORKLOAD
 	factories.push_back(workload::simulate_factory());
-#endif
 	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
 	CLI::App *sub = app.add_subcommand(
 		"simulate", "project the WAF of a workload on the built-in FDP SSD model, with and "

@@ -1,33 +1,16 @@
-// Backend selection; each backend library is optional at build time.
+// Backend selection: passthru, file and model are part of every build.
 #include "userspace/daemon/backend.hpp"
 
-#if KVFDP_HAVE_NVME_BACKENDS
 #include "nvme/backends.hpp"
-#endif
-#if KVFDP_HAVE_MODEL_DEVICE
 #include "nvme/model/model_device.hpp"
-#endif
 
 namespace kvfdp::daemon {
-
-bool backend_available(const std::string &kind)
-{
-	if (kind == "passthru" || kind == "file")
-		return KVFDP_HAVE_NVME_BACKENDS != 0;
-	if (kind == "model")
-		return KVFDP_HAVE_MODEL_DEVICE != 0;
-	return false;
-}
 
 Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 {
 	if (opts.kind != "passthru" && opts.kind != "file" && opts.kind != "model")
 		return guidance_error(std::errc::invalid_argument,
 				      "unknown backend '" + opts.kind + "' (use passthru, model or file)");
-	if (!backend_available(opts.kind))
-		return guidance_error(std::errc::function_not_supported,
-				      "backend '" + opts.kind + "' is not part of this build (its library was not built)");
-#if KVFDP_HAVE_NVME_BACKENDS
 	if (opts.kind == "passthru") {
 		if (opts.device.empty())
 			return guidance_error(std::errc::invalid_argument,
@@ -42,8 +25,6 @@ Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 		fo.lba_size = opts.lba_size;
 		return nvme::open_file_device(opts.file, fo);
 	}
-#endif
-#if KVFDP_HAVE_MODEL_DEVICE
 	if (opts.kind == "model") {
 		if (opts.file.empty())
 			return guidance_error(std::errc::invalid_argument,
@@ -58,7 +39,6 @@ Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 		mo.data_path = opts.file;
 		return model::open_model_device(mo);
 	}
-#endif
 	return make_error(std::errc::function_not_supported, "backend '" + opts.kind + "' is not available");
 }
 

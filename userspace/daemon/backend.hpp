@@ -22,9 +22,6 @@ struct BackendOptions {
 	double op = 0.28;                // model: over-provisioning
 };
 
-// Which backends this build has (the others fail with a message saying so).
-[[nodiscard]] bool backend_available(const std::string &kind);
-
 [[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts);
 
 } // namespace kvfdp::daemon
