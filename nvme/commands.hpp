@@ -3,6 +3,7 @@
 // Counts passed in are 1-based; the builders write the 0-based encodings the spec wants.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -126,6 +127,13 @@ inline UringCmd make_io_mgmt_send(uint32_t nsid, const uint16_t *pids, uint16_t 
 	c.data_len = uint32_t{npids} * 2;
 	c.cdw10 = kMoRuhUpdate | (uint32_t{npids} - 1) << 16;
 	return c;
+}
+
+// PIDs per RUH Update command for a namespace of nhandles placement handles:
+// min(127, nhandles - 1), at least 1. QEMU refuses NPID >= min(128, nrg x nruh).
+constexpr size_t ruh_update_batch(size_t nhandles)
+{
+	return nhandles <= 2 ? 1 : nhandles - 1 < 127 ? nhandles - 1 : 127;
 }
 
 // Get Log Page: len bytes (a multiple of 4, >= 4) of log lid from byte offset.

@@ -98,6 +98,13 @@ public:
 	// An I/O queue bound to ring, for one thread. Requests name the caller's registered
 	// buffers by index (IoRequest::buf_index) for fixed-buffer passthrough.
 	[[nodiscard]] virtual Result<std::unique_ptr<IoQueue>> open_queue(io_uring &ring) = 0;
+	// RUH Update (I/O Management Send, MO 1) of the given handle indexes (not PIDs): each
+	// handle's open reclaim unit is closed as it stands and its next write opens a fresh
+	// one, so a handle kvfdp stops using does not keep an RU open. Off the data path (a
+	// synchronous command). Errors: an invalid index (EINVAL); a backend without placement
+	// (ENOTSUP); a drive that refuses the command (the NVMe status, nvme_category()), after
+	// which the handles stay as they were and the device keeps working.
+	[[nodiscard]] virtual Result<void> ruh_update(std::span<const uint16_t> handles) = 0;
 };
 
 } // namespace kvfdp::nvme

@@ -116,6 +116,13 @@ public:
 				      "passthru device");
 	}
 
+	Result<void> ruh_update(std::span<const uint16_t>) override
+	{
+		return guidance_error(std::errc::not_supported,
+				      "the file backend has no reclaim units to update; use --backend "
+				      "model or a passthru device");
+	}
+
 	Result<std::unique_ptr<IoQueue>> open_queue(io_uring &ring) override
 	{
 		size_t depth = ring.cq.ring_entries ? ring.cq.ring_entries : 128;

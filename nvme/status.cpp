@@ -129,6 +129,33 @@ std::string describe_result(int res)
 	return std::string(std::strerror(-res)) + " (" + std::to_string(res) + ")";
 }
 
+std::string ruh_update_refusal(NvmeStatus st)
+{
+	std::string why;
+	if (st.sct() == kSctGeneric) {
+		switch (st.sc()) {
+		case kScInvalidOpcode:
+			why = "the drive does not implement I/O Management Send";
+			break;
+		case kScFdpDisabled:
+			why = "FDP is disabled on the namespace's endurance group";
+			break;
+		case kScInvalidField:
+			why = "the drive refused a placement identifier or the number of them";
+			break;
+		case kScInvalidPlacementHandleList:
+			why = "the drive refused the placement handle list";
+			break;
+		default:
+			break;
+		}
+	}
+	if (why.empty())
+		why = status_name(st);
+	return "RUH Update refused (" + why + "); the handles keep their open reclaim units: " +
+	       describe_status(st);
+}
+
 const std::error_category &nvme_category()
 {
 	static const NvmeCategory cat;

@@ -54,6 +54,12 @@ struct NvmeStatus {
 // Any result: "success", describe_status(...), or "Invalid argument (-22)".
 [[nodiscard]] std::string describe_result(int res);
 
+// What a refused RUH Update (I/O Management Send, MO 1) status means for kvfdp, in words
+// that say what to do: Invalid Command Opcode (the drive has no I/O Management Send),
+// FDP Disabled, Invalid Field in Command (a PID or the PID count refused; QEMU refuses
+// NPID >= min(128, handles)), Invalid Placement Handle List; otherwise status_name().
+[[nodiscard]] std::string ruh_update_refusal(NvmeStatus st);
+
 // The std::error_category of NVMe statuses: value = raw status, message = describe_status.
 [[nodiscard]] const std::error_category &nvme_category();
 // An Error for a failed result (res != 0): errno (system category) or NVMe status

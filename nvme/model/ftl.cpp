@@ -105,6 +105,19 @@ uint64_t Ftl::ruamw(uint32_t h) const
 	return uint64_t{left} * lbas_per_unit_;
 }
 
+int Ftl::ruh_update(uint32_t h)
+{
+	if (h >= handles())
+		return -EINVAL;
+	Stream &st = streams_[size_t{h / cfg_.nruh} * streams_per_rg() + h % cfg_.nruh];
+	if (st.ru != kNone) {
+		close_ru(st.ru);
+		st.ru = kNone;
+		st.wp = 0;
+	}
+	return 0;
+}
+
 uint32_t Ftl::ru_of_lba(uint64_t lba) const
 {
 	if (lba >= logical_lbas_)

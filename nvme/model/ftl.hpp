@@ -46,6 +46,10 @@ public:
 	// Deallocates (trims) the mapping units wholly inside [slba, slba + nlb); a partly
 	// covered unit stays mapped. 0 or -EINVAL.
 	[[nodiscard]] int deallocate(uint64_t slba, uint64_t nlb);
+	// RUH Update of handle h: its open RU (if any) is closed as it stands, so the next write
+	// through h opens a fresh one; the unwritten rest of the closed RU is lost to the host
+	// until GC reclaims that RU. 0, or -EINVAL for an invalid h.
+	[[nodiscard]] int ruh_update(uint32_t h);
 
 	[[nodiscard]] const Stats &stats() const { return stats_; }
 	[[nodiscard]] const ModelConfig &config() const { return cfg_; }

@@ -52,6 +52,10 @@ struct State {
 	nvme::DeviceInfo info;
 	std::atomic<bool> queue_open{false};
 	Published pub;
+	// RUH Updates asked for while a queue owns the FTL: one flag per handle, applied by
+	// the owner before its next I/O (or when the next queue opens).
+	std::unique_ptr<std::atomic<uint8_t>[]> update_req;
+	std::atomic<bool> update_pending{false};
 };
 
 // A consistent copy of Published, taken by a reader.
@@ -101,6 +105,19 @@ void publish(State &st, uint32_t h)
 	p.seq.store(s + 2, std::memory_order_release);
 }
 
+// The FTL's owner applies the RUH Updates asked for since it last looked.
+void apply_updates(State &st)
+{
+	if (!st.update_pending.exchange(false, std::memory_order_acquire))
+		return;
+	for (uint32_t h = 0; h < st.ftl->handles(); h++) {
+		if (!st.update_req[h].exchange(0, std::memory_order_relaxed))
+			continue;
+		(void)st.ftl->ruh_update(h);  // h is valid: ruh_update() checked it
+		publish(st, h);
+	}
+}
+
 uint16_t pid_of(const nvme::DeviceInfo &info, uint32_t h)
 {
 	const uint32_t rg = h / info.nruh, ruh = h % info.nruh;
@@ -147,7 +164,7 @@ int read_all(int fd, uint8_t *p, size_t len, off_t off)
 class ModelQueue final : public nvme::IoQueue {
 public:
 	// Call only after winning st->queue_open.
-	explicit ModelQueue(std::shared_ptr<State> st) : st_(std::move(st)) {}
+	explicit ModelQueue(std::shared_ptr<State> st) : st_(std::move(st)) { apply_updates(*st_); }
 	~ModelQueue() override { st_->queue_open.store(false, std::memory_order_release); }
 	ModelQueue(const ModelQueue &) = delete;
 	ModelQueue &operator=(const ModelQueue &) = delete;
@@ -165,6 +182,8 @@ private:
 	{
 		const nvme::DeviceInfo &info = st_->info;
 		const int fd = st_->fd.get();
+		if (st_->update_pending.load(std::memory_order_relaxed)) [[unlikely]]
+			apply_updates(*st_);
 		if (req.op == nvme::IoOp::flush)
 			return fdatasync(fd) == 0 ? 0 : -errno;
 		if (req.nlb == 0 || req.slba >= info.nlb || req.nlb > info.nlb - req.slba)
@@ -308,6 +327,27 @@ public:
 		}
 	}
 
+	// Applied at once when no queue is open (this thread owns the FTL meanwhile);
+	// otherwise handed to the open queue, which applies it before its next I/O.
+	Result<void> ruh_update(std::span<const uint16_t> handles) override
+	{
+		const uint32_t nh = st_->ftl->handles();
+		for (uint16_t h : handles)
+			if (h >= nh)
+				return make_error(std::errc::invalid_argument,
+						  "RUH Update: no handle " + std::to_string(h) + " (the model has " +
+							  std::to_string(nh) + ")");
+		for (uint16_t h : handles)
+			st_->update_req[h].store(1, std::memory_order_relaxed);
+		st_->update_pending.store(true, std::memory_order_release);
+		bool expected = false;
+		if (st_->queue_open.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+			apply_updates(*st_);
+			st_->queue_open.store(false, std::memory_order_release);
+		}
+		return ok();
+	}
+
 	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &) override
 	{
 		bool expected = false;
@@ -355,6 +395,7 @@ Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions
 	st->fd = std::move(*fd);
 	const uint32_t nh = st->ftl->handles();
 	st->pub.handle = std::make_unique<std::atomic<uint64_t>[]>(nh);
+	st->update_req = std::make_unique<std::atomic<uint8_t>[]>(nh);
 	for (uint32_t h = 0; h < nh; h++)
 		st->pub.handle[h].store(st->ftl->ruamw(h), std::memory_order_relaxed);
 	nvme::DeviceInfo &info = st->info;

@@ -24,7 +24,9 @@ struct ModelDeviceOptions {
 // punch a hole and trim. handles() is the model's RUH Status; log_page() returns 0x20-0x23
 // in a drive's binary formats. One IoQueue at a time drives the FTL, with no lock (a second
 // open_queue() is EBUSY until the first is destroyed); handles() and log_page() may run on
-// any thread and read a consistent copy the queue publishes after each I/O.
+// any thread and read a consistent copy the queue publishes after each I/O. ruh_update()
+// closes each handle's open RU (Ftl::ruh_update) at once when no queue is open, else the
+// open queue does it before its next I/O.
 [[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions &opts);
 
 } // namespace kvfdp::model

@@ -39,6 +39,7 @@ public:
 	Result<std::vector<nvme::Handle>> handles() override { return d_->handles(); }
 	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override { return d_->log_page(lid, lsp); }
 	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &ring) override { return d_->open_queue(ring); }
+	Result<void> ruh_update(std::span<const uint16_t> hs) override { return d_->ruh_update(hs); }
 
 private:
 	std::unique_ptr<nvme::Device> d_;

@@ -197,6 +197,89 @@ TEST_CASE("model device: RUH Status and the FDP logs are a drive's bytes")
 	CHECK_FALSE(m.dev->log_page(0x02).ok());
 }
 
+TEST_CASE("model device: RUH Update closes the handle's open RU; the next write opens a fresh one")
+{
+	const uint64_t ru_lbas = (256u << 10) / 4096;
+	std::vector<uint8_t> buf(16 * 4096, 0xCD);
+	TempFile tf;
+	auto d = model::open_model_device(options(tf.path));
+	REQUIRE(d.ok());
+	nvme::Device &dev = **d;
+	io_uring ring{};
+	{
+		auto q = dev.open_queue(ring);
+		REQUIRE(q.ok());
+		REQUIRE(io(**q, nvme::IoOp::write, 1, 0, 5, buf.data()) == 0);
+		REQUIRE(io(**q, nvme::IoOp::write, 2, 5, 7, buf.data()) == 0);
+		// With a queue open, the queue applies the update before its next I/O.
+		const uint16_t one[] = {1};
+		REQUIRE(dev.ruh_update(one).ok());
+		REQUIRE(io(**q, nvme::IoOp::read, 0, 0, 1, buf.data()) == 0);
+		auto hs = dev.handles();
+		REQUIRE(hs.ok());
+		CHECK((*hs)[1].ruamw == ru_lbas);
+		CHECK((*hs)[2].ruamw == ru_lbas - 7);
+		// The next write on handle 1 starts a fresh RU.
+		REQUIRE(io(**q, nvme::IoOp::write, 1, 12, 2, buf.data()) == 0);
+		hs = dev.handles();
+		REQUIRE(hs.ok());
+		CHECK((*hs)[1].ruamw == ru_lbas - 2);
+	}
+	// With no queue open, the update is applied at once.
+	const uint16_t two[] = {1, 2};
+	REQUIRE(dev.ruh_update(two).ok());
+	auto hs = dev.handles();
+	REQUIRE(hs.ok());
+	CHECK((*hs)[1].ruamw == ru_lbas);
+	CHECK((*hs)[2].ruamw == ru_lbas);
+	// A handle that has no open RU, and handle 0 untouched: no change, no error.
+	const uint16_t zero[] = {0};
+	CHECK(dev.ruh_update(zero).ok());
+	// An index past the last handle is an error that names it; nothing changes.
+	const uint16_t bad[] = {2, 4};
+	auto r = dev.ruh_update(bad);
+	REQUIRE_FALSE(r.ok());
+	CHECK(r.error().message().find("no handle 4") != std::string::npos);
+	// The data written before the updates reads back, and the FTL is consistent.
+	auto q = dev.open_queue(ring);
+	REQUIRE(q.ok());
+	std::vector<uint8_t> rd(7 * 4096);
+	REQUIRE(io(**q, nvme::IoOp::read, 0, 5, 7, rd.data()) == 0);
+	CHECK(rd == std::vector<uint8_t>(7 * 4096, 0xCD));
+}
+
+TEST_CASE("ftl: ruh_update closes only the named handle's RU; GC can reclaim the closed RU")
+{
+	model::ModelConfig c;
+	c.logical_bytes = 16u << 20;
+	c.ru_size = 256u << 10;
+	c.nruh = 4;
+	c.op = 0.25;
+	auto f = model::Ftl::create(c);
+	REQUIRE(f.ok());
+	model::Ftl &ftl = **f;
+	const uint64_t ru_lbas = (256u << 10) / 4096;
+	REQUIRE(ftl.write(0, 0, 3) == 0);
+	REQUIRE(ftl.write(3, 100, 4) == 0);
+	CHECK(ftl.ruh_update(0) == 0);
+	CHECK(ftl.ruamw(0) == ru_lbas);
+	CHECK(ftl.ruamw(3) == ru_lbas - 4);
+	CHECK(ftl.ru_counts(0).full == 1);
+	CHECK(ftl.ruh_update(4) == -EINVAL);
+	REQUIRE(ftl.check_invariants().ok());
+	// Many updates after small writes strand many partial RUs; GC still makes room and
+	// the host can keep writing the whole logical space.
+	const uint64_t nlb = ftl.logical_lbas();
+	for (int round = 0; round < 3; round++)
+		for (uint64_t lba = 0; lba < nlb; lba += 8) {
+			REQUIRE(ftl.write(1, lba, 8) == 0);
+			if (lba % 64 == 0)
+				REQUIRE(ftl.ruh_update(1) == 0);
+		}
+	REQUIRE(ftl.check_invariants().ok());
+	CHECK(ftl.stats().gc_runs > 0);
+}
+
 TEST_CASE("model device: WAF from the statistics log after overwrites is above 1")
 {
 	Opened m;

@@ -151,6 +151,15 @@ TEST_CASE("nvme: I/O management send RUH update packs npids-1 into cdw10 31:16")
 	CHECK(c.addr == reinterpret_cast<uintptr_t>(pids));
 }
 
+TEST_CASE("nvme: RUH update batches stay below QEMU's NPID limit of min(128, handles)")
+{
+	CHECK(ruh_update_batch(1) == 1u);
+	CHECK(ruh_update_batch(2) == 1u);
+	CHECK(ruh_update_batch(8) == 7u);
+	CHECK(ruh_update_batch(128) == 127u);
+	CHECK(ruh_update_batch(1000) == 127u);
+}
+
 TEST_CASE("nvme: get log page splits NUMD and puts LSI in cdw11 31:16")
 {
 	static uint8_t buf[4096];

@@ -73,6 +73,10 @@ TEST_CASE("nvme: file backend writes, reads, zeroes, punches and flushes through
 	CHECK((*hs)[3].index == 3);
 	auto lp = (*dev)->log_page(0x22);
 	REQUIRE(!lp.ok());
+	const uint16_t upd[] = {1};
+	auto ru = (*dev)->ruh_update(upd);
+	REQUIRE_FALSE(ru.ok());
+	CHECK(ru.error().code == std::errc::not_supported);
 	CHECK(lp.error().code == std::errc::not_supported);
 
 	Ring r;

@@ -65,3 +65,16 @@ TEST_CASE("nvme: result_error keeps the status in an nvme category")
 	auto o = result_error(-EACCES, "open");
 	CHECK(o.code == std::errc::permission_denied);
 }
+
+TEST_CASE("nvme: a refused RUH Update says why, and that the handles stay open")
+{
+	auto opc = ruh_update_refusal(NvmeStatus{0x4001});
+	CHECK(opc.find("does not implement I/O Management Send") != std::string::npos);
+	CHECK(opc.find("keep their open reclaim units") != std::string::npos);
+	CHECK(opc.find("0x4001") != std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x4029}).find("FDP is disabled") != std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x4002}).find("placement identifier") != std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x402A}).find("placement handle list") != std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x0281}).find("Unrecovered Read Error") != std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x4002}).find('\n') == std::string::npos);
+}

@@ -354,6 +354,81 @@ int main(int argc, char **argv)
 		check(st1->mbmw > st0->mbmw, "MBMW grew (" + u128s(st1->mbmw - st0->mbmw) + ")");
 	}
 
+	// --- RUH Update (I/O Management Send, MO 1) ---
+	// Every handle holds a partly written RU now. QEMU (hw/nvme/ctrl.c) resets the RU's
+	// RUAMW to a full RU, adds the unwritten rest to MBMW (the eventual GC cost), and
+	// refuses NPID >= min(128, nrg x nruh) with Invalid Field: ruh_update_batch().
+	{
+		const uint64_t full = info.ru_size / lba;
+		auto b = dev.handles();
+		auto sb = stats(dev);
+		const uint16_t h0[] = {0};
+		auto u = dev.ruh_update(h0);
+		check(u.ok(), "RUH Update of handle 0" + (u ? std::string() : ": " + u.error().message()));
+		auto a = dev.handles();
+		auto sa = stats(dev);
+		if (b && a && a->size() == nh) {
+			check((*a)[0].ruamw == full, "handle 0's RUAMW is back to a full RU (" +
+							     std::to_string((*a)[0].ruamw) + " of " +
+							     std::to_string(full) + " LBAs)");
+			bool same = true;
+			for (size_t k = 1; k < nh; ++k)
+				same = same && (*a)[k].ruamw == (*b)[k].ruamw;
+			check(same, "the other handles' RUAMW is unchanged");
+			if (sb && sa)
+				check(sa->mbmw - sb->mbmw == u128{(*b)[0].ruamw} * lba,
+				      "MBMW grew by the RU's unwritten rest (" + u128s(sa->mbmw - sb->mbmw) +
+					      " bytes)");
+		} else {
+			check(false, "RUH Status around the RUH Update");
+		}
+		UniqueFd ng(open(path.c_str(), O_RDWR | O_CLOEXEC));
+		if (nh >= 3) {
+			// Two PIDs in one command (NPID 1, CDW10 bits 31:16).
+			uint16_t two[2] = {(*hs0)[1].pid, (*hs0)[2].pid};
+			int r = io_ioctl(ng.get(), make_io_mgmt_send(info.nsid, two, 2));
+			auto a2 = dev.handles();
+			check(r == 0 && a2 && (*a2)[1].ruamw == full && (*a2)[2].ruamw == full,
+			      "one RUH Update with two PIDs resets both handles: " + describe_result(r));
+		}
+		// Every PID in one command: QEMU refuses NPID == nrg x nruh (its bound is off by one).
+		std::vector<uint16_t> all;
+		for (const auto &h : *hs0)
+			all.push_back(h.pid);
+		int rall = io_ioctl(ng.get(), make_io_mgmt_send(info.nsid, all.data(),
+								 static_cast<uint16_t>(all.size())));
+		std::printf("  RUH Update with all %zu PIDs in one command: %s\n", all.size(),
+			    describe_result(rall).c_str());
+		check(rall > 0 && NvmeStatus{static_cast<uint16_t>(rall)}.sc() == kScInvalidField,
+		      "QEMU refuses NPID = handles with Invalid Field (ruh_update_batch() stays below)");
+		// Through the Device, in batches: every handle, written or not.
+		std::vector<uint16_t> idx(nh);
+		for (size_t k = 0; k < nh; ++k)
+			idx[k] = static_cast<uint16_t>(k);
+		auto ua = dev.ruh_update(idx);
+		auto a3 = dev.handles();
+		bool allfull = ua.ok() && a3;
+		for (size_t k = 0; allfull && k < nh; ++k)
+			allfull = (*a3)[k].ruamw == full;
+		check(allfull, "RUH Update of all " + std::to_string(nh) + " handles in batches of " +
+				       std::to_string(ruh_update_batch(nh)) + " resets every one" +
+				       (ua ? std::string() : ": " + ua.error().message()));
+		// A PID the namespace does not have: decoded, and the device keeps working.
+		uint16_t badpid = 0x7FFF;
+		int rb = io_ioctl(ng.get(), make_io_mgmt_send(info.nsid, &badpid, 1));
+		std::string why = rb > 0 ? ruh_update_refusal(NvmeStatus{static_cast<uint16_t>(rb)})
+					 : describe_result(rb);
+		std::printf("  RUH Update of PID 0x7fff: %s\n", why.c_str());
+		check(rb > 0 && why.find("refused a placement identifier") != std::string::npos,
+		      "an unknown PID is refused with Invalid Field, decoded");
+		const uint16_t badidx[] = {static_cast<uint16_t>(nh)};
+		auto ub = dev.ruh_update(badidx);
+		check(!ub.ok() && ub.error().code == std::errc::invalid_argument,
+		      "RUH Update of handle index " + std::to_string(nh) + " is refused before the drive");
+		auto wr = run_queue(ring, q, {writes[0]});
+		check(wr[0] == 0, "a placed write after the refusals succeeds: " + describe_result(wr[0]));
+	}
+
 	// --- read back, alternating fixed / plain buffers ---
 	std::vector<IoRequest> reads;
 	for (size_t h = 0; h < nh; ++h) {
