@@ -1,345 +1,34 @@
-// kvfdpd lifecycle and control-request handlers.
+// kvfdpd's lifecycle: open the backend, create or recover the ublk device, start the queues,
+// the tagger and the control socket, reload on SIGHUP, stop on SIGTERM. The control requests
+// are answered in control_handlers.cpp, the tagger is owned by tagger_owner.cpp.
 #include "userspace/daemon/daemon.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
-#include <mutex>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/log.hpp"
-#include "nvme/logs.hpp"
-#include "userspace/daemon/config.hpp"
-#include "userspace/daemon/control_proto.hpp"
-#include "userspace/daemon/control_server.hpp"
-#include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/control_handlers.hpp"
+#include "userspace/daemon/daemon_state.hpp"
 #include "userspace/daemon/notify.hpp"
-#include "userspace/daemon/queue.hpp"
 #include "userspace/daemon/stop_choice.hpp"
 #include "userspace/ublk/ctrl.hpp"
-
-#if KVFDP_HAVE_BPF
-#include "bpf/user/files.hpp"
-#include "bpf/user/tagger.hpp"
-#include "userspace/daemon/files_reply.hpp"
-#endif
 
 namespace kvfdp::daemon {
 
 namespace {
 
-using nlohmann::json;
-
-// Everything the running daemon holds. Queue threads see only their UblkQueue and the
-// PolicyTable; the control thread reads counters and the current Policy.
-struct State {
-	DaemonOptions opts;
-	std::unique_ptr<nvme::Device> device;
-	nvme::DeviceInfo info;
-	std::vector<nvme::Handle> handles;  // RUH Status at start (pids)
-	uint16_t nruh = 0;
-	std::unique_ptr<ublk::Control> ctrl;
-	ublk::CtrlDevInfo dev{};
-	bool dev_added = false;
-	UniqueFd char_fd;
-	std::vector<std::unique_ptr<UblkQueue>> queues;
-	PolicyTable table;
-	std::mutex policy_mu;  // guards policy and reloads (never taken by queue threads)
-	std::shared_ptr<const Policy> policy;
-	uint64_t generation = 0;
-	bool tagging = false;
-	std::string tagging_reason;
-	std::vector<std::string> tag_sources;
-#if KVFDP_HAVE_BPF
-	std::unique_ptr<bpf::Tagger> tagger;
-	// Per-file records from the tagger's event ring: the events thread folds events in,
-	// the control thread reads them; files_mu guards the table (never a queue thread).
-	std::mutex files_mu;
-	bpf::FileTable files;
-	std::thread events_thread;
-	std::atomic<bool> events_stop{false};
-	std::string events_error;  // set (under files_mu) when polling the ring failed
-#endif
-	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-	bool recovered = false;
-	std::string state = "starting";
-	std::unique_ptr<ControlServer> server;
-};
-
 Error fail(const std::string &msg) { return plain_error(msg); }
-
-std::string hex(uint64_t v)
-{
-	char b[32];
-	std::snprintf(b, sizeof(b), "0x%llx", static_cast<unsigned long long>(v));
-	return b;
-}
-
-CounterSnapshot snapshot(const State &s)
-{
-	std::vector<const QueueCounters *> q;
-	for (const auto &u : s.queues)
-		q.push_back(&u->counters());
-	return sum_counters(q);
-}
-
-std::shared_ptr<const Policy> current_policy(State &s)
-{
-	std::lock_guard<std::mutex> g(s.policy_mu);
-	return s.policy;
-}
-
-void apply_rules_to_tagger([[maybe_unused]] State &s, [[maybe_unused]] const Policy *old_p,
-			   [[maybe_unused]] const Policy &p)
-{
-#if KVFDP_HAVE_BPF
-	if (!s.tagger)
-		return;
-	if (old_p)
-		for (const DirRule &r : old_p->config.rules)
-			(void)s.tagger->remove_dir_rule(r.path);
-	for (const DirRule &r : p.config.rules) {
-		auto res = s.tagger->add_dir_rule(r.path, r.cls);
-		if (!res)
-			log::warn("directory rule %s: %s", r.path.c_str(), res.error().message().c_str());
-	}
-#endif
-}
-
-// Loads the config, validates it against the device and publishes it. A bad config keeps
-// the old policy; the error names the key.
-Result<uint64_t> reload_policy(State &s)
-{
-	auto cfg = load_config(s.opts.config_path, !s.opts.config_explicit);
-	if (!cfg)
-		return std::move(cfg).error();
-	auto p = make_policy(*cfg, s.nruh);
-	if (!p)
-		return std::move(p).error();
-	std::lock_guard<std::mutex> g(s.policy_mu);
-	p->generation = ++s.generation;
-	auto np = std::make_shared<const Policy>(std::move(*p));
-	apply_rules_to_tagger(s, s.policy.get(), *np);
-	s.table.publish(np->handle);
-	s.policy = np;
-	return np->generation;
-}
-
-json class_rows(const State &s, const CounterSnapshot &c, const Policy &p, bool with_pid)
-{
-	json rows = json::array();
-	for (unsigned i = 0; i < kNumClasses; i++) {
-		json r = {{"class", class_name(i)}, {"handle", p.handle[i]}, {"writes", c.class_writes[i]},
-			  {"bytes", c.class_bytes[i]}};
-		if (with_pid)
-			r["pid"] = p.handle[i] < s.handles.size() ? json(s.handles[p.handle[i]].pid) : json(nullptr);
-		rows.push_back(r);
-	}
-	return rows;
-}
-
-json status_json(State &s)
-{
-	const CounterSnapshot c = snapshot(s);
-	auto p = current_policy(s);
-	utsname u{};
-	uname(&u);
-	const auto up = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started);
-	json d;
-	d["daemon"] = {{"version", "0.1.0"}, {"pid", getpid()}, {"uptime_s", up.count()},
-		       {"config", s.opts.config_path}, {"socket", s.opts.socket_path},
-		       {"policy_generation", p->generation}};
-	d["device"] = {{"ublk_id", s.dev.dev_id}, {"ublk_path", ublk::block_path(s.dev.dev_id)},
-		       {"backend", s.info.backend}, {"path", s.info.path}, {"nsid", s.info.nsid},
-		       {"lba_size", s.info.lba_size}, {"nlb", s.info.nlb},
-		       {"size_bytes", s.info.nlb * s.info.lba_size}, {"max_transfer", s.info.max_transfer},
-		       {"fdp_enabled", s.info.fdp_enabled}, {"nruh", s.nruh}, {"nrg", s.info.nrg},
-		       {"ru_size", s.info.ru_size}, {"queues", s.dev.nr_hw_queues},
-		       {"depth", s.dev.queue_depth}, {"volatile_cache", s.info.volatile_cache},
-		       {"fua", false}};
-	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)}};
-	d["tagging"] = {{"active", s.tagging}, {"reason", s.tagging_reason}, {"sources", s.tag_sources},
-			{"watch_dir", p->config.watch_dir}};
-	d["classes"] = class_rows(s, c, *p, false);
-	d["stale_tags"] = c.stale_tags;
-	d["io"] = {{"reads", c.reads}, {"read_bytes", c.read_bytes}, {"writes", c.writes},
-		   {"write_bytes", c.write_bytes}, {"flushes", c.flushes}, {"discards", c.discards},
-		   {"discard_bytes", c.discard_bytes}, {"write_zeroes", c.write_zeroes},
-		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors}};
-	d["recovery"] = {{"enabled", (s.dev.flags & ublk::kFlagUserRecovery) != 0},
-			 {"recovered", s.recovered}, {"state", s.state}};
-	return d;
-}
-
-bool ruh_json(State &s, json &out, std::string &err)
-{
-	if (s.nruh == 0) {
-		err = "backend '" + s.info.backend + "' has no placement handles";
-		return false;
-	}
-	// RUH Status and the counters as one pair: retry while writes land in between (a quiet
-	// device gives an exact pair; a busy one the last try).
-	Result<std::vector<nvme::Handle>> hs = std::vector<nvme::Handle>{};
-	CounterSnapshot c;
-	for (int attempt = 0; attempt < 5; attempt++) {
-		const CounterSnapshot before = snapshot(s);
-		hs = s.device->handles();
-		if (!hs) {
-			err = "reading RUH Status failed: " + hs.error().message();
-			return false;
-		}
-		c = snapshot(s);
-		if (c.writes == before.writes)
-			break;
-	}
-	auto p = current_policy(s);
-	json rows = json::array();
-	for (const nvme::Handle &h : *hs) {
-		json classes = json::array();
-		for (unsigned i = 0; i < kNumClasses; i++)
-			if (p->handle[i] == h.index)
-				classes.push_back(class_name(i));
-		const bool counted = h.index < kMaxHandles;
-		rows.push_back({{"index", h.index}, {"pid", h.pid}, {"ruhid", h.ruhid}, {"earutr", h.earutr},
-				{"ruamw", h.ruamw}, {"bytes", counted ? c.handle_bytes[h.index] : 0},
-				{"writes", counted ? c.handle_writes[h.index] : 0}, {"classes", classes}});
-	}
-	out = {{"nruhsd", hs->size()}, {"ruhss", rows}, {"classes", class_rows(s, c, *p, true)}};
-	return true;
-}
-
-json u128_json(nvme::u128 v)
-{
-	if (v >> 64 == 0)
-		return static_cast<uint64_t>(v);
-	std::string digits;
-	while (v) {
-		digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-		v /= 10;
-	}
-	return digits;
-}
-
-bool stats_json(State &s, json &out, std::string &err)
-{
-	auto raw = s.device->log_page(0x22);
-	if (!raw) {
-		err = "reading the FDP statistics log (0x22) failed: " + raw.error().message();
-		return false;
-	}
-	auto st = nvme::parse_fdp_stats(*raw);
-	if (!st) {
-		err = "decoding the FDP statistics log failed: " + st.error().message();
-		return false;
-	}
-	out = {{"hbmw", u128_json(st->hbmw)}, {"mbmw", u128_json(st->mbmw)}, {"mbe", u128_json(st->mbe)},
-	       {"waf", st->hbmw ? json(nvme::to_double(st->mbmw) / nvme::to_double(st->hbmw)) : json(nullptr)}};
-	return true;
-}
-
-json policy_json(State &s)
-{
-	auto p = current_policy(s);
-	json map = json::array();
-	for (unsigned i = 0; i < kNumClasses; i++)
-		map.push_back({{"class", class_name(i)}, {"handle", p->handle[i]},
-			       {"pid", p->handle[i] < s.handles.size() ? json(s.handles[p->handle[i]].pid) : json(nullptr)}});
-	json rules = json::array();
-	for (const DirRule &r : p->config.rules)
-		rules.push_back({{"path", r.path}, {"class", class_name(r.cls)}});
-	return {{"config", p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source},
-		{"generation", p->generation}, {"loaded_at", p->loaded_at}, {"nruh", s.nruh}, {"map", map},
-		{"rules", rules},
-		{"watch", {{"disk", ublk::block_path(s.dev.dev_id)}, {"dir", p->config.watch_dir}}}};
-}
-
-MetricsInput metrics_input(State &s)
-{
-	MetricsInput m;
-	m.counters = snapshot(s);
-	auto p = current_policy(s);
-	m.generation = p->generation;
-	m.nruh = s.nruh;
-	for (const nvme::Handle &h : s.handles)
-		m.pids.push_back(h.pid);
-	m.tagger_active = s.tagging;
-	m.uptime_s = static_cast<uint64_t>(
-		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started).count());
-	return m;
-}
-
-// The `files` reply: the tagger's per-file records, or why there are none.
-json files_data([[maybe_unused]] State &s, [[maybe_unused]] uint64_t limit)
-{
-#if KVFDP_HAVE_BPF
-	if (s.tagger && s.tagging) {
-		std::lock_guard<std::mutex> g(s.files_mu);
-		if (!s.events_error.empty())
-			return {{"available", false}, {"reason", s.events_error}, {"files", json::array()}};
-		bpf::Tagger *t = s.tagger.get();
-		s.files.refresh_bytes([t](uint32_t dev, uint64_t ino) { return t->inode_bytes(dev, ino); });
-		return files_json(s.files, limit, realtime_minus_monotonic_ns());
-	}
-#endif
-	return {{"available", false},
-		{"reason", "the BPF tagger is not active (" + (s.tagging_reason.empty() ? std::string("no reason given") : s.tagging_reason) +
-				   "): see kvfdp status"},
-		{"files", json::array()}};
-}
-
-std::string handle_line(State &s, std::string_view line)
-{
-	Request req;
-	std::string err;
-	if (!parse_request(line, req, err))
-		return reply_error(err);
-	if (req.cmd == "status")
-		return reply_ok(status_json(s));
-	if (req.cmd == "ruh") {
-		json d;
-		return ruh_json(s, d, err) ? reply_ok(d) : reply_error(err);
-	}
-	if (req.cmd == "stats") {
-		json d;
-		return stats_json(s, d, err) ? reply_ok(d) : reply_error(err);
-	}
-	if (req.cmd == "policy")
-		return reply_ok(policy_json(s));
-	if (req.cmd == "metrics")
-		return reply_ok(json{{"text", format_metrics(metrics_input(s))}});
-	if (req.cmd == "files") {
-		uint64_t limit = 1000;
-		if (!get_positive_arg(req, "limit", limit, err))
-			return reply_error(err);
-		// A row is about 300 bytes: the cap keeps a reply well under the server's 1 MiB
-		// queued-reply limit (docs/control.md).
-		constexpr uint64_t kMaxFilesRows = 2000;
-		json d = files_data(s, std::min(limit, kMaxFilesRows));
-		d["limit"] = std::min(limit, kMaxFilesRows);
-		return reply_ok(d);
-	}
-	if (req.cmd == "reload") {
-		auto g = reload_policy(s);
-		if (!g)
-			return reply_error(g.error().message() + "; old policy kept");
-		return reply_ok(json{{"generation", *g}});
-	}
-	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
-			   "'; known: status, ruh, files, policy, reload, stats, metrics");
-}
 
 void send_notify(const std::string &msg)
 {
@@ -360,103 +49,6 @@ Result<UniqueFd> open_when_present(const std::string &path, int flags)
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	}
 	return errno_error(ENOENT, "open " + path + " (the node never appeared)");
-}
-
-Result<void> setup_tagger([[maybe_unused]] State &s)
-{
-	if (s.opts.no_tagger) {
-		s.tagging_reason = "disabled with --no-tagger";
-		return ok();
-	}
-#if KVFDP_HAVE_BPF
-	bpf::TaggerOptions to;
-	to.queues = s.dev.nr_hw_queues;
-	to.depth = s.dev.queue_depth;
-	auto t = bpf::Tagger::load(to);
-	if (!t) {
-		s.tagging_reason = t.error().message();
-		log::warn("BPF tagger not loaded (%s): every write goes to the default handle", s.tagging_reason.c_str());
-		return ok();
-	}
-	s.tagger = std::make_unique<bpf::Tagger>(std::move(*t));
-	s.tagging = true;
-	const bpf::ActiveSources &src = s.tagger->sources();
-	if (src.bio_hint)
-		s.tag_sources.push_back("bio_hint");
-	if (src.page_inode)
-		s.tag_sources.push_back("page_inode");
-	if (src.dio_inode)
-		s.tag_sources.push_back("dio_inode");
-	if (src.hint_events)
-		s.tag_sources.push_back("hint_events");
-	if (src.create_events)
-		s.tag_sources.push_back("create_events");
-	if (!src.unlink_hook.empty())
-		s.tag_sources.push_back("unlink=" + src.unlink_hook);
-	s.tagging_reason = src.notes;
-#else
-	s.tagging_reason = "this kvfdpd was built without BPF (KVFDP_WITH_BPF=OFF)";
-	log::warn("%s: every write goes to the default handle", s.tagging_reason.c_str());
-#endif
-	return ok();
-}
-
-const volatile kvfdp_tag_slot *slot_base([[maybe_unused]] State &s)
-{
-#if KVFDP_HAVE_BPF
-	if (s.tagger)
-		return s.tagger->slots().slot(0, 0);
-#endif
-	return nullptr;
-}
-
-// Folds the tagger's lifetime events into the per-file table until stop_events().
-void start_events([[maybe_unused]] State &s)
-{
-#if KVFDP_HAVE_BPF
-	if (!s.tagger || !s.tagging)
-		return;
-	s.events_thread = std::thread([&s] {
-		const bpf::EventCallback on_event = [&s](const kvfdp_event &e) {
-			std::lock_guard<std::mutex> g(s.files_mu);
-			s.files.on_event(e);
-		};
-		while (!s.events_stop.load(std::memory_order_acquire)) {
-			const int n = s.tagger->poll(250, on_event);
-			if (n < 0 && n != -EINTR) {
-				std::lock_guard<std::mutex> g(s.files_mu);
-				s.events_error = std::string("reading the tagger's event ring failed: ") + std::strerror(-n) +
-						 "; restart kvfdpd";
-				log::warn("%s", s.events_error.c_str());
-				return;
-			}
-		}
-	});
-#endif
-}
-
-void stop_events([[maybe_unused]] State &s)
-{
-#if KVFDP_HAVE_BPF
-	s.events_stop.store(true, std::memory_order_release);
-	if (s.events_thread.joinable())
-		s.events_thread.join();
-#endif
-}
-
-Result<void> watch_disk([[maybe_unused]] State &s)
-{
-#if KVFDP_HAVE_BPF
-	if (!s.tagger)
-		return ok();
-	auto r = s.tagger->watch_disk(ublk::block_path(s.dev.dev_id), KVFDP_DISK_SLOTS);
-	if (!r) {
-		s.tagging = false;
-		s.tagging_reason = "watching " + ublk::block_path(s.dev.dev_id) + ": " + r.error().message();
-		log::warn("%s", s.tagging_reason.c_str());
-	}
-#endif
-	return ok();
 }
 
 // Opens the device and checks it can carry the policy; nothing on the ublk side yet.
@@ -518,7 +110,7 @@ Result<void> create_queues(State &s)
 		qs.q_id = q;
 		qs.char_fd = s.char_fd.get();
 		qs.device = s.device.get();
-		qs.slots = slot_base(s);
+		qs.slots = s.tagger.slot_base();
 		qs.policy = &s.table;
 		qs.engine = ec;
 		qs.fixed_buf_bytes = fixed_bytes;
@@ -621,7 +213,7 @@ void teardown(State &s, bool remove, UniqueFd *claim = nullptr)
 {
 	if (s.server)
 		s.server->stop();
-	stop_events(s);
+	s.tagger.stop_events();
 	if (remove && s.dev_added) {
 		auto r = s.ctrl->stop_dev(s.dev.dev_id);
 		if (!r)
@@ -719,7 +311,7 @@ int run(State &s)
 
 	Result<void> r = s.opts.recover_id >= 0 ? begin_recovery(s) : add_device(s);
 	if (r)
-		r = setup_tagger(s);
+		s.tagger.load(s.opts.no_tagger, s.dev.nr_hw_queues, s.dev.queue_depth);
 	if (r) {
 		auto cfd = open_when_present(ublk::char_path(s.dev.dev_id), O_RDWR);
 		if (cfd)
@@ -741,10 +333,10 @@ int run(State &s)
 	}
 	s.dev_added = true;  // a recovered device is ours to remove on SIGTERM too
 	s.state = "live";
-	(void)watch_disk(s);
-	start_events(s);
+	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
+	s.tagger.start_events();
 
-	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_line(s, line); });
+	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_control_line(s, line); });
 	if (!server) {
 		log::error("%s", server.error().message().c_str());
 		stop_live(s);
@@ -756,7 +348,7 @@ int run(State &s)
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s", bdev.c_str(),
 		  s.recovered ? "recovered" : "ready", s.info.backend.c_str(), s.info.path.c_str(), s.nruh,
-		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagging ? "on" : "off");
+		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagger.active() ? "on" : "off");
 	if (!s.opts.ready_file.empty()) {
 		const std::string tmp = s.opts.ready_file + ".tmp";
 		if (FILE *f = std::fopen(tmp.c_str(), "w")) {

@@ -1,0 +1,217 @@
+// kvfdpd's control-socket requests (docs/control.md): status, ruh, stats, policy, metrics,
+// files and reload, each answered as one JSON line from the running daemon's State.
+#include "userspace/daemon/control_handlers.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "nvme/logs.hpp"
+#include "userspace/daemon/control_proto.hpp"
+#include "userspace/daemon/metrics.hpp"
+
+namespace kvfdp::daemon {
+
+namespace {
+
+using nlohmann::json;
+
+std::string hex(uint64_t v)
+{
+	char b[32];
+	std::snprintf(b, sizeof(b), "0x%llx", static_cast<unsigned long long>(v));
+	return b;
+}
+
+json class_rows(const State &s, const CounterSnapshot &c, const Policy &p, bool with_pid)
+{
+	json rows = json::array();
+	for (unsigned i = 0; i < kNumClasses; i++) {
+		json r = {{"class", class_name(i)}, {"handle", p.handle[i]}, {"writes", c.class_writes[i]},
+			  {"bytes", c.class_bytes[i]}};
+		if (with_pid)
+			r["pid"] = p.handle[i] < s.handles.size() ? json(s.handles[p.handle[i]].pid) : json(nullptr);
+		rows.push_back(r);
+	}
+	return rows;
+}
+
+json status_json(State &s)
+{
+	const CounterSnapshot c = snapshot(s);
+	auto p = current_policy(s);
+	utsname u{};
+	uname(&u);
+	const auto up = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started);
+	json d;
+	d["daemon"] = {{"version", "0.1.0"}, {"pid", getpid()}, {"uptime_s", up.count()},
+		       {"config", s.opts.config_path}, {"socket", s.opts.socket_path},
+		       {"policy_generation", p->generation}};
+	d["device"] = {{"ublk_id", s.dev.dev_id}, {"ublk_path", ublk::block_path(s.dev.dev_id)},
+		       {"backend", s.info.backend}, {"path", s.info.path}, {"nsid", s.info.nsid},
+		       {"lba_size", s.info.lba_size}, {"nlb", s.info.nlb},
+		       {"size_bytes", s.info.nlb * s.info.lba_size}, {"max_transfer", s.info.max_transfer},
+		       {"fdp_enabled", s.info.fdp_enabled}, {"nruh", s.nruh}, {"nrg", s.info.nrg},
+		       {"ru_size", s.info.ru_size}, {"queues", s.dev.nr_hw_queues},
+		       {"depth", s.dev.queue_depth}, {"volatile_cache", s.info.volatile_cache},
+		       {"fua", false}};
+	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)}};
+	d["tagging"] = {{"active", s.tagger.active()}, {"reason", s.tagger.reason()}, {"sources", s.tagger.sources()},
+			{"watch_dir", p->config.watch_dir}};
+	d["classes"] = class_rows(s, c, *p, false);
+	d["stale_tags"] = c.stale_tags;
+	d["io"] = {{"reads", c.reads}, {"read_bytes", c.read_bytes}, {"writes", c.writes},
+		   {"write_bytes", c.write_bytes}, {"flushes", c.flushes}, {"discards", c.discards},
+		   {"discard_bytes", c.discard_bytes}, {"write_zeroes", c.write_zeroes},
+		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors}};
+	d["recovery"] = {{"enabled", (s.dev.flags & ublk::kFlagUserRecovery) != 0},
+			 {"recovered", s.recovered}, {"state", s.state}};
+	return d;
+}
+
+bool ruh_json(State &s, json &out, std::string &err)
+{
+	if (s.nruh == 0) {
+		err = "backend '" + s.info.backend + "' has no placement handles";
+		return false;
+	}
+	// RUH Status and the counters as one pair: retry while writes land in between (a quiet
+	// device gives an exact pair; a busy one the last try).
+	Result<std::vector<nvme::Handle>> hs = std::vector<nvme::Handle>{};
+	CounterSnapshot c;
+	for (int attempt = 0; attempt < 5; attempt++) {
+		const CounterSnapshot before = snapshot(s);
+		hs = s.device->handles();
+		if (!hs) {
+			err = "reading RUH Status failed: " + hs.error().message();
+			return false;
+		}
+		c = snapshot(s);
+		if (c.writes == before.writes)
+			break;
+	}
+	auto p = current_policy(s);
+	json rows = json::array();
+	for (const nvme::Handle &h : *hs) {
+		json classes = json::array();
+		for (unsigned i = 0; i < kNumClasses; i++)
+			if (p->handle[i] == h.index)
+				classes.push_back(class_name(i));
+		const bool counted = h.index < kMaxHandles;
+		rows.push_back({{"index", h.index}, {"pid", h.pid}, {"ruhid", h.ruhid}, {"earutr", h.earutr},
+				{"ruamw", h.ruamw}, {"bytes", counted ? c.handle_bytes[h.index] : 0},
+				{"writes", counted ? c.handle_writes[h.index] : 0}, {"classes", classes}});
+	}
+	out = {{"nruhsd", hs->size()}, {"ruhss", rows}, {"classes", class_rows(s, c, *p, true)}};
+	return true;
+}
+
+json u128_json(nvme::u128 v)
+{
+	if (v >> 64 == 0)
+		return static_cast<uint64_t>(v);
+	std::string digits;
+	while (v) {
+		digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+		v /= 10;
+	}
+	return digits;
+}
+
+bool stats_json(State &s, json &out, std::string &err)
+{
+	auto raw = s.device->log_page(0x22);
+	if (!raw) {
+		err = "reading the FDP statistics log (0x22) failed: " + raw.error().message();
+		return false;
+	}
+	auto st = nvme::parse_fdp_stats(*raw);
+	if (!st) {
+		err = "decoding the FDP statistics log failed: " + st.error().message();
+		return false;
+	}
+	out = {{"hbmw", u128_json(st->hbmw)}, {"mbmw", u128_json(st->mbmw)}, {"mbe", u128_json(st->mbe)},
+	       {"waf", st->hbmw ? json(nvme::to_double(st->mbmw) / nvme::to_double(st->hbmw)) : json(nullptr)}};
+	return true;
+}
+
+json policy_json(State &s)
+{
+	auto p = current_policy(s);
+	json map = json::array();
+	for (unsigned i = 0; i < kNumClasses; i++)
+		map.push_back({{"class", class_name(i)}, {"handle", p->handle[i]},
+			       {"pid", p->handle[i] < s.handles.size() ? json(s.handles[p->handle[i]].pid) : json(nullptr)}});
+	json rules = json::array();
+	for (const DirRule &r : p->config.rules)
+		rules.push_back({{"path", r.path}, {"class", class_name(r.cls)}});
+	return {{"config", p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source},
+		{"generation", p->generation}, {"loaded_at", p->loaded_at}, {"nruh", s.nruh}, {"map", map},
+		{"rules", rules},
+		{"watch", {{"disk", ublk::block_path(s.dev.dev_id)}, {"dir", p->config.watch_dir}}}};
+}
+
+MetricsInput metrics_input(State &s)
+{
+	MetricsInput m;
+	m.counters = snapshot(s);
+	auto p = current_policy(s);
+	m.generation = p->generation;
+	m.nruh = s.nruh;
+	for (const nvme::Handle &h : s.handles)
+		m.pids.push_back(h.pid);
+	m.tagger_active = s.tagger.active();
+	m.uptime_s = static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started).count());
+	return m;
+}
+
+} // namespace
+
+std::string handle_control_line(State &s, std::string_view line)
+{
+	Request req;
+	std::string err;
+	if (!parse_request(line, req, err))
+		return reply_error(err);
+	if (req.cmd == "status")
+		return reply_ok(status_json(s));
+	if (req.cmd == "ruh") {
+		json d;
+		return ruh_json(s, d, err) ? reply_ok(d) : reply_error(err);
+	}
+	if (req.cmd == "stats") {
+		json d;
+		return stats_json(s, d, err) ? reply_ok(d) : reply_error(err);
+	}
+	if (req.cmd == "policy")
+		return reply_ok(policy_json(s));
+	if (req.cmd == "metrics")
+		return reply_ok(json{{"text", format_metrics(metrics_input(s))}});
+	if (req.cmd == "files") {
+		uint64_t limit = 1000;
+		if (!get_positive_arg(req, "limit", limit, err))
+			return reply_error(err);
+		// A row is about 300 bytes: the cap keeps a reply well under the server's 1 MiB
+		// queued-reply limit (docs/control.md).
+		constexpr uint64_t kMaxFilesRows = 2000;
+		json d = s.tagger.files(std::min(limit, kMaxFilesRows));
+		d["limit"] = std::min(limit, kMaxFilesRows);
+		return reply_ok(d);
+	}
+	if (req.cmd == "reload") {
+		auto g = reload_policy(s);
+		if (!g)
+			return reply_error(g.error().message() + "; old policy kept");
+		return reply_ok(json{{"generation", *g}});
+	}
+	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
+			   "'; known: status, ruh, files, policy, reload, stats, metrics");
+}
+
+
+} // namespace kvfdp::daemon

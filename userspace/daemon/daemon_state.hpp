@@ -1,0 +1,57 @@
+// State: everything a running kvfdpd holds, shared by its lifecycle (daemon.cpp) and the
+// control-request handlers (control_handlers.cpp); and the policy reload both of them use.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "common/unique_fd.hpp"
+#include "nvme/device.hpp"
+#include "userspace/daemon/control_server.hpp"
+#include "userspace/daemon/counters.hpp"
+#include "userspace/daemon/daemon.hpp"
+#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/queue.hpp"
+#include "userspace/daemon/tagger_owner.hpp"
+#include "userspace/ublk/ctrl.hpp"
+
+namespace kvfdp::daemon {
+
+// Queue threads see only their UblkQueue and the PolicyTable; the control thread reads
+// counters and the current Policy.
+struct State {
+	DaemonOptions opts;
+	std::unique_ptr<nvme::Device> device;
+	nvme::DeviceInfo info;
+	std::vector<nvme::Handle> handles;  // RUH Status at start (pids)
+	uint16_t nruh = 0;
+	std::unique_ptr<ublk::Control> ctrl;
+	ublk::CtrlDevInfo dev{};
+	bool dev_added = false;
+	UniqueFd char_fd;
+	std::vector<std::unique_ptr<UblkQueue>> queues;
+	PolicyTable table;
+	std::mutex policy_mu;  // guards policy and reloads (never taken by queue threads)
+	std::shared_ptr<const Policy> policy;
+	uint64_t generation = 0;
+	TaggerOwner tagger;
+	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+	bool recovered = false;
+	std::string state = "starting";
+	std::unique_ptr<ControlServer> server;
+};
+
+// The queues' counters summed.
+[[nodiscard]] CounterSnapshot snapshot(const State &s);
+// The policy in force.
+[[nodiscard]] std::shared_ptr<const Policy> current_policy(State &s);
+// Loads the config, validates it against the device and publishes it (and its directory
+// rules to the tagger). A bad config keeps the old policy; the error names the key.
+[[nodiscard]] Result<uint64_t> reload_policy(State &s);
+
+} // namespace kvfdp::daemon

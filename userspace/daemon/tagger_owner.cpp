@@ -1,0 +1,195 @@
+// TaggerOwner over bpf::Tagger, or the null tagger when kvfdpd is built without BPF.
+#include "userspace/daemon/tagger_owner.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "common/log.hpp"
+
+#if KVFDP_HAVE_BPF
+#include "bpf/user/files.hpp"
+#include "bpf/user/tagger.hpp"
+#include "userspace/daemon/files_reply.hpp"
+#endif
+
+namespace kvfdp::daemon {
+
+using nlohmann::json;
+
+#if KVFDP_HAVE_BPF
+
+struct TaggerOwner::Impl {
+	bool active = false;
+	std::string reason;
+	std::vector<std::string> sources;
+	std::unique_ptr<bpf::Tagger> tagger;
+	// Per-file records from the tagger's event ring: the events thread folds events in,
+	// the control thread reads them; files_mu guards the table (never a queue thread).
+	std::mutex files_mu;
+	bpf::FileTable files;
+	std::thread events_thread;
+	std::atomic<bool> events_stop{false};
+	std::string events_error;  // set (under files_mu) when polling the ring failed
+};
+
+void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth)
+{
+	Impl &m = *impl_;
+	if (disabled) {
+		m.reason = "disabled with --no-tagger";
+		return;
+	}
+	bpf::TaggerOptions to;
+	to.queues = queues;
+	to.depth = depth;
+	auto t = bpf::Tagger::load(to);
+	if (!t) {
+		m.reason = t.error().message();
+		log::warn("BPF tagger not loaded (%s): every write goes to the default handle", m.reason.c_str());
+		return;
+	}
+	m.tagger = std::make_unique<bpf::Tagger>(std::move(*t));
+	m.active = true;
+	const bpf::ActiveSources &src = m.tagger->sources();
+	if (src.bio_hint)
+		m.sources.push_back("bio_hint");
+	if (src.page_inode)
+		m.sources.push_back("page_inode");
+	if (src.dio_inode)
+		m.sources.push_back("dio_inode");
+	if (src.hint_events)
+		m.sources.push_back("hint_events");
+	if (src.create_events)
+		m.sources.push_back("create_events");
+	if (!src.unlink_hook.empty())
+		m.sources.push_back("unlink=" + src.unlink_hook);
+	m.reason = src.notes;
+}
+
+const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const
+{
+	return impl_->tagger ? impl_->tagger->slots().slot(0, 0) : nullptr;
+}
+
+void TaggerOwner::watch_disk(const std::string &path)
+{
+	Impl &m = *impl_;
+	if (!m.tagger)
+		return;
+	auto r = m.tagger->watch_disk(path, KVFDP_DISK_SLOTS);
+	if (!r) {
+		m.active = false;
+		m.reason = "watching " + path + ": " + r.error().message();
+		log::warn("%s", m.reason.c_str());
+	}
+}
+
+void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
+{
+	Impl &m = *impl_;
+	if (!m.tagger)
+		return;
+	if (old_p)
+		for (const DirRule &r : old_p->config.rules)
+			(void)m.tagger->remove_dir_rule(r.path);
+	for (const DirRule &r : p.config.rules) {
+		auto res = m.tagger->add_dir_rule(r.path, r.cls);
+		if (!res)
+			log::warn("directory rule %s: %s", r.path.c_str(), res.error().message().c_str());
+	}
+}
+
+void TaggerOwner::start_events()
+{
+	Impl &m = *impl_;
+	if (!m.tagger || !m.active)
+		return;
+	m.events_stop.store(false, std::memory_order_release);
+	m.events_thread = std::thread([&m] {
+		const bpf::EventCallback on_event = [&m](const kvfdp_event &e) {
+			std::lock_guard<std::mutex> g(m.files_mu);
+			m.files.on_event(e);
+		};
+		while (!m.events_stop.load(std::memory_order_acquire)) {
+			const int n = m.tagger->poll(250, on_event);
+			if (n < 0 && n != -EINTR) {
+				std::lock_guard<std::mutex> g(m.files_mu);
+				m.events_error = std::string("reading the tagger's event ring failed: ") + std::strerror(-n) +
+						 "; restart kvfdpd";
+				log::warn("%s", m.events_error.c_str());
+				return;
+			}
+		}
+	});
+}
+
+void TaggerOwner::stop_events()
+{
+	Impl &m = *impl_;
+	m.events_stop.store(true, std::memory_order_release);
+	if (m.events_thread.joinable())
+		m.events_thread.join();
+}
+
+json TaggerOwner::files(uint64_t limit)
+{
+	Impl &m = *impl_;
+	if (m.tagger && m.active) {
+		std::lock_guard<std::mutex> g(m.files_mu);
+		if (!m.events_error.empty())
+			return {{"available", false}, {"reason", m.events_error}, {"files", json::array()}};
+		bpf::Tagger *t = m.tagger.get();
+		m.files.refresh_bytes([t](uint32_t dev, uint64_t ino) { return t->inode_bytes(dev, ino); });
+		return files_json(m.files, limit, realtime_minus_monotonic_ns());
+	}
+	return {{"available", false},
+		{"reason", "the BPF tagger is not active (" + (m.reason.empty() ? std::string("no reason given") : m.reason) +
+				   "): see kvfdp status"},
+		{"files", json::array()}};
+}
+
+#else // the null tagger
+
+struct TaggerOwner::Impl {
+	bool active = false;  // never
+	std::string reason;
+	std::vector<std::string> sources;
+};
+
+void TaggerOwner::load(bool disabled, uint32_t, uint32_t)
+{
+	if (disabled) {
+		impl_->reason = "disabled with --no-tagger";
+		return;
+	}
+	impl_->reason = "this kvfdpd was built without BPF (KVFDP_WITH_BPF=OFF)";
+	log::warn("%s: every write goes to the default handle", impl_->reason.c_str());
+}
+
+const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const { return nullptr; }
+void TaggerOwner::watch_disk(const std::string &) {}
+void TaggerOwner::apply_rules(const Policy *, const Policy &) {}
+void TaggerOwner::start_events() {}
+void TaggerOwner::stop_events() {}
+
+json TaggerOwner::files(uint64_t)
+{
+	return {{"available", false},
+		{"reason", "the BPF tagger is not active (" + impl_->reason + "): see kvfdp status"},
+		{"files", json::array()}};
+}
+
+#endif
+
+TaggerOwner::TaggerOwner() : impl_(std::make_unique<Impl>()) {}
+
+TaggerOwner::~TaggerOwner() { stop_events(); }
+
+bool TaggerOwner::active() const { return impl_->active; }
+const std::string &TaggerOwner::reason() const { return impl_->reason; }
+const std::vector<std::string> &TaggerOwner::sources() const { return impl_->sources; }
+
+} // namespace kvfdp::daemon

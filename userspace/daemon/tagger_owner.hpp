@@ -1,0 +1,52 @@
+// TaggerOwner: kvfdpd's side of the BPF tagger. It loads the tagger (unless --no-tagger),
+// hands the queues its tag-slot array, watches the ublk disk, mirrors the policy's directory
+// rules into it, folds its lifetime events into the per-file table and answers `files`.
+// Built without BPF it is a null tagger that says why tagging is off; this is the only place
+// in kvfdpd that knows whether BPF was built in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bpf/tag.h"
+#include "userspace/daemon/policy.hpp"
+
+namespace kvfdp::daemon {
+
+class TaggerOwner {
+public:
+	TaggerOwner();
+	~TaggerOwner();
+	TaggerOwner(const TaggerOwner &) = delete;
+	TaggerOwner &operator=(const TaggerOwner &) = delete;
+
+	// Loads the tagger for a device of queues x depth tags; disabled (--no-tagger) or a load
+	// failure leaves it inactive with the reason (one warning line). Never fails the daemon.
+	void load(bool disabled, uint32_t queues, uint32_t depth);
+	// The tag-slot array the queues read (nullptr when inactive).
+	[[nodiscard]] const volatile kvfdp_tag_slot *slot_base() const;
+	// Starts classifying requests of the disk at path; a failure turns tagging off.
+	void watch_disk(const std::string &path);
+	// Replaces old's directory rules (nullptr: none) with p's.
+	void apply_rules(const Policy *old_p, const Policy &p);
+	// The events thread: folds lifetime events into the per-file table until stop_events().
+	void start_events();
+	void stop_events();
+	// The data of the `files` reply: at most limit rows, or why there are none.
+	[[nodiscard]] nlohmann::json files(uint64_t limit);
+
+	[[nodiscard]] bool active() const;
+	[[nodiscard]] const std::string &reason() const;
+	[[nodiscard]] const std::vector<std::string> &sources() const;
+
+	struct Impl;
+
+private:
+	std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kvfdp::daemon
