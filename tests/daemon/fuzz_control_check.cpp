@@ -16,8 +16,8 @@ namespace {
 using daemon::kMaxRequestLine;
 using nlohmann::json;
 
-// "" when reply is one line holding a JSON object with a boolean "ok" (and a string
-// "error" when ok is false).
+} // namespace
+
 std::string check_reply(const std::string &reply)
 {
 	if (reply.empty() || reply.back() != '\n' || reply.find('\n') != reply.size() - 1)
@@ -35,6 +35,8 @@ std::string check_reply(const std::string &reply)
 	}
 	return "";
 }
+
+namespace {
 
 // The state-free part of kvfdpd's handle_line: parse, the files.limit argument, the
 // unknown-command reply; a known command answers with its name (its real data needs a
@@ -55,25 +57,41 @@ std::string reply_for(std::string_view line)
 	return daemon::reply_ok(json{{"cmd", req.cmd}, {"limit", limit}});
 }
 
-// Frames input with appends of chunk bytes; stops at the first over-limit line (the server
-// answers it with an error and closes). Returns the lines and whether the limit was hit.
+// Frames input with appends of chunk bytes, keeping every line LineBuffer returns (an
+// over-limit one too: check_framing judges it); stops when append refuses (the server then
+// answers with an error and closes). Returns false when append refused.
 bool frame(std::string_view input, size_t chunk, std::vector<std::string> &lines)
 {
 	daemon::LineBuffer b;
 	std::string line;
 	for (size_t off = 0; off < input.size(); off += chunk) {
-		if (!b.append(input.substr(off, chunk)))
-			return false;
-		while (b.next_line(line)) {
-			if (line.size() > kMaxRequestLine)
-				return false;  // checked below as a framing failure
+		const bool appended = b.append(input.substr(off, chunk));
+		while (b.next_line(line))
 			lines.push_back(line);
-		}
+		if (!appended)
+			return false;
 	}
 	return true;
 }
 
 } // namespace
+
+std::string check_framing(const std::vector<std::string> &whole, bool whole_ok,
+			  const std::vector<std::string> &pieces, bool pieces_ok)
+{
+	for (const auto *v : {&whole, &pieces})
+		for (const std::string &l : *v)
+			if (l.size() > kMaxRequestLine)
+				return "LineBuffer returned a line over the limit (" + std::to_string(l.size()) + " bytes)";
+	if (whole_ok && pieces_ok && whole != pieces)
+		return "LineBuffer framing depends on the read size";
+	// The limit may be hit earlier by one framing than the other, never on the complete
+	// lines both produced before it.
+	const size_t common = std::min(whole.size(), pieces.size());
+	if (!std::equal(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(common), pieces.begin()))
+		return "LineBuffer framing depends on the read size";
+	return "";
+}
 
 std::string check_control_input(std::string_view input)
 {
@@ -90,16 +108,9 @@ std::string check_control_input(std::string_view input)
 	const bool whole_ok = frame(input, std::max<size_t>(input.size(), 1), whole);
 	const size_t chunk = input.empty() ? 1 : 1 + static_cast<uint8_t>(input[0]) % 17;
 	const bool pieces_ok = frame(input, chunk, pieces);
-	for (const std::string &l : whole)
-		if (l.size() > kMaxRequestLine)
-			return "LineBuffer returned a line over the limit";
-	if (whole_ok && pieces_ok && whole != pieces)
-		return "LineBuffer framing depends on the read size";
-	// An over-limit line may be seen earlier by one framing than the other, never on
-	// the complete lines both produced before it.
-	const size_t common = std::min(whole.size(), pieces.size());
-	if (!std::equal(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(common), pieces.begin()))
-		return "LineBuffer framing depends on the read size";
+	why = check_framing(whole, whole_ok, pieces, pieces_ok);
+	if (!why.empty())
+		return why;
 	for (const std::string &l : whole) {
 		why = check_reply(reply_for(l));
 		if (!why.empty())

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "tests/daemon/fuzz_control.hpp"
 #include "userspace/daemon/control_proto.hpp"
@@ -70,9 +71,34 @@ TEST_CASE("control fuzz: generated extremes")
 
 TEST_CASE("control fuzz: the checker rejects what it must")
 {
-	// A reply with two lines or without "ok" would fail the check: make sure the checker
-	// is not vacuous by feeding known-good requests and comparing with the real replies.
+	using kvfdp::daemon::kMaxRequestLine;
+	using kvfdp::test::check_framing;
+	using kvfdp::test::check_reply;
+	// Replies: each way a reply can be malformed is caught.
+	CHECK(check_reply("{\"ok\":true}\n") == "");
+	CHECK(check_reply("{\"ok\":false,\"error\":\"bad\"}\n") == "");
+	CHECK(check_reply("") != "");
+	CHECK(check_reply("{\"ok\":true}") != "");                  // no newline
+	CHECK(check_reply("{\"ok\":true}\n{\"ok\":true}\n") != "");  // two lines
+	CHECK(check_reply("[true]\n") != "");                       // not an object
+	CHECK(check_reply("{\"ok\":tru\n") != "");                   // not JSON
+	CHECK(check_reply("{\"cmd\":\"status\"}\n") != "");          // no "ok"
+	CHECK(check_reply("{\"ok\":1}\n") != "");                    // "ok" not a boolean
+	CHECK(check_reply("{\"ok\":false}\n") != "");                // an error without a message
+	CHECK(check_reply("{\"ok\":false,\"error\":\"\"}\n") != "");
+	CHECK(check_reply("{\"ok\":false,\"error\":7}\n") != "");
+	// Framing: an over-limit line, from either framing, and framings that disagree.
+	const std::vector<std::string> good{"a", "b"};
+	CHECK(check_framing(good, true, good, true) == "");
+	const std::string over(kMaxRequestLine + 1, 'x');
+	CHECK(check_framing({over}, true, {over}, true).find("over the limit") != std::string::npos);
+	CHECK(check_framing(good, true, {"a", over}, false).find("over the limit") != std::string::npos);
+	CHECK(check_framing(good, true, {"a", "c"}, true).find("depends on the read size") != std::string::npos);
+	CHECK(check_framing(good, true, {"a"}, true).find("depends on the read size") != std::string::npos);
+	CHECK(check_framing({"a", "b"}, false, {"c"}, false).find("depends on the read size") != std::string::npos);
+	// A framing that hit the limit earlier may hold fewer lines, never different ones.
+	CHECK(check_framing(good, true, {"a"}, false) == "");
+	// The whole property on real input: every reply well-formed, at and over the limit.
 	CHECK(run("{\"cmd\":\"status\"}\n{\"cmd\":\"files\",\"limit\":0}\n") == "");
-	const std::string r = kvfdp::daemon::reply_error("a\nb");
-	CHECK(r.find('\n') == r.size() - 1);
+	CHECK(run(std::string(kMaxRequestLine + 1, 'y') + "\n{\"cmd\":\"status\"}\n") == "");
 }

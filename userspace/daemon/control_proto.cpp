@@ -84,6 +84,12 @@ bool LineBuffer::next_line(std::string &line)
 		scanned_ = buf_.size() - pos_;
 		return false;
 	}
+	// A line over the limit is never returned: it stays pending (pending() > kMaxRequestLine),
+	// and the server answers it with an error and closes, as append's false says.
+	if (nl - pos_ > kMaxRequestLine) {
+		scanned_ = 0;
+		return false;
+	}
 	size_t end = nl;
 	if (end > pos_ && buf_[end - 1] == '\r')
 		end--;

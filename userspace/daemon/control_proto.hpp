@@ -35,7 +35,8 @@ public:
 	// Appends bytes. Returns false once the pending (unterminated) line exceeds the limit;
 	// the connection must then be answered with an error and closed.
 	[[nodiscard]] bool append(std::string_view bytes);
-	// Takes the next complete line (without '\n', a trailing '\r' dropped); false if none.
+	// Takes the next complete line (without '\n', a trailing '\r' dropped); false if none, or
+	// if the next one is over the limit (it then stays pending: pending() > kMaxRequestLine).
 	[[nodiscard]] bool next_line(std::string &line);
 	// Bytes of an incomplete line waiting for its '\n'.
 	[[nodiscard]] size_t pending() const { return buf_.size() - pos_; }
