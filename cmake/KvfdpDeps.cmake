@@ -4,7 +4,6 @@ find_package(Threads REQUIRED)
 
 pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
 pkg_check_modules(NVME IMPORTED_TARGET libnvme)
-pkg_check_modules(SYSTEMD IMPORTED_TARGET libsystemd)
 if(KVFDP_WITH_BPF)
   pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf)
 endif()

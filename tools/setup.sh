@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Install what kvfdp needs to build and test on Debian 12 (bookworm). Idempotent.
-# Never upgrades a host package: only missing packages are installed (--no-upgrade),
-# and apt waits for the dpkg lock instead of failing. QEMU 10 and bpftool 7.5 come from
-# bookworm-backports, which is added to apt's sources when absent.
+# Never upgrades a host package: only missing packages are installed (--no-upgrade), and an
+# install that would upgrade an installed package (a -dev package pinning a newer runtime
+# library, say) is refused before anything changes, naming the packages. apt waits for the
+# dpkg lock instead of failing. QEMU 10 and bpftool 7.5 come from bookworm-backports, which is
+# added to apt's sources when absent. What it changes on a host: that sources file
+# (/etc/apt/sources.list.d/kvfdp-backports.sources), apt's package lists, and the packages below.
+# The VM tests' prerequisites are hard requirements: it fails (exit 1) when QEMU with FDP
+# emulation cannot be installed, rather than leaving the vm tests to skip.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -13,7 +18,7 @@ BOOKWORM_PKGS=(
 	build-essential cmake ninja-build pkg-config git
 	clang llvm
 	liburing-dev libbpf-dev libelf-dev zlib1g-dev libnvme-dev
-	doctest-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev
+	doctest-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
 	kmod cpio xz-utils zstd e2fsprogs xfsprogs util-linux python3 valgrind
 )
 # From bookworm-backports: QEMU with FDP emulation and a bpftool that emits 1-byte enums.
@@ -55,12 +60,42 @@ fi
 
 mapfile -t want_main < <(missing "${BOOKWORM_PKGS[@]}")
 mapfile -t want_bp < <(missing "${BACKPORTS_PKGS[@]}")
-# qemu-system-x86 from bookworm itself (7.2) has no FDP; insist on the backports one.
-if dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null | grep -q '^1:7\.'; then
-	log "qemu-system-x86 7.x is installed; FDP needs 8.0+: install qemu-system-x86/bookworm-backports by hand (setup never upgrades)"
+# qemu-system-x86 from bookworm itself (7.2) has no FDP; the VM tests need the backports one.
+if dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null | grep -q '^1:[0-7]\.'; then
+	log "error: qemu-system-x86 $(dpkg-query -W -f='${Version}' qemu-system-x86) is installed; the VM tests need"
+	log "  FDP emulation (QEMU 8.0+). Setup never upgrades a package: upgrade it yourself with"
+	log "  apt-get install -t bookworm-backports qemu-system-x86   and run setup again."
+	exit 1
 fi
 
+# QEMU's FDP emulation is what the vm tests run on: a hard requirement, checked after installing.
+check_qemu() {
+	if ! qemu-system-x86_64 -device nvme-subsys,help 2>/dev/null | grep -q fdp; then
+		log "error: qemu-system-x86_64 ($(qemu-system-x86_64 --version 2>/dev/null | head -n 1)) has no FDP emulation;"
+		log "  the VM tests need qemu-system-x86 8.0+ from bookworm-backports"
+		exit 1
+	fi
+}
+
+# refuse_upgrades [APT-OPTION...] PKG...: fails, changing nothing, when installing the
+# packages would upgrade an installed one (apt's simulation shows "Inst NAME [OLD] (NEW ...)")
+refuse_upgrades() {
+	local sim up
+	if ! sim=$(apt-get -s "${APT_OPTS[@]}" install "$@" 2>&1); then
+		log "error: apt cannot install $*:"
+		echo "$sim" | grep -E '^(E|W):' | head -n 5 >&2
+		exit 1
+	fi
+	up=$(echo "$sim" | sed -n 's/^Inst \([^ ]*\) \[\([^]]*\)\] (\([^ ]*\).*/\1 \2 -> \3/p')
+	[ -z "$up" ] && return 0
+	log "error: installing $* would upgrade installed packages, and setup never upgrades:"
+	echo "$up" | sed 's/^/setup:   /' >&2
+	log "  upgrade them yourself (apt-get install --only-upgrade $(echo "$up" | cut -d' ' -f1 | tr '\n' ' ')) and run setup again"
+	exit 1
+}
+
 if [ ${#want_main[@]} -eq 0 ] && [ ${#want_bp[@]} -eq 0 ] && [ $need_update -eq 0 ]; then
+	check_qemu
 	log "all packages present"
 	exit 0
 fi
@@ -69,15 +104,22 @@ fi
 if [ $need_update -eq 1 ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ] ||
 	! apt-cache policy qemu-system-x86 2>/dev/null | grep -q bookworm-backports; then
 	log "apt-get update"
-	apt-get -q -o DPkg::Lock::Timeout=300 update >/dev/null
+	if ! apt-get -q -o DPkg::Lock::Timeout=300 update >/dev/null; then
+		log "error: apt-get update failed: the Debian archive (deb.debian.org, bookworm-backports) must be"
+		log "  reachable to install what is missing: ${want_main[*]} ${want_bp[*]}"
+		exit 1
+	fi
 fi
 
 if [ ${#want_main[@]} -gt 0 ]; then
+	refuse_upgrades "${want_main[@]}"
 	log "installing: ${want_main[*]}"
 	apt-get install "${APT_OPTS[@]}" "${want_main[@]}"
 fi
 if [ ${#want_bp[@]} -gt 0 ]; then
+	refuse_upgrades -t bookworm-backports "${want_bp[@]}"
 	log "installing from bookworm-backports: ${want_bp[*]}"
 	apt-get install "${APT_OPTS[@]}" -t bookworm-backports "${want_bp[@]}"
 fi
+check_qemu
 log "done"

@@ -17,20 +17,22 @@
 #include "tests/bpf/tracefs.hpp"
 #include "tests/support/skip.hpp"
 
+// Capabilities, decided before any check: root, BTF (CO-RE) and syscall tracepoints.
+// A load the verifier refuses is a failure (libbpf prints the verifier log above it).
+static const kvfdp::test::Requires need_root("root", kvfdp::test::probe_root("loading BPF programs"));
+static const kvfdp::test::Requires need_btf("btf", kvfdp::test::probe_btf());
+static const kvfdp::test::Requires need_tracefs("tracefs", kvfdp::test::probe_tracefs());
+
 TEST_CASE("bpf: hint_probe loads, attaches and counts F_SET_RW_HINT calls")
 {
-	kvfdp::test::require_root("loading BPF programs");
-	kvfdp::test::require_tracefs();
-
 	hint_probe *skel = hint_probe::open();
 	REQUIRE(skel != nullptr);
 	skel->rodata->target_tgid = static_cast<uint32_t>(::getpid());
 	int err = hint_probe::load(skel);
-	if (err) {
+	if (err)
 		hint_probe::destroy(skel);
-		kvfdp::test::skip(("the kernel refused the tracepoint program: " +
-				   std::string(std::strerror(-err))).c_str());
-	}
+	REQUIRE_MESSAGE(err == 0, "the kernel refused the tracepoint program hint_probe: " << std::strerror(-err)
+					  << " (the verifier log, if any, is above)");
 	REQUIRE(hint_probe::attach(skel) == 0);
 
 	char path[] = "/tmp/kvfdp-hint-probe-XXXXXX";

@@ -1,7 +1,9 @@
 // Scratch loop / named disks with a fresh filesystem for the tagger tests.
 #include "tests/bpf/test_disk.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -23,15 +25,19 @@ int run_cmd(const std::string &cmd)
 
 namespace {
 
-std::string read_cmd(const std::string &cmd)
+// The command's output (trailing newlines dropped); its exit status into *rc (-1: not run).
+std::string read_cmd(const std::string &cmd, int *rc = nullptr)
 {
 	std::string out;
+	int status = -1;
 	if (std::FILE *p = ::popen(cmd.c_str(), "r")) {
 		char buf[256];
 		while (std::fgets(buf, sizeof(buf), p))
 			out += buf;
-		::pclose(p);
+		status = ::pclose(p);
 	}
+	if (rc)
+		*rc = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
 		out.pop_back();
 	return out;
@@ -41,43 +47,47 @@ std::string read_cmd(const std::string &cmd)
 
 ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fstype)
 {
+	// Root and the loop driver are capabilities (Requires(..., probe_scratch_disk())); past
+	// them, anything that goes wrong here is a failure the test reports with why().
 	require_root("creating loop devices and filesystems");
-	std::string mkfs = fstype == "xfs" ? "mkfs.xfs" : "mkfs.ext4";
-	if (run_cmd("command -v " + mkfs + " >/dev/null 2>&1") != 0) {
-		why_ = mkfs + " is not installed";
-		return;
-	}
 	if (const char *d = std::getenv("KVFDP_BPF_TEST_DISK"); d && *d) {
 		disk_ = d;
 	} else {
-		if (run_cmd("command -v losetup >/dev/null 2>&1") != 0)
-			skip("losetup is not installed (util-linux)");
 		char tmpl[] = "/var/tmp/kvfdp-bpf-disk-XXXXXX";
 		int fd = ::mkstemp(tmpl);
-		if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size_mib) << 20) != 0)
-			skip("cannot create the loop backing file in /var/tmp");
+		if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size_mib) << 20) != 0) {
+			why_ = std::string("cannot create the loop backing file in /var/tmp: ") + std::strerror(errno);
+			if (fd >= 0)
+				::close(fd);
+			return;
+		}
 		::close(fd);
 		backing_ = tmpl;
-		disk_ = read_cmd("losetup --find --show " + backing_ + " 2>/dev/null");
-		if (disk_.rfind("/dev/loop", 0) != 0)
-			skip("losetup could not attach a loop device (no loop driver?)");
+		disk_ = read_cmd("losetup --find --show " + backing_ + " 2>&1");
+		if (disk_.rfind("/dev/loop", 0) != 0) {
+			why_ = "losetup --find --show " + backing_ + " failed: " + disk_;
+			disk_.clear();
+			return;
+		}
 		loop_ = true;
 	}
 	std::string cmd = fstype == "xfs"
 		? "mkfs.xfs -q -f -K " + disk_
 		: "mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 " + disk_;
-	if (run_cmd(cmd + " >/dev/null 2>&1") != 0) {
-		why_ = cmd + " failed";
+	int rc = 0;
+	std::string out = read_cmd(cmd + " 2>&1", &rc);
+	if (rc != 0) {
+		why_ = cmd + " failed (exit " + std::to_string(rc) + "): " + out;
 		return;
 	}
 	char mt[] = "/tmp/kvfdp-bpf-mnt-XXXXXX";
 	if (!::mkdtemp(mt)) {
-		why_ = "mkdtemp failed";
+		why_ = std::string("mkdtemp failed: ") + std::strerror(errno);
 		return;
 	}
 	mnt_ = mt;
 	if (::mount(disk_.c_str(), mnt_.c_str(), fstype.c_str(), 0, nullptr) != 0) {
-		why_ = "mount " + disk_ + " (" + fstype + ") failed";
+		why_ = "mount " + disk_ + " on " + mnt_ + " (" + fstype + ") failed: " + std::strerror(errno);
 		return;
 	}
 	mounted_ = true;
@@ -94,6 +104,17 @@ ScratchFs::~ScratchFs()
 		run_cmd("losetup -d " + disk_ + " >/dev/null 2>&1");
 	if (!backing_.empty())
 		::unlink(backing_.c_str());
+}
+
+std::function<std::string()> probe_scratch_disk()
+{
+	return [] {
+		if (const char *d = std::getenv("KVFDP_BPF_TEST_DISK"); d && *d)
+			return std::string();
+		if (std::string why = probe_root("creating loop devices and filesystems")(); !why.empty())
+			return why;
+		return probe_loop()();
+	};
 }
 
 } // namespace kvfdp::test

@@ -2,6 +2,7 @@
 // KVFDP_BPF_TEST_DISK (the VM scenario passes /dev/nvme0n1), with a fresh filesystem.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace kvfdp::test {
@@ -9,8 +10,9 @@ namespace kvfdp::test {
 class ScratchFs {
 public:
 	// Creates the disk (loop unless KVFDP_BPF_TEST_DISK is set), runs mkfs for fstype
-	// ("ext4" or "xfs") and mounts it. Skips (77) when root, losetup or mkfs is missing;
-	// sets ok() false with why() when only this filesystem cannot be made.
+	// ("ext4" or "xfs") and mounts it. Skips (77, "root") without root; any other problem
+	// (losetup, mkfs, mount) sets ok() false with why() holding the command's output: the
+	// test must fail on it (REQUIRE_MESSAGE(fs.ok(), fs.why())), never pass or skip.
 	explicit ScratchFs(const std::string &fstype, unsigned size_mib = 320);
 	~ScratchFs();
 	ScratchFs(const ScratchFs &) = delete;
@@ -25,6 +27,10 @@ private:
 	std::string fstype_, disk_, backing_, mnt_, why_;
 	bool loop_ = false, mounted_ = false, ok_ = false;
 };
+
+// The up-front capability probe of a test that makes a ScratchFs (tests/support/skip.hpp):
+// root and the loop driver, or nothing when KVFDP_BPF_TEST_DISK names a disk.
+std::function<std::string()> probe_scratch_disk();
 
 // Runs a shell command; returns its exit status (-1 when it could not run).
 int run_cmd(const std::string &cmd);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bpf/user/cgroups.hpp"
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/disks.hpp"
 #include "bpf/user/files.hpp"
@@ -136,21 +137,151 @@ private:
 	std::vector<std::pair<std::string, std::string>> saved_;
 };
 
-Tagger load_or_skip(const TaggerOptions &o)
+// A refusal (the verifier's, or a missing hook) is a failure with libbpf's message; the
+// capabilities it needs (root, BTF) were checked before any test case ran.
+Tagger load_tagger(const TaggerOptions &o)
 {
 	auto t = Tagger::load(o);
-	if (!t)
-		test::skip(("the kernel refused the BPF tagger: " + t.error().message()).c_str());
+	REQUIRE_MESSAGE(t.ok(), "the kernel refused the BPF tagger: " << (t.ok() ? "" : t.error().message())
+						<< " (the verifier log, if any, is above)");
 	return std::move(t).value();
+}
+
+uint64_t dir_ino(const std::string &path)
+{
+	struct stat st {};
+	REQUIRE_MESSAGE(::stat(path.c_str(), &st) == 0, "stat " << path << ": " << std::strerror(errno));
+	return st.st_ino;
+}
+
+// Directory rules cover their subtree (the nearest rule wins); every created file records
+// its writer: the named writer of its directory subtree, else of its cgroup, else its cgroup.
+// The expected cgroup id is the test's own, read from /proc/self/cgroup and the cgroup2 mount.
+void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev, const ActiveSources &src,
+				EventLog &log, const std::string &ruled, uint8_t rule_cls)
+{
+	const std::string deep = ruled + "/a/b/c";
+	REQUIRE(::mkdir((ruled + "/a").c_str(), 0755) == 0);
+	REQUIRE(::mkdir((ruled + "/a/b").c_str(), 0755) == 0);
+	REQUIRE(::mkdir(deep.c_str(), 0755) == 0);
+	const std::string inner = ruled + "/a/long";
+	REQUIRE(::mkdir(inner.c_str(), 0755) == 0);
+	REQUIRE(t.add_dir_rule(inner, KVFDP_CLASS_LONG).ok());
+	const std::string team = mnt + "/team";
+	REQUIRE(::mkdir(team.c_str(), 0755) == 0);
+	REQUIRE(::mkdir((team + "/x").c_str(), 0755) == 0);
+	constexpr uint32_t kTeam = KVFDP_WRITER_NAMED | 1, kMine = KVFDP_WRITER_NAMED | 2;
+	REQUIRE(t.add_writer_dir(team, kTeam).ok());
+
+	auto mount = cgroup2_mount();
+	auto self = self_cgroup_path();
+	REQUIRE_MESSAGE(self.ok(), (self.ok() ? "" : self.error().message()));
+	// Where no cgroup2 hierarchy is mounted, mount one for the check (the ids are the same).
+	std::string root;
+	char tmpl[] = "/tmp/kvfdp-cg2-XXXXXX";
+	bool mounted = false;
+	if (mount.ok()) {
+		root = *mount;
+	} else {
+		REQUIRE(::mkdtemp(tmpl) != nullptr);
+		root = tmpl;
+		REQUIRE_MESSAGE(::system(("mount -t cgroup2 none " + root).c_str()) == 0, "mount cgroup2");
+		mounted = true;
+	}
+	auto my_id = cgroup_id_of(root, *self);
+	REQUIRE_MESSAGE(my_id.ok(), (my_id.ok() ? "" : my_id.error().message()));
+	auto back = cgroup_path_of(root, *my_id);
+	REQUIRE(back.ok());
+	CHECK(*back == *self);
+
+	Written deep_file = write_file(deep + "/f", 0, kMiB / 4, false);
+	Written long_file = write_file(inner + "/f", 0, kMiB / 4, false);
+	Written team_file = write_file(team + "/x/f", 0, kMiB / 4, false);
+	Written plain_file = write_file(mnt + "/plain", 0, kMiB / 4, false);
+	REQUIRE(t.add_writer_cgroup(*my_id, kMine).ok());
+	Written mine_file = write_file(mnt + "/mine", 0, kMiB / 4, false);
+	Written mine_team = write_file(team + "/mine", 0, kMiB / 4, false);
+	REQUIRE(t.remove_writer_cgroup(*my_id).ok());
+	::sync();
+	if (mounted) {
+		::system(("umount " + root).c_str());
+		::rmdir(root.c_str());
+	}
+
+	CHECK(t.inode_policy(dev, deep_file.ino) == rule_cls);   // three levels below the rule
+	CHECK(t.inode_policy(dev, long_file.ino) == KVFDP_CLASS_LONG);  // the nearer rule wins
+	CHECK(t.inode_policy(dev, team_file.ino) == -1);
+	const uint32_t by_cgroup = kvfdp_writer_of_cgroup(*my_id);
+	CHECK(t.inode_writer(dev, deep_file.ino) == by_cgroup);
+	CHECK(t.inode_writer(dev, team_file.ino) == kTeam);
+	CHECK(t.inode_writer(dev, plain_file.ino) == by_cgroup);
+	CHECK(t.inode_writer(dev, mine_file.ino) == kMine);
+	CHECK(t.inode_writer(dev, mine_team.ino) == kTeam);  // the directory wins over the cgroup
+	REQUIRE_MESSAGE(src.create_events, "create events are not active: " << src.notes);
+	const std::vector<Written> made = {deep_file, long_file, team_file, plain_file, mine_file, mine_team};
+	CHECK(log.wait_for(t, [&] {
+		for (const auto &w : made)
+			if (!log.find(KVFDP_EV_CREATE, dev, w.ino))
+				return false;
+		return true;
+	}));
+	const uint64_t ruled_ino = dir_ino(ruled), inner_ino = dir_ino(inner), team_ino = dir_ino(team);
+	struct Want {
+		const Written *w;
+		uint32_t writer;
+		uint64_t subtree;
+		uint32_t cls;
+	};
+	for (const Want &x : {Want{&deep_file, by_cgroup, ruled_ino, rule_cls},
+			      Want{&long_file, by_cgroup, inner_ino, KVFDP_CLASS_LONG},
+			      Want{&team_file, kTeam, team_ino, KVFDP_NO_CLASS},
+			      Want{&plain_file, by_cgroup, 0, KVFDP_NO_CLASS},
+			      Want{&mine_file, kMine, 0, KVFDP_NO_CLASS},
+			      Want{&mine_team, kTeam, team_ino, KVFDP_NO_CLASS}}) {
+		const kvfdp_event *e = log.find(KVFDP_EV_CREATE, dev, x.w->ino);
+		if (!e)
+			continue;
+		CHECK_MESSAGE(e->cgroup_id == *my_id, x.w->path << ": cgroup " << e->cgroup_id);
+		CHECK_MESSAGE(e->writer == x.writer, x.w->path << ": writer " << e->writer);
+		CHECK_MESSAGE(e->subtree_ino == x.subtree, x.w->path << ": subtree " << e->subtree_ino);
+		CHECK_MESSAGE(e->value == x.cls, x.w->path << ": class " << e->value);
+		if (const FileRecord *r = log.files.find_live(dev, x.w->ino)) {
+			CHECK(r->writer == x.writer);
+			CHECK(r->cgroup_id == *my_id);
+		}
+	}
+	// The tag slots of these files' requests carry their writer.
+	SlotReader &r = t.slots();
+	int carried = 0;
+	for (uint32_t q = 0; q < r.queues(); q++)
+		for (uint32_t tag = 0; tag < r.depth(); tag++) {
+			const volatile kvfdp_tag_slot *s = r.slot(q, tag);
+			if (!s || s->seq == 0)
+				continue;
+			for (const Want &x : {Want{&team_file, kTeam, 0, 0}, Want{&plain_file, by_cgroup, 0, 0},
+					      Want{&mine_file, kMine, 0, 0}, Want{&mine_team, kTeam, 0, 0}})
+				if (s->ino == x.w->ino && s->dev == dev) {
+					CHECK_MESSAGE(s->writer == x.writer, x.w->path << ": slot writer " << s->writer);
+					carried++;
+				}
+		}
+	CHECK_MESSAGE(carried > 0, "no tag slot was left by the writer files' requests");
+	REQUIRE(t.remove_writer_dir(team).ok());
+	for (const auto &w : made)
+		REQUIRE(::unlink(w.path.c_str()) == 0);
+	CHECK(log.wait_for(t, [&] {
+		for (const auto &w : made)
+			if (!log.find(KVFDP_EV_UNLINK, dev, w.ino))
+				return false;
+		return true;
+	}));
+	CHECK(t.inode_writer(dev, team_file.ino) == 0);  // dropped at its last unlink
 }
 
 void check_filesystem(const std::string &fstype)
 {
 	test::ScratchFs fs(fstype);
-	if (!fs.ok()) {
-		MESSAGE("not testing " << fstype << ": " << fs.why());
-		return;
-	}
+	REQUIRE_MESSAGE(fs.ok(), "cannot make the " << fstype << " scratch filesystem: " << fs.why());
 	auto disk_devt = disk_dev(fs.disk());
 	REQUIRE(disk_devt.ok());
 	std::vector<RequestDisk> rq_disks = request_disks(*disk_devt);
@@ -165,7 +296,7 @@ void check_filesystem(const std::string &fstype)
 	opts.depth = depth;
 	if (static_cast<uint64_t>(queues) * depth > KVFDP_MAX_SLOTS)
 		opts.queues = KVFDP_MAX_SLOTS / depth;
-	Tagger t = load_or_skip(opts);
+	Tagger t = load_tagger(opts);
 	const ActiveSources &src = t.sources();
 	MESSAGE(fstype << " on " << fs.disk() << ": active sources: " << src.describe()
 		       << (src.notes.empty() ? "" : " (" + src.notes + ")"));
@@ -280,6 +411,8 @@ void check_filesystem(const std::string &fstype)
 		if (const FileRecord *r = log.files.find_live(dev, rule_file.ino))
 			CHECK(r->cls == kRuleClass);
 	}
+
+	check_subtrees_and_writers(t, fs.mnt(), dev, src, log, ruled, kRuleClass);
 
 	// A file's measured lifetime lies between what userspace saw on either side.
 	REQUIRE_MESSAGE(!src.unlink_hook.empty(), "no unlink hook attached: " << src.notes);
@@ -397,6 +530,12 @@ void check_filesystem(const std::string &fstype)
 	CHECK(t.stats()[KVFDP_STAT_ISSUED] == issued);
 	::unlink(after.path.c_str());
 }
+
+// Capabilities, decided before any check: root, BTF and a scratch disk (loop, or
+// KVFDP_BPF_TEST_DISK).
+const test::Requires need_root("root", test::probe_root("loading BPF programs"));
+const test::Requires need_btf("btf", test::probe_btf());
+const test::Requires need_disk("loop", test::probe_scratch_disk());
 
 } // namespace
 

@@ -1,9 +1,14 @@
 // Mounting tracefs for host BPF tests that attach syscall tracepoints.
 #pragma once
 
+#include <functional>
+#include <string>
+
 namespace kvfdp::test {
 
-// Ensures /sys/kernel/tracing is a mounted tracefs; skips the test (77) when it cannot be.
-void require_tracefs();
+// The up-front capability probe (tests/support/skip.hpp, capability "tracefs"): mounts
+// tracefs at /sys/kernel/tracing when it is not, and says why when it cannot be or the
+// kernel has no syscall tracepoints.
+std::function<std::string()> probe_tracefs();
 
 } // namespace kvfdp::test

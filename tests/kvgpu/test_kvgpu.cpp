@@ -19,6 +19,7 @@
 #include "kvgpu/kvgpu.h"
 #include "kvgpu/kvgpu.hpp"
 #include "tests/kvgpu/kvgpu_test_util.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace kvfdp::gpu;
 using kvfdp::gpu::test::TempDir;
@@ -255,7 +256,7 @@ TEST_CASE("kvgpu: each chunk file carries its lifetime as the write hint (F_GET_
 	}
 }
 
-TEST_CASE("kvgpu: where O_DIRECT is refused the store falls back to buffered and says so")
+TEST_CASE("kvgpu: O_DIRECT is used where the filesystem takes it (tmpfs: either way, reported)")
 {
 	TempDir disk;
 	REQUIRE(disk.ok());
@@ -283,17 +284,19 @@ TEST_CASE("kvgpu: where O_DIRECT is refused the store falls back to buffered and
 		CHECK(s.direct_io == 1);
 		CHECK(s.direct_files == 1);
 	}
-	// ramfs has no direct I/O at all: open(O_DIRECT) fails with EINVAL.
-	if (::geteuid() != 0) {
-		MESSAGE("SKIP case: mounting ramfs (which refuses O_DIRECT) needs root");
-		return;
-	}
+}
+
+// ramfs has no direct I/O at all: open(O_DIRECT) fails with EINVAL. Mounting it needs root
+// (decided before any case runs: without root the executable exits 77, "SKIP: root: ...").
+TEST_CASE("kvgpu: on ramfs, which refuses O_DIRECT, the store is buffered and a strict open fails" *
+	  kvfdp::test::case_requires("root", kvfdp::test::probe_root("mounting ramfs")))
+{
+	kvgpu_options on = host_options();
+	on.direct_io = KVGPU_DIRECT_ON;
 	TempDir mnt;
 	REQUIRE(mnt.ok());
-	if (::mount("kvgpu-ramfs", mnt.path().c_str(), "ramfs", 0, nullptr) != 0) {
-		MESSAGE("SKIP case: cannot mount ramfs: " << std::strerror(errno));
-		return;
-	}
+	REQUIRE_MESSAGE(::mount("kvgpu-ramfs", mnt.path().c_str(), "ramfs", 0, nullptr) == 0,
+			"mount -t ramfs on " << mnt.path() << ": " << std::strerror(errno));
 	{
 		Ctx c(mnt.path(), host_options());
 		REQUIRE(c.rc == 0);
@@ -442,18 +445,14 @@ TEST_CASE("kvgpu: bad input gets clean error codes")
 	CHECK(std::string(kvgpu_strerror(KVGPU_ERR_NO_SPACE)).find("full") != std::string::npos);
 }
 
-TEST_CASE("kvgpu: a full filesystem gives KVGPU_ERR_NO_SPACE and leaves no temp file")
+// A 256 KiB tmpfs fills up for real (needs root to mount; decided before any case runs).
+TEST_CASE("kvgpu: a full filesystem gives KVGPU_ERR_NO_SPACE and leaves no temp file" *
+	  kvfdp::test::case_requires("root", kvfdp::test::probe_root("mounting a small tmpfs")))
 {
-	if (::geteuid() != 0) {
-		MESSAGE("SKIP case: mounting a small tmpfs needs root");
-		return;
-	}
 	TempDir mnt;
 	REQUIRE(mnt.ok());
-	if (::mount("kvgpu-full", mnt.path().c_str(), "tmpfs", 0, "size=256k") != 0) {
-		MESSAGE("SKIP case: cannot mount tmpfs: " << std::strerror(errno));
-		return;
-	}
+	REQUIRE_MESSAGE(::mount("kvgpu-full", mnt.path().c_str(), "tmpfs", 0, "size=256k") == 0,
+			"mount -t tmpfs -o size=256k on " << mnt.path() << ": " << std::strerror(errno));
 	{
 		Ctx c(mnt.path(), host_options());
 		REQUIRE(c.rc == 0);

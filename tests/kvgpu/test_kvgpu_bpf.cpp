@@ -36,13 +36,11 @@ struct Evicted {
 void check_filesystem(const std::string &fstype)
 {
 	ktest::ScratchFs fs(fstype, 320);
-	if (!fs.ok()) {
-		MESSAGE("not testing " << fstype << ": " << fs.why());
-		return;
-	}
+	REQUIRE_MESSAGE(fs.ok(), "cannot make the " << fstype << " scratch filesystem: " << fs.why());
 	auto t = bpf::Tagger::load(bpf::TaggerOptions{});
-	if (!t)
-		ktest::skip(("the kernel refused the BPF tagger: " + t.error().message()).c_str());
+	// A refusal (the verifier's) is a failure: root and BTF were checked up front.
+	REQUIRE_MESSAGE(t.ok(), "the kernel refused the BPF tagger: " << (t.ok() ? "" : t.error().message())
+						<< " (the verifier log, if any, is above)");
 	// Counters only: no tag slots, as for any disk kvfdpd does not serve through ublk.
 	REQUIRE(t->watch_disk(fs.disk(), 0).ok());
 	auto fsdev = bpf::path_fs_dev(fs.mnt());
@@ -118,16 +116,19 @@ void check_filesystem(const std::string &fstype)
 	}
 }
 
+// Capabilities, decided before any check: root, BTF, the loop driver.
+const ktest::Requires need_root("root", ktest::probe_root("loading BPF and creating loop devices"));
+const ktest::Requires need_btf("btf", ktest::probe_btf());
+const ktest::Requires need_loop("loop", ktest::probe_scratch_disk());
+
 } // namespace
 
 TEST_CASE("kvgpu bpf: evictions are counted under the lifetime class they were given (ext4)")
 {
-	ktest::require_root("loading BPF and creating loop devices");
 	check_filesystem("ext4");
 }
 
 TEST_CASE("kvgpu bpf: evictions are counted under the lifetime class they were given (XFS)")
 {
-	ktest::require_root("loading BPF and creating loop devices");
 	check_filesystem("xfs");
 }

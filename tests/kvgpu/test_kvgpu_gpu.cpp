@@ -28,35 +28,37 @@ using kvfdp::gpu::test::TempDir;
 
 #ifndef KVGPU_WITH_CUDA
 
+static const kvfdp::test::Requires need_cuda("cuda", [] {
+	return std::string("libkvgpu was built without CUDA (no nvcc at configure time)");
+});
+
 TEST_CASE("kvgpu gpu: the CUDA engine on a real device")
 {
 	CHECK(kvgpu_has_cuda() == 0);
-	kvfdp::test::skip("libkvgpu was built without CUDA (no nvcc at configure time)");
 }
 
 #else
 
 namespace {
 
-// Skips the whole executable unless a CUDA device is usable; prints which one runs otherwise.
+// The capability is an NVIDIA GPU on the PCI bus, decided before any check. With one there,
+// a CUDA build the driver cannot run (too old a driver, no libcuda.so.1) is a failure.
+const kvfdp::test::Requires need_gpu("gpu", kvfdp::test::probe_gpu());
+
+// REQUIREs a usable CUDA device; prints which one runs.
 void require_gpu()
 {
 	static bool checked = false;
 	if (checked)
 		return;
-	checked = true;
-	if (kvgpu_has_cuda() != 1)
-		kvfdp::test::skip("libkvgpu was built without CUDA");
+	REQUIRE(kvgpu_has_cuda() == 1);
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess) {
-		std::string why = std::string("no usable CUDA driver or GPU: cudaGetDeviceCount: ") +
-				  cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
-				  "; is the NVIDIA driver, libcuda.so.1, installed and new enough?)";
-		kvfdp::test::skip(why.c_str());
-	}
-	if (n == 0)
-		kvfdp::test::skip("the CUDA driver reports no GPU");
+	REQUIRE_MESSAGE(e == cudaSuccess, "a GPU is on the PCI bus but CUDA cannot use it: cudaGetDeviceCount: "
+						  << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
+						  << "; is the NVIDIA driver, libcuda.so.1, installed and new enough for this CUDA build?)");
+	REQUIRE_MESSAGE(n > 0, "a GPU is on the PCI bus but the CUDA driver reports none");
+	checked = true;
 	cudaDeviceProp p{};
 	if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
 		MESSAGE("GPU 0: " << p.name << ", " << (p.totalGlobalMem >> 20) << " MiB");

@@ -51,7 +51,10 @@ expect_ge() {
 # die MSG: the scenario fails now
 die() { echo "FAIL: $*"; exit 1; }
 
-# skip MSG: the scenario cannot run here (exit 77); the host reports MSG
+# skip CAPABILITY: REASON: the scenario cannot run here (exit 77); the host reports it. Start the
+# message with the missing capability (a word, docs/build.md): `skip "ublk: no ublk_drv"`. A skip
+# without one counts as "unspecified", which ./tools/dev.sh test never allows. Only for a missing
+# capability: a failed command is a failure (die/check), never a skip.
 skip() { echo "SKIP: $*"; exit 77; }
 
 # need PROG...: dies unless every PROG is on PATH (a missing project program is a build problem)
@@ -63,7 +66,7 @@ need() {
 
 # need_ublk: skips (77) unless the guest kernel has ublk_drv (bookworm's 6.1 cloud kernel has none)
 need_ublk() {
-	[ "${KVFDP_UBLK:-1}" = 1 ] || skip "kernel $(uname -r) (--kernel ${KVFDP_KERNEL:-?}) has no ublk_drv: run this scenario on 6.12"
+	[ "${KVFDP_UBLK:-1}" = 1 ] || skip "ublk: kernel $(uname -r) (--kernel ${KVFDP_KERNEL:-?}) has no ublk_drv: run this scenario on 6.12"
 }
 
 # wait_until SECONDS CMD...: polls CMD every 50 ms until it succeeds; returns 1 after SECONDS.

@@ -3,7 +3,7 @@
 # pointed at KVFDPD, the settings docs/deploy.md relies on, and (with systemd-sysusers) the
 # kvfdp.sysusers snippet next to it; exit 77 without systemd-analyze.
 unit=$1; bin=$2; dir=$3
-command -v systemd-analyze > /dev/null 2>&1 || { echo "SKIP: systemd-analyze is not installed"; exit 77; }
+command -v systemd-analyze > /dev/null 2>&1 || { echo "SKIP: systemd: systemd-analyze is not installed"; exit 77; }
 mkdir -p "$dir" || exit 1
 sed "s#/usr/local/bin/kvfdpd#$bin#" "$unit" > "$dir/kvfdpd.service" || exit 1
 out=$(systemd-analyze verify "$dir/kvfdpd.service" 2>&1)
