@@ -1,6 +1,7 @@
 // kvfdpd control protocol: request parsing, reply framing, the 64 KiB line limit, fuzzing.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "userspace/daemon/control_proto.hpp"
@@ -51,8 +52,12 @@ TEST_CASE("control: replies are single JSON lines")
 	json j = json::parse(e);
 	CHECK(j["ok"] == false);
 	CHECK(j["error"] == "two lines");
-	// Invalid UTF-8 (a path from the system) must not throw.
-	CHECK_NOTHROW((void)reply_ok(json{{"p", std::string("\xff\xfe")}}));
+	// Invalid UTF-8 (a path from the system) is replaced by U+FFFD, still one JSON line.
+	const std::string bad = reply_ok(json{{"p", std::string("a\xff\xfe")}});
+	CHECK(bad.find('\n') == bad.size() - 1);
+	json b = json::parse(bad);
+	CHECK(b["ok"] == true);
+	CHECK(b["data"]["p"] == "a\xef\xbf\xbd\xef\xbf\xbd");
 }
 
 TEST_CASE("control: line buffer splits lines across reads")
@@ -87,9 +92,10 @@ TEST_CASE("control: a line over 64 KiB is refused, one at the limit is not")
 	CHECK(!ok);
 }
 
-// Random and mutated inputs: the parser either accepts with a string cmd or returns an
-// error line; it never throws or crashes.
-TEST_CASE("control: fuzzed requests never throw")
+// Random and mutated inputs: the parser either accepts an object with a string cmd or
+// returns a one-line error; an accepted request's reply carries it back unchanged, and
+// framing yields one line per '\n'.
+TEST_CASE("control: fuzzed requests are accepted whole or refused with one line")
 {
 	std::mt19937_64 rng(12345);
 	const std::string seeds[] = {R"({"cmd":"status"})", R"({"cmd":"files","limit":10})",
@@ -118,22 +124,43 @@ TEST_CASE("control: fuzzed requests never throw")
 		Request r;
 		std::string err;
 		bool ok = false;
-		CHECK_NOTHROW(ok = parse_request(s, r, err));
+		REQUIRE_NOTHROW(ok = parse_request(s, r, err));
 		if (ok) {
 			accepted++;
-			uint64_t v = 1;
-			CHECK_NOTHROW((void)get_positive_arg(r, "limit", v, err));
-			CHECK_NOTHROW((void)reply_ok(r.args));
+			REQUIRE(r.args.is_object());
+			REQUIRE(r.args.contains("cmd"));
+			CHECK(r.args["cmd"] == r.cmd);
+			// limit: accepted exactly when absent or a positive integer, and then read as it is.
+			uint64_t v = 7;
+			std::string aerr;
+			const auto lim = r.args.find("limit");
+			const bool valid = lim == r.args.end() || (lim->is_number_unsigned() && lim->get<uint64_t>() > 0);
+			CHECK(get_positive_arg(r, "limit", v, aerr) == valid);
+			if (!valid)
+				CHECK(aerr == r.cmd + ".limit must be a positive integer");
+			else
+				CHECK(v == (lim == r.args.end() ? 7 : lim->get<uint64_t>()));
+			// The reply is one line that parses back to the request.
+			const std::string reply = reply_ok(r.args);
+			CHECK(reply.find('\n') == reply.size() - 1);
+			CHECK(json::parse(reply)["data"] == r.args);
 		} else {
 			rejected++;
 			CHECK(!err.empty());
 			CHECK(err.find('\n') == std::string::npos);
+			const json e = json::parse(reply_error(err));
+			CHECK(e["ok"] == false);
+			CHECK(e["error"] == err);
 		}
 		LineBuffer b;
 		std::string line;
 		CHECK(b.append(s));
-		while (b.next_line(line))
+		size_t lines = 0;
+		while (b.next_line(line)) {
 			CHECK(line.find('\n') == std::string::npos);
+			lines++;
+		}
+		CHECK(lines == static_cast<size_t>(std::count(s.begin(), s.end(), '\n')));
 	}
 	CHECK(accepted > 0);
 	CHECK(rejected > 0);

@@ -74,14 +74,15 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 	req["cmd"] = cmd;
 	std::string line = req.dump() + "\n";
 	size_t off = 0;
+	bool send_failed = false;  // a refused connection: its one-line reason may be waiting
 	while (off < line.size()) {
 		ssize_t n = send(c.fd.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return fail(DaemonFailure::protocol,
-				    "kvfdpd at " + path + " closed the connection while we sent '" +
-					    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");
+		if (n <= 0) {
+			send_failed = true;
+			break;
+		}
 		off += static_cast<size_t>(n);
 	}
 	std::string reply;
@@ -112,6 +113,10 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 		if (n <= 0) {
 			if (!reply.empty())
 				break; // a final line without '\n'
+			if (send_failed)
+				return fail(DaemonFailure::protocol,
+					    "kvfdpd at " + path + " closed the connection while we sent '" +
+						    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");
 			return fail(DaemonFailure::protocol,
 				    "kvfdpd at " + path + " closed the connection without answering '" +
 					    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");

@@ -1,11 +1,14 @@
 // ControlServer: accept, read lines, answer, enforce the limits.
 #include "userspace/daemon/control_server.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <grp.h>
 #include <map>
+#include <string>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -20,17 +23,40 @@ namespace kvfdp::daemon {
 
 namespace {
 
-constexpr size_t kMaxConnections = 64;
-constexpr size_t kMaxQueuedReply = 1 << 20;
-constexpr auto kIncompleteLineTimeout = std::chrono::seconds(10);
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kUnknownUid = UINT32_MAX;
 
 struct Conn {
 	UniqueFd fd;
+	uint32_t uid = kUnknownUid;
 	LineBuffer in;
 	std::string out;
-	std::chrono::steady_clock::time_point last_progress;
-	bool closing = false;  // close once out is flushed
+	Clock::time_point last_progress;  // accepted, or the last byte received or sent
+	bool closing = false;             // close once what is answered is sent
 };
+
+uint32_t peer_uid(int fd)
+{
+	ucred cr{};
+	socklen_t len = sizeof(cr);
+	if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return kUnknownUid;
+	return cr.uid;
+}
+
+std::string seconds(std::chrono::milliseconds ms)
+{
+	char b[32];
+	std::snprintf(b, sizeof(b), "%g s", static_cast<double>(ms.count()) / 1000.0);
+	return b;
+}
+
+// How often the timeouts are checked: a quarter of the shortest, between 10 ms and 1 s.
+int tick_ms(const ControlLimits &l)
+{
+	const auto shortest = std::min({l.idle_timeout, l.incomplete_line_timeout, l.unread_reply_timeout});
+	return static_cast<int>(std::clamp<long long>(shortest.count() / 4, 10, 1000));
+}
 
 void mkdir_parent(const std::string &path)
 {
@@ -46,9 +72,28 @@ void mkdir_parent(const std::string &path)
 
 } // namespace
 
-ControlServer::ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, Handler handler)
+std::string admission_refusal(const ControlLimits &l, uint32_t uid, size_t open_total, size_t open_by_uid)
+{
+	const std::string idle = " (an idle connection is closed after " + seconds(l.idle_timeout) + ")";
+	if (open_total >= l.max_connections)
+		return "kvfdpd's control socket has " + std::to_string(open_total) +
+		       " connections open, its limit: retry in a few seconds" + idle;
+	if (uid == 0)
+		return "";
+	const std::string who = uid == kUnknownUid ? std::string("a client of unknown uid") : "uid " + std::to_string(uid);
+	if (open_by_uid >= l.max_per_uid)
+		return who + " has " + std::to_string(open_by_uid) + " connections open to kvfdpd, the most one user may hold: close idle ones" + idle;
+	const size_t shared = l.max_connections > l.reserved_for_root ? l.max_connections - l.reserved_for_root : 0;
+	if (open_total >= shared)
+		return "kvfdpd's control socket has " + std::to_string(open_total) + " connections open; the other " +
+		       std::to_string(l.max_connections - open_total) + " are kept for root: retry in a few seconds" + idle;
+	return "";
+}
+
+ControlServer::ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, Handler handler,
+			     ControlLimits limits)
 	: path_(std::move(path)), listen_fd_(std::move(listen_fd)), epoll_fd_(std::move(epoll_fd)),
-	  wake_fd_(std::move(wake_fd)), handler_(std::move(handler))
+	  wake_fd_(std::move(wake_fd)), handler_(std::move(handler)), limits_(limits)
 {
 }
 
@@ -59,22 +104,24 @@ ControlServer::~ControlServer()
 		::unlink(path_.c_str());
 }
 
-Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &path, Handler handler)
+Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &path, Handler handler, ControlLimits limits)
 {
 	sockaddr_un addr{};
 	addr.sun_family = AF_UNIX;
 	if (path.empty() || path.size() >= sizeof(addr.sun_path))
-		return make_error(std::errc::filename_too_long, "control socket path '" + path + "' is empty or too long");
+		return guidance_error(std::errc::filename_too_long,
+				      "control socket path '" + path + "' is empty or longer than " +
+					      std::to_string(sizeof(addr.sun_path) - 1) + " bytes: pass a shorter --socket");
 	std::memcpy(addr.sun_path, path.c_str(), path.size());
+	// A socket left by a killed daemon: replace it, but never a live one.
+	struct stat st{};
+	if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+		return guidance_error(std::errc::file_exists, path + " exists and is not a socket; remove it or pass --socket");
 	mkdir_parent(path);
 	UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (!fd)
 		return errno_error(errno, "socket(AF_UNIX)");
-	// A socket left by a killed daemon: replace it, but never a live one.
-	struct stat st{};
 	if (::lstat(path.c_str(), &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return guidance_error(std::errc::file_exists, path + " exists and is not a socket; remove it or pass --socket");
 		UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 		if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0)
 			return guidance_error(std::errc::address_in_use,
@@ -82,29 +129,30 @@ Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &
 		::unlink(path.c_str());
 	}
 	if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0)
-		return errno_error(errno, "bind " + path);
+		return errno_error(errno, "binding the control socket " + path + " (pass --socket PATH in a writable directory)");
+	// From here the path is ours: the server's destructor removes it.
+	auto server = std::unique_ptr<ControlServer>(
+		new ControlServer(path, std::move(fd), UniqueFd(), UniqueFd(), std::move(handler), limits));
 	if (group *g = getgrnam("kvfdp"))
 		(void)::chown(path.c_str(), 0, g->gr_gid);
 	if (::chmod(path.c_str(), 0660) < 0)
 		return errno_error(errno, "chmod " + path);
-	if (::listen(fd.get(), 16) < 0)
+	if (::listen(server->listen_fd_.get(), 64) < 0)
 		return errno_error(errno, "listen " + path);
-	UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
-	if (!ep)
+	server->epoll_fd_.reset(::epoll_create1(EPOLL_CLOEXEC));
+	if (!server->epoll_fd_)
 		return errno_error(errno, "epoll_create1");
-	UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (!wake)
+	server->wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!server->wake_fd_)
 		return errno_error(errno, "eventfd");
 	epoll_event ev{};
 	ev.events = EPOLLIN;
-	ev.data.fd = fd.get();
-	if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd.get(), &ev) < 0)
-		return errno_error(errno, "epoll_ctl");
-	ev.data.fd = wake.get();
-	if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, wake.get(), &ev) < 0)
-		return errno_error(errno, "epoll_ctl");
-	return std::unique_ptr<ControlServer>(
-		new ControlServer(path, std::move(fd), std::move(ep), std::move(wake), std::move(handler)));
+	for (int f : {server->listen_fd_.get(), server->wake_fd_.get()}) {
+		ev.data.fd = f;
+		if (::epoll_ctl(server->epoll_fd_.get(), EPOLL_CTL_ADD, f, &ev) < 0)
+			return errno_error(errno, "epoll_ctl");
+	}
+	return server;
 }
 
 void ControlServer::start() { thread_ = std::thread([this] { run(); }); }
@@ -120,32 +168,25 @@ void ControlServer::stop()
 
 void ControlServer::run()
 {
+	const ControlLimits &lim = limits_;
+	const std::string too_long = "request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
 	std::map<int, Conn> conns;
-	auto close_conn = [&](int fd) {
-		::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
-		conns.erase(fd);
+	std::map<uint32_t, size_t> by_uid;  // open connections per peer uid
+	auto close_conn = [&](std::map<int, Conn>::iterator it) {
+		::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->first, nullptr);
+		if (auto u = by_uid.find(it->second.uid); u != by_uid.end() && --u->second == 0)
+			by_uid.erase(u);
+		return conns.erase(it);
 	};
+	// Requests are read only while the replies not yet read stay under max_queued_reply.
 	auto want = [&](Conn &c) {
 		epoll_event ev{};
-		const uint32_t out = c.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT);
-		ev.events = c.closing ? out : (static_cast<uint32_t>(EPOLLIN | EPOLLRDHUP) | out);
+		if (!c.out.empty())
+			ev.events |= EPOLLOUT;
+		if (!c.closing && c.out.size() < lim.max_queued_reply)
+			ev.events |= EPOLLIN | EPOLLRDHUP;
 		ev.data.fd = c.fd.get();
 		::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
-	};
-	// Writes what it can; false when the connection must go.
-	auto flush = [&](Conn &c) {
-		while (!c.out.empty()) {
-			ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					break;
-				return false;
-			}
-			c.out.erase(0, static_cast<size_t>(n));
-		}
-		if (c.out.size() > kMaxQueuedReply)
-			return false;
-		return !(c.closing && c.out.empty());
 	};
 	auto answer = [&](std::string_view line) -> std::string {
 		try {
@@ -156,36 +197,94 @@ void ControlServer::run()
 			return reply_error("internal error");
 		}
 	};
+	// Answers complete lines while the queued replies stay under the limit; how many.
+	auto serve_lines = [&](Conn &c) {
+		size_t n = 0;
+		std::string line;
+		while (c.out.size() < lim.max_queued_reply && c.in.next_line(line)) {
+			c.out += answer(line);
+			n++;
+		}
+		return n;
+	};
+	// Sends what it can; false when the connection failed.
+	auto flush = [&](Conn &c, Clock::time_point now) {
+		while (!c.out.empty()) {
+			const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0)
+				return errno == EAGAIN || errno == EINTR;
+			c.out.erase(0, static_cast<size_t>(n));
+			c.last_progress = now;
+		}
+		return true;
+	};
+	// Reads what the client sent (bounded by the line and reply limits); false on failure.
+	auto receive = [&](Conn &c, Clock::time_point now) {
+		char buf[16384];
+		while (!c.closing && c.out.size() < lim.max_queued_reply) {
+			const ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
+			if (r == 0) {
+				c.closing = true;  // answer what is complete, then close
+				break;
+			}
+			if (r < 0)
+				return errno == EAGAIN || errno == EINTR;
+			c.last_progress = now;
+			const bool fits = c.in.append(std::string_view(buf, static_cast<size_t>(r)));
+			serve_lines(c);  // lines before an oversized one still get their answers
+			if (!fits || (c.out.size() < lim.max_queued_reply && c.in.pending() > kMaxRequestLine)) {
+				c.out += reply_error(too_long);
+				c.closing = true;
+			}
+		}
+		return true;
+	};
+	auto admit = [&](Clock::time_point now) {
+		for (;;) {
+			UniqueFd cfd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+			if (!cfd) {
+				if (errno == EINTR || errno == ECONNABORTED)
+					continue;
+				return;
+			}
+			const uint32_t uid = peer_uid(cfd.get());
+			const auto u = by_uid.find(uid);
+			const std::string why = admission_refusal(lim, uid, conns.size(), u == by_uid.end() ? 0 : u->second);
+			if (!why.empty()) {
+				// One line in the client's receive queue (read before it sees the close).
+				const std::string line = reply_error(why);
+				(void)!::send(cfd.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+				continue;
+			}
+			const int fd = cfd.get();
+			epoll_event ev{};
+			ev.events = EPOLLIN | EPOLLRDHUP;
+			ev.data.fd = fd;
+			if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
+				continue;
+			Conn &c = conns[fd];
+			c.fd = std::move(cfd);
+			c.uid = uid;
+			c.last_progress = now;
+			by_uid[uid]++;
+		}
+	};
 
 	epoll_event events[32];
+	const int tick = tick_ms(lim);
 	for (;;) {
-		int n = ::epoll_wait(epoll_fd_.get(), events, 32, 1000);
+		const int n = ::epoll_wait(epoll_fd_.get(), events, 32, tick);
 		if (n < 0 && errno != EINTR) {
 			log::error("control socket: epoll_wait: %s", strerror(errno));
 			return;
 		}
-		const auto now = std::chrono::steady_clock::now();
+		const auto now = lim.now ? lim.now() : Clock::now();
 		for (int i = 0; i < n; i++) {
 			const int fd = events[i].data.fd;
 			if (fd == wake_fd_.get())
 				return;
 			if (fd == listen_fd_.get()) {
-				for (;;) {
-					int cfd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-					if (cfd < 0)
-						break;
-					if (conns.size() >= kMaxConnections) {
-						::close(cfd);
-						continue;
-					}
-					Conn &c = conns[cfd];
-					c.fd.reset(cfd);
-					c.last_progress = now;
-					epoll_event ev{};
-					ev.events = EPOLLIN | EPOLLRDHUP;
-					ev.data.fd = cfd;
-					::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, cfd, &ev);
-				}
+				admit(now);
 				continue;
 			}
 			auto it = conns.find(fd);
@@ -193,60 +292,28 @@ void ControlServer::run()
 				continue;
 			Conn &c = it->second;
 			bool keep = true;
-			if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-				char buf[16384];
-				for (;;) {
-					ssize_t r = ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-					if (r == 0) {
-						c.closing = true;  // answer what is complete, then close
-						break;
-					}
-					if (r < 0) {
-						if (errno != EAGAIN && errno != EINTR)
-							keep = false;
-						break;
-					}
-					c.last_progress = now;
-					if (!c.in.append(std::string_view(buf, static_cast<size_t>(r)))) {
-						// Lines before the oversized one still get their answers.
-						std::string line;
-						while (c.in.next_line(line))
-							c.out += answer(line);
-						c.out += reply_error("request line exceeds " + std::to_string(kMaxRequestLine) + " bytes");
-						c.closing = true;
-						break;
-					}
-					std::string line;
-					while (c.in.next_line(line))
-						c.out += answer(line);
-					if (c.in.pending() > kMaxRequestLine) {
-						c.out += reply_error("request line exceeds " + std::to_string(kMaxRequestLine) + " bytes");
-						c.closing = true;
-						break;
-					}
-					if (c.out.size() > kMaxQueuedReply)
-						break;
-				}
+			if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+				keep = receive(c, now);
+			// Send, then answer lines held back while the replies were over the limit.
+			while (keep) {
+				keep = flush(c, now);
+				if (!keep || !c.out.empty() || serve_lines(c) == 0)
+					break;
 			}
-			if (keep)
-				keep = flush(c);
-			if (!keep) {
-				close_conn(fd);
+			if (!keep || (c.closing && c.out.empty())) {
+				close_conn(it);
 				continue;
 			}
 			want(c);
 		}
-		// Slow clients: an incomplete line that makes no progress.
+		// Connections that make no progress: idle, a line left incomplete, replies unread.
 		for (auto it = conns.begin(); it != conns.end();) {
-			Conn &c = it->second;
-			const bool stalled_in = c.in.pending() > 0 && now - c.last_progress > kIncompleteLineTimeout;
-			const bool stalled_out = !c.out.empty() && now - c.last_progress > 3 * kIncompleteLineTimeout;
-			if (stalled_in || stalled_out) {
-				::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->first, nullptr);
-				it = conns.erase(it);
-			} else {
-				++it;
-			}
+			const Conn &c = it->second;
+			const auto quiet = now - it->second.last_progress;
+			const bool stale = !c.out.empty()       ? quiet > lim.unread_reply_timeout
+					   : c.in.pending() > 0 ? quiet > lim.incomplete_line_timeout
+								: quiet > lim.idle_timeout;
+			it = stale ? close_conn(it) : std::next(it);
 		}
 	}
 }

@@ -1,10 +1,14 @@
 // ControlServer: the Unix socket (JSON lines) served by its own epoll thread, so no client
-// can stall the I/O queues. Limits: 64 KiB per line, 64 connections, 10 s for an
-// incomplete line, 1 MiB of unread replies.
+// can stall the I/O queues. Its limits (ControlLimits) keep any one client, or user, from
+// locking the others out: idle connections are closed, each non-root uid may hold a few
+// connections, and some are kept for root, so `kvfdp status` as root always gets in.
 #pragma once
 
-#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -14,6 +18,23 @@
 
 namespace kvfdp::daemon {
 
+struct ControlLimits {
+	size_t max_connections = 64;    // all clients together
+	size_t reserved_for_root = 8;   // of max_connections, only uid 0 may use these
+	size_t max_per_uid = 16;        // connections one non-root uid may hold
+	size_t max_queued_reply = 1 << 20;  // replies not yet read: no more requests are read past it
+	std::chrono::milliseconds idle_timeout{30000};             // no request under way
+	std::chrono::milliseconds incomplete_line_timeout{10000};  // a line started, no progress
+	std::chrono::milliseconds unread_reply_timeout{30000};     // replies queued, none read
+	// The clock the timeouts are measured on (tests move it); empty: steady_clock::now.
+	std::function<std::chrono::steady_clock::time_point()> now;
+};
+
+// Why a new connection from uid is refused, as its one-line error reply; "" when it is
+// admitted. open_total: connections open now; open_by_uid: those of uid.
+[[nodiscard]] std::string admission_refusal(const ControlLimits &limits, uint32_t uid, size_t open_total,
+					    size_t open_by_uid);
+
 class ControlServer {
 public:
 	// Maps one request line to one reply line ('\n'-terminated). Called on the server
@@ -21,8 +42,11 @@ public:
 	using Handler = std::function<std::string(std::string_view line)>;
 
 	// Binds path (creating its directory, replacing a stale socket), mode 0660, group
-	// `kvfdp` when that group exists.
-	[[nodiscard]] static Result<std::unique_ptr<ControlServer>> listen(const std::string &path, Handler handler);
+	// `kvfdp` when that group exists. Clients may connect at once; they are served after
+	// start(). Fails, naming what to do, when path is too long, is not a socket, or is
+	// served by a running kvfdpd.
+	[[nodiscard]] static Result<std::unique_ptr<ControlServer>> listen(const std::string &path, Handler handler,
+									  ControlLimits limits = {});
 	~ControlServer();
 	ControlServer(const ControlServer &) = delete;
 	ControlServer &operator=(const ControlServer &) = delete;
@@ -32,7 +56,8 @@ public:
 	[[nodiscard]] const std::string &path() const { return path_; }
 
 private:
-	ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, Handler handler);
+	ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, Handler handler,
+		      ControlLimits limits);
 	void run();
 
 	std::string path_;
@@ -40,6 +65,7 @@ private:
 	UniqueFd epoll_fd_;
 	UniqueFd wake_fd_;
 	Handler handler_;
+	ControlLimits limits_;
 	std::thread thread_;
 };
 
