@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "bpf/tagger.skel.h"
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/disks.hpp"
+#include "bpf/user/pins.hpp"
 #include "common/log.hpp"
 
 namespace kvfdp::bpf {
@@ -31,6 +33,13 @@ struct Tagger::Impl {
 	const EventCallback *on_event = nullptr;
 	const RecordCallback *on_record = nullptr;
 	int ncpus = 1;
+	std::string pinned_at;  // the pinned set's directory, "" when not pinned
+	bool reopened = false;
+
+	// The skeleton's links, as an array (bpftool lays them out in program order).
+	static constexpr size_t kLinks = sizeof(tagger::links) / sizeof(bpf_link *);
+	bpf_link **links() { return reinterpret_cast<bpf_link **>(&skel->links); }
+	bpf_program **progs() { return reinterpret_cast<bpf_program **>(&skel->progs); }
 
 	~Impl()
 	{
@@ -38,10 +47,24 @@ struct Tagger::Impl {
 			ring_buffer__free(rb);
 		if (slots_map)
 			::munmap(slots_map, slots_len);
+		if (skel && !pinned_at.empty()) {
+			// Pinned links stay attached: close their fds without libbpf's detach (which
+			// would disable a perf-event link's event).
+			for (size_t i = 0; i < kLinks; i++)
+				if (bpf_link *l = links()[i]) {
+					const int fd = bpf_link__fd(l);
+					bpf_link__disconnect(l);
+					if (fd >= 0)
+						::close(fd);
+				}
+		}
 		if (skel)
 			tagger::destroy(skel);
 	}
 };
+static_assert(sizeof(tagger::links) % sizeof(bpf_link *) == 0 &&
+		      sizeof(tagger::links) / sizeof(bpf_link *) == sizeof(tagger::progs) / sizeof(bpf_program *),
+	      "the skeleton has one link per program");
 
 namespace {
 
@@ -104,6 +127,57 @@ int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 bool power_of_two(uint32_t v) { return v && !(v & (v - 1)); }
+
+// The pin file of a map ("map_tagger_bss" for "tagger.bss").
+std::string map_pin_name(const bpf_map *m)
+{
+	std::string n = std::string("map_") + bpf_map__name(m);
+	for (char &c : n)
+		if (c == '.' || c == '/')
+			c = '_';
+	return n;
+}
+
+uint64_t build_hash()
+{
+	size_t sz = 0;
+	const void *elf = tagger::elf_bytes(&sz);
+	return object_hash(elf, sz);
+}
+
+// The meta of a set loaded with o (the sources are filled in by pin()).
+PinMeta meta_for(const TaggerOptions &o, uint64_t build)
+{
+	PinMeta m{};
+	std::memcpy(m.magic, "kvfdp-1", 8);
+	m.build = build;
+	m.queues = o.queues;
+	m.depth = o.depth;
+	m.record_ring_bytes = o.record_ring_bytes;
+	m.default_class = o.default_class;
+	m.all_filesystems = o.all_filesystems;
+	m.allow_lsm = o.allow_lsm;
+	m.allow_kprobe = o.allow_kprobe;
+	return m;
+}
+
+// Whether a pinned meta was written for these options by this build (sources aside).
+bool same_set(const PinMeta &a, const PinMeta &b)
+{
+	return std::memcmp(a.magic, b.magic, sizeof(a.magic)) == 0 && a.build == b.build && a.queues == b.queues &&
+	       a.depth == b.depth && a.record_ring_bytes == b.record_ring_bytes &&
+	       a.default_class == b.default_class && a.all_filesystems == b.all_filesystems &&
+	       a.allow_lsm == b.allow_lsm && a.allow_kprobe == b.allow_kprobe;
+}
+
+void copy_str(char *dst, size_t cap, const std::string &src)
+{
+	const size_t n = std::min(cap - 1, src.size());
+	std::memcpy(dst, src.data(), n);
+	dst[n] = 0;
+}
+
+std::string str_of(const char *src, size_t cap) { return std::string(src, strnlen(src, cap)); }
 
 void add_note(std::string &notes, const std::string &what)
 {
@@ -190,6 +264,23 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 	t.features_ = probe_features();
 	const Features &f = t.features_;
 	uint32_t nslots = o.queues * o.depth;
+	const uint64_t build = build_hash();
+
+	// A pinned set of this build and these options is re-opened as it is; another is replaced.
+	if (!o.pin_dir.empty() && ::access(o.pin_dir.c_str(), F_OK) == 0) {
+		Tagger r;
+		r.features_ = t.features_;
+		auto re = r.reopen(o, build);
+		if (re && (re = r.map_and_rings(o))) {
+			log::debug(log::kCatBpf, "tagger: re-opened the pinned set at %s: %s", o.pin_dir.c_str(),
+				   r.sources_.describe().c_str());
+			return r;
+		}
+		log::info("tagger: replacing the pinned set at %s (%s)", o.pin_dir.c_str(), re.error().message().c_str());
+		r = Tagger();  // drop its fds before the pins go
+		if (auto rm = remove_pin_dir(o.pin_dir); !rm)
+			return std::move(rm).error();
+	}
 
 	// Load with lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse
 	// lsm and fentry programs even for root). Everything else loads everywhere.
@@ -314,31 +405,122 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 	t.sources_.dio_inode = f.dio_end_io != 0;
 	t.sources_.notes = notes;
 
+	KVFDP_TRY(t.map_and_rings(o));
+	if (!o.pin_dir.empty()) {
+		if (auto p = t.pin(o, build); !p) {
+			add_note(t.sources_.notes, "not pinned (" + p.error().message() + "): a crash detaches the programs");
+			log::warn("tagger: %s", p.error().message().c_str());
+			(void)remove_pin_dir(o.pin_dir);
+		}
+	}
+	log::debug(log::kCatBpf, "tagger: sources: %s", t.sources_.describe().c_str());
+	return t;
+}
+
+Result<void> Tagger::map_and_rings(const TaggerOptions &o)
+{
+	const uint32_t nslots = o.queues * o.depth;
 	// The slot array, mapped read-only.
 	long page = ::sysconf(_SC_PAGESIZE);
 	size_t len = static_cast<size_t>(nslots) * sizeof(kvfdp_tag_slot);
 	len = (len + page - 1) / page * page;
-	void *m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.slots), 0);
+	void *m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, bpf_map__fd(impl_->skel->maps.slots), 0);
 	if (m == MAP_FAILED)
 		return errno_error(errno, "tagger: mmap the tag-slot array");
-	t.impl_->slots_map = m;
-	t.impl_->slots_len = len;
-	t.reader_ = std::make_unique<SlotReader>(static_cast<const volatile kvfdp_tag_slot *>(m),
+	impl_->slots_map = m;
+	impl_->slots_len = len;
+	reader_ = std::make_unique<SlotReader>(static_cast<const volatile kvfdp_tag_slot *>(m),
 						 o.queues, o.depth);
 
-	t.impl_->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_ring_event,
-				       t.impl_.get(), nullptr);
-	if (!t.impl_->rb)
+	impl_->rb = ring_buffer__new(bpf_map__fd(impl_->skel->maps.events), on_ring_event,
+				       impl_.get(), nullptr);
+	if (!impl_->rb)
 		return errno_error(errno, "tagger: open the events ring buffer");
 	if (o.record_ring_bytes &&
-	    ring_buffer__add(t.impl_->rb, bpf_map__fd(skel->maps.requests), on_ring_record,
-			     t.impl_.get()) != 0)
+	    ring_buffer__add(impl_->rb, bpf_map__fd(impl_->skel->maps.requests), on_ring_record,
+			     impl_.get()) != 0)
 		return errno_error(errno, "tagger: open the requests ring buffer");
-	t.impl_->ncpus = libbpf_num_possible_cpus();
-	if (t.impl_->ncpus < 1)
-		t.impl_->ncpus = 1;
-	log::debug(log::kCatBpf, "tagger: sources: %s", t.sources_.describe().c_str());
-	return t;
+	impl_->ncpus = libbpf_num_possible_cpus();
+	if (impl_->ncpus < 1)
+		impl_->ncpus = 1;
+	return ok();
+}
+
+Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
+{
+	auto meta = read_meta(o.pin_dir);
+	if (!meta)
+		return std::move(meta).error();
+	if (!same_set(*meta, meta_for(o, build)))
+		return make_error(std::errc::invalid_argument, "it comes from another kvfdpd build or other tagger options");
+	const int link = open_pinned(o.pin_dir + "/link_kvfdp_rq_issue");
+	if (link < 0)
+		return make_error(std::errc::no_such_file_or_directory, "its block_rq_issue link is missing");
+	::close(link);
+	tagger *skel = tagger::open();
+	if (!skel)
+		return errno_error(errno, "tagger: open the BPF object");
+	impl_->skel = skel;
+	bpf_map *m = nullptr;
+	bpf_object__for_each_map(m, skel->obj) {
+		const std::string path = o.pin_dir + "/" + map_pin_name(m);
+		const int fd = open_pinned(path);
+		if (fd < 0)
+			return errno_error(-fd, path);
+		const int err = bpf_map__reuse_fd(m, fd);
+		::close(fd);
+		if (err)
+			return errno_error(-err, "reuse " + path);
+	}
+	bpf_program *p = nullptr;
+	bpf_object__for_each_program(p, skel->obj) bpf_program__set_autoload(p, false);
+	if (const int err = tagger::load(skel))
+		return errno_error(-err, "tagger: open the pinned maps");
+	sources_.bio_hint = meta->bio_hint;
+	sources_.bio_hint_field = str_of(meta->bio_hint_field, sizeof(meta->bio_hint_field));
+	sources_.page_inode = true;
+	sources_.dio_inode = meta->dio_inode;
+	sources_.hint_events = meta->hint_events;
+	sources_.create_events = meta->create_events;
+	sources_.unlink_hook = str_of(meta->unlink_hook, sizeof(meta->unlink_hook));
+	sources_.notes = str_of(meta->notes, sizeof(meta->notes));
+	impl_->pinned_at = o.pin_dir;
+	impl_->reopened = true;
+	return ok();
+}
+
+Result<void> Tagger::pin(const TaggerOptions &o, uint64_t build)
+{
+	const std::string &dir = o.pin_dir;
+	KVFDP_TRY(make_pin_dir(dir));
+	bpf_map *m = nullptr;
+	bpf_object__for_each_map(m, impl_->skel->obj) KVFDP_TRY(pin_fd(bpf_map__fd(m), dir + "/" + map_pin_name(m)));
+	for (size_t i = 0; i < Impl::kLinks; i++)
+		if (bpf_link *l = impl_->links()[i])
+			KVFDP_TRY(pin_fd(bpf_link__fd(l), dir + "/link_" + bpf_program__name(impl_->progs()[i])));
+	PinMeta meta = meta_for(o, build);
+	meta.bio_hint = sources_.bio_hint;
+	copy_str(meta.bio_hint_field, sizeof(meta.bio_hint_field), sources_.bio_hint_field);
+	meta.dio_inode = sources_.dio_inode;
+	meta.hint_events = sources_.hint_events;
+	meta.create_events = sources_.create_events;
+	copy_str(meta.unlink_hook, sizeof(meta.unlink_hook), sources_.unlink_hook);
+	copy_str(meta.notes, sizeof(meta.notes), sources_.notes);
+	KVFDP_TRY(pin_meta(dir, meta));  // last: a set without meta is incomplete
+	impl_->pinned_at = dir;
+	return ok();
+}
+
+const std::string &Tagger::pinned_at() const { return impl_->pinned_at; }
+bool Tagger::reopened() const { return impl_->reopened; }
+
+Result<void> Tagger::unpin()
+{
+	if (impl_->pinned_at.empty())
+		return ok();
+	const std::string dir = impl_->pinned_at;
+	impl_->pinned_at.clear();
+	return remove_pin_dir(dir);
 }
 
 Result<void> Tagger::watch_disk(const std::string &path, uint32_t flags)
@@ -499,6 +681,59 @@ Result<void> Tagger::remove_dir_rule(const std::string &dir)
 	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.dir_rules), &*k) != 0)
 		return errno_error(errno, "tagger: no directory rule for " + dir);
 	return ok();
+}
+
+Result<void> Tagger::add_writer_dir(const std::string &dir, uint32_t writer)
+{
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.dir_writers), &*k, &writer, BPF_ANY) != 0)
+		return errno_error(errno, "tagger: add writer directory " + dir);
+	return ok();
+}
+
+Result<void> Tagger::remove_writer_dir(const std::string &dir)
+{
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.dir_writers), &*k) != 0)
+		return errno_error(errno, "tagger: no writer directory " + dir);
+	return ok();
+}
+
+Result<void> Tagger::add_writer_cgroup(uint64_t cgroup_id, uint32_t writer)
+{
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.writer_cgroups), &cgroup_id, &writer,
+				BPF_ANY) != 0)
+		return errno_error(errno, "tagger: add writer cgroup " + std::to_string(cgroup_id));
+	return ok();
+}
+
+Result<void> Tagger::remove_writer_cgroup(uint64_t cgroup_id)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.writer_cgroups), &cgroup_id) != 0)
+		return errno_error(errno, "tagger: no writer cgroup " + std::to_string(cgroup_id));
+	return ok();
+}
+
+uint32_t Tagger::inode_writer(uint32_t dev, uint64_t ino) const
+{
+	kvfdp_inode_key k{dev, 0, ino};
+	uint32_t v = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.inode_writer), &k, &v) != 0)
+		return 0;
+	return v;
+}
+
+void Tagger::clear_dir_rules()
+{
+	const int fd = bpf_map__fd(impl_->skel->maps.dir_rules);
+	kvfdp_inode_key key{};
+	while (bpf_map_get_next_key(fd, nullptr, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			break;
 }
 
 Result<void> Tagger::add_inode_policy(uint32_t dev, uint64_t ino, uint8_t cls)

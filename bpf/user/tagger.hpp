@@ -25,6 +25,11 @@ struct TaggerOptions {
 	uint32_t record_ring_bytes = 0;   // requests ring size (power of two); 0 = no records
 	bool allow_lsm = true;            // try lsm/inode_unlink where BPF LSM is active
 	bool allow_kprobe = true;         // else kprobe/vfs_unlink
+	// A bpffs directory to pin the links and maps in ("": nothing pinned). Pinned, they
+	// outlive this process: its crash detaches nothing, and the next load with this directory
+	// re-opens them (nothing loaded or attached) when they come from this build and these
+	// options; a set from another build or other options is removed and loaded afresh.
+	std::string pin_dir;
 };
 
 // The hooks that loaded and attached.
@@ -80,9 +85,23 @@ public:
 	// Reports lifetime events for the filesystem with this s_dev.
 	[[nodiscard]] Result<void> watch_filesystem(uint32_t s_dev);
 
-	// Files created (open/creat with O_CREAT) directly inside dir get cls from now on.
+	// Files created from now on anywhere in dir's subtree (KVFDP_MAX_DIR_DEPTH levels) belong
+	// to writer (KVFDP_WRITER_NAMED | n); the nearest writer directory wins.
+	[[nodiscard]] Result<void> add_writer_dir(const std::string &dir, uint32_t writer);
+	[[nodiscard]] Result<void> remove_writer_dir(const std::string &dir);
+	// Files tasks of this cgroup v2 (id = the cgroup directory's inode) create belong to
+	// writer, unless a writer directory covers them.
+	[[nodiscard]] Result<void> add_writer_cgroup(uint64_t cgroup_id, uint32_t writer);
+	[[nodiscard]] Result<void> remove_writer_cgroup(uint64_t cgroup_id);
+	// The writer id the tagger recorded for the inode at creation, or 0.
+	[[nodiscard]] uint32_t inode_writer(uint32_t dev, uint64_t ino) const;
+
+	// Files created (open/creat with O_CREAT) anywhere in dir's subtree (KVFDP_MAX_DIR_DEPTH
+	// levels; the nearest rule wins) get cls from now on.
 	[[nodiscard]] Result<void> add_dir_rule(const std::string &dir, uint8_t cls);
 	[[nodiscard]] Result<void> remove_dir_rule(const std::string &dir);
+	// Removes every directory rule (a re-opened pinned set keeps the last process's).
+	void clear_dir_rules();
 	// Requests carrying this inode's pages get cls (when the bio has no hint).
 	[[nodiscard]] Result<void> add_inode_policy(uint32_t dev, uint64_t ino, uint8_t cls);
 	[[nodiscard]] Result<void> add_file_policy(const std::string &path, uint8_t cls);
@@ -111,10 +130,23 @@ public:
 	[[nodiscard]] const ActiveSources &sources() const { return sources_; }
 	[[nodiscard]] const Features &features() const { return features_; }
 
+	// Where the links and maps are pinned; "" when they are not (no pin_dir, or pinning
+	// failed: sources().notes says why).
+	[[nodiscard]] const std::string &pinned_at() const;
+	// Whether load() re-opened a pinned set instead of loading and attaching.
+	[[nodiscard]] bool reopened() const;
+	// Removes the pins: the programs detach when this Tagger is destroyed.
+	[[nodiscard]] Result<void> unpin();
+
 	struct Impl;
 
 private:
 	Tagger();
+	// load()'s steps: re-open the pinned set (maps only), pin a fresh one, map the slots and
+	// open the rings (both paths).
+	[[nodiscard]] Result<void> reopen(const TaggerOptions &o, uint64_t build);
+	[[nodiscard]] Result<void> pin(const TaggerOptions &o, uint64_t build);
+	[[nodiscard]] Result<void> map_and_rings(const TaggerOptions &o);
 	std::unique_ptr<Impl> impl_;
 	std::unique_ptr<SlotReader> reader_;
 	ActiveSources sources_;

@@ -61,6 +61,7 @@ json status_json(State &s)
 		       {"fua", false}};
 	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)}};
 	d["tagging"] = {{"active", s.tagger.active()}, {"reason", s.tagger.reason()}, {"sources", s.tagger.sources()},
+			{"pinned", s.tagger.pinned_at()}, {"reopened", s.tagger.reopened()},
 			{"watch_dir", p->config.watch_dir}};
 	d["classes"] = class_rows(s, c, *p, false);
 	d["stale_tags"] = c.stale_tags;

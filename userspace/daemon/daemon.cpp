@@ -206,6 +206,16 @@ Result<void> choose_attach(State &s)
 	return ok();
 }
 
+// Loads the tagger (or re-opens the set a killed kvfdpd left pinned for this device) and
+// gives it the policy's directory rules.
+void load_tagger(State &s)
+{
+	const std::string pin_dir =
+		s.opts.bpf_pin_root.empty() ? "" : s.opts.bpf_pin_root + "/ublkb" + std::to_string(s.dev.dev_id);
+	s.tagger.load(s.opts.no_tagger, s.dev.nr_hw_queues, s.dev.queue_depth, pin_dir, !s.recovered);
+	s.tagger.apply_rules(nullptr, *current_policy(s));
+}
+
 // Stops serving. remove: STOP_DEV and DEL_DEV the device; else it stays, its I/O held by
 // the driver (user recovery) for the next kvfdpd. claim (an exclusive open of the disk that
 // keeps it from being mounted meanwhile) is closed after STOP_DEV: DEL_DEV waits for it.
@@ -232,6 +242,7 @@ void teardown(State &s, bool remove, UniqueFd *claim = nullptr)
 		if (!r)
 			log::warn("%s", r.error().message().c_str());
 		s.dev_added = false;
+		s.tagger.unpin();  // the disk is gone: so are its programs
 	}
 }
 
@@ -311,7 +322,7 @@ int run(State &s)
 
 	Result<void> r = s.opts.recover_id >= 0 ? begin_recovery(s) : add_device(s);
 	if (r)
-		s.tagger.load(s.opts.no_tagger, s.dev.nr_hw_queues, s.dev.queue_depth);
+		load_tagger(s);
 	if (r) {
 		auto cfd = open_when_present(ublk::char_path(s.dev.dev_id), O_RDWR);
 		if (cfd)

@@ -11,6 +11,7 @@
 
 #if KVFDP_HAVE_BPF
 #include "bpf/user/files.hpp"
+#include "bpf/user/pins.hpp"
 #include "bpf/user/tagger.hpp"
 #include "userspace/daemon/files_reply.hpp"
 #endif
@@ -35,9 +36,13 @@ struct TaggerOwner::Impl {
 	std::string events_error;  // set (under files_mu) when polling the ring failed
 };
 
-void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth)
+void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir, bool fresh)
 {
 	Impl &m = *impl_;
+	if (!pin_dir.empty() && (disabled || fresh)) {
+		if (auto r = bpf::remove_pin_dir(pin_dir); !r)
+			log::warn("removing the tagger set pinned at %s: %s", pin_dir.c_str(), r.error().message().c_str());
+	}
 	if (disabled) {
 		m.reason = "disabled with --no-tagger";
 		return;
@@ -45,6 +50,7 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth)
 	bpf::TaggerOptions to;
 	to.queues = queues;
 	to.depth = depth;
+	to.pin_dir = pin_dir;
 	auto t = bpf::Tagger::load(to);
 	if (!t) {
 		m.reason = t.error().message();
@@ -67,7 +73,20 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth)
 	if (!src.unlink_hook.empty())
 		m.sources.push_back("unlink=" + src.unlink_hook);
 	m.reason = src.notes;
+	if (m.tagger->reopened())
+		log::info("BPF tagger: re-opened the set pinned at %s (nothing loaded or attached)", pin_dir.c_str());
 }
+
+void TaggerOwner::unpin()
+{
+	if (!impl_->tagger)
+		return;
+	if (auto r = impl_->tagger->unpin(); !r)
+		log::warn("%s", r.error().message().c_str());
+}
+
+std::string TaggerOwner::pinned_at() const { return impl_->tagger ? impl_->tagger->pinned_at() : std::string(); }
+bool TaggerOwner::reopened() const { return impl_->tagger && impl_->tagger->reopened(); }
 
 const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const
 {
@@ -95,6 +114,8 @@ void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 	if (old_p)
 		for (const DirRule &r : old_p->config.rules)
 			(void)m.tagger->remove_dir_rule(r.path);
+	else
+		m.tagger->clear_dir_rules();
 	for (const DirRule &r : p.config.rules) {
 		auto res = m.tagger->add_dir_rule(r.path, r.cls);
 		if (!res)
@@ -159,7 +180,7 @@ struct TaggerOwner::Impl {
 	std::vector<std::string> sources;
 };
 
-void TaggerOwner::load(bool disabled, uint32_t, uint32_t)
+void TaggerOwner::load(bool disabled, uint32_t, uint32_t, const std::string &, bool)
 {
 	if (disabled) {
 		impl_->reason = "disabled with --no-tagger";
@@ -174,6 +195,9 @@ void TaggerOwner::watch_disk(const std::string &) {}
 void TaggerOwner::apply_rules(const Policy *, const Policy &) {}
 void TaggerOwner::start_events() {}
 void TaggerOwner::stop_events() {}
+void TaggerOwner::unpin() {}
+std::string TaggerOwner::pinned_at() const { return {}; }
+bool TaggerOwner::reopened() const { return false; }
 
 json TaggerOwner::files(uint64_t)
 {

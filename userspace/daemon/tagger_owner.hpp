@@ -26,12 +26,15 @@ public:
 
 	// Loads the tagger for a device of queues x depth tags; disabled (--no-tagger) or a load
 	// failure leaves it inactive with the reason (one warning line). Never fails the daemon.
-	void load(bool disabled, uint32_t queues, uint32_t depth);
+	// pin_dir (bpffs, "" for none): where its links and maps are pinned so that they outlive
+	// a crash; a set a killed kvfdpd left there is re-opened unless fresh (a new device) or
+	// disabled, when it is removed.
+	void load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir, bool fresh);
 	// The tag-slot array the queues read (nullptr when inactive).
 	[[nodiscard]] const volatile kvfdp_tag_slot *slot_base() const;
 	// Starts classifying requests of the disk at path; a failure turns tagging off.
 	void watch_disk(const std::string &path);
-	// Replaces old's directory rules (nullptr: none) with p's.
+	// Replaces old's directory rules (nullptr: every rule there is) with p's.
 	void apply_rules(const Policy *old_p, const Policy &p);
 	// The events thread: folds lifetime events into the per-file table until stop_events().
 	void start_events();
@@ -39,7 +42,13 @@ public:
 	// The data of the `files` reply: at most limit rows, or why there are none.
 	[[nodiscard]] nlohmann::json files(uint64_t limit);
 
+	// Removes the pinned set (the device is gone): the programs detach at exit.
+	void unpin();
+
 	[[nodiscard]] bool active() const;
+	// Where the set is pinned ("" when not) and whether load() re-opened it.
+	[[nodiscard]] std::string pinned_at() const;
+	[[nodiscard]] bool reopened() const;
 	[[nodiscard]] const std::string &reason() const;
 	[[nodiscard]] const std::vector<std::string> &sources() const;
 

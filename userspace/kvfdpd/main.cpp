@@ -46,6 +46,10 @@ int main(int argc, char **argv)
 		     "errors, and kvfdpd exits once it is unmounted); by default a held device is left for the "
 		     "next kvfdpd");
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
+	app.add_option("--bpf-pin-dir", o.bpf_pin_root,
+		       "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
+		       "crash detaches nothing and a restart re-opens them (\"\": no pinning)")
+		->capture_default_str();
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
 	app.add_option("--debug", debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
