@@ -56,7 +56,7 @@ struct kvfdp_tag_slot {
 	kvfdp_u8 source;      /* enum kvfdp_tag_source */
 	kvfdp_u8 op;          /* REQ_OP_* of the request */
 	kvfdp_u8 flags;
-	kvfdp_u32 pad;
+	kvfdp_u32 writer;     /* writer id of the first inode (tagger.h KVFDP_WRITER_*), 0 unknown */
 };
 
 #ifdef __cplusplus

@@ -5,8 +5,9 @@
  * syscall, counts requests and bytes per disk and class, attributes written bytes to
  * inodes, and reports file lifetime events (F_SET_RW_HINT, creation, unlink) over a ring
  * buffer. Class sources, in order: the bio's write hint; page/DIO -> inode -> the
- * inode-policy map, then the inode's i_write_hint; the default class.
- * It never changes or delays I/O.
+ * inode-policy map, then the inode's i_write_hint; the default class. Each slot also carries
+ * the writer of its file (the creating task's cgroup, or the named writer of a cgroup or a
+ * directory subtree). It never changes or delays I/O.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -93,6 +94,32 @@ struct {
 	__type(key, struct kvfdp_inode_key);
 	__type(value, __u32);
 } dir_rules SEC(".maps");
+
+/* Directory (dev, ino) -> writer id (KVFDP_WRITER_NAMED | n): files created anywhere in its
+ * subtree belong to that named writer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u32);
+} dir_writers SEC(".maps");
+
+/* cgroup v2 id -> writer id (KVFDP_WRITER_NAMED | n): files its tasks create belong to that
+ * named writer (unless a writer directory covers them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u32);
+} writer_cgroups SEC(".maps");
+
+/* (dev, ino) -> writer id of the task that created the file (tag slots carry it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u32);
+} inode_writer SEC(".maps");
 
 /* (dev, ino) -> bytes written by tagged requests. */
 struct {
@@ -326,7 +353,7 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 	struct rq_class c = {};
 	struct kvfdp_disk *d;
 	struct gendisk *disk;
-	__u32 devt, op, bytes, idx, hint;
+	__u32 devt, op, bytes, idx, hint, writer = 0;
 	__u64 sector;
 
 	disk = BPF_CORE_READ(rq, q, disk);
@@ -355,6 +382,11 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 		classify_bios(rq, bytes, &c);
 	if (c.source == KVFDP_SRC_DEFAULT)
 		c.cls = default_class < KVFDP_NR_CLASSES ? default_class : 0;
+	if (c.have_first) {
+		__u32 *w = bpf_map_lookup_elem(&inode_writer, &c.first);
+
+		writer = w ? *w : 0;
+	}
 
 	if (d->index < KVFDP_MAX_DISKS) {
 		__u32 opg = op == KVFDP_REQ_OP_WRITE ? KVFDP_OPG_WRITE : KVFDP_OPG_DISCARD;
@@ -386,6 +418,7 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 			s->source = c.source;
 			s->op = op;
 			s->flags = c.flags;
+			s->writer = writer;
 			/* seq last; x86 keeps store order, the barrier keeps the compiler's. */
 			asm volatile("" ::: "memory");
 			s->seq = __sync_fetch_and_add(&slot_seq, 1) + 1;
@@ -410,7 +443,7 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 		r->cls = c.cls;
 		r->source = c.source;
 		r->flags = c.flags;
-		r->pad = 0;
+		r->writer = writer;
 		bpf_ringbuf_submit(r, 0);
 	}
 	return 0;
@@ -502,14 +535,72 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-/* After a successful open: if it created the file, apply the directory rule and report. */
+/* Where a new file sits: the walk up its ancestors (kvfdp_dir_step). */
+struct dir_walk {
+	__u64 dentry;          /* the next directory to look at; 0 = done */
+	__u64 subtree;         /* inode of the nearest directory with a rule or writer, or 0 */
+	__u32 dev;
+	__u32 cls;             /* the nearest rule's class */
+	__u32 writer;          /* the nearest writer directory's writer id */
+	__u32 found;           /* bit 0: a rule, bit 1: a writer directory */
+};
+
+/* One directory of the walk: takes the nearest directory rule and writer directory, then
+ * steps to the parent (stops at the filesystem root). A global function, checked once by
+ * the verifier (like kvfdp_classify_bio). */
+__noinline int kvfdp_dir_step(struct dir_walk *w)
+{
+	struct kvfdp_inode_key k = {};
+	struct dentry *d, *p;
+	__u32 *v;
+
+	if (!w || !w->dentry)
+		return 0;
+	d = (struct dentry *)w->dentry;
+	k.dev = w->dev;
+	k.ino = BPF_CORE_READ(d, d_inode, i_ino);
+	if (!(w->found & 1)) {
+		v = bpf_map_lookup_elem(&dir_rules, &k);
+		if (v) {
+			w->cls = *v;
+			w->found |= 1;
+			if (!w->subtree)
+				w->subtree = k.ino;
+		}
+	}
+	if (!(w->found & 2)) {
+		v = bpf_map_lookup_elem(&dir_writers, &k);
+		if (v) {
+			w->writer = *v;
+			w->found |= 2;
+			if (!w->subtree)
+				w->subtree = k.ino;
+		}
+	}
+	p = BPF_CORE_READ(d, d_parent);
+	w->dentry = (p && p != d && w->found != 3) ? (__u64)p : 0;
+	return 0;
+}
+
+/* The creating task's cgroup v2 id, where the kernel has the helper (CO-RE check). */
+static __always_inline __u64 current_cgroup(void)
+{
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_cgroup_id))
+		return bpf_get_current_cgroup_id();
+	return 0;
+}
+
+/* After a successful open: if it created the file, apply the nearest directory rule of its
+ * ancestors, record its writer, and report. */
 static __always_inline int on_open_exit(long ret)
 {
-	struct kvfdp_inode_key key = {}, pkey = {};
+	struct kvfdp_inode_key key = {};
+	struct dir_walk w = {};
 	struct kvfdp_event *e;
 	struct inode *inode;
 	struct file *f;
-	__u32 *rule;
+	__u64 cg, parent;
+	__u32 writer, *named;
 
 	if (ret < 0)
 		return 0;
@@ -519,20 +610,30 @@ static __always_inline int on_open_exit(long ret)
 	inode = BPF_CORE_READ(f, f_inode);
 	key.dev = inode_dev(inode);
 	key.ino = BPF_CORE_READ(inode, i_ino);
-	pkey.dev = key.dev;
-	pkey.ino = BPF_CORE_READ(f, f_path.dentry, d_parent, d_inode, i_ino);
-	rule = bpf_map_lookup_elem(&dir_rules, &pkey);
-	if (rule)
-		bpf_map_update_elem(&inode_policy, &key, rule, BPF_ANY);
-	else if (!fs_watched(key.dev))
+	w.dev = key.dev;
+	w.dentry = (__u64)BPF_CORE_READ(f, f_path.dentry, d_parent);
+	parent = BPF_CORE_READ(f, f_path.dentry, d_parent, d_inode, i_ino);
+	for (int i = 0; i < KVFDP_MAX_DIR_DEPTH && w.dentry; i++)
+		kvfdp_dir_step(&w);
+	if ((w.found & 1) && w.cls < KVFDP_NR_CLASSES)
+		bpf_map_update_elem(&inode_policy, &key, &w.cls, BPF_ANY);
+	else if (!w.found && !fs_watched(key.dev))
 		return 0;
+	cg = current_cgroup();
+	named = bpf_map_lookup_elem(&writer_cgroups, &cg);
+	writer = (w.found & 2) ? w.writer : named ? *named : cg ? kvfdp_writer_of_cgroup(cg) : 0;
+	if (writer)
+		bpf_map_update_elem(&inode_writer, &key, &writer, BPF_ANY);
 	e = event_reserve(KVFDP_EV_CREATE, KVFDP_HOOK_SYSCALL_TP);
 	if (!e)
 		return 0;
 	e->dev = key.dev;
 	e->ino = key.ino;
-	e->parent_ino = pkey.ino;
-	e->value = rule ? *rule : KVFDP_NO_CLASS;
+	e->parent_ino = parent;
+	e->value = (w.found & 1) && w.cls < KVFDP_NR_CLASSES ? w.cls : KVFDP_NO_CLASS;
+	e->writer = writer;
+	e->cgroup_id = cg;
+	e->subtree_ino = w.subtree;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -590,6 +691,7 @@ static __always_inline void on_unlink(struct inode *inode, __u32 hook)
 	if (nlink <= 1) {
 		bpf_map_delete_elem(&inode_policy, &key);
 		bpf_map_delete_elem(&inode_bytes, &key);
+		bpf_map_delete_elem(&inode_writer, &key);
 	}
 }
 

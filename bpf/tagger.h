@@ -36,6 +36,27 @@ struct kvfdp_disk_name {
 	char name[KVFDP_DISK_NAME_LEN]; /* NUL-padded */
 };
 
+/* Writer ids (tag slot, request record and event .writer): who created a file.
+ * 0: unknown (created before the tagger watched, or on an unwatched filesystem);
+ * KVFDP_WRITER_NAMED | n: named writer n (1-based) the loader put in dir_writers or
+ * writer_cgroups; else kvfdp_writer_of_cgroup(the creating task's cgroup v2 id). */
+#define KVFDP_WRITER_NAMED 0x80000000u
+/* Directory levels walked up from a new file to find the nearest directory rule / writer
+ * directory: rules and writer directories cover their whole subtree to this depth. */
+#define KVFDP_MAX_DIR_DEPTH 16
+
+static inline kvfdp_u32 kvfdp_writer_of_cgroup(kvfdp_u64 cgroup_id)
+{
+	kvfdp_u64 x = (cgroup_id ^ (cgroup_id >> 31)) & 0x7fffffffull;
+#ifdef __cplusplus
+	kvfdp_u32 w = static_cast<kvfdp_u32>(x);
+#else
+	kvfdp_u32 w = (kvfdp_u32)x;
+#endif
+
+	return w ? w : 1;
+}
+
 /* Key of the inode-policy, directory-rule and per-inode byte maps. */
 struct kvfdp_inode_key {
 	kvfdp_u32 dev;         /* inode->i_sb->s_dev */
@@ -109,8 +130,10 @@ struct kvfdp_event {
 	kvfdp_u32 pid;         /* tgid */
 	kvfdp_u32 value;       /* see enum kvfdp_event_type */
 	kvfdp_u32 hook;        /* enum kvfdp_event_hook */
-	kvfdp_u32 pad;
+	kvfdp_u32 writer;      /* CREATE: writer id (KVFDP_WRITER_*); else 0 */
 	char comm[16];
+	kvfdp_u64 cgroup_id;   /* CREATE: the creating task's cgroup v2 id (0: unknown) */
+	kvfdp_u64 subtree_ino; /* CREATE: nearest ancestor directory with a rule or writer, or 0 */
 };
 
 /* One classified request on the requests ring (record mode). */
@@ -124,7 +147,7 @@ struct kvfdp_rq_record {
 	kvfdp_u8 cls;
 	kvfdp_u8 source;
 	kvfdp_u8 flags;        /* KVFDP_SLOT_F_* */
-	kvfdp_u32 pad;
+	kvfdp_u32 writer;      /* writer id of ino (KVFDP_WRITER_*), 0 unknown */
 };
 
 #ifdef __cplusplus
@@ -132,10 +155,10 @@ static_assert(sizeof(kvfdp_disk) == 8, "disk ABI");
 static_assert(sizeof(kvfdp_inode_key) == 16, "inode key ABI");
 static_assert(sizeof(kvfdp_counter) == 16, "counter ABI");
 static_assert(sizeof(kvfdp_disk_name) == KVFDP_DISK_NAME_LEN, "disk name ABI");
-static_assert(sizeof(kvfdp_event) == 72, "event ABI");
+static_assert(sizeof(kvfdp_event) == 88, "event ABI");
 static_assert(sizeof(kvfdp_rq_record) == 40, "record ABI");
 #else
-_Static_assert(sizeof(struct kvfdp_event) == 72, "event ABI");
+_Static_assert(sizeof(struct kvfdp_event) == 88, "event ABI");
 _Static_assert(sizeof(struct kvfdp_rq_record) == 40, "record ABI");
 #endif
 

@@ -46,6 +46,9 @@ void FileTable::on_event(const kvfdp_event &e)
 		r.birth_ns = e.t_ns;
 		r.pid = e.pid;
 		r.comm.assign(e.comm, strnlen(e.comm, sizeof(e.comm)));
+		r.writer = e.writer;
+		r.cgroup_id = e.cgroup_id;
+		r.subtree_ino = e.subtree_ino;
 		if (e.value < KVFDP_NR_CLASSES) {
 			r.cls = static_cast<uint8_t>(e.value);
 			r.cls_from_rule = true;

@@ -27,6 +27,9 @@ struct FileRecord {
 	uint64_t death_ns = 0;             // 0 = alive
 	uint32_t pid = 0;                  // who created or hinted it
 	std::string comm;
+	uint32_t writer = 0;               // writer id at creation (tagger.h KVFDP_WRITER_*), 0 unknown
+	uint64_t cgroup_id = 0;            // the creating task's cgroup v2 id, 0 unknown
+	uint64_t subtree_ino = 0;          // nearest ancestor directory with a rule or writer, 0 none
 
 	// death - birth, or 0 when either is unknown.
 	[[nodiscard]] uint64_t lifetime_ns() const

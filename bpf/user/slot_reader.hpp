@@ -30,6 +30,7 @@ struct TagInfo {
 	uint8_t source = KVFDP_SRC_DEFAULT;
 	uint8_t op = 0;
 	uint8_t flags = 0;
+	uint32_t writer = 0;  // KVFDP_WRITER_* id of the file's creator, 0 unknown
 };
 
 class SlotReader {
@@ -78,6 +79,7 @@ public:
 		t.cls = s->cls;
 		t.source = s->source;
 		t.op = s->op;
+		t.writer = s->writer;
 		t.flags = s->flags;
 		std::atomic_thread_fence(std::memory_order_acquire);
 		if (load_seq(s) != t.seq)

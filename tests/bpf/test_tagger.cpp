@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -194,6 +195,26 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 	REQUIRE(back.ok());
 	CHECK(*back == *self);
 
+	// A child in a cgroup of its own creates a file: the event names that cgroup.
+	const std::string child_cg = "/kvfdp-test-" + std::to_string(::getpid());
+	REQUIRE(::mkdir((root + child_cg).c_str(), 0755) == 0);
+	auto child_id = cgroup_id_of(root, child_cg);
+	REQUIRE(child_id.ok());
+	const std::string child_file = mnt + "/from_child";
+	pid_t kid = ::fork();
+	REQUIRE(kid >= 0);
+	if (kid == 0) {
+		int pfd = ::open((root + child_cg + "/cgroup.procs").c_str(), O_WRONLY);
+		bool moved = pfd >= 0 && ::write(pfd, "0", 1) == 1;
+		int fd = moved ? ::open(child_file.c_str(), O_CREAT | O_WRONLY, 0644) : -1;
+		::_exit(fd >= 0 && ::write(fd, "x", 1) == 1 && ::fsync(fd) == 0 ? 0 : 1);
+	}
+	int kst = 0;
+	REQUIRE(::waitpid(kid, &kst, 0) == kid);
+	REQUIRE_MESSAGE((WIFEXITED(kst) && WEXITSTATUS(kst) == 0), "the child could not join " << child_cg);
+	CHECK(::rmdir((root + child_cg).c_str()) == 0);
+	const uint64_t child_ino = dir_ino(child_file);
+
 	Written deep_file = write_file(deep + "/f", 0, kMiB / 4, false);
 	Written long_file = write_file(inner + "/f", 0, kMiB / 4, false);
 	Written team_file = write_file(team + "/x/f", 0, kMiB / 4, false);
@@ -203,7 +224,7 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 	Written mine_team = write_file(team + "/mine", 0, kMiB / 4, false);
 	REQUIRE(t.remove_writer_cgroup(*my_id).ok());
 	::sync();
-	if (mounted) {
+	if (mounted) {  // (after the child's cgroup is gone)
 		::system(("umount " + root).c_str());
 		::rmdir(root.c_str());
 	}
@@ -225,6 +246,13 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 				return false;
 		return true;
 	}));
+	CHECK(log.wait_for(t, [&] { return log.find(KVFDP_EV_CREATE, dev, child_ino) != nullptr; }));
+	if (const kvfdp_event *e = log.find(KVFDP_EV_CREATE, dev, child_ino)) {
+		CHECK_MESSAGE(e->cgroup_id == *child_id, "child's cgroup " << e->cgroup_id << ", want " << *child_id);
+		CHECK(e->writer == kvfdp_writer_of_cgroup(*child_id));
+		CHECK(e->cgroup_id != *my_id);
+	}
+	REQUIRE(::unlink(child_file.c_str()) == 0);
 	const uint64_t ruled_ino = dir_ino(ruled), inner_ino = dir_ino(inner), team_ino = dir_ino(team);
 	struct Want {
 		const Written *w;
