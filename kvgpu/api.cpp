@@ -36,6 +36,13 @@ int normalize(kvgpu_options *o)
 		o->max_jobs = 64;
 	if (o->queue_depth == 0)
 		o->queue_depth = 64;
+	if (o->reinsert_hits == 0)
+		o->reinsert_hits = 1;
+	if (o->evict_policy > KVGPU_EVICT_FIFO2 || o->prefetch_slots > 1024)
+		return KVGPU_ERR_INVAL;
+	// A bounded store smaller than the smallest chunk file (header block + one block) holds nothing.
+	if (o->capacity_bytes > 0 && o->capacity_bytes < kvfdp::gpu::file_bytes(1))
+		return KVGPU_ERR_CAPACITY;
 	if (o->slot_bytes % kvfdp::gpu::kBlock != 0 || o->slot_bytes > 1024 * kMiB || o->slots > 4096 ||
 	    o->max_jobs > 65536 || o->queue_depth > 32768 || o->engine > KVGPU_ENGINE_CUDA ||
 	    o->durability > KVGPU_DURABLE_FSYNC || o->checksum > 1 || o->direct_io > KVGPU_DIRECT_OFF ||
@@ -64,6 +71,10 @@ void kvgpu_options_init(kvgpu_options *opts)
 	opts->durability = KVGPU_DURABLE_NONE;
 	opts->checksum = 1;
 	opts->direct_io = KVGPU_DIRECT_AUTO;
+	opts->capacity_bytes = 0;
+	opts->evict_policy = KVGPU_EVICT_FIFO;
+	opts->reinsert_hits = 1;
+	opts->prefetch_slots = 8;
 }
 
 int kvgpu_open(const char *dir, const kvgpu_options *opts, kvgpu_ctx **out)
@@ -155,6 +166,45 @@ int kvgpu_remove(kvgpu_ctx *ctx, const char *key)
 	return ctx->impl->remove(std::string_view(key, size_t(klen)));
 }
 
+int kvgpu_contains(kvgpu_ctx *ctx, const char *key)
+{
+	if (!ctx)
+		return KVGPU_ERR_INVAL;
+	long klen = check_key(key);
+	if (klen < 0)
+		return static_cast<int>(klen);
+	return ctx->impl->contains(std::string_view(key, size_t(klen)));
+}
+
+int64_t kvgpu_load_batch(kvgpu_ctx *ctx, size_t n, const char *const *keys, void *const *dsts,
+			 const size_t *sizes, int64_t *results, void *stream)
+{
+	if (!ctx || (n > 0 && (!keys || !dsts || !sizes || !results)))
+		return KVGPU_ERR_INVAL;
+	return ctx->impl->load_batch(n, keys, dsts, sizes, results, stream);
+}
+
+int kvgpu_batch_wait(kvgpu_ctx *ctx, int64_t batch)
+{
+	if (!ctx)
+		return KVGPU_ERR_INVAL;
+	return ctx->impl->batch_wait(batch);
+}
+
+int kvgpu_batch_poll(kvgpu_ctx *ctx, int64_t batch)
+{
+	if (!ctx)
+		return KVGPU_ERR_INVAL;
+	return ctx->impl->batch_poll(batch);
+}
+
+int kvgpu_prefetch(kvgpu_ctx *ctx, size_t n, const char *const *keys)
+{
+	if (!ctx || (n > 0 && !keys))
+		return KVGPU_ERR_INVAL;
+	return ctx->impl->prefetch(n, keys);
+}
+
 int kvgpu_stats(kvgpu_ctx *ctx, kvgpu_stats_t *out)
 {
 	if (!ctx || !out)
@@ -186,6 +236,9 @@ const char *kvgpu_strerror(int code)
 	case KVGPU_ERR_DIR: return "the directory is missing, not a directory, or not writable";
 	case KVGPU_ERR_URING: return "io_uring setup failed (kernel too old, or io_uring disabled?)";
 	case KVGPU_ERR_PERM: return "permission denied on a chunk file";
+	case KVGPU_ERR_CAPACITY: return "capacity too small: capacity_bytes must hold at least one chunk file (4096 + roundup(bytes, 4096))";
+	case KVGPU_ERR_BUSY: return "the store is open in another context or process: one context per store directory";
+	case KVGPU_ERR_INDEX: return "the store's index was corrupt: it was rebuilt from the chunk headers (nothing lost but damaged chunks)";
 	default: return "unknown kvgpu error code";
 	}
 }

@@ -1,6 +1,9 @@
 // Chunk header encoding and checking, and the key -> file name mapping.
 #include "kvgpu/chunk_format.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -56,7 +59,7 @@ void encode_header(void *block, std::string_view key, uint64_t payload_bytes, ui
 	std::memcpy(b + sizeof(h), key.data(), key.size());
 }
 
-int decode_header(const void *block, std::string_view key, ChunkHeader *out)
+int decode_header_any(const void *block, ChunkHeader *out, std::string_view *key)
 {
 	const auto *b = static_cast<const char *>(block);
 	ChunkHeader h;
@@ -67,6 +70,17 @@ int decode_header(const void *block, std::string_view key, ChunkHeader *out)
 	std::string_view stored(b + sizeof(h), h.key_len);
 	if (header_crc_of(h, stored) != h.header_crc)
 		return -EBADMSG;
+	*out = h;
+	*key = stored;
+	return 0;
+}
+
+int decode_header(const void *block, std::string_view key, ChunkHeader *out)
+{
+	ChunkHeader h;
+	std::string_view stored;
+	if (int rc = decode_header_any(block, &h, &stored); rc < 0)
+		return rc;
 	if (stored != key)
 		return -ENOENT;
 	*out = h;
@@ -150,6 +164,12 @@ int temp_name_pid(std::string_view name)
 	if (i >= name.size() || pid <= 0)
 		return -1;
 	return static_cast<int>(pid);
+}
+
+bool is_stale_temp(const char *name)
+{
+	int pid = temp_name_pid(name);
+	return pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 } // namespace kvfdp::gpu

@@ -47,6 +47,8 @@ void encode_header(void *block, std::string_view key, uint64_t payload_bytes, ui
 // Checks block (kBlock bytes): magic, version, header crc, key equal to key.
 // Returns 0 with *out filled, or -EBADMSG (corrupt) / -ENOENT (another key: a hash collision).
 [[nodiscard]] int decode_header(const void *block, std::string_view key, ChunkHeader *out);
+// The same checks without a key to compare: *key points at the stored key inside block.
+[[nodiscard]] int decode_header_any(const void *block, ChunkHeader *out, std::string_view *key);
 
 // The file name for a key (which must be 1..1024 bytes without NUL): "k-" + the key with
 // every byte outside [A-Za-z0-9_-] as %XX when that is at most kMaxEscaped bytes, else
@@ -68,6 +70,8 @@ void key_to_name(std::string_view key, FileName *out);
 void temp_name(int pid, uint64_t seq, FileName *out);
 // The pid in a temp name, or -1 when name is not a temp name.
 [[nodiscard]] int temp_name_pid(std::string_view name);
+// True for a temp file whose writer process is gone (never another live process's).
+[[nodiscard]] bool is_stale_temp(const char *name);
 
 // A 64-bit hash of bytes with a seed (multiply-xorshift mixing of 8-byte words).
 [[nodiscard]] uint64_t hash64(std::string_view bytes, uint64_t seed);

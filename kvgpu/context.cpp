@@ -82,11 +82,13 @@ int errno_to_kvgpu(int err_no)
 
 int Context::create(const char *dir, const kvgpu_options &opts, std::unique_ptr<Context> *out)
 {
+	uint64_t t0 = now_ns();
 	std::unique_ptr<Context> c(new (std::nothrow) Context());
 	if (!c)
 		return KVGPU_ERR_NOMEM;
 	if (int rc = c->init(dir, opts); rc < 0)
 		return rc;
+	c->c_.open_ns.store(now_ns() - t0, std::memory_order_relaxed);
 	*out = std::move(c);
 	return 0;
 }
@@ -99,9 +101,24 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 	dir_fd_ = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd_ < 0 || ::faccessat(dir_fd_, ".", W_OK | X_OK, AT_EACCESS) != 0)
 		return KVGPU_ERR_DIR;
-	remove_stale_temps();
+	if (opts_.capacity_bytes == 0)
+		remove_stale_temps(); // a bounded store does it in its one directory scan
 	if (int rc = probe_direct(); rc < 0)
 		return rc;
+	if (opts_.capacity_bytes > 0) {
+		store_.reset(new (std::nothrow) StoreIndex());
+		if (!store_)
+			return KVGPU_ERR_NOMEM;
+		StoreConfig sc;
+		sc.capacity = opts_.capacity_bytes;
+		sc.policy = opts_.evict_policy;
+		sc.reinsert_hits = opts_.reinsert_hits;
+		sc.durable = opts_.durability == KVGPU_DURABLE_FSYNC;
+		sc.direct = dir_direct_;
+		if (int rc = store_->open(dir_fd_, sc); rc < 0)
+			return rc;
+		c_.stale_temps.store(store_->stale_temps(), std::memory_order_relaxed);
+	}
 
 	wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wake_fd_ < 0)
@@ -110,25 +127,29 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 	unsigned engine = opts_.engine;
 	if (engine == KVGPU_ENGINE_AUTO)
 		engine = cuda_device_count() > 0 ? KVGPU_ENGINE_CUDA : KVGPU_ENGINE_HOST;
+	// The prefetch buffers are slots past the ring: the engine copies from them like from any slot.
+	unsigned all_slots = opts_.slots + opts_.prefetch_slots;
 	int rc = engine == KVGPU_ENGINE_CUDA
-			 ? make_cuda_engine(opts_.cuda_device, opts_.slots, opts_.max_jobs, wake_fd_, &engine_)
-			 : make_host_engine(opts_.slots, opts_.max_jobs, wake_fd_, &engine_);
+			 ? make_cuda_engine(opts_.cuda_device, all_slots, opts_.max_jobs, wake_fd_, &engine_)
+			 : make_host_engine(all_slots, opts_.max_jobs, wake_fd_, &engine_);
 	if (rc < 0)
 		return rc;
 
-	size_t ring_bytes = size_t(opts_.slots) * opts_.slot_bytes;
+	size_t ring_bytes = size_t(all_slots) * opts_.slot_bytes;
 	if (int e = engine_->alloc_staging(ring_bytes, &staging_); e < 0)
 		return e;
 	headers_ = std::aligned_alloc(kBlock, size_t(opts_.max_jobs) * kBlock);
 	if (!headers_)
 		return KVGPU_ERR_NOMEM;
 
-	slots_.resize(opts_.slots);
+	slots_.resize(all_slots);
 	free_slots_.reserve(opts_.slots);
-	for (unsigned i = 0; i < opts_.slots; i++) {
+	for (unsigned i = 0; i < all_slots; i++)
 		slots_[i].buf = static_cast<char *>(staging_) + size_t(i) * opts_.slot_bytes;
+	for (unsigned i = 0; i < opts_.slots; i++)
 		free_slots_.push_back(opts_.slots - 1 - i);
-	}
+	batches_ = std::vector<Batch>(opts_.max_jobs);
+	prefetch_ = std::vector<PrefetchEntry>(opts_.prefetch_slots);
 	jobs_ = std::vector<Job>(opts_.max_jobs);
 	for (unsigned i = 0; i < opts_.max_jobs; i++)
 		jobs_[i].header_buf = static_cast<char *>(headers_) + size_t(i) * kBlock;
@@ -189,11 +210,9 @@ int Context::remove_stale_temps()
 		::close(dup);
 		return -errno;
 	}
-	int self = ::getpid();
 	while (dirent *e = ::readdir(d)) {
-		int pid = temp_name_pid(e->d_name);
 		// Only temp files whose writer is gone: another live process may share the directory.
-		if (pid <= 0 || pid == self || ::kill(pid, 0) == 0 || errno != ESRCH)
+		if (!is_stale_temp(e->d_name))
 			continue;
 		if (::unlinkat(dir_fd_, e->d_name, 0) == 0)
 			c_.stale_temps.fetch_add(1, std::memory_order_relaxed);
@@ -239,7 +258,7 @@ void Context::wake()
 
 // ---- caller side ----
 
-int Context::reserve_job(Kind kind, unsigned *idx, int64_t *ticket)
+int Context::reserve_job(Kind kind, unsigned *idx, int64_t *ticket, bool tracked)
 {
 	std::unique_lock lock(mu_);
 	if (stop_)
@@ -259,8 +278,13 @@ int Context::reserve_job(Kind kind, unsigned *idx, int64_t *ticket)
 	j.ticket = t;
 	j.state = JobState::reserved;
 	j.result = 0;
-	j.waited = false;
+	j.waited = !tracked;
 	j.kind = kind;
+	j.pslot = j.pentry = j.batch = -1;
+	j.batch_pos = 0;
+	j.reserved = 0;
+	j.store_seq = 0;
+	j.key_len = 0;
 	*idx = i;
 	*ticket = t;
 	return 0;
@@ -288,11 +312,26 @@ void Context::release_reserved(unsigned idx)
 
 int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int lifetime, void *stream)
 {
+	uint64_t reserved = 0;
+	if (store_) {
+		// Room first (evicting by policy), so the file never takes the store past its capacity.
+		std::unique_lock lock(store_->mu());
+		if (int rc = store_->reserve(file_bytes(bytes), lock); rc < 0)
+			return rc;
+		reserved = file_bytes(bytes);
+	}
+	forget_prefetch(key);
 	unsigned idx = 0;
 	int64_t ticket = 0;
-	if (int rc = reserve_job(Kind::evict, &idx, &ticket); rc < 0)
+	if (int rc = reserve_job(Kind::evict, &idx, &ticket); rc < 0) {
+		if (store_) {
+			std::lock_guard lock(store_->mu());
+			store_->unreserve(reserved);
+		}
 		return rc;
+	}
 	Job &j = jobs_[idx];
+	j.reserved = reserved;
 	j.src = static_cast<const char *>(src);
 	j.dst = nullptr;
 	j.bytes = bytes;
@@ -302,6 +341,10 @@ int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int 
 	j.key[key.size()] = '\0';
 	j.fd = -1;
 	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
+		if (store_) {
+			std::lock_guard lock(store_->mu());
+			store_->unreserve(reserved);
+		}
 		release_reserved(idx);
 		return rc;
 	}
@@ -379,6 +422,11 @@ int Context::open_chunk(std::string_view key, OpenChunk *out)
 
 int64_t Context::lookup(std::string_view key)
 {
+	if (store_) {
+		std::lock_guard lock(store_->mu());
+		const StoreEntry *e = store_->find(key);
+		return e ? static_cast<int64_t>(e->payload_bytes) : int64_t(KVGPU_ERR_NOT_FOUND);
+	}
 	OpenChunk oc;
 	if (int rc = open_chunk(key, &oc); rc < 0)
 		return rc;
@@ -386,8 +434,24 @@ int64_t Context::lookup(std::string_view key)
 	return static_cast<int64_t>(oc.header.payload_bytes);
 }
 
+int Context::contains(std::string_view key)
+{
+	int64_t r = lookup(key);
+	if (r == KVGPU_ERR_NOT_FOUND)
+		return 0;
+	return r < 0 ? static_cast<int>(r) : 1;
+}
+
 int Context::remove(std::string_view key)
 {
+	forget_prefetch(key);
+	if (store_) {
+		std::lock_guard lock(store_->mu());
+		int rc = store_->remove(key);
+		if (rc == 0)
+			c_.removes.fetch_add(1, std::memory_order_relaxed);
+		return rc;
+	}
 	FileName name;
 	key_to_name(key, &name);
 	if (name.str[0] == 'h') {
@@ -405,47 +469,304 @@ int Context::remove(std::string_view key)
 	return 0;
 }
 
-int64_t Context::load(std::string_view key, void *dst, size_t bytes, void *stream)
+void Context::forget_prefetch(std::string_view key)
 {
-	OpenChunk oc;
-	if (int rc = open_chunk(key, &oc); rc < 0) {
-		c_.load_errors.fetch_add(1, std::memory_order_relaxed);
-		return rc;
+	if (prefetch_.empty())
+		return;
+	std::lock_guard lock(mu_);
+	for (PrefetchEntry &p : prefetch_) {
+		if (!p.is(key))
+			continue;
+		if (p.state == PrefetchState::staged)
+			p.state = PrefetchState::free; // its slot is idle: the next prefetch reuses it
+		else if (p.state == PrefetchState::reading)
+			p.stale = true;
 	}
-	uint64_t n = oc.header.payload_bytes;
-	if (bytes < n) {
-		::close(oc.fd);
-		c_.load_errors.fetch_add(1, std::memory_order_relaxed);
-		return KVGPU_ERR_SIZE;
-	}
-	unsigned idx = 0;
-	int64_t ticket = 0;
-	if (int rc = reserve_job(Kind::load, &idx, &ticket); rc < 0) {
-		::close(oc.fd);
-		return rc;
-	}
-	Job &j = jobs_[idx];
+}
+
+void Context::read_job(Job &j, const OpenChunk &oc, char *dst)
+{
 	j.src = nullptr;
-	j.dst = static_cast<char *>(dst);
-	j.bytes = n;
+	j.dst = dst;
+	j.bytes = oc.header.payload_bytes;
 	j.lifetime = static_cast<int>(oc.header.lifetime);
-	j.key_len = 0;
 	j.fd = oc.fd;
 	j.direct = oc.direct;
 	j.check_crc = opts_.checksum && (oc.header.flags & kFlagChecksum);
 	j.stored_crc = oc.header.payload_crc;
-	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
-		::close(oc.fd);
+}
+
+int Context::start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch, uint32_t pos,
+			int64_t *ticket, uint64_t *len)
+{
+	uint64_t seq = 0;
+	if (store_) {
+		// The index answers a miss without touching the disk.
+		std::lock_guard lock(store_->mu());
+		const StoreEntry *e = store_->find(key);
+		if (!e) {
+			store_->miss();
+			return KVGPU_ERR_NOT_FOUND;
+		}
+		seq = store_->hit(e);
+	}
+	// A staged chunk: copy it from its prefetch slot, no read.
+	int staged = -1;
+	uint64_t staged_bytes = 0;
+	for (int tries = 0; tries < 2 && !prefetch_.empty(); tries++) {
+		int64_t wait_for = 0;
+		{
+			std::lock_guard lock(mu_);
+			for (size_t p = 0; p < prefetch_.size(); p++) {
+				PrefetchEntry &pe = prefetch_[p];
+				if (!pe.is(key) || pe.stale)
+					continue;
+				if (pe.state == PrefetchState::staged && pe.bytes <= bytes) {
+					pe.state = PrefetchState::claimed;
+					staged = static_cast<int>(p);
+					staged_bytes = pe.bytes;
+				} else if (pe.state == PrefetchState::reading) {
+					wait_for = pe.ticket;
+				}
+				break;
+			}
+		}
+		if (staged >= 0 || wait_for == 0)
+			break;
+		(void)wait(wait_for); // the prefetch is in flight: its read is the one to wait for
+	}
+	unsigned idx = 0;
+	if (staged >= 0) {
+		if (int rc = reserve_job(Kind::load, &idx, ticket, batch < 0); rc < 0) {
+			std::lock_guard lock(mu_);
+			prefetch_[size_t(staged)].state = PrefetchState::free;
+			return rc;
+		}
+		Job &j = jobs_[idx];
+		j.src = nullptr;
+		j.dst = static_cast<char *>(dst);
+		j.bytes = staged_bytes;
 		j.fd = -1;
+		j.direct = false;
+		j.check_crc = false; // verified when it was staged
+		j.pslot = static_cast<int>(opts_.slots) + staged;
+		j.pentry = staged;
+		c_.prefetch_hits.fetch_add(1, std::memory_order_relaxed);
+	} else {
+		OpenChunk oc;
+		if (int rc = open_chunk(key, &oc); rc < 0) {
+			c_.load_errors.fetch_add(1, std::memory_order_relaxed);
+			if (store_ && (rc == KVGPU_ERR_NOT_FOUND || rc == KVGPU_ERR_CORRUPT)) {
+				std::lock_guard lock(store_->mu());
+				store_->drop(key, seq);
+			}
+			return rc;
+		}
+		if (bytes < oc.header.payload_bytes) {
+			::close(oc.fd);
+			c_.load_errors.fetch_add(1, std::memory_order_relaxed);
+			return KVGPU_ERR_SIZE;
+		}
+		if (int rc = reserve_job(Kind::load, &idx, ticket, batch < 0); rc < 0) {
+			::close(oc.fd);
+			return rc;
+		}
+		read_job(jobs_[idx], oc, static_cast<char *>(dst));
+	}
+	Job &j = jobs_[idx];
+	if (store_) {
+		// To drop it from the index if its payload turns out damaged.
+		j.store_seq = seq;
+		j.key_len = static_cast<uint32_t>(key.size());
+		std::memcpy(j.key, key.data(), key.size());
+		j.key[key.size()] = '\0';
+	}
+	j.batch = batch;
+	j.batch_pos = pos;
+	*len = j.bytes;
+	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
+		if (j.fd >= 0)
+			::close(j.fd);
+		j.fd = -1;
+		if (staged >= 0) {
+			std::lock_guard lock(mu_);
+			prefetch_[size_t(staged)].state = PrefetchState::free;
+		}
 		release_reserved(idx);
 		return rc;
 	}
 	publish_job(idx);
+	return 0;
+}
+
+int64_t Context::load(std::string_view key, void *dst, size_t bytes, void *stream)
+{
+	int64_t ticket = 0;
+	uint64_t n = 0;
+	if (int rc = start_load(key, dst, bytes, stream, -1, 0, &ticket, &n); rc < 0)
+		return rc;
 	int rc = wait(ticket);
 	return rc < 0 ? rc : static_cast<int64_t>(n);
 }
 
-void Context::stats(kvgpu_stats_t *out) const
+int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts, const size_t *sizes,
+			    int64_t *results, void *stream)
+{
+	int64_t bt = 0;
+	int b = 0;
+	{
+		std::unique_lock lock(mu_);
+		if (stop_)
+			return KVGPU_ERR_INVAL;
+		bt = next_batch_++;
+		b = static_cast<int>(bt % int64_t(batches_.size()));
+		// A batch slot is reused once its previous batch is done (its results are in place).
+		cv_.wait(lock, [&] { return batches_[size_t(b)].remaining == 0; });
+		Batch &bb = batches_[size_t(b)];
+		bb.ticket = bt;
+		bb.remaining = 1; // held until every load is queued
+		bb.first_err = 0;
+		bb.results = results;
+	}
+	c_.batches.fetch_add(1, std::memory_order_relaxed);
+	for (size_t i = 0; i < n; i++) {
+		const char *k = keys[i];
+		size_t klen = k ? ::strnlen(k, KVGPU_MAX_KEY + 1) : 0;
+		int rc = 0;
+		if (!k || !dsts[i])
+			rc = KVGPU_ERR_INVAL;
+		else if (klen == 0 || klen > KVGPU_MAX_KEY)
+			rc = KVGPU_ERR_KEY;
+		else if (sizes[i] == 0)
+			rc = KVGPU_ERR_SIZE;
+		if (rc == 0) {
+			{
+				std::lock_guard lock(mu_);
+				batches_[size_t(b)].remaining++;
+			}
+			int64_t t = 0;
+			uint64_t len = 0;
+			rc = start_load(std::string_view(k, klen), dsts[i], sizes[i], stream, b, uint32_t(i), &t, &len);
+			if (rc == 0)
+				continue;
+			std::lock_guard lock(mu_);
+			batches_[size_t(b)].remaining--;
+		}
+		std::lock_guard lock(mu_);
+		results[i] = rc;
+		if (batches_[size_t(b)].first_err == 0)
+			batches_[size_t(b)].first_err = rc;
+	}
+	std::lock_guard lock(mu_);
+	if (--batches_[size_t(b)].remaining == 0)
+		cv_.notify_all();
+	return bt;
+}
+
+int Context::batch_wait(int64_t bt)
+{
+	std::unique_lock lock(mu_);
+	if (bt <= 0 || bt >= next_batch_)
+		return KVGPU_ERR_TICKET;
+	Batch &b = batches_[size_t(bt % int64_t(batches_.size()))];
+	cv_.wait(lock, [&] { return b.ticket != bt || b.remaining == 0; });
+	return b.ticket != bt ? KVGPU_ERR_EXPIRED : b.first_err;
+}
+
+int Context::batch_poll(int64_t bt)
+{
+	std::lock_guard lock(mu_);
+	if (bt <= 0 || bt >= next_batch_)
+		return KVGPU_ERR_TICKET;
+	const Batch &b = batches_[size_t(bt % int64_t(batches_.size()))];
+	return b.ticket != bt || b.remaining == 0 ? 1 : 0;
+}
+
+int Context::prefetch(size_t n, const char *const *keys)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t klen = keys[i] ? ::strnlen(keys[i], KVGPU_MAX_KEY + 1) : 0;
+		if (!keys[i])
+			return KVGPU_ERR_INVAL;
+		if (klen == 0 || klen > KVGPU_MAX_KEY)
+			return KVGPU_ERR_KEY;
+	}
+	int count = 0;
+	uint64_t start_gen = 0; // entries staged by this call are not replaced by its later keys
+	{
+		std::lock_guard lock(mu_);
+		start_gen = prefetch_gen_;
+	}
+	for (size_t i = 0; i < n && !prefetch_.empty(); i++) {
+		std::string_view key(keys[i], ::strlen(keys[i]));
+		if (store_) {
+			std::lock_guard lock(store_->mu());
+			if (!store_->find(key))
+				continue; // not stored: nothing to read
+		}
+		int p = -1;
+		{
+			std::lock_guard lock(mu_);
+			bool have = false;
+			for (PrefetchEntry &pe : prefetch_)
+				if (pe.is(key) && !pe.stale && pe.state != PrefetchState::claimed)
+					have = true;
+			if (have) {
+				count++;
+				continue;
+			}
+			// A free entry, else the one staged longest ago.
+			for (size_t q = 0; q < prefetch_.size(); q++) {
+				PrefetchEntry &pe = prefetch_[q];
+				if (pe.state == PrefetchState::free) {
+					p = static_cast<int>(q);
+					break;
+				}
+				if (pe.state == PrefetchState::staged && pe.gen <= start_gen &&
+				    (p < 0 || pe.gen < prefetch_[size_t(p)].gen))
+					p = static_cast<int>(q);
+			}
+			if (p < 0)
+				break; // every buffer is being read or copied
+			PrefetchEntry &pe = prefetch_[size_t(p)];
+			pe.state = PrefetchState::reading;
+			pe.stale = false;
+			pe.ticket = 0;
+			pe.key_len = static_cast<uint32_t>(key.size());
+			std::memcpy(pe.key, key.data(), key.size());
+		}
+		OpenChunk oc;
+		int rc = open_chunk(key, &oc);
+		if (rc == 0 && oc.header.payload_bytes > opts_.slot_bytes) {
+			::close(oc.fd);
+			rc = KVGPU_ERR_SIZE; // larger than a buffer: loads read it as usual
+		}
+		unsigned idx = 0;
+		int64_t ticket = 0;
+		if (rc == 0 && (rc = reserve_job(Kind::prefetch, &idx, &ticket, false)) < 0)
+			::close(oc.fd);
+		if (rc < 0) {
+			std::lock_guard lock(mu_);
+			prefetch_[size_t(p)].state = PrefetchState::free;
+			continue;
+		}
+		Job &j = jobs_[idx];
+		read_job(j, oc, nullptr);
+		j.pslot = static_cast<int>(opts_.slots) + p;
+		j.pentry = p;
+		{
+			std::lock_guard lock(mu_);
+			prefetch_[size_t(p)].ticket = ticket;
+			prefetch_[size_t(p)].bytes = j.bytes;
+		}
+		publish_job(idx);
+		c_.prefetches.fetch_add(1, std::memory_order_relaxed);
+		count++;
+	}
+	return count;
+}
+
+void Context::stats(kvgpu_stats_t *out)
 {
 	std::memset(out, 0, sizeof(*out));
 	auto rd = [](const std::atomic<uint64_t> &a) { return a.load(std::memory_order_relaxed); };
@@ -468,6 +789,14 @@ void Context::stats(kvgpu_stats_t *out) const
 	out->direct_io = dir_direct_ ? 1 : 0;
 	out->engine = engine_ ? engine_->kind() : 0;
 	out->last_errno = c_.last_errno.load(std::memory_order_relaxed);
+	out->batches = rd(c_.batches);
+	out->prefetches = rd(c_.prefetches);
+	out->prefetch_hits = rd(c_.prefetch_hits);
+	out->open_ns = rd(c_.open_ns);
+	if (store_) {
+		std::lock_guard lock(store_->mu());
+		store_->stats(out);
+	}
 }
 
 // ---- worker side ----
@@ -621,15 +950,47 @@ void Context::start_job(unsigned j)
 		if (::fcntl(job.fd, kSetRwHint, &hint) != 0)
 			c_.hint_failures.fetch_add(1, std::memory_order_relaxed);
 	}
-	(job.direct ? c_.direct_files : c_.buffered_files).fetch_add(1, std::memory_order_relaxed);
+	if (job.fd >= 0)
+		(job.direct ? c_.direct_files : c_.buffered_files).fetch_add(1, std::memory_order_relaxed);
+	if (job.kind == Kind::prefetch)
+		return; // reads only: nothing on the copy engine to order
 	if (int rc = engine_->order_after(j); rc < 0)
 		fail(j, rc, 0);
+}
+
+void Context::release_slot(unsigned s)
+{
+	slots_[s].state = SlotState::free;
+	if (s < opts_.slots)
+		free_slots_.push_back(s); // prefetch slots belong to their entry, not to the ring
 }
 
 bool Context::issue(unsigned j)
 {
 	Job &job = jobs_[j];
 	bool p = false;
+	if (job.pslot >= 0) {
+		// One piece in a prefetch slot: read into it (prefetch), or copy out of it (a staged load).
+		if (job.err != 0 || job.issued > 0)
+			return false;
+		Slot &slot = slots_[unsigned(job.pslot)];
+		slot.job = j;
+		slot.piece = 0;
+		slot.len = static_cast<uint32_t>(job.bytes);
+		job.issued = 1;
+		if (job.kind == Kind::load) {
+			slot.state = SlotState::io_done;
+			return true;
+		}
+		io_uring_sqe *sqe = get_sqe();
+		io_uring_prep_read(sqe, job.fd, slot.buf, static_cast<unsigned>(align_up(slot.len)), kDataOffset);
+		io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, unsigned(job.pslot)));
+		slot.state = SlotState::io;
+		io_in_flight_++;
+		store_max(c_.max_io, io_in_flight_);
+		job.ops++;
+		return true;
+	}
 	while (job.err == 0 && job.phase == Phase::data && job.issued < job.blocks) {
 		int s = pop_free_slot();
 		if (s < 0)
@@ -682,8 +1043,7 @@ bool Context::poll_copies()
 		p = true;
 		if (job.kind == Kind::load) {
 			// H2D done: the slot is free again.
-			slot.state = SlotState::free;
-			free_slots_.push_back(s);
+			release_slot(s);
 			job.finished++;
 		} else {
 			slot.state = SlotState::copied;
@@ -701,8 +1061,7 @@ bool Context::handoff(unsigned j)
 		for (unsigned s = 0; s < slots_.size(); s++) {
 			Slot &slot = slots_[s];
 			if (slot.job == j && (slot.state == SlotState::copied || slot.state == SlotState::io_done)) {
-				slot.state = SlotState::free;
-				free_slots_.push_back(s);
+				release_slot(s);
 				job.finished++;
 				p = true;
 			}
@@ -713,7 +1072,8 @@ bool Context::handoff(unsigned j)
 	while (job.handed < job.issued) {
 		unsigned s = 0;
 		for (; s < slots_.size(); s++)
-			if (slots_[s].state != SlotState::free && slots_[s].job == j && slots_[s].piece == job.handed)
+			if (slots_[s].state != SlotState::free && slots_[s].state != SlotState::staged &&
+			    slots_[s].job == j && slots_[s].piece == job.handed)
 				break;
 		if (s == slots_.size())
 			break;
@@ -740,10 +1100,15 @@ bool Context::handoff(unsigned j)
 		} else {
 			if (job.check_crc)
 				job.crc = crc32c(job.crc, slot.buf, slot.len);
+			if (job.kind == Kind::prefetch) {
+				// The whole chunk is in its buffer; it stays there until a load claims it.
+				slot.state = SlotState::staged;
+				job.finished++;
+				continue;
+			}
 			if (int rc = engine_->copy(s, job.dst + off, slot.buf, slot.len); rc < 0) {
 				fail(j, rc, 0);
-				slot.state = SlotState::free;
-				free_slots_.push_back(s);
+				release_slot(s);
 				job.finished++;
 				continue;
 			}
@@ -780,7 +1145,7 @@ void Context::handle_cqe(const io_uring_cqe *cqe)
 			slot.state = SlotState::free;
 			free_slots_.push_back(s);
 			job.finished++;
-		} else {
+		} else { // load or prefetch
 			c_.reads.fetch_add(1, std::memory_order_relaxed);
 			if (res >= 0 && uint64_t(res) < slot.len)
 				fail(j, KVGPU_ERR_CORRUPT, 0); // the file ended early
@@ -818,7 +1183,7 @@ bool Context::finish_job(unsigned j)
 		complete(j, job.err);
 		return true;
 	}
-	if (job.kind == Kind::load) {
+	if (job.kind != Kind::evict) {
 		if (job.finished < job.blocks || job.ops > 0)
 			return false;
 		if (job.check_crc && job.crc != job.stored_crc) {
@@ -857,11 +1222,24 @@ bool Context::finish_job(unsigned j)
 	if (job.phase == Phase::header && job.ops == 0) {
 		FileName tmp, name;
 		temp_name(pid_, job.seq, &tmp);
-		key_to_name(std::string_view(job.key, job.key_len), &name);
+		std::string_view key(job.key, job.key_len);
 		// rename(2) is atomic: readers see the old chunk or the new one, never a part.
-		if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
-			fail(j, errno_to_kvgpu(errno), errno);
-			return true;
+		if (store_) {
+			// The index publishes it: rename, journal record and accounting under one lock.
+			std::lock_guard lock(store_->mu());
+			int rc = store_->commit(tmp.c_str(), key, job.bytes, opts_.checksum ? job.crc : 0,
+						static_cast<uint32_t>(job.lifetime), opts_.checksum ? kFlagChecksum : 0);
+			if (rc < 0) {
+				fail(j, errno_to_kvgpu(rc), -rc);
+				return true;
+			}
+			job.reserved = 0;
+		} else {
+			key_to_name(key, &name);
+			if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
+				fail(j, errno_to_kvgpu(errno), errno);
+				return true;
+			}
 		}
 		job.seq = 0;
 		if (opts_.durability == KVGPU_DURABLE_FSYNC && ::fsync(dir_fd_) != 0) {
@@ -882,7 +1260,21 @@ void Context::complete(unsigned j, int result)
 		job.fd = -1;
 	}
 	job.phase = Phase::finished;
-	if (job.kind == Kind::evict) {
+	if (store_ && job.kind == Kind::evict && job.reserved) {
+		std::lock_guard lock(store_->mu());
+		store_->unreserve(job.reserved);
+		job.reserved = 0;
+	}
+	if (store_ && job.kind == Kind::load && job.key_len &&
+	    (result == KVGPU_ERR_CHECKSUM || result == KVGPU_ERR_CORRUPT)) {
+		// Damaged on disk: it can never load again, and it holds capacity.
+		std::lock_guard lock(store_->mu());
+		store_->drop(std::string_view(job.key, job.key_len), job.store_seq);
+	}
+	if (job.kind == Kind::prefetch) {
+		if (result != 0 && job.pslot >= 0)
+			slots_[unsigned(job.pslot)].state = SlotState::free;
+	} else if (job.kind == Kind::evict) {
 		if (result == 0) {
 			c_.evicts.fetch_add(1, std::memory_order_relaxed);
 			c_.evict_bytes.fetch_add(job.bytes, std::memory_order_relaxed);
@@ -896,6 +1288,23 @@ void Context::complete(unsigned j, int result)
 		c_.load_errors.fetch_add(1, std::memory_order_relaxed);
 	}
 	std::lock_guard lock(mu_);
+	if (job.pentry >= 0) {
+		PrefetchEntry &pe = prefetch_[size_t(job.pentry)];
+		if (job.kind == Kind::prefetch && result == 0 && !pe.stale && pe.state == PrefetchState::reading) {
+			pe.state = PrefetchState::staged;
+			pe.gen = ++prefetch_gen_;
+		} else if (job.kind == Kind::load || pe.state == PrefetchState::reading) {
+			pe.state = PrefetchState::free;
+			pe.stale = false;
+		}
+	}
+	if (job.batch >= 0) {
+		Batch &b = batches_[size_t(job.batch)];
+		b.results[job.batch_pos] = result < 0 ? int64_t(result) : int64_t(job.bytes);
+		if (result < 0 && b.first_err == 0)
+			b.first_err = result;
+		b.remaining--;
+	}
 	job.result = result;
 	job.state = JobState::done;
 	cv_.notify_all();

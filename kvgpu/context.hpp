@@ -16,6 +16,7 @@
 #include "kvgpu/chunk_format.hpp"
 #include "kvgpu/copy_engine.hpp"
 #include "kvgpu/kvgpu.h"
+#include "kvgpu/store_index.hpp"
 
 namespace kvfdp::gpu {
 
@@ -42,15 +43,23 @@ public:
 	[[nodiscard]] int64_t load(std::string_view key, void *dst, size_t bytes, void *stream);
 	[[nodiscard]] int64_t lookup(std::string_view key);
 	[[nodiscard]] int remove(std::string_view key);
-	void stats(kvgpu_stats_t *out) const;
+	[[nodiscard]] int contains(std::string_view key);
+	// keys[i] NUL-terminated; a bad key, dst or size fails only its own entry.
+	[[nodiscard]] int64_t load_batch(size_t n, const char *const *keys, void *const *dsts,
+					 const size_t *sizes, int64_t *results, void *stream);
+	[[nodiscard]] int batch_wait(int64_t batch);
+	[[nodiscard]] int batch_poll(int64_t batch);
+	[[nodiscard]] int prefetch(size_t n, const char *const *keys);
+	void stats(kvgpu_stats_t *out);
 	// Finishes everything in flight and stops the worker; returns the last unwaited error.
 	[[nodiscard]] int shutdown();
 
 private:
-	enum class Kind : uint8_t { evict, load };
+	enum class Kind : uint8_t { evict, load, prefetch };
 	enum class JobState : uint8_t { free, reserved, queued, active, done };
 	enum class Phase : uint8_t { data, header, finished };
-	enum class SlotState : uint8_t { free, copying, copied, io, io_done };
+	// staged: a prefetch slot holding a whole verified chunk until a load claims it.
+	enum class SlotState : uint8_t { free, copying, copied, io, io_done, staged };
 
 	struct Job {
 		// Guarded by mu_.
@@ -70,6 +79,12 @@ private:
 		bool direct = false;
 		uint32_t stored_crc = 0;
 		bool check_crc = false;
+		int pslot = -1;        // prefetch: the slot it reads into; load: the staged slot it copies from
+		int pentry = -1;       // the prefetch entry of pslot
+		int batch = -1;        // load_batch: the batch (index into batches_) and the entry in it
+		uint32_t batch_pos = 0;
+		uint64_t reserved = 0;  // evict in a bounded store: the bytes reserved for its file
+		uint64_t store_seq = 0; // load in a bounded store: the version it found in the index
 		// Worker-only progress.
 		Phase phase = Phase::data;
 		uint64_t blocks = 0;   // staging-slot-sized pieces
@@ -83,6 +98,28 @@ private:
 		void *header_buf = nullptr; // kBlock aligned: the evict's header block
 	};
 
+	struct Batch {
+		int64_t ticket = 0;
+		uint32_t remaining = 0; // loads not yet complete (+1 while load_batch is queueing)
+		int first_err = 0;
+		int64_t *results = nullptr;
+	};
+
+	enum class PrefetchState : uint8_t { free, reading, staged, claimed };
+	struct PrefetchEntry {
+		PrefetchState state = PrefetchState::free;
+		bool stale = false; // replaced or removed while being read: discard when done
+		int64_t ticket = 0;
+		uint64_t bytes = 0;
+		uint64_t gen = 0; // when it was staged: the oldest staged entry is reused first
+		uint32_t key_len = 0;
+		char key[KVGPU_MAX_KEY + 1] = {};
+		[[nodiscard]] bool is(std::string_view k) const
+		{
+			return state != PrefetchState::free && std::string_view(key, key_len) == k;
+		}
+	};
+
 	struct Slot {
 		SlotState state = SlotState::free;
 		unsigned job = 0;
@@ -93,7 +130,15 @@ private:
 
 	Context() = default;
 	[[nodiscard]] int init(const char *dir, const kvgpu_options &opts);
-	[[nodiscard]] int reserve_job(Kind kind, unsigned *idx, int64_t *ticket);
+	// tracked: the caller will wait for the ticket (evict, load); batch and prefetch jobs report elsewhere.
+	[[nodiscard]] int reserve_job(Kind kind, unsigned *idx, int64_t *ticket, bool tracked = true);
+	// Queues one load (from a staged prefetch slot when there is one); *len is the chunk's length.
+	[[nodiscard]] int start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch,
+				     uint32_t pos, int64_t *ticket, uint64_t *len);
+	void forget_prefetch(std::string_view key);
+	// Fills a load or prefetch job from the opened chunk: its file, length and checksum.
+	void read_job(Job &j, const OpenChunk &oc, char *dst);
+	void release_slot(unsigned s);
 	void publish_job(unsigned idx);
 	void release_reserved(unsigned idx);
 	void wake();
@@ -124,6 +169,7 @@ private:
 	int wake_fd_ = -1;
 	bool dir_direct_ = false;
 	std::unique_ptr<CopyEngine> engine_;
+	std::unique_ptr<StoreIndex> store_; // capacity_bytes > 0
 	void *staging_ = nullptr;
 	void *headers_ = nullptr;
 	std::vector<Slot> slots_;
@@ -140,6 +186,10 @@ private:
 	// Set (under mu_) when pending_ gains a job; the worker clears it before taking mu_.
 	std::atomic<bool> has_pending_{false};
 	int64_t next_ticket_ = 1;
+	std::vector<Batch> batches_;
+	int64_t next_batch_ = 1;
+	std::vector<PrefetchEntry> prefetch_;
+	uint64_t prefetch_gen_ = 0;
 	bool stop_ = false;
 	int unwaited_error_ = 0;
 
@@ -159,6 +209,7 @@ private:
 		std::atomic<uint64_t> direct_files{0}, buffered_files{0}, hint_failures{0};
 		std::atomic<uint64_t> writes{0}, reads{0};
 		std::atomic<uint64_t> max_io{0}, max_copies{0}, stale_temps{0};
+		std::atomic<uint64_t> batches{0}, prefetches{0}, prefetch_hits{0}, open_ns{0};
 		std::atomic<int> last_errno{0};
 	};
 	mutable Counters c_;

@@ -47,6 +47,9 @@ enum kvgpu_error {
 	KVGPU_ERR_DIR = -17,         /* the directory does not exist, is not a directory, or is not writable */
 	KVGPU_ERR_URING = -18,       /* io_uring could not be set up */
 	KVGPU_ERR_PERM = -19,        /* permission denied on a chunk file */
+	KVGPU_ERR_CAPACITY = -20,    /* capacity_bytes below one chunk, or a chunk larger than the capacity */
+	KVGPU_ERR_BUSY = -21,        /* another context (this or another process) has the store open */
+	KVGPU_ERR_INDEX = -22,       /* (kvgpu_stats.index_error) the index was corrupt and was rebuilt */
 };
 
 /* Longest key in bytes. Keys are arbitrary bytes except NUL; the file name is derived safely. */
@@ -69,6 +72,14 @@ enum kvgpu_direct {
 	KVGPU_DIRECT_OFF = 2,  /* always buffered */
 };
 
+/* Eviction order of a bounded store (capacity_bytes > 0). */
+enum kvgpu_evict_policy {
+	KVGPU_EVICT_FIFO = 0,  /* write order: the oldest chunk goes first (default: flash-friendly) */
+	KVGPU_EVICT_LRU = 1,   /* least recently loaded first */
+	KVGPU_EVICT_FIFO2 = 2, /* write order with a second chance: a chunk loaded >= reinsert_hits
+				  times since it was written is rewritten in place (new age) instead */
+};
+
 /* Options for kvgpu_open. Fill with kvgpu_options_init, then change what you need. */
 typedef struct kvgpu_options {
 	uint32_t struct_size;  /* sizeof(kvgpu_options); set by kvgpu_options_init */
@@ -81,6 +92,13 @@ typedef struct kvgpu_options {
 	uint32_t durability;   /* enum kvgpu_durability (default NONE) */
 	uint32_t checksum;     /* 1: store a CRC32C of the payload and verify it on load (default 1) */
 	uint32_t direct_io;    /* enum kvgpu_direct (default AUTO) */
+	/* Bounded store (0 = unbounded: no index, no eviction). The bytes of chunk files on disk
+	 * (4096 + roundup(n, 4096) per chunk) never exceed it; evicts make room by policy. */
+	uint64_t capacity_bytes;
+	uint32_t evict_policy;  /* enum kvgpu_evict_policy (default FIFO) */
+	uint32_t reinsert_hits; /* FIFO2: loads that earn a second chance (default 1) */
+	uint32_t prefetch_slots; /* slot_bytes buffers that kvgpu_prefetch stages into (default 8; max 1024) */
+	uint32_t reserved0;
 } kvgpu_options;
 
 /* Counters since kvgpu_open; a snapshot, summed when read by kvgpu_stats(). */
@@ -105,6 +123,26 @@ typedef struct kvgpu_stats_s {
 	int32_t engine;              /* the engine in use: KVGPU_ENGINE_HOST or KVGPU_ENGINE_CUDA */
 	int32_t last_errno;          /* errno of the most recent KVGPU_ERR_IO / NO_SPACE, or 0 */
 	int32_t reserved;
+	/* Bounded store (zeros when capacity_bytes is 0). */
+	uint64_t capacity_bytes;     /* the store's capacity */
+	uint64_t used_bytes;         /* bytes of chunk files in the index (+ evicts in flight) */
+	uint64_t chunks;             /* chunks in the index */
+	uint64_t evictions;          /* chunks unlinked to make room */
+	uint64_t evicted_bytes;
+	uint64_t reinserts;          /* FIFO2 second chances (chunks rewritten in place) */
+	uint64_t reinserted_bytes;
+	uint64_t hits;               /* loads (and batch members) that found their key */
+	uint64_t misses;             /* loads that did not (KVGPU_ERR_NOT_FOUND) */
+	uint64_t dropped;            /* chunks dropped from the index: missing, corrupt or bad checksum */
+	uint64_t adopted;            /* complete chunk files found at open that the index lacked */
+	uint64_t index_records;      /* records in the index journal now */
+	uint64_t index_rebuilds;     /* index rebuilt from chunk headers (missing or corrupt journal) */
+	uint64_t open_ns;            /* how long kvgpu_open took (index replay included) */
+	uint64_t batches;            /* kvgpu_load_batch calls */
+	uint64_t prefetches;         /* chunks staged by kvgpu_prefetch */
+	uint64_t prefetch_hits;      /* loads served from a staged chunk (no read) */
+	int32_t index_error;         /* KVGPU_ERR_INDEX when the journal was corrupt at open, else 0 */
+	int32_t reserved1;
 } kvgpu_stats_t;
 
 typedef struct kvgpu_ctx kvgpu_ctx;
@@ -143,6 +181,31 @@ KVGPU_API int64_t kvgpu_lookup(kvgpu_ctx *ctx, const char *key);
 
 /* Removes the chunk under key. Does not cancel an evict of that key still in flight. */
 KVGPU_API int kvgpu_remove(kvgpu_ctx *ctx, const char *key);
+
+/* 1 if a chunk is stored under key, 0 if not, or an error. With capacity_bytes > 0 it answers
+ * from the in-memory index without I/O; otherwise it looks for the file. */
+KVGPU_API int kvgpu_contains(kvgpu_ctx *ctx, const char *key);
+
+/* Starts loading n chunks at once: keys[i] into dsts[i], which has room for sizes[i] bytes.
+ * Reads of the batch are in flight together (io_uring, up to queue_depth and the staging
+ * ring) and the copies to dsts overlap the reads. When the batch is done results[i] holds the
+ * chunk's length or its own error (a missing or damaged chunk fails only its entry).
+ * keys may be freed on return; dsts and results must stay valid until kvgpu_batch_wait.
+ * Returns a batch ticket (> 0) or an error (then nothing was started). */
+KVGPU_API int64_t kvgpu_load_batch(kvgpu_ctx *ctx, size_t n, const char *const *keys, void *const *dsts,
+				   const size_t *sizes, int64_t *results, void *stream);
+
+/* Waits for a batch; returns 0 when every entry loaded, else the first entry's error. */
+KVGPU_API int kvgpu_batch_wait(kvgpu_ctx *ctx, int64_t batch);
+
+/* 1 when the batch is done (results filled), 0 while in flight, or KVGPU_ERR_TICKET. */
+KVGPU_API int kvgpu_batch_poll(kvgpu_ctx *ctx, int64_t batch);
+
+/* Starts reading up to n chunks into the pinned prefetch buffers (prefetch_slots of
+ * slot_bytes; chunks larger than slot_bytes or not found are skipped). A later kvgpu_load or
+ * kvgpu_load_batch of a staged key copies from the buffer without reading the file. Returns
+ * how many chunks are now staged or being staged, or an error. Never blocks on I/O. */
+KVGPU_API int kvgpu_prefetch(kvgpu_ctx *ctx, size_t n, const char *const *keys);
 
 /* Copies the counters into *out. */
 KVGPU_API int kvgpu_stats(kvgpu_ctx *ctx, kvgpu_stats_t *out);
