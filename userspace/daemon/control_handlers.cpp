@@ -69,9 +69,7 @@ json status_json(State &s)
 	d["io"] = {{"reads", c.reads}, {"read_bytes", c.read_bytes}, {"writes", c.writes},
 		   {"write_bytes", c.write_bytes}, {"flushes", c.flushes}, {"discards", c.discards},
 		   {"discard_bytes", c.discard_bytes}, {"write_zeroes", c.write_zeroes},
-		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors},
-		   {"copied_bytes", c.copied_bytes}};
-	d["data_path"] = {{"mode", ublk::data_mode_name(s.data_mode)}, {"note", s.data_note}};
+		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors}};
 	d["recovery"] = {{"enabled", (s.dev.flags & ublk::kFlagUserRecovery) != 0},
 			 {"recovered", s.recovered}, {"state", s.state}};
 	return d;
@@ -169,7 +167,6 @@ MetricsInput metrics_input(State &s)
 	for (const nvme::Handle &h : s.handles)
 		m.pids.push_back(h.pid);
 	m.tagger_active = s.tagger.active();
-	m.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
 	m.uptime_s = static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started).count());
 	return m;
@@ -198,15 +195,14 @@ std::string handle_control_line(State &s, std::string_view line)
 	if (req.cmd == "metrics")
 		return reply_ok(json{{"text", format_metrics(metrics_input(s))}});
 	if (req.cmd == "files") {
-		FilesQuery q;
-		if (!parse_files_query(req.args, q, err))
+		uint64_t limit = 1000;
+		if (!get_positive_arg(req, "limit", limit, err))
 			return reply_error(err);
 		// A row is about 300 bytes: the cap keeps a reply well under the server's 1 MiB
-		// queued-reply limit (docs/control.md). Filtering and ranking cover every record.
+		// queued-reply limit (docs/control.md).
 		constexpr uint64_t kMaxFilesRows = 2000;
-		q.limit = std::min(q.limit, kMaxFilesRows);
-		json d = s.tagger.files(q);
-		d["limit"] = q.limit;
+		json d = s.tagger.files(std::min(limit, kMaxFilesRows));
+		d["limit"] = std::min(limit, kMaxFilesRows);
 		return reply_ok(d);
 	}
 	if (req.cmd == "reload") {
