@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <fstream>
 #include <map>
@@ -28,10 +29,11 @@ constexpr int kSetRwHint = 1036;  // F_SET_RW_HINT
 int usage()
 {
 	std::fprintf(stderr,
-		     "usage: kvfdp-daemon-vmtool write PATH HINT KIB [--direct] [--seed N] [--chunk KIB]\n"
+		     "usage: kvfdp-daemon-vmtool write PATH HINT KIB [--direct] [--seed N] [--chunk KIB] [--until STOPFILE [--max-s S]]\n"
+		     "       kvfdp-daemon-vmtool verify PATH SEED          (exit 0 if PATH holds write's content for SEED)\n"
 		     "       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
 		     "       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
-		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--nvme-json F]\n"
+		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--handle CLASS=H]... [--nvme-json F]\n"
 		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
 		     "       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
 		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n");
@@ -48,6 +50,9 @@ void fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
 	}
 }
 
+// Writes KIB of fill(seed) content. With --until STOPFILE the writer is bounded by time, not
+// size: past KIB it wraps to offset 0 and rewrites the same bytes, until STOPFILE exists (or
+// --max-s passes, an error), so it is certainly still writing whenever the scenario acts.
 int cmd_write(int argc, char **argv)
 {
 	if (argc < 5)
@@ -58,6 +63,8 @@ int cmd_write(int argc, char **argv)
 	bool direct = false;
 	uint64_t seed = 1;
 	size_t chunk = 1 << 20;
+	const char *until = nullptr;
+	uint64_t max_s = 300;
 	for (int i = 5; i < argc; i++) {
 		if (!std::strcmp(argv[i], "--direct"))
 			direct = true;
@@ -65,9 +72,15 @@ int cmd_write(int argc, char **argv)
 			seed = std::strtoull(argv[++i], nullptr, 0);
 		else if (!std::strcmp(argv[i], "--chunk") && i + 1 < argc)
 			chunk = std::strtoull(argv[++i], nullptr, 0) << 10;
+		else if (!std::strcmp(argv[i], "--until") && i + 1 < argc)
+			until = argv[++i];
+		else if (!std::strcmp(argv[i], "--max-s") && i + 1 < argc)
+			max_s = std::strtoull(argv[++i], nullptr, 0);
 		else
 			return usage();
 	}
+	if (kib == 0 || chunk == 0 || chunk % 4096)
+		return usage();
 	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | (direct ? O_DIRECT : 0), 0644);
 	if (fd < 0) {
 		std::fprintf(stderr, "write: open %s: %s\n", path, std::strerror(errno));
@@ -83,22 +96,78 @@ int cmd_write(int argc, char **argv)
 	if (posix_memalign(&buf, 4096, chunk))
 		return 1;
 	const uint64_t total = kib << 10;
-	for (uint64_t off = 0; off < total; off += chunk) {
-		const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, total - off));
-		fill(static_cast<uint8_t *>(buf), n, seed, off);
-		ssize_t w = pwrite(fd, buf, n, static_cast<off_t>(off));
-		if (w != static_cast<ssize_t>(n)) {
-			std::fprintf(stderr, "write: %s at %llu: %s\n", path, static_cast<unsigned long long>(off),
-				     w < 0 ? std::strerror(errno) : "short write");
+	const time_t t0 = time(nullptr);
+	uint64_t written = 0, passes = 0;
+	for (;;) {
+		for (uint64_t off = 0; off < total; off += chunk) {
+			if (until && access(until, F_OK) == 0)
+				goto stopped;
+			const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, total - off));
+			fill(static_cast<uint8_t *>(buf), n, seed, off);
+			ssize_t w = pwrite(fd, buf, n, static_cast<off_t>(off));
+			if (w != static_cast<ssize_t>(n)) {
+				std::fprintf(stderr, "write: %s at %llu: %s\n", path, static_cast<unsigned long long>(off),
+					     w < 0 ? std::strerror(errno) : "short write");
+				return 1;
+			}
+			written += n;
+		}
+		passes++;
+		if (!until)
+			break;
+		if (static_cast<uint64_t>(time(nullptr) - t0) >= max_s) {
+			std::fprintf(stderr, "write: %s: %s did not appear within --max-s %llu\n", path, until,
+				     static_cast<unsigned long long>(max_s));
 			return 1;
 		}
 	}
+stopped:
+	if (until)
+		std::printf("write: %s: %llu bytes in %llu full passes and a part, stopped by %s\n", path,
+			    static_cast<unsigned long long>(written), static_cast<unsigned long long>(passes), until);
 	if (fsync(fd) < 0) {
 		std::fprintf(stderr, "write: fsync %s: %s\n", path, std::strerror(errno));
 		return 1;
 	}
 	close(fd);
 	std::free(buf);
+	return 0;
+}
+
+// Exit 0 when PATH is non-empty and every 8-byte word holds write's content for SEED.
+int cmd_verify(int argc, char **argv)
+{
+	if (argc != 4)
+		return usage();
+	const uint64_t seed = std::strtoull(argv[3], nullptr, 0);
+	std::FILE *f = std::fopen(argv[2], "rb");
+	if (!f) {
+		std::fprintf(stderr, "verify: %s: %s\n", argv[2], std::strerror(errno));
+		return 1;
+	}
+	std::vector<uint8_t> got(1 << 20), want(1 << 20);
+	uint64_t off = 0;
+	size_t n;
+	while ((n = std::fread(got.data(), 1, got.size(), f)) > 0) {
+		fill(want.data(), n, seed, off);
+		if (n % 8 || std::memcmp(got.data(), want.data(), n) != 0) {
+			size_t i = 0;
+			while (i + 8 <= n && std::memcmp(got.data() + i, want.data() + i, 8) == 0)
+				i += 8;
+			std::fprintf(stderr, "verify: %s differs from seed %llu at offset %llu\n", argv[2],
+				     static_cast<unsigned long long>(seed), static_cast<unsigned long long>(off + i));
+			std::fclose(f);
+			return 1;
+		}
+		off += n;
+	}
+	std::fclose(f);
+	if (off == 0) {
+		std::fprintf(stderr, "verify: %s is empty\n", argv[2]);
+		return 1;
+	}
+	std::printf("verify: %s: %llu bytes match seed %llu\n", argv[2], static_cast<unsigned long long>(off),
+		    static_cast<unsigned long long>(seed));
 	return 0;
 }
 
@@ -152,10 +221,19 @@ int cmd_placement(int argc, char **argv)
 	const std::string sock = argv[2];
 	json ruh0 = load(argv[3]), st0 = load(argv[4]);
 	std::map<std::string, uint64_t> expect_kib;
+	std::map<std::string, uint64_t> expect_handle;  // from the config the scenario wrote
 	std::string nvme_json;
 	for (int i = 5; i < argc; i++) {
 		if (!std::strcmp(argv[i], "--nvme-json") && i + 1 < argc) {
 			nvme_json = argv[++i];
+			continue;
+		}
+		if (!std::strcmp(argv[i], "--handle") && i + 1 < argc) {
+			const char *m = argv[++i];
+			const char *e = std::strchr(m, '=');
+			if (!e)
+				return usage();
+			expect_handle[std::string(m, static_cast<size_t>(e - m))] = std::strtoull(e + 1, nullptr, 0);
 			continue;
 		}
 		const char *eq = std::strchr(argv[i], '=');
@@ -202,9 +280,24 @@ int cmd_placement(int argc, char **argv)
 			       std::to_string(wrote) + " LBAs, RUAMW " + std::to_string(r0) + " -> " + std::to_string(r1) +
 			       " (consumed " + std::to_string(consumed) + " mod " + std::to_string(ru_lbas) + ")");
 	}
-	// Hinted classes moved their own handle and nothing else (beyond not_set).
+	// The map kvfdpd applied is the one the scenario's config asked for (not kvfdpd's own word).
 	for (auto &[name, kib] : expect_kib) {
-		const uint16_t h = class_handle[name];
+		if (!expect_handle.count(name)) {
+			report(false, "no --handle " + name + "=H: the expected handle comes from the scenario's config");
+			continue;
+		}
+		report(class_handle.count(name) && class_handle[name] == expect_handle[name],
+		       "class " + name + " is on handle " + std::to_string(expect_handle[name]) + " as the config says (kvfdpd: " +
+			       (class_handle.count(name) ? std::to_string(class_handle[name]) : "none") + ")");
+	}
+	// Hinted classes moved their configured handle by at least their bytes.
+	for (auto &[name, kib] : expect_kib) {
+		if (!expect_handle.count(name) || expect_handle[name] >= ruh1["ruhss"].size()) {
+			report(false, "class " + name + ": no configured handle within the device's " +
+					      std::to_string(ruh1["ruhss"].size()));
+			continue;
+		}
+		const size_t h = expect_handle[name];
 		const uint64_t hb = ruh1["ruhss"][h]["bytes"].get<uint64_t>() - ruh0["ruhss"][h]["bytes"].get<uint64_t>();
 		report(hb >= (kib << 10), "handle " + std::to_string(h) + " carries class " + name);
 	}
@@ -313,6 +406,8 @@ int main(int argc, char **argv)
 	const std::string cmd = argv[1];
 	if (cmd == "write")
 		return cmd_write(argc, argv);
+	if (cmd == "verify")
+		return cmd_verify(argc, argv);
 	if (cmd == "ctl" && argc == 4) {
 		std::string reply;
 		if (!request(argv[2], argv[3], reply))

@@ -10,8 +10,15 @@ BUF_KIB=4100
 DIO_KIB=3076
 SUM_KIB=$((BUF_KIB + DIO_KIB))
 
-step "start kvfdpd on /dev/ng0n1"
-kvfdpd --device /dev/ng0n1 --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
+# The class -> handle map this run configures (not the built-in one): the placement check
+# expects exactly it, so a wrong map that kvfdpd reports consistently still fails.
+MAP="not_set=0 none=0 short=5 medium=7 long=6 extreme=3"
+{ echo '[placement]'; for m in $MAP; do echo "${m%=*} = ${m#*=}"; done; } > /tmp/kvfdp.toml
+HANDLES=; for m in $MAP; do HANDLES="$HANDLES --handle $m"; done
+cp /tmp/kvfdp.toml "$OUT/kvfdp.toml"
+
+step "start kvfdpd on /dev/ng0n1 with the map $MAP"
+kvfdpd --device /dev/ng0n1 --config /tmp/kvfdp.toml --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
 KPID=$!
 wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd did not become ready"; }
 cat "$OUT/kvfdpd.log"
@@ -41,7 +48,7 @@ for fs in xfs ext4; do
 	step "$fs: per-class bytes and RUAMW per handle"
 	# Two files per class; not_set also carries the filesystem's own metadata.
 	check "$fs: placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
-		short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB \
+		short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB $HANDLES \
 		--nvme-json /tmp/nvme_status.json
 	$T snap $SOCK ruh "$OUT/ruh_$fs.json"
 	$T snap $SOCK status "$OUT/status_$fs.json"
