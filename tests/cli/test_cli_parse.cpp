@@ -160,6 +160,24 @@ TEST_CASE("cli: usage errors exit 2")
 	CHECK(run_cli({"--help"}).rc == kExitOk);
 }
 
+TEST_CASE("cli: stats -n without -i is a usage error, not silently ignored")
+{
+	// Refused before any device or daemon is asked (the socket does not exist).
+	for (auto args : {std::vector<std::string>{"stats", "-n", "5", "--socket", kNoSocket},
+			  std::vector<std::string>{"stats", "--count", "3", "--backend", "model"}}) {
+		Ran r = run_cli(args);
+		CHECK(r.rc == kExitUsage);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find("--count requires --interval") != std::string::npos);
+		CHECK(r.out.empty());
+	}
+	// An interval of 0 would take no interval either.
+	Ran z = run_cli({"stats", "-i", "0", "-n", "2", "--socket", kNoSocket});
+	CHECK(z.rc == kExitUsage);
+	CHECK(one_line(z.err));
+	CHECK(z.err.find("--interval") != std::string::npos);
+}
+
 TEST_CASE("cli: a bad size suffix names the option and the suffixes")
 {
 	Ran r = run_cli({"ruh", "--backend", "model", "--capacity", "10XB"});

@@ -156,11 +156,13 @@ void add_stats_command(CLI::App &app, Context &ctx)
 {
 	auto o = std::make_shared<StatsOptions>();
 	auto *c = app.add_subcommand("stats", "FDP statistics (HBMW, MBMW, MBE) and WAF from deltas");
-	c->add_option("-i,--interval", o->interval, "seconds between two readings; WAF of each interval")
-		->check(CLI::Range(0.0, 86400.0));
-	c->add_option("-n,--count", o->count, "intervals to take with --interval")
+	auto *interval = c->add_option("-i,--interval", o->interval, "seconds between two readings; WAF of each interval")
+				 ->check(CLI::Range(0.001, 86400.0));
+	// A count without an interval would be ignored: refuse it (usage error, exit 2).
+	c->add_option("-n,--count", o->count, "intervals to take with --interval (needs --interval)")
 		->check(CLI::Range(1u, 1000000u))
-		->capture_default_str();
+		->capture_default_str()
+		->needs(interval);
 	c->footer("WAF = delta MBMW / delta HBMW. Without --interval it is the lifetime ratio "
 		  "since the drive was formatted.");
 	c->callback([&ctx, o] { ctx.exit_code = run_stats(ctx, *o); });
