@@ -32,7 +32,7 @@ TEST_CASE("sim: classes map to handles as ARCHITECTURE decision 4 says")
 {
 	// NOT_SET, NONE, SHORT, MEDIUM, LONG, EXTREME
 	const uint32_t eight[] = {0, 0, 1, 2, 3, 4};
-	const uint32_t three[] = {0, 0, 1, 2, 2, 2};
+	const uint32_t three[] = {0, 0, 1, 1, 2, 2};  // placement::default_map
 	for (uint8_t c = 0; c < 6; c++) {
 		CHECK(default_handle_for_class(c, 8) == eight[c]);
 		CHECK(default_handle_for_class(c, 3) == three[c]);

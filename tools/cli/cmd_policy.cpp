@@ -1,5 +1,5 @@
 // kvfdp policy show [FILE] | check FILE: a kvfdpd policy config, parsed and validated with
-// kvfdpd's own parser (kvfdp_core), or the policy kvfdpd runs now.
+// the placement library's parser, the one kvfdpd uses, or the policy kvfdpd runs now.
 #include <memory>
 
 #include "tools/cli/commands.hpp"
@@ -7,8 +7,8 @@
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 
-#include "userspace/daemon/config.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "placement/config.hpp"
+#include "placement/policy.hpp"
 
 namespace kvfdp::cli {
 
@@ -53,10 +53,10 @@ void print_policy_human(Context &ctx, const json &p)
 // checked against its handles and the PIDs shown, else against kvfdpd's upper limit.
 Result<json> policy_from_file(Context &ctx, const std::string &file)
 {
-	auto cfg = daemon::load_config(file, false);
+	auto cfg = placement::load_config(file, false);
 	if (!cfg)
 		return cli_error(kExitUsage, cfg.error().message());
-	uint16_t nruh = daemon::kMaxHandles;
+	uint16_t nruh = placement::kMaxHandles;
 	std::vector<nvme::Handle> handles;
 	bool checked = false;
 	if (ctx.direct()) {
@@ -70,11 +70,11 @@ Result<json> policy_from_file(Context &ctx, const std::string &file)
 		nruh = static_cast<uint16_t>(handles.size());
 		checked = true;
 	}
-	auto pol = daemon::make_policy(*cfg, nruh);
+	auto pol = placement::make_policy(*cfg, nruh);
 	if (!pol)
 		return cli_error(kExitUsage, pol.error().message());
 	json map = json::array();
-	for (unsigned c = 0; c < daemon::kNumClasses; c++) {
+	for (unsigned c = 0; c < placement::kNumClasses; c++) {
 		uint16_t h = pol->handle[c];
 		json pid = h < handles.size() ? json(handles[h].pid) : json(nullptr);
 		map.push_back({{"class", std::string(class_name(static_cast<int>(c)))},

@@ -1,66 +1,15 @@
-// Size parsing and formatting, class names, the default class -> handle map.
+// Byte formatting; sizes, class names and the default map come from the placement library.
 #include "tools/cli/units.hpp"
 
-#include <cctype>
 #include <cstdio>
+
+#include "placement/classes.hpp"
+#include "placement/handle_map.hpp"
+#include "placement/size.hpp"
 
 namespace kvfdp::cli {
 
-namespace {
-
-constexpr std::array<std::string_view, kClassCount> kClassNames = {
-	"not_set", "none", "short", "medium", "long", "extreme"};
-
-bool iequal(std::string_view a, std::string_view b)
-{
-	if (a.size() != b.size())
-		return false;
-	for (size_t i = 0; i < a.size(); i++)
-		if (std::tolower(static_cast<unsigned char>(a[i])) !=
-		    std::tolower(static_cast<unsigned char>(b[i])))
-			return false;
-	return true;
-}
-
-} // namespace
-
-Result<uint64_t> parse_size(std::string_view text)
-{
-	auto bad = [&](const char *why) {
-		return guidance_error(std::errc::invalid_argument,
-				      "bad size '" + std::string(text) + "' (" + why +
-					      "): give bytes or a number with KiB, MiB, GiB or TiB, "
-					      "e.g. 64GiB");
-	};
-	size_t i = 0;
-	uint64_t value = 0;
-	while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-		uint64_t d = static_cast<uint64_t>(text[i] - '0');
-		if (value > (UINT64_MAX - d) / 10)
-			return bad("too large");
-		value = value * 10 + d;
-		i++;
-	}
-	if (i == 0)
-		return bad("no number");
-	std::string_view suffix = text.substr(i);
-	unsigned shift = 0;
-	if (suffix.empty() || iequal(suffix, "B"))
-		shift = 0;
-	else if (iequal(suffix, "K") || iequal(suffix, "KiB"))
-		shift = 10;
-	else if (iequal(suffix, "M") || iequal(suffix, "MiB"))
-		shift = 20;
-	else if (iequal(suffix, "G") || iequal(suffix, "GiB"))
-		shift = 30;
-	else if (iequal(suffix, "T") || iequal(suffix, "TiB"))
-		shift = 40;
-	else
-		return bad("unknown suffix");
-	if (shift && value > (UINT64_MAX >> shift))
-		return bad("too large");
-	return value << shift;
-}
+Result<uint64_t> parse_size(std::string_view text) { return placement::parse_size(text); }
 
 std::string format_u128(u128 v)
 {
@@ -98,31 +47,16 @@ std::string_view class_name(int cls)
 {
 	if (cls < 0 || cls >= kClassCount)
 		return "invalid";
-	return kClassNames[static_cast<size_t>(cls)];
+	return placement::class_name(static_cast<unsigned>(cls));
 }
 
 std::optional<int> parse_class(std::string_view text)
 {
-	for (int c = 0; c < kClassCount; c++)
-		if (iequal(text, kClassNames[static_cast<size_t>(c)]))
-			return c;
-	if (iequal(text, "not-set") || iequal(text, "notset"))
-		return 0;
-	if (text.size() == 1 && text[0] >= '0' && text[0] < '0' + kClassCount)
-		return text[0] - '0';
-	return std::nullopt;
+	auto c = placement::parse_class(text);
+	return c ? std::optional<int>(*c) : std::nullopt;
 }
 
-std::string class_names_list()
-{
-	std::string s;
-	for (auto n : kClassNames) {
-		if (!s.empty())
-			s += ", ";
-		s += n;
-	}
-	return s;
-}
+std::string class_names_list() { return placement::class_names_list(); }
 
 std::array<int, kClassCount> default_class_map(unsigned nruh)
 {
@@ -131,19 +65,9 @@ std::array<int, kClassCount> default_class_map(unsigned nruh)
 		map.fill(-1);
 		return map;
 	}
-	map[0] = map[1] = 0;
-	// SHORT..EXTREME (4 classes) over handles 1..nruh-1; neighbours share when fewer.
-	unsigned placed = nruh - 1;
-	for (int k = 0; k < 4; k++) {
-		int cls = 2 + k;
-		if (placed == 0)
-			map[static_cast<size_t>(cls)] = 0;
-		else if (placed >= 4)
-			map[static_cast<size_t>(cls)] = 1 + k;
-		else
-			map[static_cast<size_t>(cls)] =
-				1 + static_cast<int>(static_cast<unsigned>(k) * placed / 4);
-	}
+	const auto m = placement::default_map(static_cast<uint16_t>(nruh > placement::kMaxHandles ? placement::kMaxHandles : nruh));
+	for (size_t c = 0; c < map.size(); c++)
+		map[c] = m[c];
 	return map;
 }
 

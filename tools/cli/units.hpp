@@ -1,5 +1,6 @@
 // Sizes with binary suffixes, byte formatting, lifetime class names and the default
-// class -> handle map: the small vocabulary every kvfdp subcommand shares.
+// class -> handle map: the small vocabulary every kvfdp subcommand shares. Parsing, names
+// and the map are the placement library's (placement/), adapted to the CLI's int classes.
 #pragma once
 
 #include <array>
@@ -10,14 +11,15 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "placement/classes.hpp"
 
 namespace kvfdp::cli {
 
 // FDP statistics counters are 128-bit byte counts (NVMe TP4146, log 0x22).
 using u128 = unsigned __int128;
 
-// Parses "4096", "64KiB", "1MiB", "8G", "2TiB" (binary multiples; K/M/G/T accepted as
-// KiB/MiB/GiB/TiB). Fails with a one-line message naming the accepted suffixes.
+// placement::parse_size: "4096", "64KiB", "1.5GiB", "8G", "2TiB" (binary multiples). Fails
+// with a one-line message naming the accepted suffixes.
 [[nodiscard]] Result<uint64_t> parse_size(std::string_view text);
 
 // "1.50 GiB", "512 B": binary units, two decimals above 1 KiB.
@@ -26,7 +28,7 @@ using u128 = unsigned __int128;
 [[nodiscard]] std::string format_u128(u128 v);
 
 // Lifetime classes are the RWH values 0..5 of fcntl(F_SET_RW_HINT) (bpf/tag.h).
-inline constexpr int kClassCount = 6;
+inline constexpr int kClassCount = static_cast<int>(placement::kNumClasses);
 // Lower-case names as they appear in flags, JSON and metric labels: not_set, none, short,
 // medium, long, extreme.
 [[nodiscard]] std::string_view class_name(int cls);
@@ -35,10 +37,8 @@ inline constexpr int kClassCount = 6;
 // "not_set, none, short, medium, long, extreme": for error messages.
 [[nodiscard]] std::string class_names_list();
 
-// The default class -> handle-index map of ARCHITECTURE.md decision 4 for a namespace with
-// nruh handles: NOT_SET and NONE -> 0, SHORT -> 1, MEDIUM -> 2, LONG -> 3, EXTREME -> 4;
-// with fewer handles, neighbouring classes share one (SHORT..EXTREME are spread evenly
-// over handles 1..nruh-1). With one handle every class goes to 0; nruh 0 maps nothing (-1).
+// placement::default_map (placement/handle_map.hpp states the rule) as ints; nruh 0 maps
+// nothing (-1).
 [[nodiscard]] std::array<int, kClassCount> default_class_map(unsigned nruh);
 // The classes whose map entry is handle, in class order.
 [[nodiscard]] std::vector<int> classes_on_handle(const std::array<int, kClassCount> &map,

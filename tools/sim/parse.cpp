@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "placement/size.hpp"
+
 namespace kvfdp::sim {
 
 std::optional<double> parse_number(std::string_view s)
@@ -31,32 +33,10 @@ std::optional<uint64_t> parse_uint(std::string_view s)
 
 std::optional<uint64_t> parse_size(std::string_view s)
 {
-	size_t i = 0;
-	while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
-		i++;
-	auto num = parse_number(s.substr(0, i));
-	if (!num || *num <= 0)
+	auto r = placement::parse_size(s);
+	if (!r || *r == 0)
 		return std::nullopt;
-	std::string suf;
-	for (char c : s.substr(i))
-		suf += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-	int shift = -1;
-	if (suf.empty() || suf == "b")
-		shift = 0;
-	else if (suf == "k" || suf == "kib")
-		shift = 10;
-	else if (suf == "m" || suf == "mib")
-		shift = 20;
-	else if (suf == "g" || suf == "gib")
-		shift = 30;
-	else if (suf == "t" || suf == "tib")
-		shift = 40;
-	if (shift < 0)
-		return std::nullopt;
-	const double bytes = std::ldexp(*num, shift);
-	if (bytes >= 18446744073709551615.0 || bytes != std::floor(bytes))
-		return std::nullopt;
-	return static_cast<uint64_t>(bytes);
+	return *r;
 }
 
 } // namespace kvfdp::sim

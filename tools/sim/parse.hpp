@@ -7,8 +7,8 @@
 
 namespace kvfdp::sim {
 
-// "4096", "512B", "64KiB", "1.5GiB", "2TiB" (K/M/G/T too; all binary, case-insensitive).
-// nullopt for anything else, zero, or overflow.
+// placement::parse_size ("4096", "512B", "64KiB", "1.5GiB", "2TiB"), as an optional; nullopt
+// for anything it refuses and for zero.
 [[nodiscard]] std::optional<uint64_t> parse_size(std::string_view s);
 // A finite decimal number; nullopt for trailing junk.
 [[nodiscard]] std::optional<double> parse_number(std::string_view s);

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "bpf/tag.h"
+#include "placement/handle_map.hpp"
 
 namespace kvfdp::sim {
 namespace {
@@ -97,9 +97,8 @@ std::optional<Placement> parse_placement(std::string_view s)
 
 uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles)
 {
-	static constexpr uint32_t kMap[KVFDP_NR_CLASSES] = {0, 0, 1, 2, 3, 4};
-	const uint32_t want = rw_class < KVFDP_NR_CLASSES ? kMap[rw_class] : 0;
-	return nhandles == 0 ? 0 : std::min(want, nhandles - 1);
+	const auto n = static_cast<uint16_t>(std::min<uint32_t>(nhandles, placement::kMaxHandles));
+	return placement::default_handle(rw_class, n);
 }
 
 Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Placement placement,

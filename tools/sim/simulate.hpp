@@ -34,8 +34,7 @@ struct RunReport {
 [[nodiscard]] const char *placement_name(Placement p);
 [[nodiscard]] std::optional<Placement> parse_placement(std::string_view s);
 
-// ARCHITECTURE.md decision 4: NOT_SET and NONE -> 0, SHORT -> 1, MEDIUM -> 2, LONG -> 3,
-// EXTREME -> 4; with fewer handles the upper classes share the last one. nhandles >= 1.
+// placement::default_handle: the one class -> handle map (placement/handle_map.hpp).
 [[nodiscard]] uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles);
 
 // Builds a model from cfg, replays workload into it (placement none puts every write on

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "placement/classes.hpp"
 #include "tools/sim/parse.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/synthetic.hpp"
@@ -40,7 +41,6 @@ struct Args {
 // like `kvfdp ruh`: classes by ARCHITECTURE.md decision 4, RUAMW, host bytes per handle.
 std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
 {
-	static const char *const kClasses[] = {"not_set", "none", "short", "medium", "long", "extreme"};
 	std::string out = "placement handles after the " + r.placement +
 			  " run (HOST BYTES: the whole run, warm-up included)\n";
 	char line[160];
@@ -59,7 +59,7 @@ std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
 			const bool here = r.placement == "none" ? ruhid == 0
 								: default_handle_for_class(c, nruh) == ruhid;
 			if (here && h.value("rg", uint64_t{0}) == 0)
-				cls += std::string(cls.empty() ? "" : ",") + kClasses[c];
+				cls += std::string(cls.empty() ? "" : ",") + placement::class_name(c);
 		}
 		if (r.placement == "none")
 			cls = ruhid == 0 && h.value("rg", uint64_t{0}) == 0 ? "all" : "-";

@@ -1,0 +1,64 @@
+// kvfdpd's policy config (TOML): [placement] class = handle, [watch] dir, [[rule]] directory
+// rules, [[writer]] named writers. The one parser kvfdpd and `kvfdp policy` use.
+// docs/placement.md describes writers and how rules apply.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "placement/classes.hpp"
+
+namespace kvfdp::placement {
+
+inline constexpr const char *kDefaultConfigPath = "/etc/kvfdp/kvfdp.toml";
+
+// A directory rule: files created anywhere in the subtree under path (the directory itself
+// and every directory below it) get class cls when the application sets no hint. Where two
+// rules cover a file, the deeper directory wins.
+struct DirRule {
+	std::string path;  // absolute, normalised (no "//", no trailing '/', no "." or "..")
+	uint8_t cls = KVFDP_CLASS_NOT_SET;
+	int line = 0;      // config line, 0 if unknown
+};
+
+// A named writer: the files created by tasks of a cgroup, or created in a directory
+// subtree. Exactly one of cgroup / dir is set. A writer with a fixed class or handle is
+// placed there whatever the learner measures; otherwise the learner places its keys.
+struct WriterRule {
+	std::string name;    // display name; defaults to the cgroup or dir path
+	std::string cgroup;  // cgroup v2 path as /proc/PID/cgroup shows it ("/kv.slice/vllm.service")
+	std::string dir;     // absolute directory: the subtree's files belong to this writer
+	std::optional<uint8_t> cls;      // fixed class: the class map's handle for it
+	std::optional<uint16_t> handle;  // fixed handle index
+	int line = 0;
+};
+
+// What the config file says, before it is checked against a device.
+struct PolicyConfig {
+	std::string source;                          // file path, or "" for the built-in default
+	std::array<std::optional<uint16_t>, kNumClasses> handle{};  // unset: the default map
+	std::array<int, kNumClasses> line{};         // config line of each placement key, or 0
+	std::vector<DirRule> rules;
+	std::vector<WriterRule> writers;
+	std::string watch_dir;                       // where rules and file records apply ("" = all)
+};
+
+// An error that is its message alone (no errno text appended): configuration mistakes.
+[[nodiscard]] inline Error plain_error(std::string message) { return Error{std::error_code(), std::move(message)}; }
+
+// Parses TOML text; source names the file in errors ("kvfdp.toml:7: placement.long: ...").
+// Unknown tables and keys are errors, so a typo never silently falls back to defaults. Rule
+// and writer paths are checked: absolute, no glob characters (* ? [ ]), at most PATH_MAX
+// (4096) bytes, no "." or ".." components; the same path twice with a different class (or
+// handle) is an error naming both lines. Each error is one line.
+[[nodiscard]] Result<PolicyConfig> parse_config(std::string_view text, const std::string &source);
+
+// Reads and parses path. A missing file is an error unless missing_ok, in which case the
+// built-in default policy results (source "").
+[[nodiscard]] Result<PolicyConfig> load_config(const std::string &path, bool missing_ok);
+
+} // namespace kvfdp::placement

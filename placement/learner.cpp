@@ -1,0 +1,734 @@
+// The placement learner: per-key counters on the data path, estimates and grouping off it.
+// docs/placement.md "The learner" explains the estimates and the grouping rule.
+#include "placement/learner.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+namespace kvfdp::placement {
+
+namespace {
+
+constexpr uint32_t kSlots = 2 * Learner::kMaxKeys;  // power of two, at most half full
+constexpr uint32_t kMaxProbe = 64;                  // bounded data-path probe
+constexpr uint64_t kWriterMask = (uint64_t{1} << 60) - 1;
+constexpr uint16_t kNoHandle = 0xFFFF;
+
+// One word per key, never 0: (writer << 3 | cls) + 1, writers above 2^60 folded.
+uint64_t key_word(Key k)
+{
+	const uint64_t w = k.writer <= kWriterMask ? k.writer : (k.writer ^ (k.writer >> 60)) & kWriterMask;
+	const uint64_t c = k.cls < kNumClasses ? k.cls : KVFDP_CLASS_NOT_SET;
+	return ((w << 3) | c) + 1;
+}
+
+Key key_of(uint64_t word)
+{
+	return Key{(word - 1) >> 3, static_cast<uint8_t>((word - 1) & 7)};
+}
+
+uint32_t slot_hash(uint64_t word)
+{
+	uint64_t z = word * 0x9E3779B97F4A7C15ull;
+	z ^= z >> 29;
+	return static_cast<uint32_t>(z) & (kSlots - 1);
+}
+
+bool mask_has(uint64_t lo, uint64_t hi, unsigned h) { return h < 64 ? (lo >> h) & 1 : (hi >> (h - 64)) & 1; }
+
+void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
+{
+	if (h < 64)
+		lo |= uint64_t{1} << h;
+	else if (h < 128)
+		hi |= uint64_t{1} << (h - 64);
+}
+
+// FNV-1a over the state file's body: a torn or edited file is detected.
+uint64_t fnv1a(const std::string &s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (unsigned char c : s) {
+		h ^= c;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+constexpr const char *kMagic = "kvfdp-learner";
+constexpr int kVersion = 1;
+
+} // namespace
+
+// What recompute() keeps per slot.
+struct Learner::KeyState {
+	uint64_t seen_written = 0;   // slot counters at the last recompute
+	uint64_t seen_died = 0;
+	double seen_age = 0;
+	double share = 0;            // decayed share of device writes
+	double age_num = 0;          // decayed sum of bytes x age of deaths
+	double age_den = 0;          // decayed bytes of deaths
+	double lifetime = 0;         // estimate, device bytes (0: unknown)
+	uint32_t group = 0;
+	bool pinned = false;
+};
+
+Learner::Learner(const LearnerConfig &cfg) : cfg_(cfg), slots_(new Slot[kSlots]), state_(kSlots)
+{
+	if (cfg_.nruh > kMaxHandles)
+		cfg_.nruh = static_cast<uint16_t>(kMaxHandles);
+	if (!(cfg_.split_ratio > 1))
+		cfg_.split_ratio = 2.0;
+	if (!(cfg_.merge_ratio > 1) || cfg_.merge_ratio > cfg_.split_ratio)
+		cfg_.merge_ratio = cfg_.split_ratio;
+	if (!(cfg_.decay_capacity > 0))
+		cfg_.decay_capacity = 0.5;
+	if (!(cfg_.min_group_share >= 0))
+		cfg_.min_group_share = 0.02;
+	const uint16_t base = base_handle();
+	for (auto &h : class_handle_)
+		h.store(base, std::memory_order_relaxed);
+	mask_set(used_lo_, used_hi_, base);
+}
+
+Learner::~Learner() = default;
+
+bool Learner::usable(unsigned h) const
+{
+	if (h >= std::max<unsigned>(cfg_.nruh, 1))
+		return false;
+	if ((cfg_.handle_mask_lo | cfg_.handle_mask_hi) && !mask_has(cfg_.handle_mask_lo, cfg_.handle_mask_hi, h))
+		return false;
+	return !mask_has(pinned_lo_, pinned_hi_, h);
+}
+
+uint16_t Learner::base_handle() const
+{
+	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++)
+		if (usable(h))
+			return static_cast<uint16_t>(h);
+	return 0;
+}
+
+// ---- data path ----
+
+const Learner::Slot *Learner::find(Key k) const noexcept
+{
+	const uint64_t word = key_word(k);
+	uint32_t i = slot_hash(word);
+	for (uint32_t n = 0; n < kMaxProbe; n++, i = (i + 1) & (kSlots - 1)) {
+		const uint64_t t = slots_[i].tag.load(std::memory_order_acquire);
+		if (t == word)
+			return &slots_[i];
+		if (t == 0)
+			return nullptr;
+	}
+	return nullptr;
+}
+
+Learner::Slot *Learner::find_or_claim(Key k) noexcept
+{
+	const uint64_t word = key_word(k);
+	uint32_t i = slot_hash(word);
+	for (uint32_t n = 0; n < kMaxProbe; n++, i = (i + 1) & (kSlots - 1)) {
+		Slot &s = slots_[i];
+		uint64_t t = s.tag.load(std::memory_order_acquire);
+		if (t == word)
+			return &s;
+		if (t != 0)
+			continue;
+		if (keys_.load(std::memory_order_relaxed) >= kMaxKeys)
+			return nullptr;
+		// The handle is set before the tag is published, so a reader that finds the key
+		// also finds its handle.
+		s.handle.store(initial_handle(k), std::memory_order_relaxed);
+		if (s.tag.compare_exchange_strong(t, word, std::memory_order_release, std::memory_order_acquire)) {
+			// Another thread racing for this empty slot with another key may have stored
+			// its handle in between: store ours again (recompute() corrects any reader
+			// that saw the other one meanwhile).
+			s.handle.store(initial_handle(k), std::memory_order_relaxed);
+			keys_.fetch_add(1, std::memory_order_relaxed);
+			return &s;
+		}
+		if (t == word)  // another thread claimed it for the same key
+			return &s;
+	}
+	return nullptr;
+}
+
+uint16_t Learner::initial_handle(Key k) const noexcept
+{
+	const uint8_t cls = k.cls < kNumClasses ? k.cls : KVFDP_CLASS_NOT_SET;
+	uint16_t general = kNoHandle;
+	const uint64_t w = k.writer + 1;
+	for (uint32_t i = 0; i < kMaxWriterPins; i++) {
+		const uint64_t pw = pin_writer_[i].load(std::memory_order_relaxed);
+		if (pw == 0)
+			break;
+		if (pw != w)
+			continue;
+		const uint32_t v = pin_value_[i].load(std::memory_order_relaxed);
+		const uint32_t clsmask = v >> 16;
+		if (!((clsmask >> cls) & 1))
+			continue;
+		if (clsmask != (1u << kNumClasses) - 1)
+			return static_cast<uint16_t>(v & 0xFFFF);  // writer + class: most specific
+		general = static_cast<uint16_t>(v & 0xFFFF);
+	}
+	if (general != kNoHandle)
+		return general;
+	return class_handle_[cls].load(std::memory_order_relaxed);
+}
+
+uint16_t Learner::place(Key k, uint64_t bytes) noexcept
+{
+	clock_.fetch_add(bytes, std::memory_order_relaxed);
+	Slot *s = find_or_claim(k);
+	if (!s) {
+		overflow_.fetch_add(bytes, std::memory_order_relaxed);
+		return initial_handle(k);
+	}
+	s->written.fetch_add(bytes, std::memory_order_relaxed);
+	return s->handle.load(std::memory_order_relaxed);
+}
+
+uint16_t Learner::handle_of(Key k) const noexcept
+{
+	const Slot *s = find(k);
+	return s ? s->handle.load(std::memory_order_relaxed) : initial_handle(k);
+}
+
+void Learner::died(Key k, uint64_t bytes, uint64_t age) noexcept
+{
+	Slot *s = const_cast<Slot *>(find(k));
+	if (!s)
+		return;
+	s->died.fetch_add(bytes, std::memory_order_relaxed);
+	s->died_age.fetch_add(static_cast<double>(bytes) * static_cast<double>(age), std::memory_order_relaxed);
+}
+
+// ---- off the data path ----
+
+void Learner::set_pins(std::span<const Pin> pins)
+{
+	std::lock_guard lock(mu_);
+	pins_.assign(pins.begin(), pins.end());
+	pinned_lo_ = pinned_hi_ = 0;
+	for (const Pin &p : pins_)
+		if (p.handle < std::max<unsigned>(cfg_.nruh, 1))
+			mask_set(pinned_lo_, pinned_hi_, p.handle);
+	uint32_t n = 0;
+	for (const Pin &p : pins_) {
+		if (!p.writer || n >= kMaxWriterPins)
+			continue;
+		const uint32_t clsmask = p.cls ? (1u << std::min<unsigned>(*p.cls, kNumClasses - 1))
+					       : (1u << kNumClasses) - 1;
+		pin_value_[n].store(clsmask << 16 | p.handle, std::memory_order_relaxed);
+		pin_writer_[n].store(*p.writer + 1, std::memory_order_relaxed);
+		n++;
+	}
+	for (uint32_t i = n; i < kMaxWriterPins; i++)
+		pin_writer_[i].store(0, std::memory_order_relaxed);
+	publish_class_defaults(base_handle());
+}
+
+void Learner::publish_class_defaults(uint16_t base)
+{
+	for (unsigned c = 0; c < kNumClasses; c++) {
+		uint16_t h = base;
+		for (const Pin &p : pins_)
+			if (!p.writer && p.cls && *p.cls == c)
+				h = p.handle;
+		class_handle_[c].store(h, std::memory_order_relaxed);
+	}
+}
+
+std::optional<uint16_t> Learner::pin_for(Key k) const
+{
+	std::optional<uint16_t> by_writer, by_class;
+	for (const Pin &p : pins_) {
+		if (p.writer && *p.writer == k.writer) {
+			if (p.cls && *p.cls == k.cls)
+				return p.handle;
+			if (!p.cls)
+				by_writer = p.handle;
+		} else if (!p.writer && p.cls && *p.cls == k.cls) {
+			by_class = p.handle;
+		}
+	}
+	return by_writer ? by_writer : by_class;
+}
+
+void Learner::set_writer_name(uint64_t writer, std::string name)
+{
+	std::lock_guard lock(mu_);
+	for (auto &[w, n] : names_)
+		if (w == writer) {
+			n = std::move(name);
+			return;
+		}
+	names_.emplace_back(writer, std::move(name));
+}
+
+RecomputeResult Learner::recompute(double now_s)
+{
+	std::lock_guard lock(mu_);
+	RecomputeResult out;
+	const uint64_t clock = clock_.load(std::memory_order_relaxed);
+	const uint64_t delta = clock - last_clock_;
+	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
+	const double alpha = delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap)) : 0.0;
+	if (last_now_ >= 0 && now_s > last_now_ && delta) {
+		const double rate = static_cast<double>(delta) / (now_s - last_now_);
+		write_rate_ = write_rate_ > 0 ? write_rate_ + 0.3 * (rate - write_rate_) : rate;
+	}
+	if (now_s >= 0)
+		last_now_ = now_s;
+	last_clock_ = clock;
+
+	// 1. Fold the counters into each key's estimates.
+	struct Cand {
+		uint32_t slot;
+		double life;
+		double share;
+		uint16_t handle;
+	};
+	std::vector<Cand> cands;
+	for (uint32_t i = 0; i < kSlots; i++) {
+		Slot &s = slots_[i];
+		const uint64_t tag = s.tag.load(std::memory_order_acquire);
+		if (tag == 0)
+			continue;
+		KeyState &st = state_[i];
+		const uint64_t w = s.written.load(std::memory_order_relaxed);
+		const uint64_t d = s.died.load(std::memory_order_relaxed);
+		const double a = s.died_age.load(std::memory_order_relaxed);
+		if (delta) {
+			const double dw = static_cast<double>(w - st.seen_written);
+			st.share = (1 - alpha) * st.share + alpha * dw / static_cast<double>(delta);
+		}
+		st.age_num = (1 - alpha) * st.age_num + (a - st.seen_age);
+		st.age_den = (1 - alpha) * st.age_den + static_cast<double>(d - st.seen_died);
+		st.seen_written = w;
+		st.seen_died = d;
+		st.seen_age = a;
+		const double live = w > d ? static_cast<double>(w - d) : 0.0;
+		// Little's law: live bytes / share of writes = mean lifetime on the write clock.
+		// It counts data that has not died yet, which the mean age of deaths cannot.
+		const double little = st.share > 0 ? live / st.share : 0.0;
+		const double deaths = st.age_den > 0 ? st.age_num / st.age_den : 0.0;
+		st.lifetime = std::max(little, deaths);
+		const Key k = key_of(tag);
+		const auto pin = pin_for(k);
+		st.pinned = pin.has_value();
+		if (pin) {
+			if (s.handle.load(std::memory_order_relaxed) != *pin) {
+				s.handle.store(*pin, std::memory_order_relaxed);
+				out.moved_keys++;
+			}
+			continue;
+		}
+		cands.push_back({i, st.lifetime, st.share, s.handle.load(std::memory_order_relaxed)});
+	}
+
+	// 2. Group by lifetime (docs/placement.md "Grouping").
+	std::vector<uint16_t> avail;
+	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++)
+		if (usable(h))
+			avail.push_back(static_cast<uint16_t>(h));
+	if (avail.empty())
+		avail.push_back(0);
+	const size_t max_groups = avail.size();
+	std::vector<std::vector<uint32_t>> groups;  // indexes into cands
+	{
+		// Keys with a meaningful share form groups; the rest join the nearest group.
+		std::vector<uint32_t> major, minor;
+		for (uint32_t c = 0; c < cands.size(); c++)
+			(cands[c].share >= cfg_.min_key_share && cands[c].life > 0 ? major : minor).push_back(c);
+		std::sort(major.begin(), major.end(), [&](uint32_t a, uint32_t b) { return cands[a].life < cands[b].life; });
+		// Walk in lifetime order; a key starts a new group when its lifetime is split_ratio
+		// (or merge_ratio, if it is on another handle than the group's first key now)
+		// times the group's shortest.
+		for (uint32_t c : major) {
+			if (!groups.empty()) {
+				const Cand &first = cands[groups.back().front()];
+				const double ratio = cands[c].handle == first.handle ? cfg_.split_ratio : cfg_.merge_ratio;
+				if (cands[c].life < first.life * ratio) {
+					groups.back().push_back(c);
+					continue;
+				}
+			}
+			groups.push_back({c});
+		}
+		auto share_of = [&](const std::vector<uint32_t> &g) {
+			double s = 0;
+			for (uint32_t c : g)
+				s += cands[c].share;
+			return s;
+		};
+		auto life_of = [&](const std::vector<uint32_t> &g) {
+			// write-share-weighted geometric mean
+			double s = 0, lw = 0;
+			for (uint32_t c : g) {
+				s += cands[c].share;
+				lw += cands[c].share * std::log(std::max(cands[c].life, 1.0));
+			}
+			return s > 0 ? std::exp(lw / s) : 1.0;
+		};
+		// A group too small to pay for an open RU joins its nearest neighbour; then merge
+		// the closest neighbours until the groups fit the handles.
+		for (;;) {
+			if (groups.size() <= 1)
+				break;
+			size_t worst = groups.size();
+			double worst_share = cfg_.min_group_share;
+			for (size_t g = 0; g < groups.size(); g++) {
+				const double s = share_of(groups[g]);
+				if (s < worst_share) {
+					worst_share = s;
+					worst = g;
+				}
+			}
+			if (worst == groups.size() && groups.size() <= max_groups)
+				break;
+			size_t a = 0;
+			if (worst != groups.size()) {
+				if (worst == 0)
+					a = 0;
+				else if (worst + 1 == groups.size())
+					a = worst - 1;
+				else {
+					const double l = life_of(groups[worst]);
+					a = l / life_of(groups[worst - 1]) < life_of(groups[worst + 1]) / l ? worst - 1 : worst;
+				}
+			} else {
+				double best = std::numeric_limits<double>::infinity();
+				for (size_t g = 0; g + 1 < groups.size(); g++) {
+					const double r = life_of(groups[g + 1]) / life_of(groups[g]);
+					if (r < best) {
+						best = r;
+						a = g;
+					}
+				}
+			}
+			groups[a].insert(groups[a].end(), groups[a + 1].begin(), groups[a + 1].end());
+			groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(a) + 1);
+		}
+		if (groups.empty() && !cands.empty())
+			groups.emplace_back();
+		for (uint32_t c : minor) {
+			size_t best = 0;
+			double best_d = std::numeric_limits<double>::infinity();
+			if (cands[c].life > 0)
+				for (size_t g = 0; g < groups.size(); g++) {
+					if (groups[g].empty())
+						continue;
+					const double d = std::fabs(std::log(std::max(cands[c].life, 1.0) / life_of(groups[g])));
+					if (d < best_d) {
+						best_d = d;
+						best = g;
+					}
+				}
+			else
+				// Nothing known yet: the group that takes most writes (where `none` is).
+				for (size_t g = 0; g < groups.size(); g++)
+					if (share_of(groups[g]) > share_of(groups[best]))
+						best = g;
+			groups[best].push_back(c);
+		}
+	}
+
+	// 3. Handles: each group keeps the handle most of its writes went to, if free; the
+	// other groups take free handles; handles that held groups and hold none are abandoned.
+	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
+	{
+		struct Claim {
+			double share;
+			uint32_t group;
+			uint16_t handle;
+		};
+		std::vector<Claim> claims;
+		for (uint32_t g = 0; g < groups.size(); g++) {
+			std::vector<std::pair<uint16_t, double>> per;
+			for (uint32_t c : groups[g]) {
+				auto it = std::find_if(per.begin(), per.end(), [&](auto &p) { return p.first == cands[c].handle; });
+				// A key with no writes yet still votes a little for where it is.
+				const double vote = cands[c].share + 1e-12;
+				if (it == per.end())
+					per.emplace_back(cands[c].handle, vote);
+				else
+					it->second += vote;
+			}
+			for (auto &[h, s] : per)
+				if (usable(h))
+					claims.push_back({s, g, h});
+		}
+		std::sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
+			return a.share != b.share ? a.share > b.share : a.handle < b.handle;
+		});
+		uint64_t taken_lo = 0, taken_hi = 0;
+		for (const Claim &c : claims) {
+			if (group_handle[c.group] != kNoHandle || mask_has(taken_lo, taken_hi, c.handle))
+				continue;
+			group_handle[c.group] = c.handle;
+			mask_set(taken_lo, taken_hi, c.handle);
+		}
+		for (uint32_t g = 0; g < groups.size(); g++) {
+			if (group_handle[g] != kNoHandle)
+				continue;
+			for (uint16_t h : avail)
+				if (!mask_has(taken_lo, taken_hi, h)) {
+					group_handle[g] = h;
+					mask_set(taken_lo, taken_hi, h);
+					break;
+				}
+			if (group_handle[g] == kNoHandle)  // cannot happen: groups <= avail
+				group_handle[g] = avail.front();
+		}
+		// Abandoned: used by the learner before, not now.
+		for (uint16_t h : avail)
+			if (mask_has(used_lo_, used_hi_, h) && !mask_has(taken_lo, taken_hi, h))
+				out.abandoned.push_back(h);
+		used_lo_ = taken_lo;
+		used_hi_ = taken_hi;
+	}
+
+	// 4. Publish: one relaxed store per key whose handle changed.
+	uint16_t biggest = base_handle();
+	double biggest_share = -1;
+	for (uint32_t g = 0; g < groups.size(); g++) {
+		double s = 0;
+		for (uint32_t c : groups[g]) {
+			s += cands[c].share;
+			state_[cands[c].slot].group = g;
+			if (cands[c].handle != group_handle[g]) {
+				slots_[cands[c].slot].handle.store(group_handle[g], std::memory_order_relaxed);
+				out.moved_keys++;
+			}
+		}
+		if (s > biggest_share) {
+			biggest_share = s;
+			biggest = group_handle[g];
+		}
+	}
+	if (groups.empty())
+		mask_set(used_lo_, used_hi_, biggest);
+	publish_class_defaults(biggest);
+	out.groups = static_cast<uint32_t>(groups.size());
+	if (out.moved_keys || !out.abandoned.empty())
+		generation_++;
+	out.generation = generation_;
+	return out;
+}
+
+std::vector<KeyInfo> Learner::groups() const
+{
+	std::lock_guard lock(mu_);
+	std::vector<KeyInfo> out;
+	for (uint32_t i = 0; i < kSlots; i++) {
+		const Slot &s = slots_[i];
+		const uint64_t tag = s.tag.load(std::memory_order_acquire);
+		if (tag == 0)
+			continue;
+		const KeyState &st = state_[i];
+		KeyInfo k;
+		k.key = key_of(tag);
+		for (const auto &[w, n] : names_)
+			if (w == k.key.writer)
+				k.writer_name = n;
+		k.handle = s.handle.load(std::memory_order_relaxed);
+		k.group = st.group;
+		k.pinned = st.pinned;
+		k.lifetime_bytes = st.lifetime;
+		k.lifetime_s = write_rate_ > 0 ? st.lifetime / write_rate_ : 0.0;
+		k.write_share = st.share;
+		k.written_bytes = s.written.load(std::memory_order_relaxed);
+		k.died_bytes = s.died.load(std::memory_order_relaxed);
+		k.live_bytes = k.written_bytes > k.died_bytes ? k.written_bytes - k.died_bytes : 0;
+		out.push_back(std::move(k));
+	}
+	std::sort(out.begin(), out.end(), [](const KeyInfo &a, const KeyInfo &b) {
+		if (a.handle != b.handle)
+			return a.handle < b.handle;
+		if (a.lifetime_bytes != b.lifetime_bytes)
+			return a.lifetime_bytes < b.lifetime_bytes;
+		return a.key.writer != b.key.writer ? a.key.writer < b.key.writer : a.key.cls < b.key.cls;
+	});
+	return out;
+}
+
+// ---- soft state ----
+
+Result<void> Learner::save(const std::string &path) const
+{
+	std::ostringstream body;
+	body.precision(17);
+	{
+		std::lock_guard lock(mu_);
+		body << kMagic << ' ' << kVersion << '\n';
+		body << "nruh " << cfg_.nruh << '\n';
+		body << "clock " << clock_.load(std::memory_order_relaxed) << ' ' << last_clock_ << ' '
+		     << write_rate_ << ' ' << used_lo_ << ' ' << used_hi_ << '\n';
+		for (uint32_t i = 0; i < kSlots; i++) {
+			const Slot &s = slots_[i];
+			const uint64_t tag = s.tag.load(std::memory_order_acquire);
+			if (tag == 0)
+				continue;
+			const KeyState &st = state_[i];
+			body << "key " << tag << ' ' << s.handle.load(std::memory_order_relaxed) << ' '
+			     << s.written.load(std::memory_order_relaxed) << ' '
+			     << s.died.load(std::memory_order_relaxed) << ' '
+			     << s.died_age.load(std::memory_order_relaxed) << ' ' << st.seen_written << ' '
+			     << st.seen_died << ' ' << st.seen_age << ' ' << st.share << ' ' << st.age_num
+			     << ' ' << st.age_den << ' ' << st.lifetime << ' ' << st.group << '\n';
+		}
+	}
+	std::string text = body.str();
+	text += "end " + std::to_string(fnv1a(text)) + "\n";
+	const std::string tmp = path + ".tmp";
+	const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno_error(errno, "write learned state " + tmp);
+	size_t off = 0;
+	while (off < text.size()) {
+		const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			const int e = errno;
+			::close(fd);
+			::unlink(tmp.c_str());
+			return errno_error(e, "write learned state " + tmp);
+		}
+		off += static_cast<size_t>(n);
+	}
+	if (::fsync(fd) != 0 || ::close(fd) != 0) {
+		const int e = errno;
+		::unlink(tmp.c_str());
+		return errno_error(e, "write learned state " + tmp);
+	}
+	if (::rename(tmp.c_str(), path.c_str()) != 0) {
+		const int e = errno;
+		::unlink(tmp.c_str());
+		return errno_error(e, "rename learned state to " + path);
+	}
+	return ok();
+}
+
+Result<void> Learner::load(const std::string &path)
+{
+	auto discard = [&](const std::string &why) -> Result<void> {
+		return guidance_error(std::errc::invalid_argument,
+				      "learned state " + path + ": " + why + "; discarded, learning restarts from one group");
+	};
+	const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return ok();
+		return discard(std::string("cannot open (") + std::strerror(errno) + ")");
+	}
+	struct stat st{};
+	if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+		::close(fd);
+		return discard("not a regular file under 64 MiB");
+	}
+	std::string text(static_cast<size_t>(st.st_size), '\0');
+	size_t off = 0;
+	while (off < text.size()) {
+		const ssize_t n = ::read(fd, text.data() + off, text.size() - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += static_cast<size_t>(n);
+	}
+	::close(fd);
+	text.resize(off);
+	const size_t end = text.rfind("end ");
+	if (end == std::string::npos || text.back() != '\n')
+		return discard("truncated (no end line)");
+	const std::string body = text.substr(0, end);
+	if (std::to_string(fnv1a(body)) != text.substr(end + 4, text.size() - end - 5))
+		return discard("checksum mismatch (corrupt or edited)");
+	std::istringstream in(body);
+	std::string magic;
+	int version = 0;
+	if (!(in >> magic >> version) || magic != kMagic)
+		return discard("not a kvfdp learner state file");
+	if (version != kVersion)
+		return discard("version " + std::to_string(version) + ", this kvfdpd reads " + std::to_string(kVersion));
+	std::string word;
+	unsigned nruh = 0;
+	if (!(in >> word >> nruh) || word != "nruh")
+		return discard("no nruh line");
+	if (nruh != cfg_.nruh)
+		return discard("saved for " + std::to_string(nruh) + " handles, the device has " + std::to_string(cfg_.nruh));
+	uint64_t clock = 0, last_clock = 0, used_lo = 0, used_hi = 0;
+	double rate = 0;
+	if (!(in >> word >> clock >> last_clock >> rate >> used_lo >> used_hi) || word != "clock")
+		return discard("no clock line");
+	struct Rec {
+		uint64_t tag, written, died, seen_w, seen_d;
+		unsigned handle, group;
+		double age, seen_a, share, num, den, life;
+	};
+	std::vector<Rec> recs;
+	while (in >> word) {
+		Rec r{};
+		if (word != "key" || !(in >> r.tag >> r.handle >> r.written >> r.died >> r.age >> r.seen_w >> r.seen_d >>
+				       r.seen_a >> r.share >> r.num >> r.den >> r.life >> r.group))
+			return discard("malformed key line");
+		if (r.tag == 0 || r.handle >= std::max<unsigned>(cfg_.nruh, 1) || recs.size() >= kMaxKeys)
+			return discard("key out of range");
+		recs.push_back(r);
+	}
+	std::lock_guard lock(mu_);
+	for (uint32_t i = 0; i < kSlots; i++) {
+		slots_[i].tag.store(0, std::memory_order_relaxed);
+		state_[i] = KeyState{};
+	}
+	keys_.store(0, std::memory_order_relaxed);
+	for (const Rec &r : recs) {
+		uint32_t i = slot_hash(r.tag);
+		uint32_t n = 0;
+		while (slots_[i].tag.load(std::memory_order_relaxed) != 0 && n++ < kMaxProbe)
+			i = (i + 1) & (kSlots - 1);
+		if (n >= kMaxProbe)
+			continue;
+		Slot &s = slots_[i];
+		s.handle.store(static_cast<uint16_t>(r.handle), std::memory_order_relaxed);
+		s.written.store(r.written, std::memory_order_relaxed);
+		s.died.store(r.died, std::memory_order_relaxed);
+		s.died_age.store(r.age, std::memory_order_relaxed);
+		s.tag.store(r.tag, std::memory_order_release);
+		KeyState &ks = state_[i];
+		ks.seen_written = r.seen_w;
+		ks.seen_died = r.seen_d;
+		ks.seen_age = r.seen_a;
+		ks.share = r.share;
+		ks.age_num = r.num;
+		ks.age_den = r.den;
+		ks.lifetime = r.life;
+		ks.group = r.group;
+		keys_.fetch_add(1, std::memory_order_relaxed);
+	}
+	clock_.store(clock, std::memory_order_relaxed);
+	last_clock_ = last_clock;
+	write_rate_ = rate;
+	used_lo_ = used_lo;
+	used_hi_ = used_hi;
+	return ok();
+}
+
+} // namespace kvfdp::placement

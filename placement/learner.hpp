@@ -1,0 +1,211 @@
+// The placement learner: measures how long each key's data lives on the device write clock
+// and groups keys whose lifetimes differ enough onto different handles. Starts as `none`
+// (one group on one handle) and splits a group only where lifetimes differ by a ratio.
+// docs/placement.md "The learner" describes the estimates, the grouping and the state file.
+//
+// A key is (writer, hint class): who created the file (a cgroup, a [[writer]] of the config,
+// or the simulator's writer column) and the F_SET_RW_HINT class it set.
+//
+// Threads:
+// - The data path (any number of queue threads) calls place() for every write and died()
+//   for data it sees die (a discard, an overwrite). Both are lock-free and allocate nothing:
+//   they probe a fixed-size open-addressing table of kMaxKeys slots with relaxed atomics and
+//   bump per-key counters. A key seen for the first time claims a free slot with one CAS;
+//   when the table is full its writes go to the overflow counters and the base handle.
+// - Everything else (recompute, pins, names, groups, save, load) runs off the data path,
+//   serialised by an internal mutex; call it from the control / learner thread, never from
+//   a queue thread. recompute() writes each slot's handle with one relaxed store, so a
+//   reader sees either the old or the new handle of a key, never a torn value.
+// - died() may also be called from the tagger's event thread (unlink of a file).
+//
+// The caller owns the device-side consequences: recompute() returns the handles nothing is
+// placed on any more; the caller issues NVMe RUH Update on them (so their open reclaim units
+// do not hold spare space) and counts a refusal (the handle then stays open, harmlessly).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "placement/classes.hpp"
+#include "placement/handle_map.hpp"
+
+namespace kvfdp::placement {
+
+// Who writes, and with which hint. writer is opaque to the learner (0 is a valid writer:
+// "unknown"); cls is a class 0..5 (a larger value is treated as NOT_SET).
+struct Key {
+	uint64_t writer = 0;
+	uint8_t cls = KVFDP_CLASS_NOT_SET;
+	friend bool operator==(const Key &, const Key &) = default;
+};
+
+struct LearnerConfig {
+	// The device's handles (indexes 0..nruh-1, at most kMaxHandles); nruh <= 1 places
+	// everything on handle 0.
+	uint16_t nruh = 8;
+	// Logical capacity and reclaim unit size of the device, in bytes. The capacity sets the
+	// time scale of the decay below; the RU size is reported, not used for decisions.
+	uint64_t capacity_bytes = 0;
+	uint64_t ru_bytes = 0;
+	// Two groups' lifetime estimates must differ by at least split_ratio to be split onto
+	// different handles; keys already apart stay apart down to merge_ratio (hysteresis).
+	double split_ratio = 2.0;
+	double merge_ratio = 1.5;
+	// A group gets its own handle only if it takes at least this share of the device's
+	// writes: every open handle keeps a reclaim unit open, spare space taken from garbage
+	// collection, which a group that writes little does not pay back.
+	double min_group_share = 0.02;
+	// Keys below this share of the writes do not shape the groups: each joins the group
+	// whose lifetime is nearest its own.
+	double min_key_share = 0.002;
+	// Write shares are exponentially decayed with an e-folding of this many device
+	// capacities of writes (0.5: the last half capacity written counts most).
+	double decay_capacity = 0.5;
+	// Handles the learner may use (bit i = handle i), 0 = all of 0..nruh-1. Handles fixed
+	// by pins are taken out of it automatically.
+	uint64_t handle_mask_lo = 0;
+	uint64_t handle_mask_hi = 0;
+};
+
+// A fixed placement from the config; it always wins over what the learner measures.
+// A pin with writer set matches that writer's keys (every class unless cls is set too); a
+// pin with only cls set matches that class for every writer. The most specific pin wins
+// (writer+class, then writer, then class).
+struct Pin {
+	std::optional<uint64_t> writer;
+	std::optional<uint8_t> cls;
+	uint16_t handle = 0;
+};
+
+// One key as `kvfdp policy` shows it (groups(), in handle then lifetime order).
+struct KeyInfo {
+	Key key;
+	std::string writer_name;   // set_writer_name(), else "" (the caller shows the id)
+	uint16_t handle = 0;       // the handle the data path uses now
+	uint32_t group = 0;        // group index of the last recompute (keys on one handle share it)
+	bool pinned = false;       // placed by a Pin, not by the learner
+	double lifetime_bytes = 0; // estimated lifetime on the device write clock (bytes written)
+	double lifetime_s = 0;     // the same in seconds at the recent device write rate (0 unknown)
+	double write_share = 0;    // decayed share of the device's writes, 0..1
+	uint64_t live_bytes = 0;   // written and not yet died
+	uint64_t written_bytes = 0;// total written
+	uint64_t died_bytes = 0;   // total died (unlink, discard, overwrite)
+};
+
+// What one recompute() did.
+struct RecomputeResult {
+	// Handles that held groups before and hold none now: issue RUH Update on each.
+	std::vector<uint16_t> abandoned;
+	// Keys whose handle changed.
+	uint32_t moved_keys = 0;
+	// Groups after this recompute (pinned keys not counted).
+	uint32_t groups = 0;
+	// Incremented on every recompute that changed any key's handle.
+	uint64_t generation = 0;
+};
+
+class Learner {
+public:
+	// Most distinct keys the table holds; later keys share the overflow (base handle).
+	static constexpr uint32_t kMaxKeys = 4096;
+
+	explicit Learner(const LearnerConfig &cfg);
+	~Learner();
+	Learner(const Learner &) = delete;
+	Learner &operator=(const Learner &) = delete;
+
+	// ---- data path: lock-free, no allocation ----
+
+	// Counts bytes written under key k (advancing the device write clock) and returns the
+	// handle to write them through.
+	[[nodiscard]] uint16_t place(Key k, uint64_t bytes) noexcept;
+	// The handle of key k without counting anything.
+	[[nodiscard]] uint16_t handle_of(Key k) const noexcept;
+	// bytes of key k died (unlinked, discarded, overwritten) age bytes of device writes
+	// after they were written (age = clock() at death - clock() at write).
+	void died(Key k, uint64_t bytes, uint64_t age) noexcept;
+	// The device write clock: bytes passed to place() since construction (or since the
+	// state a load() restored).
+	[[nodiscard]] uint64_t clock() const noexcept { return clock_.load(std::memory_order_relaxed); }
+
+	// ---- off the data path (serialised internally) ----
+
+	// Replaces the pins (config reload). Takes effect on the data path at once for keys
+	// not yet seen and at the next recompute() for the others.
+	void set_pins(std::span<const Pin> pins);
+	// A display name for writer (e.g. its [[writer]] name or cgroup path).
+	void set_writer_name(uint64_t writer, std::string name);
+	// Folds the counters since the last call into each key's estimates, regroups, assigns
+	// handles (a key keeps its handle while its group keeps it; a new group takes a free
+	// handle) and publishes the map. now_s is any monotonic time in seconds (for
+	// lifetime_s); call it every few seconds, or every few RUs of writes in a simulation.
+	RecomputeResult recompute(double now_s);
+	// Every key the table holds, with its estimates and handle.
+	[[nodiscard]] std::vector<KeyInfo> groups() const;
+	// Writes that found the table full (placed on the base handle).
+	[[nodiscard]] uint64_t overflow_bytes() const noexcept { return overflow_.load(std::memory_order_relaxed); }
+
+	// Soft state: the per-key estimates and handles, so a restarted kvfdpd resumes where it
+	// was. save() writes path atomically (a temporary file renamed over it). load() restores
+	// a file save() wrote for the same nruh; a missing file is ok (nothing restored), a
+	// corrupt, truncated or foreign file (wrong magic, version or nruh) is discarded: the
+	// error says why in one line, learning restarts from `none`, and the learner is usable
+	// either way. Call load() before the data path starts.
+	[[nodiscard]] Result<void> save(const std::string &path) const;
+	[[nodiscard]] Result<void> load(const std::string &path);
+
+	[[nodiscard]] const LearnerConfig &config() const { return cfg_; }
+
+private:
+	struct Slot {
+		std::atomic<uint64_t> tag{0};      // 0 empty; else key word (see key_word())
+		std::atomic<uint16_t> handle{0};
+		std::atomic<uint64_t> written{0};
+		std::atomic<uint64_t> died{0};
+		std::atomic<double> died_age{0};   // sum of bytes x age of what died, as double
+	};
+	struct KeyState;   // off-path estimates per slot (learner.cpp)
+
+	[[nodiscard]] const Slot *find(Key k) const noexcept;
+	Slot *find_or_claim(Key k) noexcept;
+	[[nodiscard]] uint16_t initial_handle(Key k) const noexcept;
+	// Off path, under mu_:
+	[[nodiscard]] bool usable(unsigned h) const;          // the learner may place on h
+	[[nodiscard]] uint16_t base_handle() const;           // lowest usable handle
+	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
+	void publish_class_defaults(uint16_t base);
+
+	LearnerConfig cfg_;
+	std::unique_ptr<Slot[]> slots_;               // 2 * kMaxKeys
+	std::atomic<uint64_t> clock_{0};
+	std::atomic<uint64_t> overflow_{0};
+	std::atomic<uint32_t> keys_{0};
+	// Initial handles for keys not yet seen, read by the data path: per class (class pins,
+	// else the handle of the group that takes most writes) and a small fixed table of
+	// writer pins.
+	std::array<std::atomic<uint16_t>, kNumClasses> class_handle_{};
+	static constexpr uint32_t kMaxWriterPins = 64;
+	std::array<std::atomic<uint64_t>, kMaxWriterPins> pin_writer_{};  // writer id + 1, 0 = end
+	std::array<std::atomic<uint32_t>, kMaxWriterPins> pin_value_{};  // class mask << 16 | handle
+
+	mutable std::mutex mu_;                       // everything below
+	std::vector<KeyState> state_;                 // per slot, off path
+	std::vector<Pin> pins_;
+	std::vector<std::pair<uint64_t, std::string>> names_;
+	uint64_t last_clock_ = 0;
+	double last_now_ = -1;
+	double write_rate_ = 0;                       // device bytes per second, smoothed
+	uint64_t generation_ = 0;
+	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;      // handles named by pins
+	uint64_t used_lo_ = 0, used_hi_ = 0;          // handles the learner's groups hold
+};
+
+} // namespace kvfdp::placement

@@ -1,0 +1,285 @@
+// placement: the learner: starts as one group, splits writers whose lifetimes differ, keeps
+// writers of like lifetime together, pins win, abandoned handles are reported, soft state
+// survives a save/load and a bad file is discarded; the data path does not allocate.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <new>
+#include <string>
+#include <unistd.h>
+
+#include "placement/learner.hpp"
+
+using namespace kvfdp::placement;
+
+namespace {
+
+std::atomic<bool> g_count{false};
+std::atomic<uint64_t> g_allocs{0};
+
+} // namespace
+
+void *operator new(std::size_t n)
+{
+	if (g_count.load(std::memory_order_relaxed))
+		g_allocs.fetch_add(1, std::memory_order_relaxed);
+	if (void *p = std::malloc(n ? n : 1))
+		return p;
+	throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+constexpr uint64_t kChunk = 256 << 10;
+constexpr uint64_t kCap = 1ull << 30;
+
+LearnerConfig config()
+{
+	LearnerConfig c;
+	c.nruh = 8;
+	c.capacity_bytes = kCap;
+	c.ru_bytes = 16 << 20;
+	return c;
+}
+
+// Writers that each write chunks and delete each one `life` device bytes later (FIFO).
+struct Stream {
+	Key key;
+	uint64_t life;   // device bytes each chunk lives
+	uint32_t weight; // chunks per round
+	std::deque<uint64_t> born;
+};
+
+// Returns the handles recompute() reported abandoned meanwhile.
+std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t device_bytes, double &now)
+{
+	std::vector<uint16_t> abandoned;
+	const uint64_t end = l.clock() + device_bytes;
+	uint64_t next_recompute = l.clock() + (16 << 20);
+	while (l.clock() < end) {
+		for (Stream &s : streams) {
+			for (uint32_t i = 0; i < s.weight; i++) {
+				(void)l.place(s.key, kChunk);
+				s.born.push_back(l.clock());
+			}
+			while (!s.born.empty() && l.clock() - s.born.front() >= s.life) {
+				l.died(s.key, kChunk, l.clock() - s.born.front());
+				s.born.pop_front();
+			}
+		}
+		if (l.clock() >= next_recompute) {
+			now += 1.0;
+			auto r = l.recompute(now);
+			abandoned.insert(abandoned.end(), r.abandoned.begin(), r.abandoned.end());
+			next_recompute = l.clock() + (16 << 20);
+		}
+	}
+	return abandoned;
+}
+
+std::string tmpfile_path(const char *tag)
+{
+	return "/tmp/kvfdp_test_learner_" + std::to_string(getpid()) + "_" + tag;
+}
+
+} // namespace
+
+TEST_CASE("learner: starts as none: every key on one handle")
+{
+	Learner l(config());
+	CHECK(l.place({1, KVFDP_CLASS_SHORT}, kChunk) == 0);
+	CHECK(l.place({2, KVFDP_CLASS_LONG}, kChunk) == 0);
+	CHECK(l.handle_of({3, KVFDP_CLASS_MEDIUM}) == 0);
+	auto r = l.recompute(1.0);
+	CHECK(r.abandoned.empty());
+	CHECK(l.handle_of({1, KVFDP_CLASS_SHORT}) == l.handle_of({2, KVFDP_CLASS_LONG}));
+	CHECK(l.clock() == 2 * kChunk);
+}
+
+TEST_CASE("learner: writers whose lifetimes differ 8x get two handles; the big one keeps its handle")
+{
+	Learner l(config());
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 3, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 4 * kCap, now);
+	const uint16_t a = l.handle_of({1, 0}), b = l.handle_of({2, 0});
+	CHECK(a != b);
+	CHECK(a == 0);  // the writer with most writes stays where everything started
+	auto g = l.groups();
+	REQUIRE(g.size() == 2);
+	for (const KeyInfo &k : g) {
+		const double want = k.key.writer == 1 ? kCap / 8.0 : static_cast<double>(kCap);
+		CHECK(k.lifetime_bytes == doctest::Approx(want).epsilon(0.25));
+		CHECK(k.lifetime_s > 0);
+		CHECK(k.live_bytes > 0);
+		CHECK(!k.pinned);
+	}
+	CHECK(g[0].write_share + g[1].write_share == doctest::Approx(1.0).epsilon(0.05));
+}
+
+TEST_CASE("learner: lifetimes within the split ratio stay in one group")
+{
+	Learner l(config());
+	std::vector<Stream> s = {{{1, KVFDP_CLASS_SHORT}, kCap / 4, 1, {}},
+				 {{1, KVFDP_CLASS_LONG}, kCap / 3, 1, {}},
+				 {{2, KVFDP_CLASS_NOT_SET}, kCap / 4, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 3 * kCap, now);
+	CHECK(l.handle_of({1, KVFDP_CLASS_SHORT}) == 0);
+	CHECK(l.handle_of({1, KVFDP_CLASS_LONG}) == 0);
+	CHECK(l.handle_of({2, KVFDP_CLASS_NOT_SET}) == 0);
+}
+
+TEST_CASE("learner: a writer with a tiny share of the writes does not get a handle")
+{
+	Learner l(config());
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 200, {}}, {{2, 0}, kCap * 4, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 2 * kCap, now);
+	CHECK(l.handle_of({1, 0}) == l.handle_of({2, 0}));
+}
+
+TEST_CASE("learner: pins win at once and after recompute; pinned handles are not used by groups")
+{
+	Learner l(config());
+	const Pin pins[] = {{7, std::nullopt, 5}, {std::nullopt, KVFDP_CLASS_EXTREME, 6},
+			    {7, KVFDP_CLASS_SHORT, 4}};
+	l.set_pins(pins);
+	CHECK(l.place({7, KVFDP_CLASS_LONG}, kChunk) == 5);
+	CHECK(l.place({7, KVFDP_CLASS_SHORT}, kChunk) == 4);    // writer + class is most specific
+	CHECK(l.place({9, KVFDP_CLASS_EXTREME}, kChunk) == 6);  // class pin, any writer
+	CHECK(l.place({9, KVFDP_CLASS_SHORT}, kChunk) == 0);
+	std::vector<Stream> s = {{{1, 0}, kCap / 16, 2, {}}, {{2, 0}, kCap, 1, {}}, {{7, 0}, kCap / 16, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 3 * kCap, now);
+	CHECK(l.handle_of({7, 0}) == 5);
+	CHECK(l.handle_of({7, KVFDP_CLASS_LONG}) == 5);
+	for (uint64_t w : {1, 2}) {
+		const uint16_t h = l.handle_of({w, 0});
+		CHECK(h != 4);
+		CHECK(h != 5);
+		CHECK(h != 6);
+	}
+	CHECK(l.handle_of({1, 0}) != l.handle_of({2, 0}));
+	bool saw_pinned = false;
+	for (const KeyInfo &k : l.groups())
+		saw_pinned = saw_pinned || (k.key.writer == 7 && k.pinned);
+	CHECK(saw_pinned);
+	// A reload that drops the pins hands those keys to the learner at the next recompute.
+	l.set_pins({});
+	(void)l.recompute(now + 1);
+	CHECK(l.handle_of({7, KVFDP_CLASS_LONG}) != 5);
+}
+
+TEST_CASE("learner: a group that stops writing is merged and its handle reported abandoned")
+{
+	Learner l(config());
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 4 * kCap, now);
+	const uint16_t lonely = l.handle_of({2, 0});
+	REQUIRE(lonely != l.handle_of({1, 0}));
+	// Writer 2 stops; its data is deleted; only writer 1 writes on.
+	while (!s[1].born.empty()) {
+		l.died(s[1].key, kChunk, l.clock() - s[1].born.front());
+		s[1].born.pop_front();
+	}
+	s[1].weight = 0;
+	bool abandoned = false;
+	const uint64_t end = l.clock() + 4 * kCap;
+	while (l.clock() < end && !abandoned) {
+		std::vector<Stream> one = {s[0]};
+		for (uint16_t h : drive(l, one, 64 << 20, now))
+			abandoned = abandoned || h == lonely;
+		s[0] = one[0];
+	}
+	CHECK(abandoned);
+	CHECK(l.handle_of({2, 0}) == l.handle_of({1, 0}));
+}
+
+TEST_CASE("learner: soft state survives save and load; a bad file is discarded with one line")
+{
+	const std::string path = tmpfile_path("state");
+	Learner a(config());
+	a.set_writer_name(2, "weights");
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 3, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(a, s, 3 * kCap, now);
+	REQUIRE(a.handle_of({1, 0}) != a.handle_of({2, 0}));
+	REQUIRE(a.save(path).ok());
+
+	Learner b(config());
+	REQUIRE(b.load(path).ok());
+	CHECK(b.handle_of({1, 0}) == a.handle_of({1, 0}));
+	CHECK(b.handle_of({2, 0}) == a.handle_of({2, 0}));
+	CHECK(b.clock() == a.clock());
+	auto r = b.recompute(now + 1);
+	CHECK(r.abandoned.empty());
+	CHECK(b.handle_of({2, 0}) == a.handle_of({2, 0}));
+
+	// Missing: nothing restored, no error.
+	Learner c(config());
+	CHECK(c.load(path + ".missing").ok());
+
+	// Corrupt: one flipped byte.
+	{
+		std::ifstream in(path);
+		std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		text[text.size() / 2] ^= 1;
+		std::ofstream(path + ".bad") << text;
+		std::ofstream(path + ".trunc") << text.substr(0, text.size() / 2);
+	}
+	for (const char *suffix : {".bad", ".trunc"}) {
+		Learner d(config());
+		auto e = d.load(path + suffix);
+		REQUIRE(!e.ok());
+		const std::string msg = e.error().message();
+		CHECK(msg.find("discarded, learning restarts") != std::string::npos);
+		CHECK(msg.find('\n') == std::string::npos);
+		CHECK(d.place({1, 0}, kChunk) == 0);  // usable, from scratch
+		CHECK(d.groups().size() == 1);
+	}
+	// Foreign: saved for another device.
+	LearnerConfig other = config();
+	other.nruh = 4;
+	Learner f(other);
+	auto e = f.load(path);
+	REQUIRE(!e.ok());
+	CHECK(e.error().message().find("saved for 8 handles, the device has 4") != std::string::npos);
+	std::ofstream(path + ".foreign") << "[placement]\nshort = 1\n";
+	CHECK(!f.load(path + ".foreign").ok());
+	CHECK(!f.load("/dev/zero").ok());
+	for (const char *suffix : {"", ".bad", ".trunc", ".foreign"})
+		std::remove((path + suffix).c_str());
+}
+
+TEST_CASE("learner: past kMaxKeys keys the rest share the overflow, placed on the main group")
+{
+	Learner l(config());
+	for (uint64_t w = 0; w < Learner::kMaxKeys + 100; w++)
+		(void)l.place({w, 0}, 4096);
+	CHECK(l.overflow_bytes() >= 100 * 4096);
+	CHECK(l.groups().size() <= Learner::kMaxKeys);
+	CHECK(l.place({999999, 0}, 4096) == 0);
+}
+
+TEST_CASE("learner: place, handle_of and died do not allocate")
+{
+	Learner l(config());
+	(void)l.place({1, 0}, kChunk);  // first sight of key 1
+	g_allocs = 0;
+	g_count = true;
+	for (uint64_t i = 0; i < 10000; i++) {
+		(void)l.place({i % 50, static_cast<uint8_t>(i % 6)}, kChunk);
+		(void)l.handle_of({i % 70, 2});
+		l.died({i % 50, static_cast<uint8_t>(i % 6)}, kChunk, i);
+	}
+	g_count = false;
+	CHECK(g_allocs.load() == 0);
+}
