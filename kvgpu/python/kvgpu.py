@@ -6,6 +6,8 @@ NOT_SET, NONE, SHORT, MEDIUM, LONG, EXTREME = range(6)
 EVICT_FIFO, EVICT_LRU, EVICT_FIFO2 = range(3)
 EVICT = {"fifo": EVICT_FIFO, "lru": EVICT_LRU, "fifo2": EVICT_FIFO2}
 ERR_NOT_FOUND = -5
+ERR_TICKET = -14
+ERR_EXPIRED = -15
 ERR_CAPACITY = -20
 
 
@@ -243,7 +245,7 @@ class Batch:
     def wait(self):
         """Per key: the chunk's length, or its negative kvgpu error code."""
         rc = _lib().kvgpu_batch_wait(self.store._ctx, self.ticket)
-        if rc < -100 or rc in (-14, -15):
+        if rc in (ERR_TICKET, ERR_EXPIRED):  # about the batch itself, not one of its chunks
             raise KvgpuError(rc, "kvgpu_batch_wait")
         results = list(self._keep[3])
         self._keep = None
