@@ -62,7 +62,9 @@ struct IoRequest {
 	uint16_t handle = 0;        // handle index for writes (not the PID)
 	uint32_t nlb = 0;
 	uint64_t slba = 0;
-	void *buf = nullptr;        // data for read / write
+	void *buf = nullptr;        // data for read / write; with buf_index, the address within
+	                            // that buffer (one the kernel registered, such as a ublk
+	                            // request's pages, starts at address 0)
 	int buf_index = -1;         // registered buffer index in the caller's ring, or -1
 	uint64_t user_data = 0;     // returned in the completion
 };

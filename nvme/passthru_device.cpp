@@ -36,7 +36,8 @@ public:
 		switch (req.op) {
 		case IoOp::read:
 		case IoOp::write: {
-			if (req.nlb > max_nlb_ || !req.buf)
+			// A registered buffer is addressed by offset: 0 is valid there (zero copy).
+			if (req.nlb > max_nlb_ || (!req.buf && req.buf_index < 0))
 				return Prep{false, -EINVAL};
 			uint32_t len = req.nlb * lba_size_;
 			if (req.op == IoOp::read) {

@@ -1,6 +1,7 @@
 // NVMe status names (NVMe 2.x base spec, Generic / Command Specific / Media status tables).
 #include "nvme/status.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -167,6 +168,57 @@ Error result_error(int res, std::string context)
 	if (res > 0)
 		return Error{std::error_code(res, nvme_category()), std::move(context)};
 	return errno_error(res, std::move(context));
+}
+
+int result_to_errno(int res)
+{
+	if (res == 0)
+		return 0;
+	if (res < 0) {
+		switch (-res) {
+		case ENOSPC: case EOPNOTSUPP: case ENOLINK: case ENODATA: case EILSEQ:
+		case EBADE: case EREMOTEIO: case ETIMEDOUT: case EIO:
+			return res;
+		default:
+			return -EIO;
+		}
+	}
+	const NvmeStatus st{static_cast<uint16_t>(res)};
+	switch (st.sct()) {
+	case kSctGeneric:
+		switch (st.sc()) {
+		case kScInvalidOpcode:
+		case kScInvalidField:
+		case kScInvalidNamespaceOrFormat:
+			return -EOPNOTSUPP;
+		case kScLbaOutOfRange:
+			return -EREMOTEIO;
+		case kScCapacityExceeded:
+			return -ENOSPC;
+		case kScReservationConflict:
+			return -EBADE;
+		}
+		break;
+	case kSctCommandSpecific:
+		if (st.sc() == kScConflictingAttributes)
+			return -EOPNOTSUPP;
+		break;
+	case kSctMedia:
+		switch (st.sc()) {
+		case kScWriteFault:
+		case kScUnrecoveredReadError:
+		case kScDeallocatedOrUnwritten:
+			return -ENODATA;
+		case kScGuardCheckError:
+		case kScApplicationTagCheckError:
+		case kScReferenceTagCheckError:
+			return -EILSEQ;
+		}
+		break;
+	case kSctPath:
+		return -ENOLINK;
+	}
+	return -EIO;
 }
 
 } // namespace kvfdp::nvme

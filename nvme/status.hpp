@@ -33,6 +33,17 @@ inline constexpr uint8_t kScDataSglLengthInvalid = 0x0F;
 inline constexpr uint8_t kScFdpDisabled = 0x29;
 inline constexpr uint8_t kScInvalidPlacementHandleList = 0x2A;
 inline constexpr uint8_t kScLbaOutOfRange = 0x80;
+inline constexpr uint8_t kScInvalidNamespaceOrFormat = 0x0B;
+inline constexpr uint8_t kScCapacityExceeded = 0x81;
+inline constexpr uint8_t kScReservationConflict = 0x83;
+// Command specific (SCT 1) and media and data integrity (SCT 2) codes kvfdp names.
+inline constexpr uint8_t kScConflictingAttributes = 0x80;
+inline constexpr uint8_t kScWriteFault = 0x80;
+inline constexpr uint8_t kScUnrecoveredReadError = 0x81;
+inline constexpr uint8_t kScGuardCheckError = 0x82;
+inline constexpr uint8_t kScApplicationTagCheckError = 0x83;
+inline constexpr uint8_t kScReferenceTagCheckError = 0x84;
+inline constexpr uint8_t kScDeallocatedOrUnwritten = 0x87;
 
 // A decoded NVMe status (the positive value from cqe->res or an ioctl).
 struct NvmeStatus {
@@ -59,6 +70,16 @@ struct NvmeStatus {
 // FDP Disabled, Invalid Field in Command (a PID or the PID count refused; QEMU refuses
 // NPID >= min(128, handles)), Invalid Placement Handle List; otherwise status_name().
 [[nodiscard]] std::string ruh_update_refusal(NvmeStatus st);
+
+// The errno a block-layer request should fail with for a command result, after the kernel's
+// nvme_error_status (what kvfdpd's ublk COMMIT carries): 0 for success; a positive status:
+// Capacity Exceeded -> -ENOSPC; Invalid Opcode / Invalid Field / Invalid Namespace or Format /
+// Conflicting Attributes -> -EOPNOTSUPP; LBA Out of Range -> -EREMOTEIO; Reservation
+// Conflict -> -EBADE; Write Fault, Unrecovered Read, Deallocated -> -ENODATA; end-to-end
+// check errors -> -EILSEQ; any path status -> -ENOLINK; else -EIO. CRD, More and DNR are
+// ignored. A -errno passes through when the block layer knows it (ENOSPC, EOPNOTSUPP,
+// ENOLINK, ENODATA, EILSEQ, EBADE, EREMOTEIO, ETIMEDOUT, EIO), else becomes -EIO.
+[[nodiscard]] int result_to_errno(int res);
 
 // The std::error_category of NVMe statuses: value = raw status, message = describe_status.
 [[nodiscard]] const std::error_category &nvme_category();

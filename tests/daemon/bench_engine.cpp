@@ -22,6 +22,7 @@ struct Options {
 	uint32_t max_transfer = 512 * 1024;
 	uint8_t op = ublk::kOpWrite;
 	bool tagged = true;
+	bool zero_copy = false;
 };
 
 int usage(const char *msg)
@@ -29,7 +30,8 @@ int usage(const char *msg)
 	std::fprintf(stderr,
 		     "bench_daemon_engine: %s\n"
 		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
-		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n",
+		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
+		     "                           [--zero-copy]\n",
 		     msg);
 	return 2;
 }
@@ -56,6 +58,8 @@ int main(int argc, char **argv)
 		const bool has_value = i + 1 < argc;
 		if (a == "--untagged") {
 			o.tagged = false;
+		} else if (a == "--zero-copy") {
+			o.zero_copy = true;
 		} else if (a == "--op" && has_value) {
 			const std::string op = argv[++i];
 			if (op == "write")
@@ -83,6 +87,7 @@ int main(int argc, char **argv)
 	if (o.max_transfer < rc.lba_size || o.max_transfer % rc.lba_size || o.max_transfer > rc.io_buf_bytes)
 		return usage("--max-transfer must be a multiple of 4096 up to 524288");
 	rc.max_transfer = o.max_transfer;
+	rc.zero_copy = o.zero_copy;
 
 	const uint32_t sectors = o.size >> 9;
 	const uint64_t span = rc.nlb * (rc.lba_size >> 9) / sectors;  // requests before wrapping
@@ -114,11 +119,13 @@ int main(int argc, char **argv)
 	}
 	const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
 	std::printf("{\"bench\":\"daemon_engine\",\"op\":\"%s\",\"size\":%u,\"max_transfer\":%u,\"tagged\":%s,"
-		    "\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,\"allocations\":%llu,"
+		    "\"zero_copy\":%s,\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,"
+		    "\"copied_bytes_per_request\":%.1f,\"allocations\":%llu,"
 		    "\"allocations_per_request\":%.6f,\"ns_per_request\":%.1f}\n",
 		    o.op == ublk::kOpWrite ? "write" : "read", o.size, o.max_transfer, o.tagged ? "true" : "false",
-		    rc.depth, static_cast<unsigned long long>(o.requests),
+		    o.zero_copy ? "true" : "false", rc.depth, static_cast<unsigned long long>(o.requests),
 		    static_cast<double>(rig.device_cmds()) / static_cast<double>(rig.done()),
+		    static_cast<double>(rig.counters().copied_bytes.get()) / static_cast<double>(rig.done()),
 		    static_cast<unsigned long long>(allocs), static_cast<double>(allocs) / static_cast<double>(o.requests),
 		    ns / static_cast<double>(o.requests));
 	return 0;

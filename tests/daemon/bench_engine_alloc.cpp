@@ -51,10 +51,14 @@ test::RigRequest mixed(uint64_t i)
 
 } // namespace
 
-TEST_CASE("engine: no heap allocation per request in steady state, every op")
+namespace {
+
+void check_no_allocation(bool zero_copy)
 {
+	CAPTURE(zero_copy);
 	test::RigConfig rc;
 	rc.max_transfer = 128 * 1024;
+	rc.zero_copy = zero_copy;
 	test::EngineRig<decltype(&mixed)> rig(rc, &mixed);
 	REQUIRE(rig.serve(4 * rc.depth));  // warm-up
 	const uint64_t a0 = test::allocation_count();
@@ -79,6 +83,22 @@ TEST_CASE("engine: no heap allocation per request in steady state, every op")
 	// The tagged classes reached their default handles (SHORT..EXTREME -> 1..4).
 	for (unsigned h = 1; h <= 4; h++)
 		CHECK(c.handle_writes[h].get() == total / 8 * 3 / 4);
+	// Copy mode: the driver copied every read/write through kvfdpd's buffers; zero copy: none.
+	const uint64_t data_bytes = c.read_bytes.get() + c.write_bytes.get();
+	CHECK(data_bytes == total / 8 * (3 * 128 + 512 + 128) * 1024);
+	CHECK(c.copied_bytes.get() == (rc.zero_copy ? 0 : data_bytes));
+}
+
+} // namespace
+
+TEST_CASE("engine: no heap allocation per request in steady state, every op (copy mode)")
+{
+	check_no_allocation(false);
+}
+
+TEST_CASE("engine: no heap allocation per request in steady state, every op (zero copy)")
+{
+	check_no_allocation(true);
 }
 
 TEST_CASE("engine rig: the counting malloc sees an allocation")

@@ -119,6 +119,7 @@ struct RigConfig {
 	uint32_t max_transfer = 512 * 1024;  // QEMU's NVMe MDTS in the VM scenarios
 	uint64_t nlb = 1u << 18;             // 1 GiB
 	uint16_t nruh = 8;
+	bool zero_copy = false;              // the request's registered pages instead of tag buffers
 };
 
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's
@@ -143,8 +144,10 @@ public:
 		ec.nlb = rc.nlb;
 		ec.nruh = rc.nruh;
 		ec.fixed_buffers = true;
-		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(), bufs_.data(), reader_,
-							     policy_, ctr_, *this);
+		ec.zero_copy = rc.zero_copy;
+		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(),
+							     rc.zero_copy ? nullptr : bufs_.data(), reader_, policy_, ctr_,
+							     *this);
 	}
 
 	// UblkQueue::commit: a COMMIT_AND_FETCH_REQ SQE carrying the result.
@@ -155,8 +158,13 @@ public:
 			lost_commits_++;
 			return;
 		}
-		ublk::prep_io_cmd(*sqe, -1, ublk::kUIoCommitAndFetchReq, 0, tag, result,
-				  reinterpret_cast<uintptr_t>(bufs_[tag]), daemon::pack_user_data(tag, daemon::UdKind::ublk));
+		if (rc_.zero_copy)
+			ublk::prep_io_cmd(*sqe, -1, ublk::kUIoCommitAndFetchReq, 0, tag, result, 0,
+					  daemon::pack_user_data(tag, daemon::UdKind::ublk), ublk::auto_buf_reg_addr(tag));
+		else
+			ublk::prep_io_cmd(*sqe, -1, ublk::kUIoCommitAndFetchReq, 0, tag, result,
+					  reinterpret_cast<uintptr_t>(bufs_[tag]),
+					  daemon::pack_user_data(tag, daemon::UdKind::ublk));
 	}
 
 	// Runs n more requests through the queue loop, every tag busy while requests remain.
@@ -222,8 +230,11 @@ private:
 	static unsigned ring_entries(const RigConfig &rc)
 	{
 		// As UblkQueue::create sizes it: every tag's commands plus its commit, as a power of 2.
-		const uint32_t subs = (rc.io_buf_bytes / rc.lba_size + rc.max_transfer / rc.lba_size - 1) /
-				      (rc.max_transfer / rc.lba_size);
+		daemon::EngineConfig ec;
+		ec.io_buf_bytes = rc.io_buf_bytes;
+		ec.lba_size = rc.lba_size;
+		ec.max_transfer = rc.max_transfer;
+		const uint32_t subs = daemon::IoEngine::max_subs_per_request(ec);
 		unsigned e = 1;
 		while (e < static_cast<uint32_t>(rc.depth) * (subs + 1))
 			e <<= 1;

@@ -1,5 +1,6 @@
 // kvfdpd request engine: user_data packing, tag-slot matching, class -> handle, splitting at
-// the transfer limit, op translation, error mapping, ublk parameters.
+// the transfer limit, op translation, error mapping, ublk parameters, copy and zero-copy
+// buffers and the choice between them.
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -7,11 +8,12 @@
 #include <vector>
 
 #include "tests/daemon/fake_device.hpp"
-#include "userspace/daemon/errno_map.hpp"
+#include "nvme/status.hpp"
 #include "userspace/daemon/io_engine.hpp"
 #include "userspace/daemon/metrics.hpp"
 #include "userspace/daemon/user_data.hpp"
 #include "userspace/ublk/ctrl.hpp"
+#include "userspace/ublk/data_mode.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;
@@ -96,17 +98,23 @@ TEST_CASE("tag slots: without a tagger nothing is stale")
 
 TEST_CASE("errno: NVMe statuses map to what the block layer understands")
 {
-	CHECK(device_result_to_errno(0) == 0);
-	CHECK(device_result_to_errno(0x4081) == -ENOSPC);     // capacity exceeded, DNR
-	CHECK(device_result_to_errno(0x4002) == -EOPNOTSUPP); // invalid field, DNR
-	CHECK(device_result_to_errno(0x0080) == -EREMOTEIO);  // LBA out of range
-	CHECK(device_result_to_errno(0x0281) == -ENODATA);
-	CHECK(device_result_to_errno(0x0282) == -EILSEQ);
-	CHECK(device_result_to_errno(0x0370) == -ENOLINK);    // path error
-	CHECK(device_result_to_errno(0x0006) == -EIO);        // internal error
-	CHECK(device_result_to_errno(0x2006) == -EIO);        // More bit ignored
-	CHECK(device_result_to_errno(-EINVAL) == -EIO);
-	CHECK(device_result_to_errno(-ENOSPC) == -ENOSPC);
+	CHECK(nvme::result_to_errno(0) == 0);
+	CHECK(nvme::result_to_errno(0x4081) == -ENOSPC);     // capacity exceeded, DNR
+	CHECK(nvme::result_to_errno(0x4002) == -EOPNOTSUPP); // invalid field, DNR
+	CHECK(nvme::result_to_errno(0x0080) == -EREMOTEIO);  // LBA out of range
+	CHECK(nvme::result_to_errno(0x0281) == -ENODATA);
+	CHECK(nvme::result_to_errno(0x0282) == -EILSEQ);
+	CHECK(nvme::result_to_errno(0x0370) == -ENOLINK);    // path error
+	CHECK(nvme::result_to_errno(0x0006) == -EIO);        // internal error
+	CHECK(nvme::result_to_errno(0x2006) == -EIO);        // More bit ignored
+	CHECK(nvme::result_to_errno(-EINVAL) == -EIO);
+	CHECK(nvme::result_to_errno(-ENOSPC) == -ENOSPC);
+	CHECK(nvme::result_to_errno(0x010b) == -EIO);         // SC 0x0B is only generic's Invalid Namespace
+	CHECK(nvme::result_to_errno(0x000b) == -EOPNOTSUPP);
+	CHECK(nvme::result_to_errno(0x0180) == -EOPNOTSUPP);  // conflicting attributes
+	CHECK(nvme::result_to_errno(0x0083) == -EBADE);       // reservation conflict
+	CHECK(nvme::result_to_errno(0x0287) == -ENODATA);     // deallocated or unwritten
+	CHECK(nvme::result_to_errno(0x0080 | 0x1800) == -EREMOTEIO);  // CRD ignored
 }
 
 TEST_CASE("ublk params: derived from the namespace")
@@ -168,7 +176,7 @@ struct Rig {
 	test::NullQueue ioq{true};
 	std::unique_ptr<IoEngine> engine;
 
-	explicit Rig(uint32_t max_transfer)
+	explicit Rig(uint32_t max_transfer, bool zero_copy = false)
 	{
 		REQUIRE(io_uring_queue_init(8, &ring, 0) == 0);
 		for (auto &m : mem)
@@ -181,7 +189,9 @@ struct Rig {
 		ec.max_transfer = max_transfer;
 		ec.nlb = 1 << 18;
 		ec.nruh = 8;
-		engine = std::make_unique<IoEngine>(ec, ring, ioq, descs.data(), bufs.data(), tags, policy, ctr, commits);
+		ec.zero_copy = zero_copy;
+		engine = std::make_unique<IoEngine>(ec, ring, ioq, descs.data(), zero_copy ? nullptr : bufs.data(), tags,
+						    policy, ctr, commits);
 	}
 	~Rig() { io_uring_queue_exit(&ring); }
 	void request(uint16_t tag, uint8_t op, uint64_t sector, uint32_t sectors)
@@ -219,6 +229,80 @@ TEST_CASE("engine: a tagged write goes to its class's handle, split at max_trans
 	CHECK(rig.ctr.class_bytes[KVFDP_CLASS_LONG].get() == 1 << 20);
 	CHECK(rig.ctr.handle_bytes[3].get() == 1 << 20);
 	CHECK(rig.ctr.stale_tags.get() == 0);
+	CHECK(rig.ctr.copied_bytes.get() == 1 << 20);  // copy mode: the driver copied it into bufs[1]
+}
+
+TEST_CASE("engine: zero copy addresses the request's registered pages by offset, copies nothing")
+{
+	Rig rig(128 * 1024, true);
+	rig.slots.set(2, 1, 2048, 1024, KVFDP_CLASS_SHORT);  // 512 KiB at LBA 256
+	rig.request(2, ublk::kOpWrite, 2048, 1024);
+	rig.request(3, ublk::kOpRead, 0, 256);                // 128 KiB
+	rig.request(1, ublk::kOpWriteZeroes, 0, 8);
+	REQUIRE(rig.ioq.reqs.size() == 6);
+	for (size_t i = 0; i < 4; i++) {
+		const nvme::IoRequest &r = rig.ioq.reqs[i];
+		CHECK(r.op == nvme::IoOp::write);
+		CHECK(r.buf_index == 2);  // the slot the driver registered tag 2's request at
+		CHECK(reinterpret_cast<uintptr_t>(r.buf) == i * 128 * 1024);
+		CHECK(r.slba == 256 + 32 * i);
+	}
+	CHECK(rig.ioq.reqs[4].op == nvme::IoOp::read);
+	CHECK(rig.ioq.reqs[4].buf_index == 3);
+	CHECK(rig.ioq.reqs[4].buf == nullptr);  // offset 0 of tag 3's request
+	CHECK(rig.ioq.reqs[5].op == nvme::IoOp::write_zeroes);
+	CHECK(rig.ioq.reqs[5].buf_index == -1);  // no data, no buffer
+	REQUIRE(rig.commits.v.size() == 3);
+	CHECK(rig.commits.v[0] == std::pair<uint16_t, int>{2, 512 * 1024});
+	CHECK(rig.commits.v[1] == std::pair<uint16_t, int>{3, 128 * 1024});
+	CHECK(rig.ctr.copied_bytes.get() == 0);
+	CHECK(rig.ctr.write_bytes.get() == 512 * 1024);
+	CHECK(rig.ctr.handle_bytes[1].get() == 512 * 1024);  // SHORT's handle in the default map
+}
+
+TEST_CASE("data mode: zero copy only where the driver has UBLK_F_AUTO_BUF_REG and the backend is passthru")
+{
+	using ublk::DataMode;
+	const Result<uint64_t> has = ublk::kFlagAutoBufReg | ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery;
+	ublk::DataModeChoice c = ublk::choose_data_mode(has, "passthru", true);
+	CHECK(c.mode == DataMode::zero_copy);
+	CHECK(c.add_flags == ublk::kFlagAutoBufReg);
+	CHECK(c.note.empty());
+	// 6.12: GET_FEATURES answers, without AUTO_BUF_REG (its SUPPORT_ZERO_COPY is not used).
+	c = ublk::choose_data_mode(Result<uint64_t>(ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery), "passthru", true);
+	CHECK(c.mode == DataMode::copy);
+	CHECK(c.add_flags == 0);
+	CHECK(c.note.find("lacks UBLK_F_AUTO_BUF_REG") != std::string::npos);
+	// A driver older than GET_FEATURES: copy, with a note (never an error).
+	c = ublk::choose_data_mode(Result<uint64_t>(make_error(std::errc::invalid_argument, "GET_FEATURES")), "passthru",
+				   true);
+	CHECK(c.mode == DataMode::copy);
+	CHECK(c.note.find("GET_FEATURES") != std::string::npos);
+	c = ublk::choose_data_mode(has, "model", true);
+	CHECK(c.mode == DataMode::copy);
+	CHECK(c.note.find("model backend") != std::string::npos);
+	c = ublk::choose_data_mode(has, "passthru", false);
+	CHECK(c.mode == DataMode::copy);
+	CHECK(c.note.find("--no-zero-copy") != std::string::npos);
+	CHECK(ublk::data_mode_of(ublk::kFlagAutoBufReg | ublk::kFlagUserRecovery) == DataMode::zero_copy);
+	CHECK(ublk::data_mode_of(ublk::kFlagUserRecovery) == DataMode::copy);
+	CHECK(std::string(ublk::data_mode_name(DataMode::zero_copy)) == "zero-copy");
+}
+
+TEST_CASE("engine: the ring is sized from the engine's own worst case")
+{
+	EngineConfig ec;
+	ec.io_buf_bytes = 512 * 1024;
+	ec.lba_size = 4096;
+	ec.max_transfer = 512 * 1024;
+	CHECK(IoEngine::max_subs_per_request(ec) == 1);
+	ec.max_transfer = 128 * 1024;
+	CHECK(IoEngine::max_subs_per_request(ec) == 4);
+	ec.max_transfer = 508 * 1024;  // (max_segments - 1) pages: a 512 KiB request takes two
+	CHECK(IoEngine::max_subs_per_request(ec) == 2);
+	Rig rig(128 * 1024);
+	rig.request(0, ublk::kOpWrite, 0, 2048);  // the largest request (1 MiB buffers) at 128 KiB
+	CHECK(rig.ioq.reqs.size() == 8);
 }
 
 TEST_CASE("engine: an untagged write is stale and lands on handle 0")

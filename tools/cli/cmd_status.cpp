@@ -100,6 +100,17 @@ void print_daemon_human(Context &ctx, const json &d)
 	}
 	kv.add("tagging", tagging);
 	kv.add("stale tags", text(d, "stale_tags"));
+	if (d.contains("data_path") && d["data_path"].is_object()) {
+		const json &dp = d["data_path"];
+		const std::string mode = text(dp, "mode");
+		std::string line = mode == "zero-copy" ? "zero copy: requests go to the device from their own pages "
+							  "(UBLK_F_AUTO_BUF_REG)"
+						       : "copy: each request is copied through kvfdpd's buffers";
+		const std::string note = dp.value("note", std::string());
+		if (!note.empty())
+			line += " (" + note + ")";
+		kv.add("data path", line);
+	}
 	const json &rc = d.value("recovery", json::object());
 	kv.add("recovery", text(rc, "state") + (rc.value("enabled", false) ? " (user recovery on" : " (user recovery off") +
 				   (rc.value("recovered", false) ? ", re-attached)" : ")"));
@@ -109,6 +120,8 @@ void print_daemon_human(Context &ctx, const json &d)
 	    << json_u64(io, "reads") << " reads (" << format_bytes(json_u64(io, "read_bytes")) << "), "
 	    << json_u64(io, "flushes") << " flushes, " << json_u64(io, "discards") << " discards ("
 	    << format_bytes(json_u64(io, "discard_bytes")) << "), " << json_u64(io, "errors") << " errors";
+	if (io.contains("copied_bytes"))
+		ios << ", " << format_bytes(json_u64(io, "copied_bytes")) << " copied";
 	kv.add("io", "since start, " + ios.str());
 	kv.render(ctx.out, ctx.table_width());
 	if (d.contains("classes") && d["classes"].is_array() && !d["classes"].empty()) {

@@ -69,7 +69,9 @@ json status_json(State &s)
 	d["io"] = {{"reads", c.reads}, {"read_bytes", c.read_bytes}, {"writes", c.writes},
 		   {"write_bytes", c.write_bytes}, {"flushes", c.flushes}, {"discards", c.discards},
 		   {"discard_bytes", c.discard_bytes}, {"write_zeroes", c.write_zeroes},
-		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors}};
+		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors},
+		   {"copied_bytes", c.copied_bytes}};
+	d["data_path"] = {{"mode", ublk::data_mode_name(s.data_mode)}, {"note", s.data_note}};
 	d["recovery"] = {{"enabled", (s.dev.flags & ublk::kFlagUserRecovery) != 0},
 			 {"recovered", s.recovered}, {"state", s.state}};
 	return d;
@@ -167,6 +169,7 @@ MetricsInput metrics_input(State &s)
 	for (const nvme::Handle &h : s.handles)
 		m.pids.push_back(h.pid);
 	m.tagger_active = s.tagger.active();
+	m.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
 	m.uptime_s = static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started).count());
 	return m;

@@ -27,6 +27,7 @@ CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
 		s.stale_tags += q->stale_tags.get();
 		s.errors += q->errors.get();
 		s.unsupported += q->unsupported.get();
+		s.copied_bytes += q->copied_bytes.get();
 	}
 	return s;
 }

@@ -35,6 +35,9 @@ struct QueueCounters {
 	Counter stale_tags;
 	Counter errors;
 	Counter unsupported;
+	// Read/write bytes the ublk driver copied between a request's pages and kvfdpd's tag
+	// buffers for it (copy mode); zero copy moves none.
+	Counter copied_bytes;
 };
 
 // Sum over the queues at one moment (each counter read once; not a consistent cut).
@@ -46,6 +49,7 @@ struct CounterSnapshot {
 	uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0, flushes = 0;
 	uint64_t discards = 0, discard_bytes = 0, write_zeroes = 0, write_zeroes_bytes = 0;
 	uint64_t stale_tags = 0, errors = 0, unsupported = 0;
+	uint64_t copied_bytes = 0;
 };
 
 [[nodiscard]] CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);

@@ -88,8 +88,9 @@ Result<void> create_queues(State &s)
 	ec.nlb = s.info.nlb;
 	ec.nruh = s.nruh;
 	ec.fixed_buffers = s.opts.fixed_buffers;
+	ec.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
 	uint32_t fixed_bytes = 0;
-	if (ec.fixed_buffers) {
+	if (ec.fixed_buffers && !ec.zero_copy) {
 		// The largest request is the device's max_sectors (a recovered device keeps the one
 		// it was created with); unknown, it is the whole buffer.
 		uint32_t max_request = ec.io_buf_bytes;
@@ -137,11 +138,17 @@ Result<void> add_device(State &s)
 	spec.depth = s.opts.depth;
 	spec.io_buf_bytes = s.opts.io_buf_bytes;
 	spec.dev_id = s.opts.dev_id;
+	const ublk::DataModeChoice dm = ublk::choose_data_mode(s.ctrl->get_features(), s.info.backend, s.opts.zero_copy);
+	spec.flags |= dm.add_flags;
 	auto info = s.ctrl->add_dev(spec);
 	if (!info)
 		return std::move(info).error();
 	s.dev = *info;
 	s.dev_added = true;
+	s.data_mode = ublk::data_mode_of(s.dev.flags);
+	s.data_note = dm.note;
+	if (dm.mode != s.data_mode)
+		s.data_note = "ADD_DEV did not keep UBLK_F_AUTO_BUF_REG";
 	ublk::ParamInput pi;
 	pi.lba_size = s.info.lba_size;
 	pi.nlb = s.info.nlb;
@@ -166,6 +173,12 @@ Result<void> begin_recovery(State &s)
 	s.dev = *info;
 	if (!(s.dev.flags & ublk::kFlagUserRecovery))
 		return fail("ublk device " + std::to_string(id) + " was created without user recovery; it cannot be re-attached");
+	s.data_mode = ublk::data_mode_of(s.dev.flags);
+	if (s.data_mode == ublk::DataMode::zero_copy && s.info.backend != "passthru")
+		return fail("ublk device " + std::to_string(id) + " was created with zero copy (UBLK_F_AUTO_BUF_REG), which the " +
+			    s.info.backend + " backend cannot serve: recover it with --backend passthru, or delete it");
+	if (s.data_mode == ublk::DataMode::copy)
+		s.data_note = "ublk device " + std::to_string(id) + " was created in copy mode (recovered as it was)";
 	auto params = s.ctrl->get_params(id);
 	if (params && params->basic.dev_sectors != s.info.nlb * (s.info.lba_size >> 9))
 		return fail("ublk device " + std::to_string(id) + " has " + std::to_string(params->basic.dev_sectors) +
@@ -278,8 +291,8 @@ void stop_live(State &s)
 
 int run(State &s)
 {
-	if (s.opts.queues == 0 || s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
-		log::error("--queues and --depth must be at least 1 (depth at most %u)", ublk::kMaxQueueDepth);
+	if (s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
+		log::error("--depth must be 1..%u", ublk::kMaxQueueDepth);
 		return 1;
 	}
 	if (static_cast<uint32_t>(s.opts.queues) * s.opts.depth > KVFDP_MAX_SLOTS) {
@@ -299,6 +312,8 @@ int run(State &s)
 		log::error("%s", r.error().message().c_str());
 		return 1;
 	}
+	if (s.opts.queues == 0)
+		s.opts.queues = auto_queue_count(usable_cpus(), s.opts.depth, KVFDP_MAX_SLOTS, s.info.backend == "model");
 	if (auto g = reload_policy(s); !g) {
 		log::error("%s", g.error().message().c_str());
 		return 1;
@@ -357,9 +372,10 @@ int run(State &s)
 	s.server->start();
 
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
-	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s", bdev.c_str(),
+	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s, %s%s%s", bdev.c_str(),
 		  s.recovered ? "recovered" : "ready", s.info.backend.c_str(), s.info.path.c_str(), s.nruh,
-		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagger.active() ? "on" : "off");
+		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagger.active() ? "on" : "off",
+		  ublk::data_mode_name(s.data_mode), s.data_note.empty() ? "" : ": ", s.data_note.c_str());
 	if (!s.opts.ready_file.empty()) {
 		const std::string tmp = s.opts.ready_file + ".tmp";
 		if (FILE *f = std::fopen(tmp.c_str(), "w")) {

@@ -15,7 +15,7 @@ struct DaemonOptions {
 	std::string config_path;            // policy TOML
 	bool config_explicit = false;       // a missing file is an error only when given
 	std::string socket_path = "/run/kvfdp/kvfdpd.sock";
-	uint16_t queues = 1;
+	uint16_t queues = 0;                 // 0: --queues auto (auto_queue_count)
 	uint16_t depth = 64;
 	uint32_t io_buf_bytes = 512 * 1024;  // per tag (ublk max_sectors)
 	int recover_id = -1;                 // --recover DEV_ID: re-attach to that device
@@ -26,6 +26,7 @@ struct DaemonOptions {
 	bool no_tagger = false;              // run without the BPF tagger (all writes default)
 	std::string bpf_pin_root = "/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("": none)
 	bool fixed_buffers = true;
+	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
 	std::string ready_file;              // written with the device path once serving
 };
 

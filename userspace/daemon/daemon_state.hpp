@@ -19,6 +19,7 @@
 #include "userspace/daemon/queue.hpp"
 #include "userspace/daemon/tagger_owner.hpp"
 #include "userspace/ublk/ctrl.hpp"
+#include "userspace/ublk/data_mode.hpp"
 
 namespace kvfdp::daemon {
 
@@ -32,6 +33,8 @@ struct State {
 	uint16_t nruh = 0;
 	std::unique_ptr<ublk::Control> ctrl;
 	ublk::CtrlDevInfo dev{};
+	ublk::DataMode data_mode = ublk::DataMode::copy;  // from dev.flags
+	std::string data_note;                            // why copy mode (ublk::DataModeChoice::note)
 	bool dev_added = false;
 	UniqueFd char_fd;
 	std::vector<std::unique_ptr<UblkQueue>> queues;

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <liburing.h>
 
-#include "userspace/daemon/errno_map.hpp"
+#include "nvme/status.hpp"
 #include "userspace/daemon/user_data.hpp"
 
 namespace kvfdp::daemon {
@@ -14,7 +14,18 @@ namespace kvfdp::daemon {
 namespace {
 // NVMe Write Zeroes NLB is a 16-bit 0-based field; DSM ranges carry a 32-bit NLB.
 constexpr uint32_t kMaxWriteZeroesNlb = 65536;
+
+uint32_t max_nlb_of(const EngineConfig &cfg) { return std::max<uint32_t>(1, cfg.max_transfer / cfg.lba_size); }
 } // namespace
+
+uint32_t IoEngine::max_subs_per_request(const EngineConfig &cfg)
+{
+	// The largest read/write (io_buf_bytes) split at the transfer limit; write zeroes
+	// (at most kMaxWriteZeroesNlb LBAs per request, ublk::make_params), flush and discard
+	// take one command.
+	const uint32_t max_nlb = max_nlb_of(cfg);
+	return std::max<uint32_t>(1, (cfg.io_buf_bytes / cfg.lba_size + max_nlb - 1) / max_nlb);
+}
 
 IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
 		   const ublk::IoDesc *descs, uint8_t *const *bufs, bpf::SlotReader &tags,
@@ -23,9 +34,7 @@ IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
 	  ctr_(ctr), committer_(committer), state_(new TagState[cfg.depth]())
 {
 	lba_shift_ = static_cast<uint32_t>(std::countr_zero(cfg_.lba_size)) - 9;
-	max_nlb_ = std::max<uint32_t>(1, cfg_.max_transfer / cfg_.lba_size);
-	const uint32_t buf_lbas = cfg_.io_buf_bytes / cfg_.lba_size;
-	max_subs_ = std::max<uint32_t>(1, (buf_lbas + max_nlb_ - 1) / max_nlb_);
+	max_nlb_ = max_nlb_of(cfg_);
 }
 
 void IoEngine::start(uint16_t tag)
@@ -50,84 +59,80 @@ void IoEngine::start(uint16_t tag)
 		return;
 	}
 
+	// Each op sets its command and the most LBAs one command takes (per_cmd); the loop
+	// below splits the request at that limit (flush: one command of no LBAs).
 	nvme::IoRequest req;
+	uint32_t per_cmd = nlb;
+	uintptr_t base = 0;  // data ops: where the request's data starts (0: in the registered request)
 	switch (op) {
-	case ublk::kOpRead:
 	case ublk::kOpWrite: {
-		uint16_t handle = 0;
-		if (op == ublk::kOpWrite) {
-			const WriteClass t = classify_write(tags_, tag, d.start_sector, d.nr_sectors);
-			if (t.stale)
-				ctr_.stale_tags.add(1);
-			handle = cfg_.nruh ? policy_.handle_of(t.cls) : 0;
-			if (cfg_.nruh && handle >= cfg_.nruh)
-				handle = 0;
-			ctr_.writes.add(1);
-			ctr_.write_bytes.add(bytes);
-			ctr_.class_writes[t.cls].add(1);
-			ctr_.class_bytes[t.cls].add(bytes);
-			if (handle < kMaxHandles) {
-				ctr_.handle_writes[handle].add(1);
-				ctr_.handle_bytes[handle].add(bytes);
-			}
-			req.op = nvme::IoOp::write;
-		} else {
-			ctr_.reads.add(1);
-			ctr_.read_bytes.add(bytes);
-			req.op = nvme::IoOp::read;
+		const WriteClass t = classify_write(tags_, tag, d.start_sector, d.nr_sectors);
+		if (t.stale)
+			ctr_.stale_tags.add(1);
+		uint16_t handle = cfg_.nruh ? policy_.handle_of(t.cls) : 0;
+		if (cfg_.nruh && handle >= cfg_.nruh)
+			handle = 0;
+		ctr_.writes.add(1);
+		ctr_.write_bytes.add(bytes);
+		ctr_.class_writes[t.cls].add(1);
+		ctr_.class_bytes[t.cls].add(bytes);
+		if (handle < kMaxHandles) {
+			ctr_.handle_writes[handle].add(1);
+			ctr_.handle_bytes[handle].add(bytes);
 		}
-		st.done_bytes = static_cast<uint32_t>(bytes);
+		req.op = nvme::IoOp::write;
 		req.handle = handle;
-		req.buf_index = cfg_.fixed_buffers ? tag : -1;
-		uint32_t off_lbas = 0;
-		uint16_t sub = 0;
-		while (off_lbas < nlb) {
-			const uint32_t n = std::min(max_nlb_, nlb - off_lbas);
-			req.slba = slba + off_lbas;
-			req.nlb = n;
-			req.buf = bufs_[tag] + static_cast<size_t>(off_lbas) * cfg_.lba_size;
-			req.user_data = pack_user_data(tag, UdKind::device, sub++);
-			submit_sub(tag, req);
-			off_lbas += n;
-		}
 		break;
 	}
+	case ublk::kOpRead:
+		ctr_.reads.add(1);
+		ctr_.read_bytes.add(bytes);
+		req.op = nvme::IoOp::read;
+		break;
 	case ublk::kOpFlush:
 		ctr_.flushes.add(1);
 		req.op = nvme::IoOp::flush;
-		req.user_data = pack_user_data(tag, UdKind::device, 0);
-		submit_sub(tag, req);
 		break;
 	case ublk::kOpDiscard:
 		ctr_.discards.add(1);
 		ctr_.discard_bytes.add(bytes);
-		req.op = nvme::IoOp::deallocate;
-		req.slba = slba;
-		req.nlb = nlb;
-		req.user_data = pack_user_data(tag, UdKind::device, 0);
-		submit_sub(tag, req);
+		req.op = nvme::IoOp::deallocate;  // one DSM range
 		break;
-	case ublk::kOpWriteZeroes: {
+	case ublk::kOpWriteZeroes:
 		ctr_.write_zeroes.add(1);
 		ctr_.write_zeroes_bytes.add(bytes);
 		req.op = nvme::IoOp::write_zeroes;
-		uint32_t off_lbas = 0;
-		uint16_t sub = 0;
-		while (off_lbas < nlb) {
-			const uint32_t n = std::min(kMaxWriteZeroesNlb, nlb - off_lbas);
-			req.slba = slba + off_lbas;
-			req.nlb = n;
-			req.user_data = pack_user_data(tag, UdKind::device, sub++);
-			submit_sub(tag, req);
-			off_lbas += n;
-		}
+		per_cmd = kMaxWriteZeroesNlb;
 		break;
-	}
 	default:
 		ctr_.unsupported.add(1);
 		st.error = -EOPNOTSUPP;
-		break;
+		sub_done(tag, 0);  // drop the guard
+		return;
 	}
+	if (data_op) {
+		st.done_bytes = static_cast<uint32_t>(bytes);
+		per_cmd = max_nlb_;
+		if (cfg_.zero_copy) {
+			req.buf_index = tag;  // the driver registered the request's pages there
+		} else {
+			base = reinterpret_cast<uintptr_t>(bufs_[tag]);
+			req.buf_index = cfg_.fixed_buffers ? tag : -1;
+			ctr_.copied_bytes.add(bytes);  // the driver copied it into / will copy it out of bufs[tag]
+		}
+	}
+
+	uint32_t off_lbas = 0;
+	uint16_t sub = 0;
+	do {
+		const uint32_t n = std::min(per_cmd, nlb - off_lbas);
+		req.slba = slba + off_lbas;
+		req.nlb = n;
+		req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
+		req.user_data = pack_user_data(tag, UdKind::device, sub++);
+		submit_sub(tag, req);
+		off_lbas += n;
+	} while (off_lbas < nlb);
 	sub_done(tag, 0);  // drop the guard
 }
 
@@ -136,7 +141,7 @@ void IoEngine::submit_sub(uint16_t tag, const nvme::IoRequest &req)
 	TagState &st = state_[tag];
 	nvme::Prep p = ioq_.prep(ring_, req);
 	if (!p.queued && (p.result == -EBUSY || p.result == -EAGAIN)) {
-		// The SQ is full: push what is queued to the kernel, then try once more.
+		// The SQ is full: push what is queued to the kernel (a syscall), then try once more.
 		io_uring_submit(&ring_);
 		p = ioq_.prep(ring_, req);
 	}
@@ -145,7 +150,7 @@ void IoEngine::submit_sub(uint16_t tag, const nvme::IoRequest &req)
 		inflight_++;
 		return;
 	}
-	const int e = device_result_to_errno(p.result);
+	const int e = nvme::result_to_errno(p.result);
 	if (e && !st.error) {
 		st.error = e;
 		ctr_.errors.add(1);
@@ -164,10 +169,12 @@ void IoEngine::on_device_cqe(const io_uring_cqe &cqe)
 void IoEngine::sub_done(uint16_t tag, int result)
 {
 	TagState &st = state_[tag];
-	const int e = device_result_to_errno(result);
-	if (e && !st.error) {
-		st.error = e;
-		ctr_.errors.add(1);
+	if (result) {
+		const int e = nvme::result_to_errno(result);
+		if (!st.error) {
+			st.error = e;
+			ctr_.errors.add(1);
+		}
 	}
 	st.pending--;
 	finish_if_done(tag);

@@ -1,7 +1,8 @@
 // IoEngine: what one queue does with each ublk request, independent of the ublk driver:
 // decode the descriptor, classify writes by tag slot, map class -> handle, split at the
 // transfer limit, prep device commands on the queue's ring, gather completions and hand the
-// result to a Committer. No allocation, locks, syscalls or logging per request.
+// result to a Committer. No allocation, locks or logging per request, and no syscall but one:
+// when the SQ is full, the engine submits what is queued (one io_uring_enter) and retries.
 #pragma once
 
 #include <cstdint>
@@ -27,20 +28,29 @@ public:
 
 struct EngineConfig {
 	uint16_t depth = 64;
-	uint32_t io_buf_bytes = 512 * 1024;  // per tag buffer
+	uint32_t io_buf_bytes = 512 * 1024;  // largest read/write request (per tag buffer in copy mode)
 	uint32_t lba_size = 4096;
 	uint32_t max_transfer = 512 * 1024;  // bytes per device command
 	uint64_t nlb = 0;                    // device size in LBAs
 	uint16_t nruh = 0;                   // handles; 0 = no placement (all handle 0)
-	bool fixed_buffers = true;           // buffers registered in the ring, index = tag
+	bool fixed_buffers = true;           // copy mode: the tag buffers are registered in the ring, index = tag
+	// Zero copy (UBLK_F_AUTO_BUF_REG): the driver registers each read/write request's own pages
+	// as the ring's fixed buffer <tag>; device commands address them by byte offset, and no
+	// tag buffers exist (bufs is unused). Else copy mode: the driver copies each request into
+	// or out of bufs[tag], counted in QueueCounters::copied_bytes.
+	bool zero_copy = false;
 };
 
 class IoEngine {
 public:
-	// bufs[tag] is each tag's buffer of io_buf_bytes. All references must outlive the engine.
+	// bufs[tag] is each tag's buffer of io_buf_bytes (copy mode; may be null in zero-copy
+	// mode). All references must outlive the engine.
 	IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq, const ublk::IoDesc *descs,
 		 uint8_t *const *bufs, bpf::SlotReader &tags, const PolicyTable &policy, QueueCounters &ctr,
 		 Committer &committer);
+
+	// Most device commands one request can need under cfg: what the queue's ring is sized by.
+	[[nodiscard]] static uint32_t max_subs_per_request(const EngineConfig &cfg);
 
 	// The request of tag arrived (its FETCH / COMMIT_AND_FETCH completed with OK).
 	void start(uint16_t tag);
@@ -48,8 +58,6 @@ public:
 	void on_device_cqe(const io_uring_cqe &cqe);
 	// Device commands queued and not yet completed.
 	[[nodiscard]] uint32_t device_inflight() const { return inflight_; }
-	// Most device commands one request can need (ring sizing).
-	[[nodiscard]] uint32_t max_subs_per_request() const { return max_subs_; }
 
 private:
 	struct TagState {
@@ -73,7 +81,6 @@ private:
 	Committer &committer_;
 	std::unique_ptr<TagState[]> state_;
 	uint32_t inflight_ = 0;
-	uint32_t max_subs_ = 1;
 	uint32_t lba_shift_ = 12;   // log2(lba_size) - 9: sectors -> LBAs
 	uint32_t max_nlb_ = 128;    // LBAs per read/write command
 };

@@ -65,6 +65,11 @@ std::string format_metrics(const MetricsInput &m)
 	sample(o, "kvfdp_stale_tags_total", "", c.stale_tags);
 	header(o, "kvfdp_io_errors_total", "counter", "Requests completed with an error.");
 	sample(o, "kvfdp_io_errors_total", "", c.errors);
+	header(o, "kvfdp_copied_bytes_total", "counter",
+	       "Read/write bytes copied between requests' pages and kvfdpd's buffers (0 in zero-copy mode).");
+	sample(o, "kvfdp_copied_bytes_total", "", c.copied_bytes);
+	header(o, "kvfdp_zero_copy", "gauge", "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG).");
+	sample(o, "kvfdp_zero_copy", "", m.zero_copy ? 1 : 0);
 	header(o, "kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests.");
 	sample(o, "kvfdp_tagger_active", "", m.tagger_active ? 1 : 0);
 	header(o, "kvfdp_policy_generation", "gauge", "Policy reload generation.");

@@ -15,6 +15,7 @@ struct MetricsInput {
 	uint16_t nruh = 0;
 	std::vector<uint16_t> pids;  // pid per handle index
 	bool tagger_active = false;
+	bool zero_copy = false;  // the data path (ublk::DataMode)
 	uint64_t uptime_s = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <liburing.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -23,6 +24,25 @@ uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes, u
 	if (max_segments && pages > max_segments)
 		return 0;
 	return static_cast<uint32_t>(std::min<uint64_t>(pages * page_size, io_buf_bytes));
+}
+
+uint16_t auto_queue_count(unsigned cpus, uint16_t depth, uint32_t max_slots, bool single_queue)
+{
+	if (single_queue || depth == 0)
+		return 1;
+	uint32_t n = std::max(1u, cpus);
+	n = std::min<uint32_t>(n, std::max<uint32_t>(1, max_slots / depth));
+	n = std::min<uint32_t>(n, ublk::kMaxQueues);
+	return static_cast<uint16_t>(n);
+}
+
+unsigned usable_cpus()
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return static_cast<unsigned>(CPU_COUNT(&set));
+	return std::max(1u, std::thread::hardware_concurrency());
 }
 
 UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>()) {}
@@ -46,22 +66,23 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 	const uint16_t depth = ec.depth;
 	const std::string what = "queue " + std::to_string(setup.q_id) + ": ";
 
-	// Data buffers: one io_buf_bytes buffer per tag, page aligned, in one mapping.
-	q->buf_area_bytes_ = static_cast<size_t>(depth) * ec.io_buf_bytes;
-	void *area = mmap(nullptr, q->buf_area_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-			  -1, 0);
-	if (area == MAP_FAILED)
-		return errno_error(errno, what + "allocating tag buffers");
-	q->buf_area_ = static_cast<uint8_t *>(area);
-	q->bufs_.reset(new uint8_t *[depth]);
-	for (uint16_t t = 0; t < depth; t++)
-		q->bufs_[t] = q->buf_area_ + static_cast<size_t>(t) * ec.io_buf_bytes;
+	// Data buffers (copy mode): one io_buf_bytes buffer per tag, page aligned, in one mapping.
+	if (!ec.zero_copy) {
+		q->buf_area_bytes_ = static_cast<size_t>(depth) * ec.io_buf_bytes;
+		void *area = mmap(nullptr, q->buf_area_bytes_, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (area == MAP_FAILED)
+			return errno_error(errno, what + "allocating tag buffers");
+		q->buf_area_ = static_cast<uint8_t *>(area);
+		q->bufs_.reset(new uint8_t *[depth]);
+		for (uint16_t t = 0; t < depth; t++)
+			q->bufs_[t] = q->buf_area_ + static_cast<size_t>(t) * ec.io_buf_bytes;
+	}
 
-	// Ring: the worst case between two submits is every tag's device commands plus its
-	// commit; the CQ (twice the SQ) holds every command in flight.
-	const uint32_t subs = std::max<uint32_t>(1, (ec.io_buf_bytes / ec.lba_size + ec.max_transfer / ec.lba_size - 1) /
-							    std::max<uint32_t>(1, ec.max_transfer / ec.lba_size));
-	const uint32_t entries = std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * (subs + 1));
+	// Ring: the worst case between two submits is every tag's device commands (the engine's
+	// own count) plus its commit; the CQ (twice the SQ) holds every command in flight.
+	const uint32_t entries =
+		std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * (IoEngine::max_subs_per_request(ec) + 1));
 	io_uring_params params{};
 	params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
 	int ret = io_uring_queue_init_params(entries, q->ring_.get(), &params);
@@ -69,7 +90,12 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 		return errno_error(ret, what + "io_uring_queue_init (SQE128|CQE32)");
 	q->ring_ready_ = true;
 
-	if (ec.fixed_buffers) {
+	if (ec.zero_copy) {
+		// The driver fills slot <tag> with each request's pages and empties it at commit.
+		ret = io_uring_register_buffers_sparse(q->ring_.get(), depth);
+		if (ret < 0)
+			return errno_error(ret, what + "io_uring_register_buffers_sparse (zero copy)");
+	} else if (ec.fixed_buffers) {
 		std::unique_ptr<iovec[]> iov(new iovec[depth]);
 		for (uint16_t t = 0; t < depth; t++)
 			iov[t] = iovec{q->bufs_[t], setup.fixed_buf_bytes ? setup.fixed_buf_bytes : ec.io_buf_bytes};
@@ -89,9 +115,9 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 			return std::move(m).error();
 		q->descs_ = std::move(*m);
 	}
-	q->tags_ = std::make_unique<bpf::SlotReader>(queue_slot_reader(setup.slots, setup.q_id, depth));
+	q->tags_ = queue_slot_reader(setup.slots, setup.q_id, depth);
 	q->engine_ = std::make_unique<IoEngine>(ec, *q->ring_, *q->ioq_, q->descs_.descs(), q->bufs_.get(),
-						*q->tags_, *setup.policy, q->counters_, *q);
+						q->tags_, *setup.policy, q->counters_, *q);
 	return q;
 }
 
@@ -112,8 +138,17 @@ void UblkQueue::commit(uint16_t tag, int result)
 	}
 	if (!sqe)
 		return;  // cannot happen with the ring sized for depth * (subs + 1)
-	ublk::prep_io_cmd(*sqe, setup_.char_fd, ublk::kUIoCommitAndFetchReq, setup_.q_id, tag, result,
-			  reinterpret_cast<uintptr_t>(bufs_[tag]), pack_user_data(tag, UdKind::ublk));
+	prep_fetch(*sqe, ublk::kUIoCommitAndFetchReq, tag, result);
+}
+
+void UblkQueue::prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int result)
+{
+	if (setup_.engine.zero_copy)
+		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result, 0,
+				  pack_user_data(tag, UdKind::ublk), ublk::auto_buf_reg_addr(tag));
+	else
+		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result,
+				  reinterpret_cast<uintptr_t>(bufs_[tag]), pack_user_data(tag, UdKind::ublk));
 }
 
 void UblkQueue::run()
@@ -126,8 +161,7 @@ void UblkQueue::run()
 			io_uring_submit(ring);
 			sqe = io_uring_get_sqe(ring);
 		}
-		ublk::prep_io_cmd(*sqe, setup_.char_fd, ublk::kUIoFetchReq, setup_.q_id, t, -1,
-				  reinterpret_cast<uintptr_t>(bufs_[t]), pack_user_data(t, UdKind::ublk));
+		prep_fetch(*sqe, ublk::kUIoFetchReq, t, -1);
 	}
 	int ret = io_uring_submit(ring);
 	if (ret < 0) {

@@ -1,5 +1,8 @@
 // UblkQueue: one ublk queue served by one thread with one io_uring (SQE128 | CQE32) that
-// carries the queue's FETCH / COMMIT_AND_FETCH commands and its device commands.
+// carries the queue's FETCH / COMMIT_AND_FETCH commands and its device commands. In copy mode
+// each tag has a buffer of its own (registered as fixed buffer <tag>); in zero-copy mode the
+// ring has a sparse buffer table of depth slots in which the driver registers each request's
+// pages at slot <tag> (UBLK_F_AUTO_BUF_REG, the slot named in every FETCH/COMMIT's sqe->addr).
 #pragma once
 
 #include <atomic>
@@ -24,7 +27,7 @@ struct QueueSetup {
 	nvme::Device *device = nullptr;
 	const volatile kvfdp_tag_slot *slots = nullptr;  // tagger slot array, or nullptr
 	const PolicyTable *policy = nullptr;
-	EngineConfig engine;
+	EngineConfig engine;  // engine.zero_copy: the device was created with ublk::kFlagAutoBufReg
 	// With engine.fixed_buffers: bytes of each tag's buffer registered as its fixed buffer
 	// (see fixed_buffer_bytes); 0 registers the whole io_buf_bytes.
 	uint32_t fixed_buf_bytes = 0;
@@ -38,6 +41,13 @@ struct QueueSetup {
 // nothing when even that is more than max_segments pages. max_segments 0: no such limit.
 [[nodiscard]] uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes, uint32_t max_segments,
 					  uint32_t page_size);
+
+// --queues auto: one queue (and thread) per CPU kvfdpd may run on, at most as many as the
+// tagger's slot array holds at this depth (queues x depth <= max_slots) and ublk allows;
+// single_queue (the model backend: its FTL takes one I/O queue) gives 1.
+[[nodiscard]] uint16_t auto_queue_count(unsigned cpus, uint16_t depth, uint32_t max_slots, bool single_queue);
+// CPUs this process may run on (its affinity mask; at least 1).
+[[nodiscard]] unsigned usable_cpus();
 
 class UblkQueue final : public Committer {
 public:
@@ -63,16 +73,18 @@ public:
 private:
 	explicit UblkQueue(const QueueSetup &setup);
 	void run();
+	// Fills sqe with FETCH_REQ or COMMIT_AND_FETCH_REQ (cmd_op) of tag.
+	void prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int result);
 
 	QueueSetup setup_;
 	std::unique_ptr<io_uring> ring_;
 	bool ring_ready_ = false;
 	ublk::DescMap descs_;
-	std::unique_ptr<uint8_t *[]> bufs_;
+	std::unique_ptr<uint8_t *[]> bufs_;  // copy mode: each tag's buffer; zero copy: none
 	uint8_t *buf_area_ = nullptr;
 	size_t buf_area_bytes_ = 0;
 	std::unique_ptr<nvme::IoQueue> ioq_;
-	std::unique_ptr<bpf::SlotReader> tags_;
+	bpf::SlotReader tags_;  // the queue's one reader of its tag slots
 	std::unique_ptr<IoEngine> engine_;
 	QueueCounters counters_;
 	std::thread thread_;

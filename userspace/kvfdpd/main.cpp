@@ -1,6 +1,8 @@
 // kvfdpd: turns an FDP namespace into a ublk block device and places each write on the
 // reclaim unit handle of its file's lifetime class.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <string>
 
 #include "common/log.hpp"
 #include "userspace/daemon/config.hpp"
@@ -29,7 +31,22 @@ int main(int argc, char **argv)
 		->transform(CLI::AsSizeValue(false));
 	app.add_option("--nruh", o.backend.nruh, "model: placement handles")->capture_default_str();
 	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
-	app.add_option("-q,--queues", o.queues, "ublk hardware queues (one thread each)")->capture_default_str();
+	std::string queues = "auto";
+	app.add_option("-q,--queues", queues,
+		       "ublk hardware queues, each with its own thread and ring: auto (one per CPU this process may "
+		       "run on; 1 for --backend model) or 1..4096")
+		->capture_default_str()
+		->check(CLI::Validator(
+			[](std::string &v) -> std::string {
+				if (v == "auto")
+					return {};
+				char *end = nullptr;
+				const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+				if (v.empty() || *end || v[0] == '-' || n < 1 || n > 4096)
+					return "--queues must be auto or a number 1..4096, not '" + v + "'";
+				return {};
+			},
+			"auto|N"));
 	app.add_option("--depth", o.depth, "ublk queue depth")->capture_default_str();
 	app.add_option("--io-buf", o.io_buf_bytes, "bytes per request buffer (max request size)")
 		->transform(CLI::AsSizeValue(false))
@@ -51,9 +68,13 @@ int main(int argc, char **argv)
 		       "crash detaches nothing and a restart re-opens them (\"\": no pinning)")
 		->capture_default_str();
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
+	app.add_flag("!--no-zero-copy", o.zero_copy,
+		     "copy each request through kvfdpd's buffers even where the ublk driver offers zero copy "
+		     "(UBLK_F_AUTO_BUF_REG, Linux 6.16+)");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
 	app.add_option("--debug", debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
 	CLI11_PARSE(app, argc, argv);
+	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));
 	(void)size_str;
 
 	kvfdp::log::set_program("kvfdpd");

@@ -162,6 +162,18 @@ Result<CtrlDevInfo> Control::get_dev_info(uint32_t dev_id)
 	return info;
 }
 
+Result<uint64_t> Control::get_features()
+{
+	uint64_t features = 0;
+	CtrlCmd c = make_cmd(UINT32_MAX);  // not a device command
+	c.addr = reinterpret_cast<uintptr_t>(&features);
+	c.len = sizeof(features);
+	int ret = run(kUCmdGetFeatures, c);
+	if (ret < 0)
+		return errno_error(ret, "ublk GET_FEATURES");
+	return features;
+}
+
 int Control::start_user_recovery(uint32_t dev_id)
 {
 	CtrlCmd c = make_cmd(dev_id);

@@ -42,6 +42,9 @@ public:
 	[[nodiscard]] Result<void> stop_dev(uint32_t dev_id);
 	[[nodiscard]] Result<void> del_dev(uint32_t dev_id);
 	[[nodiscard]] Result<CtrlDevInfo> get_dev_info(uint32_t dev_id);
+	// GET_FEATURES (Linux 6.5+): the kFlag* features this driver supports. An older driver
+	// refuses the command; that error is returned.
+	[[nodiscard]] Result<uint64_t> get_features();
 	// START_USER_RECOVERY; -EBUSY while the old server is still tearing down.
 	[[nodiscard]] int start_user_recovery(uint32_t dev_id);
 	// END_USER_RECOVERY: blocks until every queue has FETCHed again, then resumes I/O.

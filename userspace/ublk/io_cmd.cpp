@@ -10,12 +10,13 @@
 namespace kvfdp::ublk {
 
 void prep_io_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_id, uint16_t tag,
-		 int32_t result, uint64_t buf, uint64_t user_data)
+		 int32_t result, uint64_t buf, uint64_t user_data, uint64_t sqe_addr)
 {
 	std::memset(&sqe, 0, 2 * sizeof(io_uring_sqe));  // SQE128
 	sqe.opcode = IORING_OP_URING_CMD;
 	sqe.fd = char_fd;
 	sqe.cmd_op = cmd_op;
+	sqe.addr = sqe_addr;
 	sqe.user_data = user_data;
 	IoCmd cmd{};
 	cmd.q_id = q_id;

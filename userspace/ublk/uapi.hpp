@@ -1,6 +1,7 @@
 // ublk driver UAPI, our own copy: structs, ioctl-encoded UBLK_U_* commands and flags as the
-// 6.12 driver speaks them. Bookworm's uapi header predates some of them, so kvfdp carries
-// this one; every struct is static_asserted against the kernel's layout.
+// 6.12 driver speaks them, plus GET_FEATURES (6.5+) and automatic buffer registration (6.16+).
+// Bookworm's uapi header predates some of them, so kvfdp carries this one; every struct is
+// static_asserted against the kernel's layout.
 #pragma once
 
 #include <cstddef>
@@ -125,6 +126,7 @@ inline constexpr unsigned kCmdSetParams = 0x08;
 inline constexpr unsigned kCmdGetParams = 0x09;
 inline constexpr unsigned kCmdStartUserRecovery = 0x10;
 inline constexpr unsigned kCmdEndUserRecovery = 0x11;
+inline constexpr unsigned kCmdGetFeatures = 0x13;
 inline constexpr unsigned kIoFetchReq = 0x20;
 inline constexpr unsigned kIoCommitAndFetchReq = 0x21;
 
@@ -138,16 +140,23 @@ inline constexpr uint32_t kUCmdSetParams = _IOWR('u', kCmdSetParams, CtrlCmd);
 inline constexpr uint32_t kUCmdGetParams = _IOR('u', kCmdGetParams, CtrlCmd);
 inline constexpr uint32_t kUCmdStartUserRecovery = _IOWR('u', kCmdStartUserRecovery, CtrlCmd);
 inline constexpr uint32_t kUCmdEndUserRecovery = _IOWR('u', kCmdEndUserRecovery, CtrlCmd);
+inline constexpr uint32_t kUCmdGetFeatures = _IOR('u', kCmdGetFeatures, CtrlCmd);
 inline constexpr uint32_t kUIoFetchReq = _IOWR('u', kIoFetchReq, IoCmd);
 inline constexpr uint32_t kUIoCommitAndFetchReq = _IOWR('u', kIoCommitAndFetchReq, IoCmd);
 static_assert(kUCmdAddDev == 0xc0207504u, "UBLK_U_CMD_ADD_DEV");
 static_assert(kUIoFetchReq == 0xc0107520u, "UBLK_U_IO_FETCH_REQ");
+static_assert(kUCmdGetFeatures == 0x80207513u, "UBLK_U_CMD_GET_FEATURES");
 
-// Device feature flags (ublksrv_ctrl_dev_info.flags).
+// Device feature flags (ublksrv_ctrl_dev_info.flags; GET_FEATURES reports those the driver has).
+// kFlagSupportZeroCopy: the server registers request buffers itself (REGISTER_IO_BUF, 6.15+; 6.12's
+// GET_FEATURES lists it but ADD_DEV clears it). kFlagAutoBufReg: the driver registers each read or
+// write request's pages in the server's ring before handing the request over (6.16+).
+inline constexpr uint64_t kFlagSupportZeroCopy = 1ull << 0;
 inline constexpr uint64_t kFlagUringCmdCompInTask = 1ull << 1;
 inline constexpr uint64_t kFlagUserRecovery = 1ull << 3;
 inline constexpr uint64_t kFlagUserRecoveryReissue = 1ull << 4;
 inline constexpr uint64_t kFlagCmdIoctlEncode = 1ull << 6;
+inline constexpr uint64_t kFlagAutoBufReg = 1ull << 11;
 
 // Device states (ublksrv_ctrl_dev_info.state).
 inline constexpr uint16_t kDevDead = 0;
@@ -171,6 +180,22 @@ inline constexpr uint8_t kOpDiscard = 3;
 inline constexpr uint8_t kOpWriteSame = 4;
 inline constexpr uint8_t kOpWriteZeroes = 5;
 inline constexpr uint32_t kIoFFua = 1u << 13;
+
+// With kFlagAutoBufReg, FETCH_REQ and COMMIT_AND_FETCH_REQ carry this in sqe->addr (not in the
+// IoCmd): the slot of the ring's sparse buffer table at which the driver registers the next
+// request's pages (it unregisters them when that request is committed). flags 0: a failed
+// registration fails the request with an I/O error (no UBLK_AUTO_BUF_REG_FALLBACK); the
+// reserved fields must be 0.
+struct AutoBufReg {
+	uint16_t index;
+	uint8_t flags;
+	uint8_t reserved0;
+	uint32_t reserved1;
+};
+static_assert(sizeof(AutoBufReg) == 8, "ublk_auto_buf_reg");
+
+// The sqe->addr value of an AutoBufReg for slot index (index in bits 15:0, flags 23:16).
+[[nodiscard]] inline constexpr uint64_t auto_buf_reg_addr(uint16_t index) { return index; }
 
 // FETCH / COMMIT completion results.
 inline constexpr int kIoResOk = 0;

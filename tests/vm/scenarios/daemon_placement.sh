@@ -64,6 +64,27 @@ for fs in xfs ext4; do
 	umount /mnt/kv
 done
 
+step "data path: zero copy where the driver has UBLK_F_AUTO_BUF_REG (6.18), else copy with a note"
+$T snap $SOCK status "$OUT/status_end.json"
+mode=$($T get "$OUT/status_end.json" data_path mode)
+note=$($T get "$OUT/status_end.json" data_path note)
+echo "data path: $mode ($note)"
+copied=$($T get "$OUT/status_end.json" io copied_bytes)
+moved=$(( $($T get "$OUT/status_end.json" io read_bytes) + $($T get "$OUT/status_end.json" io write_bytes) ))
+check "some data moved" test "$moved" -gt 0
+if [ "$KVFDP_KERNEL" = 6.18 ]; then
+	expect_eq "data path on $KVFDP_KERNEL" "$mode" zero-copy
+	expect_eq "bytes copied in zero-copy mode" "$copied" 0
+else
+	expect_eq "data path on $KVFDP_KERNEL" "$mode" copy
+	check "the copy-mode note names the missing feature" sh -c "echo '$note' | grep -q UBLK_F_AUTO_BUF_REG"
+	expect_eq "bytes copied in copy mode = bytes read + written" "$copied" "$moved"
+fi
+kvfdp status --socket $SOCK > "$OUT/kvfdp-status.txt" 2>&1
+cat "$OUT/kvfdp-status.txt"
+check "kvfdp status shows the data path" grep -q "data path" "$OUT/kvfdp-status.txt"
+check "kvfdp metrics carry kvfdp_copied_bytes_total" sh -c "$T ctl $SOCK '{\"cmd\":\"metrics\"}' | grep -q kvfdp_copied_bytes_total"
+
 step "files: limit"
 check "a large files limit is lowered to 2000" sh -c "$T ctl $SOCK '{\"cmd\":\"files\",\"limit\":5000}' | grep -q '\"limit\":2000'"
 check "limit 1 gives one row" sh -c "$T ctl $SOCK '{\"cmd\":\"files\",\"limit\":1}' | grep -o '\"ino\"' | wc -l | grep -qx 1"
