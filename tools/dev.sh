@@ -48,14 +48,14 @@ allowed_skips() {
 }
 
 do_test() {
-	say "ctest: labels unit, bpf, vm, gpu (bench excluded; run ./tools/dev.sh bench)"
+	say "ctest: labels unit, bpf, vm, gpu (bench and stress excluded: ./tools/dev.sh bench; ctest --test-dir build -L stress)"
 	# A test that lacks a capability exits 77 with "SKIP: <capability>: <reason>"; the summary
 	# at the end lists them and fails the run for any capability not allowed (docs/build.md).
 	mkdir -p "$BUILD_DIR/Testing"
 	local junit rc=0 src=0
 	junit=$(cd "$BUILD_DIR" && pwd)/Testing/kvfdp-test.junit.xml
 	rm -f "$junit"
-	(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" -LE bench --timeout 900 --output-junit "$junit") || rc=$?
+	(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" -LE 'bench|stress' --timeout 900 --output-junit "$junit") || rc=$?
 	# shellcheck disable=SC2046
 	python3 "$ROOT/tests/support/skip-summary" "$junit" $(allowed_skips) || src=$?
 	[ $rc -eq 0 ] || { say "ctest failed (exit $rc)"; exit "$rc"; }

@@ -260,16 +260,11 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 				      "loading the BPF tagger needs root (run with sudo)");
 
 	libbpf_set_print(libbpf_print);
-	Tagger t;
-	t.features_ = probe_features();
-	const Features &f = t.features_;
-	uint32_t nslots = o.queues * o.depth;
 	const uint64_t build = build_hash();
-
-	// A pinned set of this build and these options is re-opened as it is; another is replaced.
+	// A pinned set of this build and these options is re-opened as it is (no probes, no
+	// load: a restart costs a few bpf(2) calls); another is replaced.
 	if (!o.pin_dir.empty() && ::access(o.pin_dir.c_str(), F_OK) == 0) {
 		Tagger r;
-		r.features_ = t.features_;
 		auto re = r.reopen(o, build);
 		if (re && (re = r.map_and_rings(o))) {
 			log::debug(log::kCatBpf, "tagger: re-opened the pinned set at %s: %s", o.pin_dir.c_str(),
@@ -281,6 +276,10 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		if (auto rm = remove_pin_dir(o.pin_dir); !rm)
 			return std::move(rm).error();
 	}
+	Tagger t;
+	t.features_ = probe_features();
+	const Features &f = t.features_;
+	uint32_t nslots = o.queues * o.depth;
 
 	// Load with lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse
 	// lsm and fentry programs even for root). Everything else loads everywhere.
@@ -472,10 +471,16 @@ Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
 		if (err)
 			return errno_error(-err, "reuse " + path);
 	}
-	bpf_program *p = nullptr;
-	bpf_object__for_each_program(p, skel->obj) bpf_program__set_autoload(p, false);
-	if (const int err = tagger::load(skel))
-		return errno_error(-err, "tagger: open the pinned maps");
+	// Not loaded: the maps' fds are the pinned ones; .bss (written by watch_disk) is mapped
+	// where the skeleton points, as a load would.
+	if (skel->bss) {
+		const size_t sz = bpf_map__value_size(skel->maps.bss);
+		const long page = ::sysconf(_SC_PAGESIZE);
+		const size_t len = (sz + page - 1) / page * page;
+		if (::mmap(skel->bss, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, bpf_map__fd(skel->maps.bss), 0) ==
+		    MAP_FAILED)
+			return errno_error(errno, "tagger: mmap the pinned .bss");
+	}
 	sources_.bio_hint = meta->bio_hint;
 	sources_.bio_hint_field = str_of(meta->bio_hint_field, sizeof(meta->bio_hint_field));
 	sources_.page_inode = true;
