@@ -10,9 +10,9 @@
 #include <limits.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <toml++/toml.h>
+
+#include "common/read_file.hpp"
 
 namespace kvfdp::placement {
 
@@ -281,16 +281,18 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 
 Result<PolicyConfig> load_config(const std::string &path, bool missing_ok)
 {
-	std::ifstream in(path);
-	if (!in) {
-		if (missing_ok && errno == ENOENT)
+	// A regular file of at most 1 MiB: a directory, FIFO or device is refused unread.
+	auto text = read_config_file(path);
+	if (!text) {
+		const bool missing = text.error().code == std::error_code(ENOENT, std::system_category());
+		if (missing && missing_ok)
 			return PolicyConfig{};
-		return errno_error(errno ? errno : ENOENT,
-				   "reading config " + path + " (pass --config PATH, or copy the example kvfdp.toml there: docs/deploy.md)");
+		if (missing)
+			return errno_error(ENOENT, "reading config " + path +
+							   " (pass --config PATH, or copy the example kvfdp.toml there: docs/deploy.md)");
+		return std::move(text).error();
 	}
-	std::stringstream ss;
-	ss << in.rdbuf();
-	return parse_config(ss.str(), path);
+	return parse_config(*text, path);
 }
 
 } // namespace kvfdp::placement

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/cli/cli_test_util.hpp"
 #include "tools/cli/metrics.hpp"
@@ -226,6 +228,26 @@ TEST_CASE("cli: files refuses a device: records live in kvfdpd")
 	Ran r = run_cli({"files", "--backend", "model"});
 	CHECK(r.rc == kExitUsage);
 	CHECK(r.err.find("kvfdpd") != std::string::npos);
+}
+
+TEST_CASE("cli: policy check refuses a directory, a FIFO and /dev/zero at once, with one line")
+{
+	namespace fs = std::filesystem;
+	fs::path dir = fs::temp_directory_path() / ("kvfdp-cli-policy-type-" + std::to_string(::getpid()));
+	fs::create_directories(dir / "a-dir.toml");
+	REQUIRE(::mkfifo((dir / "fifo.toml").c_str(), 0644) == 0);  // no writer: a read would block
+	const std::pair<std::string, const char *> cases[] = {
+		{(dir / "a-dir.toml").string(), "is a directory, not a regular file"},
+		{(dir / "fifo.toml").string(), "is a FIFO, not a regular file"},
+		{"/dev/zero", "is a character device, not a regular file"}};
+	for (const auto &[file, says] : cases) {
+		Ran r = run_cli({"policy", "check", file});
+		CHECK(r.rc == kExitUsage);
+		CHECK(one_line(r.err));
+		CHECK_MESSAGE(r.err.find(file + " " + says) != std::string::npos, r.err);
+		CHECK(r.out.empty());
+	}
+	fs::remove_all(dir);
 }
 
 TEST_CASE("cli: policy check validates with kvfdpd's parser")

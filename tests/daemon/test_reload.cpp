@@ -1,0 +1,114 @@
+// kvfdpd's policy reload (SIGHUP and the `reload` request) with a config that is not a
+// readable regular file: the old policy stays in force, the generation does not move and
+// the error is one line naming the file.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/unique_fd.hpp"
+#include "userspace/daemon/daemon_state.hpp"
+
+using namespace kvfdp;
+using namespace kvfdp::daemon;
+
+namespace {
+
+struct TempDir {
+	std::string path;
+	TempDir()
+	{
+		char tmpl[] = "/tmp/kvfdp-test-reload-XXXXXX";
+		const char *p = ::mkdtemp(tmpl);
+		REQUIRE(p != nullptr);
+		path = p;
+	}
+	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+void write_file(const std::string &path, const std::string &text)
+{
+	UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+	REQUIRE(fd);
+	REQUIRE(::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+}
+
+// Replaces path by a symlink to target (what an operator's mistake looks like).
+void link_to(const std::string &path, const std::string &target)
+{
+	(void)::unlink(path.c_str());
+	REQUIRE(::symlink(target.c_str(), path.c_str()) == 0);
+}
+
+} // namespace
+
+TEST_CASE("reload: a config that is a directory, FIFO, socket, /dev/zero or too big keeps the old policy")
+{
+	TempDir d;
+	State s;
+	s.nruh = 8;
+	s.opts.config_path = d.path + "/kvfdp.toml";
+	s.opts.config_explicit = false;  // as the unit runs it: a missing file is the built-in map
+	write_file(s.opts.config_path, "[placement]\nshort = 6\n");
+	auto first = reload_policy(s);
+	REQUIRE_MESSAGE(first.ok(), first.error().message());
+	CHECK(*first == 1);
+	const auto good = current_policy(s);
+	REQUIRE(good);
+	CHECK(good->handle[KVFDP_CLASS_SHORT] == 6);
+	CHECK(s.table.handle_of(KVFDP_CLASS_SHORT) == 6);
+
+	const std::string dir = d.path + "/a-directory";
+	REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+	const std::string fifo = d.path + "/a-fifo";
+	REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+	const std::string sock = d.path + "/a-socket";
+	UniqueFd sfd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	sockaddr_un addr{};
+	addr.sun_family = AF_UNIX;
+	sock.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+	REQUIRE(::bind(sfd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0);
+	const std::string big = d.path + "/big.toml";
+	write_file(big, "");
+	REQUIRE(::truncate(big.c_str(), 3 << 20) == 0);
+	const struct {
+		std::string target;
+		const char *says;
+	} bad[] = {{dir, "is a directory, not a regular file"},
+		   {fifo, "is a FIFO, not a regular file"},
+		   {sock, "is a socket, not a regular file"},
+		   {"/dev/zero", "is a character device, not a regular file"},
+		   {big, "over the 1 MiB limit"}};
+	for (const auto &b : bad) {
+		INFO("config -> " << b.target);
+		link_to(s.opts.config_path, b.target);
+		auto r = reload_policy(s);
+		REQUIRE_FALSE(r.ok());
+		const std::string m = r.error().message();
+		CHECK(m.find(s.opts.config_path) != std::string::npos);
+		CHECK(m.find(b.says) != std::string::npos);
+		CHECK(m.find('\n') == std::string::npos);
+		// The old policy, the same object, and its map in the queues' table.
+		CHECK(current_policy(s) == good);
+		CHECK(s.generation == 1);
+		CHECK(s.table.handle_of(KVFDP_CLASS_SHORT) == 6);
+	}
+	// A directory where the config is expected is not "missing": it never falls back to
+	// the built-in map, even though a missing file would.
+	(void)::unlink(s.opts.config_path.c_str());
+	REQUIRE(::mkdir(s.opts.config_path.c_str(), 0755) == 0);
+	CHECK_FALSE(reload_policy(s).ok());
+	CHECK(current_policy(s) == good);
+	// A good file again: the next generation.
+	REQUIRE(::rmdir(s.opts.config_path.c_str()) == 0);
+	write_file(s.opts.config_path, "[placement]\nshort = 7\n");
+	auto again = reload_policy(s);
+	REQUIRE(again.ok());
+	CHECK(*again == 2);
+	CHECK(s.table.handle_of(KVFDP_CLASS_SHORT) == 7);
+}
