@@ -8,7 +8,7 @@
 #   ./tools/dev.sh bench   setup + build, then the bench-labelled figures
 # Environment: BUILD_DIR (default build), JOBS (default 2), KVFDP_ALLOW_SKIP (capabilities whose
 #   skips `test` accepts, e.g. "gpu root"; gpu and cuda are accepted without it only when the
-#   machine has no NVIDIA GPU).
+#   machine has no NVIDIA GPU), CTEST_ARGS (extra ctest arguments for test, e.g. "-R vm_smoke").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
@@ -55,7 +55,7 @@ do_test() {
 	local junit rc=0 src=0
 	junit=$(cd "$BUILD_DIR" && pwd)/Testing/kvfdp-test.junit.xml
 	rm -f "$junit"
-	(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" -LE 'bench|stress' --timeout 900 --output-junit "$junit") || rc=$?
+	(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" -LE 'bench|stress' --timeout 900 --output-junit "$junit" ${CTEST_ARGS:-}) || rc=$?
 	# shellcheck disable=SC2046
 	python3 "$ROOT/tests/support/skip-summary" "$junit" $(allowed_skips) || src=$?
 	[ $rc -eq 0 ] || { say "ctest failed (exit $rc)"; exit "$rc"; }
