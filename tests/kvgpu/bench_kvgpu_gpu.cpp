@@ -31,7 +31,7 @@ using namespace kvfdp::gpu;
 TEST_CASE("kvgpu gpu bench: CUDA engine bandwidth")
 {
 	CHECK(kvgpu_has_cuda() == 0);
-	kvfdp::test::skip("libkvgpu was built without CUDA (no nvcc at configure time)");
+	kvfdp::test::skip("cuda", "libkvgpu was built without CUDA (no nvcc at configure time)");
 }
 
 #else
@@ -77,12 +77,12 @@ double memcpy_bw(char *dev, uint64_t total, unsigned piece, unsigned slots, bool
 TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw O_DIRECT files")
 {
 	if (kvgpu_has_cuda() != 1)
-		kvfdp::test::skip("libkvgpu was built without CUDA");
+		kvfdp::test::skip("cuda", "libkvgpu was built without CUDA");
 	int ndev = 0;
 	if (cudaError_t e = cudaGetDeviceCount(&ndev); e != cudaSuccess || ndev == 0) {
 		std::string why = std::string("no usable CUDA device: ") +
 				  (e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports no GPU");
-		kvfdp::test::skip(why.c_str());
+		kvfdp::test::skip("gpu", why);
 	}
 	const int device = int(bench::env_u64("KVGPU_BENCH_DEVICE", 0));
 	REQUIRE_MESSAGE(device < ndev, "KVGPU_BENCH_DEVICE=" << device << " but there are " << ndev << " GPUs");
