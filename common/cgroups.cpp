@@ -1,5 +1,5 @@
 // cgroup v2 paths <-> ids (the cgroup directory's inode number).
-#include "bpf/user/cgroups.hpp"
+#include "common/cgroups.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-namespace kvfdp::bpf {
+namespace kvfdp {
 
 Result<std::string> cgroup2_mount(const std::string &mountinfo)
 {
@@ -84,4 +84,4 @@ Result<std::string> self_cgroup_path()
 			  "/proc/self/cgroup has no cgroup v2 (0::) line");
 }
 
-} // namespace kvfdp::bpf
+} // namespace kvfdp

@@ -7,7 +7,7 @@
 
 #include "common/result.hpp"
 
-namespace kvfdp::bpf {
+namespace kvfdp {
 
 // The mount point of the cgroup2 hierarchy, from /proc/self/mountinfo ("/sys/fs/cgroup", or
 // "/sys/fs/cgroup/unified" on a hybrid host). Error when none is mounted.
@@ -21,4 +21,4 @@ namespace kvfdp::bpf {
 // The calling process's cgroup v2 path, from /proc/self/cgroup's "0::" line.
 [[nodiscard]] Result<std::string> self_cgroup_path();
 
-} // namespace kvfdp::bpf
+} // namespace kvfdp

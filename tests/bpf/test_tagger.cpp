@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "bpf/user/cgroups.hpp"
+#include "common/cgroups.hpp"
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/disks.hpp"
 #include "bpf/user/files.hpp"
@@ -174,8 +174,13 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 	constexpr uint32_t kTeam = KVFDP_WRITER_NAMED | 1, kMine = KVFDP_WRITER_NAMED | 2;
 	REQUIRE(t.add_writer_dir(team, kTeam).ok());
 
-	auto mount = cgroup2_mount();
-	auto self = self_cgroup_path();
+	auto mount = kvfdp::cgroup2_mount();
+	auto self = kvfdp::self_cgroup_path();
+	if (!self.ok()) {
+		std::ifstream pc("/proc/self/cgroup");
+		std::string all((std::istreambuf_iterator<char>(pc)), std::istreambuf_iterator<char>());
+		MESSAGE("/proc/self/cgroup: [" << all << "]");
+	}
 	REQUIRE_MESSAGE(self.ok(), (self.ok() ? "" : self.error().message()));
 	// Where no cgroup2 hierarchy is mounted, mount one for the check (the ids are the same).
 	std::string root;
@@ -189,16 +194,16 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 		REQUIRE_MESSAGE(::system(("mount -t cgroup2 none " + root).c_str()) == 0, "mount cgroup2");
 		mounted = true;
 	}
-	auto my_id = cgroup_id_of(root, *self);
+	auto my_id = kvfdp::cgroup_id_of(root, *self);
 	REQUIRE_MESSAGE(my_id.ok(), (my_id.ok() ? "" : my_id.error().message()));
-	auto back = cgroup_path_of(root, *my_id);
+	auto back = kvfdp::cgroup_path_of(root, *my_id);
 	REQUIRE(back.ok());
 	CHECK(*back == *self);
 
 	// A child in a cgroup of its own creates a file: the event names that cgroup.
 	const std::string child_cg = "/kvfdp-test-" + std::to_string(::getpid());
 	REQUIRE(::mkdir((root + child_cg).c_str(), 0755) == 0);
-	auto child_id = cgroup_id_of(root, child_cg);
+	auto child_id = kvfdp::cgroup_id_of(root, child_cg);
 	REQUIRE(child_id.ok());
 	const std::string child_file = mnt + "/from_child";
 	pid_t kid = ::fork();

@@ -129,9 +129,9 @@ const char *kRuh = R"({"ok":true,"data":{"nruhsd":4,"ruhss":[
 
 const char *kStats = R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0}})";
 
-const char *kFiles = R"({"ok":true,"data":{"available":true,"files":[
- {"dev":"259:1","ino":131,"class":"short","bytes":4194304,"birth":1764668400.125,"death":1764668460.5,"lifetime_s":60.375},
- {"dev":"259:1","ino":132,"class":"long","bytes":8388608,"birth":1764668400.0,"death":null,"lifetime_s":null,"path":"/mnt/kv/prefix/chunk-0001.bin"},
+const char *kFiles = R"({"ok":true,"data":{"available":true,"matched":3,"files":[
+ {"dev":"259:1","ino":132,"class":"long","writer":"/kv.slice/engine-a.service","bytes":8388608,"birth":1764668400.0,"death":null,"lifetime_s":null,"path":"/mnt/kv/prefix/chunk-0001.bin"},
+ {"dev":"259:1","ino":131,"class":"short","writer":"staging","bytes":4194304,"birth":1764668400.125,"death":1764668460.5,"lifetime_s":60.375},
  {"dev":"259:1","ino":133,"class":"short","bytes":1048576,"birth":1764668410.0,"death":null,"lifetime_s":null}]}})";
 
 const char *kMetrics = R"({"ok":true,"data":{"text":"# HELP kvfdp_class_bytes_total Bytes written per class.\n# TYPE kvfdp_class_bytes_total counter\nkvfdp_class_bytes_total{class=\"short\"} 8388608\n# HELP kvfdp_stale_tags_total Stale tags.\n# TYPE kvfdp_stale_tags_total counter\nkvfdp_stale_tags_total 2\n"}})";
@@ -180,18 +180,26 @@ TEST_CASE("cli: ruh through the fake daemon adds kvfdpd's bytes per handle")
 	CHECK(doc["ruhss"][1]["ruamw_bytes"] == 208u * 4096u);
 }
 
-TEST_CASE("cli: files ranks by bytes, filters by class, shows age or lifetime")
+TEST_CASE("cli: files asks kvfdpd to rank by bytes and filter over all files; shows writer, age or lifetime")
 {
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"files", "--now", "1764668500"});
 	REQUIRE(r.rc == kExitOk);
 	CHECK(golden_diff("files_daemon.txt", r.out) == "");
-	auto doc = json::parse(ask(d, {"files", "--class", "short", "--top", "1", "-o", "json"}).out);
-	CHECK(doc["matched"] == 2);
+	const json asked = json::parse(d.seen().back());
+	CHECK(asked["cmd"] == "files");
+	CHECK(asked["sort"] == "bytes");
+	CHECK(asked["limit"] == 20);
+	CHECK_FALSE(asked.contains("class"));
+	auto doc = json::parse(ask(d, {"files", "--class", "SHORT", "--top", "1", "--live", "-o", "json"}).out);
+	const json asked2 = json::parse(d.seen().back());
+	CHECK(asked2["class"] == "short");
+	CHECK(asked2["limit"] == 1);
+	CHECK(asked2["live"] == true);
+	CHECK(doc["matched"] == 3);  // the daemon's count over all its records
 	REQUIRE(doc["files"].size() == 1);
-	CHECK(doc["files"][0]["ino"] == 131);
-	CHECK(doc["files"][0]["state"] == "deleted");
-	CHECK(d.seen().back().find("\"limit\":1000") != std::string::npos);
+	CHECK(doc["files"][0]["ino"] == 132);  // the daemon's first row, shown as given
+	CHECK(doc["files"][0]["writer"] == "/kv.slice/engine-a.service");
 }
 
 TEST_CASE("cli: stats through the fake daemon gives the lifetime WAF and its caveat")

@@ -103,3 +103,83 @@ TEST_CASE("files reply: the realtime offset is the wall clock minus the monotoni
 	const int64_t off = realtime_minus_monotonic_ns();
 	CHECK(off > 0);  // the wall clock is past 1970 + uptime
 }
+
+TEST_CASE("files reply: largest first and class/live filters rank over every record, not the newest rows")
+{
+	// 3000 files: the largest are the oldest, so a reply of the newest 2000 would miss them.
+	bpf::FileTable t(8192);
+	for (uint64_t i = 1; i <= 3000; i++) {
+		t.on_event(ev(KVFDP_EV_CREATE, i, i * kSec, i % 3 == 0 ? KVFDP_CLASS_LONG : KVFDP_NO_CLASS));
+		if (i % 2 == 0)
+			t.on_event(ev(KVFDP_EV_UNLINK, i, (i + 5000) * kSec, 0, (4000 - i) * 4096));
+	}
+	t.refresh_bytes([](uint32_t, uint64_t ino) { return (4000 - ino) * 4096; });
+	FilesQuery q;
+	q.limit = 5;
+	q.order = FilesQuery::Order::bytes;
+	json d = files_json(t, q, 0);
+	CHECK(d["matched"] == 3000);
+	REQUIRE(d["files"].size() == 5);
+	for (uint64_t k = 0; k < 5; k++)
+		CHECK(d["files"][k]["ino"] == k + 1);  // 3999, 3998, ... pages: inodes 1..5
+	q.cls = KVFDP_CLASS_LONG;
+	d = files_json(t, q, 0);
+	CHECK(d["matched"] == 1000);
+	REQUIRE(d["files"].size() == 5);
+	CHECK(d["files"][0]["ino"] == 3);
+	CHECK(d["files"][4]["ino"] == 15);
+	q.live_only = true;
+	d = files_json(t, q, 0);
+	CHECK(d["matched"] == 500);  // odd multiples of 3
+	CHECK(d["files"][0]["ino"] == 3);
+	CHECK(d["files"][1]["ino"] == 9);
+	for (const json &f : d["files"])
+		CHECK(f["death"].is_null());
+	// Newest first stays the default order.
+	q = FilesQuery{};
+	q.limit = 1;
+	CHECK(files_json(t, q, 0)["files"][0]["ino"] == 3000);  // died at 8000 s
+}
+
+TEST_CASE("files query: arguments are checked, with one-line errors")
+{
+	FilesQuery q;
+	std::string err;
+	CHECK(parse_files_query(json{{"cmd", "files"}}, q, err));
+	CHECK(q.limit == 1000);
+	CHECK(q.order == FilesQuery::Order::newest);
+	CHECK(parse_files_query(json{{"limit", 7}, {"sort", "bytes"}, {"class", "short"}, {"live", true}}, q, err));
+	CHECK(q.limit == 7);
+	CHECK(q.order == FilesQuery::Order::bytes);
+	CHECK(q.cls == KVFDP_CLASS_SHORT);
+	CHECK(q.live_only);
+	CHECK(parse_files_query(json{{"class", 4}}, q, err));
+	CHECK(q.cls == KVFDP_CLASS_LONG);
+	for (const json &bad : {json{{"limit", 0}}, json{{"limit", -3}}, json{{"sort", "size"}},
+				json{{"class", "forever"}}, json{{"class", 9}}, json{{"live", "yes"}}}) {
+		err.clear();
+		CHECK_FALSE(parse_files_query(bad, q, err));
+		CHECK(err.rfind("files: ", 0) == 0);
+		CHECK(err.find('\n') == std::string::npos);
+	}
+}
+
+TEST_CASE("files reply: each row names its writer and cgroup")
+{
+	bpf::FileTable t;
+	kvfdp_event e = ev(KVFDP_EV_CREATE, 7, kSec, KVFDP_NO_CLASS);
+	e.writer = KVFDP_WRITER_NAMED | 2;
+	e.cgroup_id = 4242;
+	t.on_event(e);
+	kvfdp_event e2 = ev(KVFDP_EV_CREATE, 8, 2 * kSec, KVFDP_NO_CLASS);
+	t.on_event(e2);  // writer unknown
+	const json d = files_json(t, FilesQuery{}, 0, [](const bpf::FileRecord &r) {
+		return r.writer ? "engine-" + std::to_string(r.writer & ~KVFDP_WRITER_NAMED) : std::string();
+	});
+	REQUIRE(d["files"].size() == 2);
+	CHECK(d["files"][1]["writer"] == "engine-2");
+	CHECK(d["files"][1]["writer_id"] == (KVFDP_WRITER_NAMED | 2));
+	CHECK(d["files"][1]["cgroup_id"] == 4242);
+	CHECK_FALSE(d["files"][0].contains("writer"));
+	CHECK(d["files"][0]["writer_id"] == 0);
+}

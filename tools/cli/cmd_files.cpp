@@ -1,5 +1,5 @@
-// kvfdp files [--top N] [--class C]: kvfdpd's per-file records (inode, path, class, bytes,
-// age or lifetime).
+// kvfdp files [--top N] [--class C] [--live]: kvfdpd's per-file records (inode, path, class,
+// writer, bytes, age or lifetime), largest first; kvfdpd filters and ranks over all of them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -54,8 +54,13 @@ int run_files(Context &ctx, const FilesOptions &o)
 		return ctx.fail(kExitUsage, "files come from kvfdpd's records (the BPF tagger's file "
 					    "events); a device has none. Run it without --device/--backend "
 					    "while kvfdpd runs");
-	// Ask for more than shown: the daemon returns newest first; we rank by bytes.
-	auto r = ctx.ask_daemon("files", {{"limit", std::max(1000u, o.top)}});
+	// The daemon filters and ranks over every record it holds; we show what it returns.
+	json args = {{"limit", o.top}, {"sort", "bytes"}};
+	if (want)
+		args["class"] = class_name(static_cast<unsigned>(*want));
+	if (o.live_only)
+		args["live"] = true;
+	auto r = ctx.ask_daemon("files", args);
 	if (!r.ok)
 		return ctx.fail(r.error);
 	const json &d = r.data;
@@ -75,30 +80,24 @@ int run_files(Context &ctx, const FilesOptions &o)
 	for (const auto &f : d.value("files", json::array())) {
 		if (!f.is_object())
 			continue;
-		std::string c = f.value("class", std::string("not_set"));
-		if (want && parse_class(c) != want)
-			continue;
 		bool live = !f.contains("death") || f["death"].is_null();
-		if (o.live_only && !live)
-			continue;
 		json g = f;
 		g["state"] = live ? "live" : "deleted";
 		if (live && f.contains("birth") && f["birth"].is_number())
 			g["age_s"] = std::max(0.0, now - f["birth"].get<double>());
 		files.push_back(std::move(g));
 	}
-	std::stable_sort(files.begin(), files.end(), [](const json &a, const json &b) {
-		return num(a, "bytes") > num(b, "bytes");
-	});
-	size_t total = files.size();
 	if (files.size() > o.top)
 		files.resize(o.top);
+	const uint64_t total = d.contains("matched") && d["matched"].is_number_unsigned()
+				       ? d["matched"].get<uint64_t>()
+				       : files.size();
 	if (ctx.json()) {
 		ctx.print_json({{"available", true}, {"matched", total}, {"files", files}});
 		return kExitOk;
 	}
-	Table t({{"DEV", Align::left}, {"INODE", Align::right}, {"CLASS"}, {"BYTES", Align::right},
-		 {"STATE"}, {"AGE/LIFE", Align::right}, {"PATH", Align::left, true}});
+	Table t({{"DEV", Align::left}, {"INODE", Align::right}, {"CLASS"}, {"WRITER", Align::left, true},
+		 {"BYTES", Align::right}, {"STATE"}, {"AGE/LIFE", Align::right}, {"PATH", Align::left, true}});
 	for (const auto &f : files) {
 		std::string life;
 		if (f["state"] == "live")
@@ -110,6 +109,7 @@ int run_files(Context &ctx, const FilesOptions &o)
 		t.add_row({f.value("dev", std::string("-")),
 			   f.contains("ino") ? f["ino"].dump() : "-",
 			   f.value("class", std::string("-")),
+			   f.contains("writer") && f["writer"].is_string() ? f["writer"].get<std::string>() : "-",
 			   format_bytes(static_cast<u128>(num(f, "bytes"))),
 			   f["state"].get<std::string>(), life,
 			   f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "-"});

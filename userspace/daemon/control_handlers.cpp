@@ -198,14 +198,15 @@ std::string handle_control_line(State &s, std::string_view line)
 	if (req.cmd == "metrics")
 		return reply_ok(json{{"text", format_metrics(metrics_input(s))}});
 	if (req.cmd == "files") {
-		uint64_t limit = 1000;
-		if (!get_positive_arg(req, "limit", limit, err))
+		FilesQuery q;
+		if (!parse_files_query(req.args, q, err))
 			return reply_error(err);
 		// A row is about 300 bytes: the cap keeps a reply well under the server's 1 MiB
-		// queued-reply limit (docs/control.md).
+		// queued-reply limit (docs/control.md). Filtering and ranking cover every record.
 		constexpr uint64_t kMaxFilesRows = 2000;
-		json d = s.tagger.files(std::min(limit, kMaxFilesRows));
-		d["limit"] = std::min(limit, kMaxFilesRows);
+		q.limit = std::min(q.limit, kMaxFilesRows);
+		json d = s.tagger.files(q);
+		d["limit"] = q.limit;
 		return reply_ok(d);
 	}
 	if (req.cmd == "reload") {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/cgroups.hpp"
 #include "common/log.hpp"
 #include "kvfdp_build.hpp"
 
@@ -15,6 +16,7 @@
 #include "bpf/user/pins.hpp"
 #include "bpf/user/tagger.hpp"
 #include "userspace/daemon/files_reply.hpp"
+#include "userspace/daemon/writers.hpp"
 #endif
 
 namespace kvfdp::daemon {
@@ -35,6 +37,7 @@ struct TaggerOwner::Impl {
 	std::thread events_thread;
 	std::atomic<bool> events_stop{false};
 	std::string events_error;  // set (under files_mu) when polling the ring failed
+	WriterNames writers;       // names for the `files` reply
 };
 
 void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir, bool fresh)
@@ -107,6 +110,46 @@ void TaggerOwner::watch_disk(const std::string &path)
 	}
 }
 
+namespace {
+
+// The config's [[writer]] entries into the tagger: directories by path, cgroups by id (the
+// cgroup directory's inode). A missing directory or cgroup is logged and skipped.
+void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
+{
+	std::string root;
+	if (auto r = cgroup2_mount())
+		root = *r;
+	auto cgroup_id = [&](const std::string &path) -> Result<uint64_t> {
+		if (root.empty())
+			return make_error(std::errc::no_such_file_or_directory, "no cgroup2 hierarchy is mounted");
+		return cgroup_id_of(root, path);
+	};
+	if (old_p)
+		for (const WriterRule &w : old_p->config.writers) {
+			if (!w.dir.empty())
+				(void)m.tagger->remove_writer_dir(w.dir);
+			else if (auto id = cgroup_id(w.cgroup))
+				(void)m.tagger->remove_writer_cgroup(*id);
+		}
+	for (size_t i = 0; i < p.config.writers.size(); i++) {
+		const WriterRule &w = p.config.writers[i];
+		const uint32_t id = named_writer_id(i);
+		Result<void> r = ok();
+		if (!w.dir.empty()) {
+			r = m.tagger->add_writer_dir(w.dir, id);
+		} else if (auto cg = cgroup_id(w.cgroup)) {
+			r = m.tagger->add_writer_cgroup(*cg, id);
+		} else {
+			r = std::move(cg).error();
+		}
+		if (!r)
+			log::warn("writer %s (line %d): %s; skipped", w.name.c_str(), w.line, r.error().message().c_str());
+	}
+	m.writers.set_config(p.config);
+}
+
+} // namespace
+
 void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 {
 	Impl &m = *impl_;
@@ -122,6 +165,7 @@ void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 		if (!res)
 			log::warn("directory rule %s: %s", r.path.c_str(), res.error().message().c_str());
 	}
+	apply_writers(m, old_p, p);
 }
 
 void TaggerOwner::start_events()
@@ -156,7 +200,7 @@ void TaggerOwner::stop_events()
 		m.events_thread.join();
 }
 
-json TaggerOwner::files(uint64_t limit)
+json TaggerOwner::files(const FilesQuery &q)
 {
 	Impl &m = *impl_;
 	if (m.tagger && m.active) {
@@ -165,7 +209,9 @@ json TaggerOwner::files(uint64_t limit)
 			return {{"available", false}, {"reason", m.events_error}, {"files", json::array()}};
 		bpf::Tagger *t = m.tagger.get();
 		m.files.refresh_bytes([t](uint32_t dev, uint64_t ino) { return t->inode_bytes(dev, ino); });
-		return files_json(m.files, limit, realtime_minus_monotonic_ns());
+		return files_json(m.files, q, realtime_minus_monotonic_ns(), [&m](const bpf::FileRecord &r) {
+			return m.writers.name_of(r.writer, r.cgroup_id);
+		});
 	}
 	return {{"available", false},
 		{"reason", "the BPF tagger is not active (" + (m.reason.empty() ? std::string("no reason given") : m.reason) +
@@ -200,7 +246,7 @@ void TaggerOwner::unpin() {}
 std::string TaggerOwner::pinned_at() const { return {}; }
 bool TaggerOwner::reopened() const { return false; }
 
-json TaggerOwner::files(uint64_t)
+json TaggerOwner::files(const FilesQuery &)
 {
 	return {{"available", false},
 		{"reason", "the BPF tagger is not active (" + impl_->reason + "): see kvfdp status"},

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bpf/tag.h"
+#include "userspace/daemon/files_query.hpp"
 #include "userspace/daemon/policy.hpp"
 
 namespace kvfdp::daemon {
@@ -34,13 +35,15 @@ public:
 	[[nodiscard]] const volatile kvfdp_tag_slot *slot_base() const;
 	// Starts classifying requests of the disk at path; a failure turns tagging off.
 	void watch_disk(const std::string &path);
-	// Replaces old's directory rules (nullptr: every rule there is) with p's.
+	// Replaces old's directory rules (nullptr: every rule there is) and named writers
+	// ([[writer]] directories and cgroups) with p's.
 	void apply_rules(const Policy *old_p, const Policy &p);
 	// The events thread: folds lifetime events into the per-file table until stop_events().
 	void start_events();
 	void stop_events();
-	// The data of the `files` reply: at most limit rows, or why there are none.
-	[[nodiscard]] nlohmann::json files(uint64_t limit);
+	// The data of the `files` reply: the query's rows, filtered and ranked over every record,
+	// with each file's writer named; or why there are none.
+	[[nodiscard]] nlohmann::json files(const FilesQuery &q);
 
 	// Removes the pinned set (the device is gone): the programs detach at exit.
 	void unpin();
