@@ -23,23 +23,12 @@
 #include "common/unique_fd.hpp"
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/control_server.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace kvfdp::test {
 
 // Reaching it means the server hung: the test fails then, it never waits this long otherwise.
 inline constexpr int kHangMs = 30000;
-
-struct TempDir {
-	std::string path;
-	TempDir()
-	{
-		char tmpl[] = "/tmp/kvfdp-test-ctl-XXXXXX";
-		const char *p = ::mkdtemp(tmpl);
-		REQUIRE(p != nullptr);
-		path = p;
-	}
-	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
-};
 
 // A ControlServer answering {"ok":true,"data":{"cmd":CMD,"n":N}} (N counts requests), on a
 // clock that is steady_clock plus what advance() added.

@@ -209,11 +209,7 @@ TEST_CASE("control socket: listen refuses a path that is too long, not a socket,
 	CHECK(longp.error().message().find("longer than 107 bytes: pass a shorter --socket") != std::string::npos);
 	// A regular file is left alone.
 	const std::string file = d.path + "/file.sock";
-	{
-		UniqueFd f(::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-		REQUIRE(f);
-		REQUIRE(::write(f.get(), "keep", 4) == 4);
-	}
+	write_file(file, "keep");
 	auto reg = ControlServer::listen(file, [](std::string_view) { return std::string(); });
 	REQUIRE_FALSE(reg.ok());
 	CHECK(reg.error().message() == file + " exists and is not a socket; remove it or pass --socket");
@@ -229,13 +225,7 @@ TEST_CASE("control socket: listen refuses a path that is too long, not a socket,
 	UniqueFd c = connect_to(live.path);
 	CHECK(ask(c.get(), "{\"cmd\":\"still\"}")["ok"] == true);
 	const std::string stale = d.path + "/stale.sock";
-	{
-		UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-		sockaddr_un addr{};
-		addr.sun_family = AF_UNIX;
-		stale.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-		REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0);
-	}  // closed, the file stays: what a killed daemon leaves
+	(void)bind_unix_socket(stale);  // closed at once, the file stays: what a killed daemon leaves
 	auto replaced = ControlServer::listen(stale, [](std::string_view) { return reply_ok(json{{"x", 1}}); });
 	REQUIRE_MESSAGE(replaced.ok(), replaced.error().message());
 	(*replaced)->start();

@@ -12,31 +12,15 @@
 #include <unistd.h>
 
 #include "common/unique_fd.hpp"
+#include "tests/support/temp_files.hpp"
 #include "userspace/daemon/daemon_state.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;
+using kvfdp::test::TempDir;
+using kvfdp::test::write_file;
 
 namespace {
-
-struct TempDir {
-	std::string path;
-	TempDir()
-	{
-		char tmpl[] = "/tmp/kvfdp-test-reload-XXXXXX";
-		const char *p = ::mkdtemp(tmpl);
-		REQUIRE(p != nullptr);
-		path = p;
-	}
-	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-void write_file(const std::string &path, const std::string &text)
-{
-	UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-	REQUIRE(fd);
-	REQUIRE(::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-}
 
 // Replaces path by a symlink to target (what an operator's mistake looks like).
 void link_to(const std::string &path, const std::string &target)
@@ -68,11 +52,7 @@ TEST_CASE("reload: a config that is a directory, FIFO, socket, /dev/zero or too 
 	const std::string fifo = d.path + "/a-fifo";
 	REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
 	const std::string sock = d.path + "/a-socket";
-	UniqueFd sfd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-	sockaddr_un addr{};
-	addr.sun_family = AF_UNIX;
-	sock.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
-	REQUIRE(::bind(sfd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0);
+	UniqueFd sfd = kvfdp::test::bind_unix_socket(sock);
 	const std::string big = d.path + "/big.toml";
 	write_file(big, "");
 	REQUIRE(::truncate(big.c_str(), 3 << 20) == 0);

@@ -9,26 +9,12 @@
 #include <vector>
 #include <unistd.h>
 
+#include "tests/support/temp_files.hpp"
 #include "userspace/daemon/stop_choice.hpp"
 
 using namespace kvfdp::daemon;
 
-namespace {
-
-// A fresh temporary directory, removed (with the files the test made) at scope end.
-struct TempDir {
-	std::string path;
-	TempDir()
-	{
-		char tmpl[] = "/tmp/kvfdp-test-stop-XXXXXX";
-		const char *p = ::mkdtemp(tmpl);
-		REQUIRE(p != nullptr);
-		path = p;
-	}
-	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-} // namespace
+using kvfdp::test::TempDir;
 
 TEST_CASE("daemon: SIGTERM removes a free disk and leaves a held or unknown one")
 {

@@ -13,29 +13,13 @@
 
 #include "common/read_file.hpp"
 #include "common/unique_fd.hpp"
+#include "tests/support/temp_files.hpp"
 
 using namespace kvfdp;
+using kvfdp::test::TempDir;
+using kvfdp::test::write_file;
 
 namespace {
-
-struct TempDir {
-	std::string path;
-	TempDir()
-	{
-		char tmpl[] = "/tmp/kvfdp-test-readfile-XXXXXX";
-		const char *p = ::mkdtemp(tmpl);
-		REQUIRE(p != nullptr);
-		path = p;
-	}
-	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-void write_file(const std::string &path, const std::string &text)
-{
-	UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-	REQUIRE(fd);
-	REQUIRE(::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-}
 
 // The refusal of path: one line naming the path and the words in what.
 void check_refused(const std::string &path, std::errc code, const std::string &what)
@@ -107,13 +91,7 @@ TEST_CASE("read_file: a Unix socket is refused")
 {
 	TempDir d;
 	const std::string path = d.path + "/sock.toml";
-	UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-	REQUIRE(s);
-	sockaddr_un addr{};
-	addr.sun_family = AF_UNIX;
-	REQUIRE(path.size() < sizeof(addr.sun_path));
-	path.copy(addr.sun_path, path.size());
-	REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0);
+	UniqueFd s = kvfdp::test::bind_unix_socket(path);
 	check_refused(path, std::errc::invalid_argument, "is a socket, not a regular file");
 }
 
