@@ -1,4 +1,5 @@
-// The chunk store replay: lookups, LRU eviction, and the none / hint / oracle classifiers.
+// The chunk store replay: lookups, LRU / FIFO / FIFO2 eviction, and the none / hint / oracle
+// classifiers.
 #include "tools/workload/chunk_store.hpp"
 
 #include <list>
@@ -19,7 +20,8 @@ struct Chunk {
 	uint64_t hash = 0;
 	FileExtents file;
 	Group group = kShared;
-	bool reused = false;
+	uint8_t cls = 0;     // the class it was written with (a fifo2 rewrite keeps it)
+	bool reused = false; // hit since it was (re)written
 };
 
 // hint's online estimate: of the chunks of each group evicted so far, how many were hit
@@ -73,7 +75,8 @@ public:
 				++st_.hits;
 				const bool first_hit = !it->second->reused;
 				it->second->reused = true;
-				lru_.splice(lru_.begin(), lru_, it->second);
+				if (cfg_.evict == EvictPolicy::lru)
+					lru_.splice(lru_.begin(), lru_, it->second);
 				if (first_hit && cfg_.promote_on_hit && placement == sim::Placement::hint &&
 				    it->second->group != kShared)
 					promote(it->second);
@@ -130,6 +133,18 @@ private:
 		if (st_.evictions == 0)
 			fs_.begin_measurement(); // the store is full: the warm-up ends here
 		Chunk &c = lru_.back();
+		if (cfg_.evict == EvictPolicy::fifo2 && c.reused) {
+			// Second chance: rewrite it as the newest chunk (a new file, same class).
+			learner_.evicted(c.group, true);
+			fs_.unlink(c.file);
+			bool created = fs_.create(cfg_.chunk_bytes, c.cls, c.file);
+			(void)created; // the blocks just freed are enough
+			c.reused = false;
+			lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
+			++st_.reinserts;
+			++st_.chunks_written;
+			return;
+		}
 		learner_.evicted(c.group, c.reused);
 		fs_.unlink(c.file);
 		index_.erase(c.hash);
@@ -143,7 +158,7 @@ private:
 		while (!lru_.empty() &&
 		       (fs_.used_blocks() + need > cap_blocks_ || fs_.free_blocks() < need))
 			evict_lru();
-		lru_.push_front(Chunk{h, {}, g, false});
+		lru_.push_front(Chunk{h, {}, g, cls, false});
 		// The caller checked that one chunk fits in an empty store.
 		bool created = fs_.create(cfg_.chunk_bytes, cls, lru_.front().file);
 		(void)created;
@@ -155,7 +170,7 @@ private:
 	BlockFs &fs_;
 	uint64_t cap_blocks_;
 	ChunkStoreStats &st_;
-	std::list<Chunk> lru_; // front = most recently used
+	std::list<Chunk> lru_; // front = most recently used (lru) or written (fifo, fifo2)
 	std::unordered_map<uint64_t, std::list<Chunk>::iterator> index_;
 	std::unordered_map<uint64_t, uint32_t> refs_; // requests that referenced each hash
 	ReuseLearner learner_;
@@ -214,6 +229,9 @@ nlohmann::json ChunkStoreWorkload::extra() const
 	j["hit_ratio"] = s.lookups ? static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0;
 	add_chunk_file_json(j, s);
 	j["promotions"] = s.promotions;
+	static const char *kEvict[3] = {"lru", "fifo", "fifo2"};
+	j["evict"] = kEvict[static_cast<int>(cfg_.evict)];
+	j["reinserts"] = s.reinserts;
 	j["requests"] = s.requests;
 	j["lookups"] = s.lookups;
 	j["hits"] = s.hits;

@@ -1,5 +1,6 @@
 // An LMCache-like KV chunk store replaying a Mooncake trace: one file per hash id (a
-// 512-token block), LRU eviction by unlink when the store is full, files on BlockFs.
+// 512-token block), eviction by unlink when the store is full (LRU, FIFO or FIFO with a
+// second chance), files on BlockFs.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,13 @@
 
 namespace kvfdp::workload {
 
+// Which chunk a full store evicts (libkvgpu's kvgpu_evict_policy): the least recently used,
+// the oldest written, or the oldest written unless it was hit since, then it is rewritten
+// (a new file of the same class) and stays.
+enum class EvictPolicy : uint8_t { lru, fifo, fifo2 };
+
 struct ChunkStoreConfig : ChunkFileConfig {
+	EvictPolicy evict = EvictPolicy::lru;
 	// hint: blocks at request positions below this are LONG (position 0 is the system
 	// prompt every request of the trace shares).
 	uint32_t long_positions = 1;
@@ -32,6 +39,7 @@ struct ChunkStoreStats : ChunkFileStats {
 	uint64_t hits = 0;
 	uint64_t misses = 0;
 	uint64_t promotions = 0;
+	uint64_t reinserts = 0; // fifo2: hit chunks rewritten instead of evicted
 	uint64_t fragmented_chunks = 0;
 	uint64_t class_bytes[6] = {};
 	// hint's learned reuse rates at the end: first-turn body, continuing-turn body, tail.

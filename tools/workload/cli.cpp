@@ -96,6 +96,11 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_flag("--kv-promote", o.kv_promote,
 		     "--kv-trace, hint: rewrite a chunk as a LONG file on its first hit (an engine "
 		     "re-storing reused KV)");
+	cmd.add_option("--kv-evict", o.kv_evict,
+		       "--kv-trace: which chunk a full store evicts: lru, fifo (write order) or fifo2 "
+		       "(write order, a chunk hit since it was written is rewritten instead)")
+		->check(CLI::IsMember({"lru", "fifo", "fifo2"}))
+		->capture_default_str();
 	cmd.add_option("--kv-mix", o.kv_mix,
 		       "--workload kv: shares of written bytes for shared prefixes, conversation "
 		       "context and single-query KV")
@@ -139,6 +144,9 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 		cfg.chunk_bytes = *chunk;
 		cfg.utilisation = ctx.utilisation;
 		cfg.promote_on_hit = o.kv_promote;
+		cfg.evict = o.kv_evict == "fifo"    ? EvictPolicy::fifo
+			    : o.kv_evict == "fifo2" ? EvictPolicy::fifo2
+						    : EvictPolicy::lru;
 		std::string name = o.kv_trace;
 		if (auto slash = name.rfind('/'); slash != std::string::npos)
 			name = name.substr(slash + 1);

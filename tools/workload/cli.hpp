@@ -23,6 +23,7 @@ struct WorkloadOptions {
 	std::string kv_scale = "1/256";           // chunk size factor: a number or "1/N"
 	uint64_t kv_requests = 0;                 // replay only the first N requests (0 = all)
 	bool kv_promote = false;                  // hint: rewrite a chunk as LONG on its first hit
+	std::string kv_evict = "lru";             // --kv-trace: lru, fifo or fifo2
 	std::string kv_mix = "0.05,0.35,0.60";    // --workload kv: prefix,conversation,single
 	std::string kv_lifetimes = "43200,300,10";// --workload kv: mean lifetimes in seconds
 	// --workload kv: bytes written / capacity, warm-up included (simulate: 1 + --writes).
