@@ -6,6 +6,8 @@
 #                          when a test skips for a capability the run requires (docs/build.md)
 #   ./tools/dev.sh demo    setup + build, then the main job on the embedded default
 #   ./tools/dev.sh bench   setup + build, then the bench-labelled figures
+#   ./tools/dev.sh package setup + build, then kvfdp_<version>_amd64.deb and libkvgpu-dev_<version>_amd64.deb
+#                          in build/packages, checked by lintian when it installs without upgrades
 # Environment: BUILD_DIR (default build), JOBS (default 2), KVFDP_ALLOW_SKIP (capabilities whose
 #   skips `test` accepts, e.g. "gpu root"; gpu and cuda are accepted without it only when the
 #   machine has no NVIDIA GPU), CTEST_ARGS (extra ctest arguments for test, e.g. "-R vm_smoke").
@@ -75,6 +77,32 @@ do_demo() {
 	BUILD_DIR=$BUILD_DIR "$ROOT/tools/demo.sh"
 }
 
+# Lintian for the package path only: installed when missing and apt can do so without
+# upgrading anything (on a host with an older perl it cannot: then it says so and goes on).
+ensure_lintian() {
+	command -v lintian > /dev/null 2>&1 && return 0
+	[ "$(id -u)" -eq 0 ] || { say "lintian is not installed (as root: apt-get install --no-upgrade lintian)"; return 1; }
+	local up
+	up=$(apt-get install -s --no-upgrade --no-install-recommends lintian 2>/dev/null | grep '^Inst [^ ]* \[' || true)
+	if [ -n "$up" ]; then
+		say "lintian not installed: installing it would upgrade $(echo "$up" | awk '{print $2}' | tr '\n' ' ')(never done here)"
+		return 1
+	fi
+	apt-get install -y -q --no-upgrade --no-install-recommends lintian > /dev/null
+}
+
+do_package() {
+	local out=$BUILD_DIR/packages
+	say "cpack: Debian packages in $out"
+	rm -rf "$out"
+	(cd "$BUILD_DIR" && cpack --config CPackConfig.cmake -B "$out" > /dev/null)
+	ls "$out"/*.deb >&2
+	if ensure_lintian; then
+		# Remaining tags and why they stay: docs/deploy.md (lintian).
+		lintian --pedantic -I "$out"/*.deb || say "lintian reported errors (docs/deploy.md lists the expected tags)"
+	fi
+}
+
 cmd=${1:-}
 case "$cmd" in
 setup) do_setup ;;
@@ -82,8 +110,9 @@ build) do_build ;;
 test) do_setup; do_build; do_test ;;
 demo) do_setup; do_build; do_demo ;;
 bench) do_setup; do_build; do_bench ;;
+package) do_setup; do_build; do_package ;;
 *)
-	sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
