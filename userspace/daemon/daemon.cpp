@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <dirent.h>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include "userspace/daemon/control_handlers.hpp"
 #include "userspace/daemon/daemon_state.hpp"
 #include "userspace/daemon/notify.hpp"
+#include "userspace/daemon/ns_claim.hpp"
 #include "userspace/daemon/stop_choice.hpp"
 #include "userspace/ublk/ctrl.hpp"
 
@@ -219,12 +221,30 @@ Result<void> choose_attach(State &s)
 	return ok();
 }
 
+// The ublk disk pid serves ("" when none), for naming another kvfdpd in a refusal.
+std::string served_disk(State &s, int pid)
+{
+	DIR *d = ::opendir("/sys/class/ublk-char");
+	if (!d)
+		return "";
+	std::string out;
+	while (dirent *de = ::readdir(d)) {
+		if (std::strncmp(de->d_name, "ublkc", 5) != 0)
+			continue;
+		const auto info = s.ctrl->get_dev_info(static_cast<uint32_t>(std::atoi(de->d_name + 5)));
+		if (info && info->ublksrv_pid == pid)
+			out = ublk::block_path(info->dev_id);
+	}
+	::closedir(d);
+	return out;
+}
+
 // Loads the tagger (or re-opens the set a killed kvfdpd left pinned for this device) and
 // gives it the policy's directory rules.
 void load_tagger(State &s)
 {
-	const std::string pin_dir =
-		s.opts.bpf_pin_root.empty() ? "" : s.opts.bpf_pin_root + "/ublkb" + std::to_string(s.dev.dev_id);
+	const std::string &root = s.opts.bpf_pin_root;
+	const std::string pin_dir = root.empty() || root == "none" ? "" : root + "/ublkb" + std::to_string(s.dev.dev_id);
 	s.tagger.load(s.opts.no_tagger, s.dev.nr_hw_queues, s.dev.queue_depth, pin_dir, !s.recovered);
 	s.tagger.apply_rules(nullptr, *current_policy(s));
 }
@@ -324,6 +344,16 @@ int run(State &s)
 		return 1;
 	}
 	s.ctrl = std::move(*ctrl);
+	// One kvfdpd per namespace, none on a mounted or held one: before any ublk device exists.
+	NsClaim claim;
+	if (s.info.backend == "passthru") {
+		auto c = claim_namespace(s.info.path, [&s](int pid) { return served_disk(s, pid); });
+		if (!c) {
+			log::error("%s", c.error().message().c_str());
+			return 1;
+		}
+		claim = std::move(*c);
+	}
 	if (s.opts.attach) {
 		if (s.opts.dev_id < 0 || s.opts.recover_id >= 0) {
 			log::error("--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");

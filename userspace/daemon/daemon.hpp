@@ -24,7 +24,7 @@ struct DaemonOptions {
 	bool keep = false;                   // leave the device on exit (recoverable)
 	bool force_remove = false;           // remove it on SIGTERM even while it is mounted
 	bool no_tagger = false;              // run without the BPF tagger (all writes default)
-	std::string bpf_pin_root = "/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("": none)
+	std::string bpf_pin_root = "/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("none": not pinned)
 	bool fixed_buffers = true;
 	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
 	std::string ready_file;              // written with the device path once serving

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
 	app.add_option("--bpf-pin-dir", o.bpf_pin_root,
 		       "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
-		       "crash detaches nothing and a restart re-opens them (\"\": no pinning)")
+		       "crash detaches nothing and a restart re-opens them (none: no pinning)")
 		->capture_default_str();
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
 	app.add_flag("!--no-zero-copy", o.zero_copy,

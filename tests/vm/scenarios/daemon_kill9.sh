@@ -2,7 +2,7 @@
 # daemon_kill9: kill -9 kvfdpd (tagger on) again and again under load, on XFS and on ext4: a buffered writer, an O_DIRECT writer and a create/delete churner on `-o discard`; each kill after a random (seeded, printed) 0.5-4.4 s; restarts alternate --dev-id 0 --attach and --recover 0. Every kill must be reaped and every restart ready within bounds (else FAIL with the kernel stacks), no writer sees an I/O error, every fsync'ed file has its md5, fsck is clean. Prints restart-to-ready times. docs/deploy.md "kill -9".
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 600
 # Kills per filesystem: 10 when the run's --name contains "stress", else 3. A name containing
-# "nopin" runs kvfdpd with --bpf-pin-dir '' (the tagger unpinned: how kvfdpd was before the fix).
+# "nopin" runs kvfdpd with --bpf-pin-dir none (the tagger unpinned: how kvfdpd was before the fix).
 # The seed: --kernel-args kvfdp.seed=N repeats a run's delays (each run prints its seed).
 . /lib/kvfdp/vm-lib.sh
 need_ublk
@@ -12,7 +12,7 @@ SOCK=/tmp/kvfdpd.sock
 MNT=/mnt/kv
 case ${KVFDP_NAME:-} in *stress*) KILLS=10 ;; *) KILLS=3 ;; esac
 PIN_ARGS=""
-case ${KVFDP_NAME:-} in *nopin*) PIN_ARGS="--bpf-pin-dir=" ;; esac
+case ${KVFDP_NAME:-} in *nopin*) PIN_ARGS="--bpf-pin-dir none" ;; esac
 SEED=$(sed -n 's/.*kvfdp\.seed=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$SEED" ] || SEED=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 echo "seed $SEED (repeat with --kernel-args kvfdp.seed=$SEED), $KILLS kills per filesystem${PIN_ARGS:+, tagger unpinned}"
