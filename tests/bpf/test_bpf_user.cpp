@@ -123,15 +123,15 @@ TEST_CASE("bpf: record rows convert 512-byte sectors to 4096-byte LBAs, rounding
 	REQUIRE(f != nullptr);
 	CHECK(write_record_row(f, 5, 'W', 16, 16, 2) == 2);   // aligned: LBA 2, 2 blocks
 	CHECK(write_record_row(f, 6, 'D', 12, 8, 0) == 2);    // straddles LBAs 1 and 2
-	CHECK(write_record_row(f, 7, 'W', 8, 1, 5) == 1);     // one sector
+	CHECK(write_record_row(f, 7, 'W', 8, 1, 5, 42) == 1); // one sector, writer 42
 	std::rewind(f);
 	char buf[128] = {};
 	std::string all;
 	while (std::fgets(buf, sizeof(buf), f))
 		all += buf;
 	std::fclose(f);
-	CHECK(all == "5,W,2,2,2\n6,D,1,2,0\n7,W,1,1,5\n");
-	CHECK(std::string(kRecordHeader) == "t_us,op,slba,nlb,class\n");
+	CHECK(all == "5,W,2,2,2,0\n6,D,1,2,0,0\n7,W,1,1,5,42\n");
+	CHECK(std::string(kRecordHeader) == "t_us,op,slba,nlb,class,writer\n");
 }
 
 namespace {

@@ -90,3 +90,33 @@ TEST_CASE("sim: a model that runs out of space is an error, not a crash")
 	REQUIRE_FALSE(r.ok());
 	CHECK(r.error().message().find("reclaimable space") != std::string::npos);
 }
+
+TEST_CASE("sim: a run that wrote nothing in its measured part says WAF n/a, not 0.000")
+{
+	RunReport r;
+	r.placement = "none";
+	r.workload = "t";
+	const std::string table = runs_to_table({r});
+	CHECK(table.find("n/a") != std::string::npos);
+	CHECK(table.find("0.000") == std::string::npos);
+	CHECK(table.find("WAF n/a: the measured part wrote no bytes") != std::string::npos);
+	CHECK(runs_to_json({r})["runs"][0]["waf"].is_null());
+	r.host_bytes = 100;
+	r.media_bytes = 150;
+	r.waf = 1.5;
+	CHECK(runs_to_table({r}).find("1.500") != std::string::npos);
+	CHECK(runs_to_json({r})["runs"][0]["waf"] == 1.5);
+}
+
+TEST_CASE("sim: --placement all adds writer and learned after hint, oracle last")
+{
+	HotColdWorkload hc(HotColdOptions{});
+	auto p = runnable_placements(hc);
+	REQUIRE(p.size() == 4);
+	CHECK(p[2] == Placement::writer);
+	CHECK(p[3] == Placement::learned);
+	UniformWorkload u(UniformOptions{});
+	CHECK(runnable_placements(u) == std::vector<Placement>{Placement::none});
+	CHECK(parse_placement("learned") == Placement::learned);
+	CHECK(std::string(placement_name(Placement::writer)) == "writer");
+}

@@ -76,9 +76,16 @@ TEST_CASE("simulate: a bare hotcold run prints the table with placement below no
 	const Run j = run_kvfdp("simulate --workload hotcold --capacity 1GiB -o json");
 	REQUIRE(j.rc == 0);
 	const auto js = nlohmann::json::parse(j.out);
-	REQUIRE(js["runs"].size() == 2);
+	// none, hint, then writer and learned (which hotcold supports because it has hint).
+	REQUIRE(js["runs"].size() == 4);
+	CHECK(js["runs"][2]["placement"] == "writer");
+	CHECK(js["runs"][3]["placement"] == "learned");
 	CHECK(js["runs"][1]["waf"].get<double>() < js["runs"][0]["waf"].get<double>());
 	CHECK(js["runs"][1]["waf"].get<double>() < 1.05);
+	// One writer: writer placement is none. The learner splits hot from cold (9x apart).
+	CHECK(js["runs"][2]["waf"].get<double>() == js["runs"][0]["waf"].get<double>());
+	CHECK(js["runs"][3]["waf"].get<double>() < js["runs"][0]["waf"].get<double>());
+	CHECK(js["runs"][3]["learned"]["groups"].get<int>() == 2);
 }
 
 TEST_CASE("simulate: bad option values exit 2 with one line naming the option")

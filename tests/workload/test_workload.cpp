@@ -42,7 +42,7 @@ struct TempFile {
 class CheckingSink : public sim::BlockSink {
 public:
 	explicit CheckingSink(uint64_t lbas) : live_(lbas, 0) {}
-	void write(uint64_t slba, uint64_t nlb, uint8_t cls) override
+	void write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer) override
 	{
 		for (uint64_t l = slba; l < slba + nlb; ++l) {
 			if (l >= live_.size() || live_[l])
@@ -52,6 +52,7 @@ public:
 		}
 		written += nlb;
 		class_lbas[cls % 6] += nlb;
+		writers.insert(writer);
 	}
 	void deallocate(uint64_t slba, uint64_t nlb) override
 	{
@@ -74,6 +75,7 @@ public:
 	uint64_t written = 0, deallocated = 0, double_writes = 0, bad_deallocs = 0;
 	uint64_t measurements = 0;
 	uint64_t class_lbas[6] = {};
+	std::set<uint64_t> writers;
 
 private:
 	std::vector<uint8_t> live_;
@@ -383,4 +385,85 @@ TEST_CASE("workload: options build workloads and reject bad values with the opti
 	o.kv_mix = "0.1,0.2,0.7";
 	o.kv_lifetimes = "1,0,3";
 	CHECK_FALSE(make_workload(o, ctx).ok());
+}
+
+TEST_CASE("workload: the block trace's writer column is read, and garbage in it names its line")
+{
+	TempFile f("t_us,op,slba,nlb,class,writer\n0,W,0,8,2,7\n1,W,8,8,4,18446744073709551615\n2,D,0,8,0,7\n");
+	auto recs = load_blk_trace(f.path, 64);
+	REQUIRE(recs.ok());
+	REQUIRE(recs->size() == 3);
+	CHECK((*recs)[0].writer == 7);
+	CHECK((*recs)[1].writer == UINT64_MAX);
+	BlkTraceWorkload w("t", *recs);
+	CheckingSink sink(64);
+	REQUIRE(w.run(sim::Placement::hint, 64, 4096, sink, nullptr).ok());
+	CHECK(sink.writers == std::set<uint64_t>{7, UINT64_MAX});
+	// Without a header either form is accepted; a 5-column trace has writer 0.
+	TempFile mixed("0,W,0,8,2\n1,W,8,8,4,3\n");
+	auto m = load_blk_trace(mixed.path, 64);
+	REQUIRE(m.ok());
+	CHECK((*m)[0].writer == 0);
+	CHECK((*m)[1].writer == 3);
+	for (const char *bad : {"x", "-1", "1.5", "7a", "", "99999999999999999999"}) {
+		TempFile g(std::string("t_us,op,slba,nlb,class,writer\n0,W,0,8,2,1\n\n1,W,8,8,2,") + bad + "\n");
+		auto t = load_blk_trace(g.path, 64);
+		REQUIRE_FALSE(t.ok());
+		const std::string msg = t.error().message();
+		CAPTURE(msg);
+		CHECK(msg.find(g.path + ":4: writer") != std::string::npos);
+		CHECK(msg.find('\n') == std::string::npos);
+	}
+	// The header says 6 columns: a 5-column row is an error.
+	TempFile short_row("t_us,op,slba,nlb,class,writer\n0,W,0,8,2\n");
+	auto s = load_blk_trace(short_row.path, 64);
+	REQUIRE_FALSE(s.ok());
+	CHECK(s.error().message().find(":2: 5 fields where the header declares 6") != std::string::npos);
+}
+
+TEST_CASE("workload: timestamps that go backwards are refused in both trace kinds")
+{
+	TempFile blk("t_us,op,slba,nlb,class\n5,W,0,8,2\n5,W,8,8,2\n4,W,16,8,2\n");
+	auto b = load_blk_trace(blk.path, 64);
+	REQUIRE_FALSE(b.ok());
+	CHECK(b.error().message().find(blk.path + ":4: t_us 4 is earlier than line 3's 5") != std::string::npos);
+	TempFile kv(mooncake_line(10, 600, {0, 1}) + "\n" + mooncake_line(10, 512, {0}) + "\n" +
+		    mooncake_line(9, 512, {2}) + "\n");
+	auto k = load_mooncake(kv.path);
+	REQUIRE_FALSE(k.ok());
+	CHECK(k.error().message().find(kv.path + ":3: \"timestamp\" 9 is earlier than line 2's 10") != std::string::npos);
+}
+
+TEST_CASE("workload: input_length must match the number of hash ids (512-token blocks)")
+{
+	CHECK(parse_mooncake_line(mooncake_line(0, 512, {1}), "t", 1).ok());
+	CHECK(parse_mooncake_line(mooncake_line(0, 513, {1, 2}), "t", 1).ok());
+	CHECK(parse_mooncake_line(mooncake_line(0, 0, {}), "t", 1).ok());
+	for (auto [len, n] : {std::pair<uint64_t, size_t>{512, 2}, {513, 1}, {1, 0}, {2000, 3}}) {
+		std::vector<uint64_t> ids(n);
+		auto r = parse_mooncake_line(mooncake_line(0, len, ids), "t", 4);
+		REQUIRE_FALSE(r.ok());
+		const std::string msg = r.error().message();
+		CAPTURE(msg);
+		CHECK(msg.find("t:4: \"input_length\" " + std::to_string(len)) != std::string::npos);
+		CHECK(msg.find("\"hash_ids\" has " + std::to_string(n)) != std::string::npos);
+	}
+}
+
+TEST_CASE("workload: a device, FIFO or directory as a trace is named, not read")
+{
+	for (const char *path : {"/dev/zero", "/dev/null", "/tmp"}) {
+		auto b = load_blk_trace(path, 64);
+		REQUIRE_FALSE(b.ok());
+		const std::string msg = b.error().message();
+		CAPTURE(msg);
+		CHECK(msg.find(std::string(path) + " is a") != std::string::npos);
+		CHECK(msg.find("not a block trace file") != std::string::npos);
+		CHECK(msg.find("Input/output error") == std::string::npos);
+		auto k = load_mooncake(path);
+		REQUIRE_FALSE(k.ok());
+		CHECK(k.error().message().find("not a Mooncake trace file") != std::string::npos);
+	}
+	CHECK(load_blk_trace("/dev/zero", 64).error().message().find("a character device") != std::string::npos);
+	CHECK(load_mooncake("/tmp").error().message().find("a directory") != std::string::npos);
 }

@@ -20,14 +20,14 @@ uint64_t now_ns()
 } // namespace
 
 uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector,
-			  uint32_t sectors, uint8_t cls)
+			  uint32_t sectors, uint8_t cls, uint64_t writer)
 {
 	uint64_t slba = sector >> 3;
 	uint64_t end = (sector + sectors + 7) >> 3;
 	uint64_t nlb = end - slba;
-	std::fprintf(out, "%llu,%c,%llu,%llu,%u\n", static_cast<unsigned long long>(t_us), op,
+	std::fprintf(out, "%llu,%c,%llu,%llu,%u,%llu\n", static_cast<unsigned long long>(t_us), op,
 		     static_cast<unsigned long long>(slba), static_cast<unsigned long long>(nlb),
-		     static_cast<unsigned>(cls));
+		     static_cast<unsigned>(cls), static_cast<unsigned long long>(writer));
 	return nlb;
 }
 
@@ -61,7 +61,7 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 		uint64_t t_us = r.t_ns > start ? (r.t_ns - start) / 1000 : 0;
 		char op = r.op == 1 ? 'W' : 'D';
 		uint8_t cls = r.cls < KVFDP_NR_CLASSES ? r.cls : 0;
-		uint64_t nlb = write_record_row(out, t_us, op, r.sector, r.sectors, cls);
+		uint64_t nlb = write_record_row(out, t_us, op, r.sector, r.sectors, cls, r.writer);
 		(op == 'W' ? sum.write_bytes : sum.discard_bytes)[cls] += nlb * 4096;
 		sum.rows++;
 	};

@@ -1,5 +1,6 @@
-// `kvfdp record`: a tagged block trace of one disk (CSV t_us,op,slba,nlb,class) from the
-// BPF tagger's request records, for `kvfdp simulate --blk-trace`.
+// `kvfdp record`: a tagged block trace of one disk (CSV t_us,op,slba,nlb,class,writer) from
+// the BPF tagger's request records, for `kvfdp simulate --blk-trace`. writer is the tagger's
+// writer id of the request's file (a named [[writer]] or the creating cgroup; 0 unknown).
 #pragma once
 
 #include <array>
@@ -29,12 +30,12 @@ struct RecordSummary {
 };
 
 // The CSV header line (with newline).
-inline constexpr const char *kRecordHeader = "t_us,op,slba,nlb,class\n";
+inline constexpr const char *kRecordHeader = "t_us,op,slba,nlb,class,writer\n";
 
 // Writes one row: 512-byte sectors become 4096-byte LBAs (start rounded down, end up).
 // op is 'W' or 'D'. Returns the row's length in 4096-byte LBAs.
 uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector,
-			  uint32_t sectors, uint8_t cls);
+			  uint32_t sectors, uint8_t cls, uint64_t writer = 0);
 
 // Traces options.disk until the duration passes or stop becomes true, writing rows to
 // out. on_ready runs once the tagger is attached (tests start their writes there).

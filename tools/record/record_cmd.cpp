@@ -72,7 +72,7 @@ void add_record_command(CLI::App &app, int &exit_code)
 {
 	auto args = std::make_shared<RecordArgs>();
 	CLI::App *cmd = app.add_subcommand(
-		"record", "record a tagged block trace of a disk (CSV t_us,op,slba,nlb,class)");
+		"record", "record a tagged block trace of a disk (CSV t_us,op,slba,nlb,class,writer)");
 	cmd->add_option("--disk", args->disk, "whole block device to trace, e.g. /dev/nvme0n1")
 		->required();
 	cmd->add_option("--duration", args->duration, "seconds to record (default: until Ctrl-C)");

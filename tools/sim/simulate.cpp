@@ -7,22 +7,24 @@
 #include <cstdio>
 
 #include "placement/handle_map.hpp"
+#include "tools/sim/placer.hpp"
 
 namespace kvfdp::sim {
 namespace {
 
-// Feeds a workload's block operations to the model; remembers the first model error.
+// Feeds a workload's block operations to the model through a Placer; remembers the first
+// model error.
 class ModelSink final : public BlockSink {
 public:
-	ModelSink(model::Ftl &ftl, bool by_class, uint32_t nhandles)
-		: ftl_(ftl), by_class_(by_class), nhandles_(nhandles), handle_bytes_(ftl.handles(), 0)
+	ModelSink(model::Ftl &ftl, Placement placement)
+		: ftl_(ftl), placer_(placement, ftl), handle_bytes_(ftl.handles(), 0)
 	{
 	}
-	void write(uint64_t slba, uint64_t nlb, uint8_t rw_class) override
+	void write(uint64_t slba, uint64_t nlb, uint8_t rw_class, uint64_t writer) override
 	{
 		if (err_)
 			return;
-		const uint32_t h = by_class_ ? default_handle_for_class(rw_class, nhandles_) : 0;
+		const uint32_t h = placer_.write(slba, nlb, rw_class, writer);
 		err_ = ftl_.write(h, slba, nlb);
 		if (err_)
 			err_lba_ = slba;
@@ -33,6 +35,7 @@ public:
 	{
 		if (err_)
 			return;
+		placer_.deallocate(slba, nlb);
 		err_ = ftl_.deallocate(slba, nlb);
 		if (err_)
 			err_lba_ = slba;
@@ -42,13 +45,13 @@ public:
 	[[nodiscard]] int error() const { return err_; }
 	[[nodiscard]] uint64_t error_lba() const { return err_lba_; }
 	[[nodiscard]] const model::Stats &mark() const { return mark_; }
+	[[nodiscard]] const Placer &placer() const { return placer_; }
 	// Host bytes written through each handle over the whole run.
 	[[nodiscard]] const std::vector<uint64_t> &handle_bytes() const { return handle_bytes_; }
 
 private:
 	model::Ftl &ftl_;
-	bool by_class_;
-	uint32_t nhandles_;
+	Placer placer_;
 	int err_ = 0;
 	uint64_t err_lba_ = 0;
 	model::Stats mark_;
@@ -80,6 +83,8 @@ const char *placement_name(Placement p)
 	case Placement::none: return "none";
 	case Placement::hint: return "hint";
 	case Placement::oracle: return "oracle";
+	case Placement::writer: return "writer";
+	case Placement::learned: return "learned";
 	}
 	return "?";
 }
@@ -92,7 +97,29 @@ std::optional<Placement> parse_placement(std::string_view s)
 		return Placement::hint;
 	if (s == "oracle")
 		return Placement::oracle;
+	if (s == "writer")
+		return Placement::writer;
+	if (s == "learned")
+		return Placement::learned;
 	return std::nullopt;
+}
+
+std::vector<Placement> runnable_placements(const Workload &w)
+{
+	std::vector<Placement> out;
+	for (Placement p : w.placements()) {
+		if (p == Placement::oracle || p == Placement::writer || p == Placement::learned)
+			continue;
+		out.push_back(p);
+		if (p == Placement::hint) {
+			out.push_back(Placement::writer);
+			out.push_back(Placement::learned);
+		}
+	}
+	for (Placement p : w.placements())
+		if (p == Placement::oracle)
+			out.push_back(p);
+	return out;
 }
 
 uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles)
@@ -107,9 +134,12 @@ Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Pla
 	auto ftl = model::Ftl::create(cfg);
 	if (!ftl)
 		return std::move(ftl).error();
-	ModelSink sink(**ftl, placement != Placement::none, cfg.nruh);
+	ModelSink sink(**ftl, placement);
+	// writer and learned place the hint classes (and writers) themselves.
+	const Placement classify =
+		placement == Placement::writer || placement == Placement::learned ? Placement::hint : placement;
 	const auto t0 = std::chrono::steady_clock::now();
-	KVFDP_TRY(workload.run(placement, (*ftl)->logical_lbas(), cfg.lba_size, sink, progress));
+	KVFDP_TRY(workload.run(classify, (*ftl)->logical_lbas(), cfg.lba_size, sink, progress));
 	const auto t1 = std::chrono::steady_clock::now();
 	if (sink.error())
 		return errno_error(sink.error(), "model: " + workload.name() + " write at LBA " +
@@ -138,8 +168,12 @@ Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Pla
 				 {"ruhid", h % cfg.nruh},
 				 {"ruamw", (*ftl)->ruamw(h)},
 				 {"used", (*ftl)->handle_used(h)},
-				 {"host_bytes", sink.handle_bytes()[h]}});
+				 {"host_bytes", sink.handle_bytes()[h]},
+				 {"placed", h < cfg.nruh ? sink.placer().describe_handle(h) : std::string("-")}});
 	r.extra["ruhss"] = std::move(ruhss);
+	const nlohmann::json placed = sink.placer().report();
+	for (auto it = placed.begin(); it != placed.end(); ++it)
+		r.extra[it.key()] = it.value();
 	return r;
 }
 
@@ -151,7 +185,8 @@ nlohmann::ordered_json runs_to_json(const std::vector<RunReport> &runs)
 		j["placement"] = r.placement;
 		j["host_bytes"] = r.host_bytes;
 		j["media_bytes"] = r.media_bytes;
-		j["waf"] = r.waf;
+		// No bytes written in the measured part: there is no WAF (null, "n/a" in the table).
+		j["waf"] = r.host_bytes ? nlohmann::ordered_json(r.waf) : nlohmann::ordered_json(nullptr);
 		j["gc_runs"] = r.gc_runs;
 		j["relocated_bytes"] = r.relocated_bytes;
 		j["workload"] = r.workload;
@@ -182,9 +217,14 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 	out += line;
 	out += cache ? "  HIT RATIO  EVICTIONS\n" : "\n";
 	for (const RunReport &r : runs) {
-		std::snprintf(line, sizeof line, "%-10s %14s %14s %7.3f %10llu %16s",
+		char waf[16];
+		if (r.host_bytes)
+			std::snprintf(waf, sizeof waf, "%.3f", r.waf);
+		else
+			std::snprintf(waf, sizeof waf, "n/a");
+		std::snprintf(line, sizeof line, "%-10s %14s %14s %7s %10llu %16s",
 			      r.placement.c_str(), iec(r.host_bytes).c_str(), iec(r.media_bytes).c_str(),
-			      r.waf, static_cast<unsigned long long>(r.gc_runs),
+			      waf, static_cast<unsigned long long>(r.gc_runs),
 			      iec(r.relocated_bytes).c_str());
 		out += line;
 		if (cache) {
@@ -198,6 +238,12 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 	}
 	out += "bytes, WAF and GC runs: the measured part of each run, after its warm-up "
 	       "(-o json adds total_host_bytes, total_media_bytes)\n";
+	for (const RunReport &r : runs)
+		if (!r.host_bytes) {
+			out += "WAF n/a: the measured part wrote no bytes (a longer run, or a trace with "
+			       "writes after its warm-up, gives one)\n";
+			break;
+		}
 	return out;
 }
 

@@ -18,11 +18,11 @@ namespace kvfdp::sim {
 
 // What one run measured, from the workload's begin_measurement() (or the start) to the end.
 struct RunReport {
-	std::string placement;         // "none", "hint", "oracle"
+	std::string placement;         // "none", "hint", "writer", "learned", "oracle"
 	std::string workload;
 	uint64_t host_bytes = 0;       // delta HBMW
 	uint64_t media_bytes = 0;      // delta MBMW
-	double waf = 0;                // media_bytes / host_bytes
+	double waf = 0;                // media_bytes / host_bytes (0 and "n/a" when host_bytes is 0)
 	uint64_t gc_runs = 0;          // RUs reclaimed by GC
 	uint64_t relocated_bytes = 0;
 	uint64_t erased_bytes = 0;     // delta MBE
@@ -33,13 +33,17 @@ struct RunReport {
 
 [[nodiscard]] const char *placement_name(Placement p);
 [[nodiscard]] std::optional<Placement> parse_placement(std::string_view s);
+// The placements simulate runs for w with --placement all: its own (none, hint, oracle) with
+// writer and learned after hint where it supports hint: none, hint, writer, learned, oracle.
+[[nodiscard]] std::vector<Placement> runnable_placements(const Workload &w);
 
 // placement::default_handle: the one class -> handle map (placement/handle_map.hpp).
 [[nodiscard]] uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles);
 
-// Builds a model from cfg, replays workload into it (placement none puts every write on
-// handle 0; otherwise classes map through default_handle_for_class over the handles of
-// reclaim group 0, i.e. cfg.nruh) and reports the figures. Fails on an invalid config, a workload error,
+// Builds a model from cfg, replays workload into it and reports the figures. Placement
+// (tools/sim/placer.hpp): none puts every write on handle 0; hint and oracle map classes
+// through default_handle_for_class over the handles of reclaim group 0 (cfg.nruh); writer
+// gives each writer its own handle; learned runs the placement learner. Fails on an invalid config, a workload error,
 // or a model error (e.g. out of space).
 [[nodiscard]] Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload,
 					Placement placement, Progress *progress);

@@ -8,7 +8,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "placement/classes.hpp"
 #include "tools/sim/parse.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/synthetic.hpp"
@@ -38,14 +37,15 @@ struct Args {
 };
 
 // The model's placement handles at the end of a run (RunReport::extra["ruhss"]), laid out
-// like `kvfdp ruh`: classes by ARCHITECTURE.md decision 4, RUAMW, host bytes per handle.
-std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
+// like `kvfdp ruh`: what was placed there (classes, writers wN, learned keys wN:class),
+// RUAMW, host bytes per handle.
+std::string handles_table(const RunReport &r, uint32_t lba_size)
 {
 	std::string out = "placement handles after the " + r.placement +
 			  " run (HOST BYTES: the whole run, warm-up included)\n";
 	char line[160];
 	std::snprintf(line, sizeof line, "%4s %4s %6s %-14s %12s %12s %14s\n", "IDX", "RG", "RUHID",
-		      "CLASSES", "RUAMW_LBAS", "RUAMW", "HOST BYTES");
+		      "PLACED", "RUAMW_LBAS", "RUAMW", "HOST BYTES");
 	out += line;
 	if (!r.extra.is_object() || !r.extra.contains("ruhss"))
 		return out;
@@ -54,17 +54,10 @@ std::string handles_table(const RunReport &r, uint32_t lba_size, uint32_t nruh)
 		const auto ruhid = h.value("ruhid", uint64_t{0});
 		const auto ruamw = h.value("ruamw", uint64_t{0});
 		const auto bytes = h.value("host_bytes", uint64_t{0});
-		std::string cls;
-		for (uint8_t c = 0; c < 6 && r.placement != "none"; c++) {
-			const bool here = r.placement == "none" ? ruhid == 0
-								: default_handle_for_class(c, nruh) == ruhid;
-			if (here && h.value("rg", uint64_t{0}) == 0)
-				cls += std::string(cls.empty() ? "" : ",") + placement::class_name(c);
-		}
-		if (r.placement == "none")
-			cls = ruhid == 0 && h.value("rg", uint64_t{0}) == 0 ? "all" : "-";
-		if (cls.empty())
-			cls = "-";
+		// What the run placed there (tools/sim/placer.hpp): classes, writers or learned keys.
+		std::string cls = h.value("placed", std::string("-"));
+		if (cls.size() > 40)
+			cls = cls.substr(0, 37) + "...";
 		std::snprintf(line, sizeof line, "%4llu %4llu %6llu %-14s %12llu %12s %14s\n",
 			      static_cast<unsigned long long>(h.value("index", uint64_t{0})),
 			      static_cast<unsigned long long>(h.value("rg", uint64_t{0})),
@@ -222,7 +215,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 
 	std::vector<Placement> placements;
 	if (err.empty()) {
-		const std::vector<Placement> supported = workload->placements();
+		const std::vector<Placement> supported = runnable_placements(*workload);
 		if (a.placement == "all") {
 			placements = supported;
 		} else if (auto p = parse_placement(a.placement)) {
@@ -239,7 +232,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 				      " (or all)";
 			}
 		} else {
-			err = "--placement: '" + a.placement + "' must be none, hint, oracle or all";
+			err = "--placement: '" + a.placement + "' must be none, hint, writer, learned, oracle or all";
 		}
 	}
 	if (!err.empty()) {
@@ -268,7 +261,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		std::fputs(runs_to_table(runs).c_str(), stdout);
 	if (a.ruh && a.output != "json")
 		for (const RunReport &r : runs)
-			std::fputs(("\n" + handles_table(r, cfg.lba_size, cfg.nruh)).c_str(), stdout);
+			std::fputs(("\n" + handles_table(r, cfg.lba_size)).c_str(), stdout);
 	return kExitOk;
 }
 
@@ -295,7 +288,7 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 	sub->add_option("--handles", args->handles, "reclaim unit handles")->capture_default_str();
 	sub->add_option("--util", args->util, "fraction of the logical capacity the workload uses")
 		->capture_default_str();
-	sub->add_option("--placement", args->placement, "none|hint|oracle|all (all the workload supports)")
+	sub->add_option("--placement", args->placement, "none|hint|writer|learned|oracle|all (all the workload supports: none, hint, writer, learned, oracle)")
 		->capture_default_str();
 	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
 	sub->add_option("--gc", args->gc, "GC policy: greedy|cost-benefit")->capture_default_str();

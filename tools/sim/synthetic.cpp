@@ -98,14 +98,14 @@ Result<void> UniformWorkload::run(Placement, uint64_t logical_lbas, uint32_t lba
 	Ticker ticker(progress, total);
 	uint64_t done = 0;
 	for (uint64_t u = 0; u < units_; u++, done++) {
-		sink.write(u * nlb, nlb, KVFDP_CLASS_NOT_SET);
+		sink.write(u * nlb, nlb, KVFDP_CLASS_NOT_SET, 0);
 		ticker.tick(done);
 	}
 	Rng rng(o_.seed);
 	for (uint64_t i = 0; i < warm + meas; i++, done++) {
 		if (i == warm)
 			sink.begin_measurement();
-		sink.write(rng.below(units_) * nlb, nlb, KVFDP_CLASS_NOT_SET);
+		sink.write(rng.below(units_) * nlb, nlb, KVFDP_CLASS_NOT_SET, 0);
 		ticker.tick(done);
 	}
 	if (meas == 0)
@@ -148,9 +148,9 @@ Result<void> HotColdWorkload::run(Placement placement, uint64_t logical_lbas, ui
 	for (uint64_t i = 0; i < used; i++, done++) {
 		const bool hot = (i + 1) * hot_units_ / used > hot_next;
 		if (hot)
-			sink.write(hot_next++ * nlb, nlb, hot_cls);
+			sink.write(hot_next++ * nlb, nlb, hot_cls, 0);
 		else
-			sink.write((hot_units_ + cold_next++) * nlb, nlb, cold_cls);
+			sink.write((hot_units_ + cold_next++) * nlb, nlb, cold_cls, 0);
 		ticker.tick(done);
 	}
 	hot_next %= hot_units_;
@@ -160,10 +160,10 @@ Result<void> HotColdWorkload::run(Placement placement, uint64_t logical_lbas, ui
 		if (i == warm)
 			sink.begin_measurement();
 		if (rng.unit() < o_.hot_writes) {
-			sink.write(hot_next * nlb, nlb, hot_cls);
+			sink.write(hot_next * nlb, nlb, hot_cls, 0);
 			hot_next = hot_next + 1 == hot_units_ ? 0 : hot_next + 1;
 		} else {
-			sink.write((hot_units_ + cold_next) * nlb, nlb, cold_cls);
+			sink.write((hot_units_ + cold_next) * nlb, nlb, cold_cls, 0);
 			cold_next = cold_next + 1 == cold_units_ ? 0 : cold_next + 1;
 		}
 		ticker.tick(done);

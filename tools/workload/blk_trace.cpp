@@ -8,18 +8,21 @@
 #include <string_view>
 
 #include "tools/workload/lifetime.hpp"
+#include "tools/workload/trace_file.hpp"
 
 namespace kvfdp::workload {
 
 namespace {
 
 constexpr std::string_view kHeader = "t_us,op,slba,nlb,class";
+constexpr std::string_view kHeaderWriter = "t_us,op,slba,nlb,class,writer";
 
 Error line_error(const std::string &name, uint32_t line_no, const std::string &what)
 {
 	return guidance_error(std::errc::invalid_argument,
 			      name + ":" + std::to_string(line_no) + ": " + what +
-				      " (expected t_us,op,slba,nlb,class with op W or D and class 0-5)");
+				      " (expected t_us,op,slba,nlb,class[,writer] with op W or D, class "
+				      "0-5 and writer a non-negative integer)");
 }
 
 template <class T>
@@ -42,20 +45,26 @@ std::string_view trim(std::string_view s)
 
 } // namespace
 
-Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &name, uint32_t line_no)
+Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &name, uint32_t line_no,
+				 unsigned fields)
 {
 	std::string_view rest = trim(line);
-	std::string_view f[5];
-	for (int i = 0; i < 5; ++i) {
-		size_t comma = rest.find(',');
-		if (i < 4 && comma == std::string_view::npos)
-			return line_error(name, line_no, "expected 5 comma-separated fields");
-		if (i == 4 && comma != std::string_view::npos)
-			return line_error(name, line_no, "more than 5 fields");
-		f[i] = trim(rest.substr(0, comma));
-		if (i < 4)
-			rest = rest.substr(comma + 1);
+	std::string_view f[6];
+	unsigned n = 0;
+	for (;;) {
+		const size_t comma = rest.find(',');
+		if (n == 6)
+			return line_error(name, line_no, "more than 6 fields");
+		f[n++] = trim(rest.substr(0, comma));
+		if (comma == std::string_view::npos)
+			break;
+		rest = rest.substr(comma + 1);
 	}
+	if (n < 5)
+		return line_error(name, line_no, "expected 5 or 6 comma-separated fields, found " + std::to_string(n));
+	if (fields && n != fields)
+		return line_error(name, line_no,
+				  std::to_string(n) + " fields where the header declares " + std::to_string(fields));
 	BlkRecord r;
 	r.line = line_no;
 	if (!parse_num(f[0], r.t_us))
@@ -74,6 +83,9 @@ Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &nam
 	if (!parse_num(f[4], cls) || cls > 5)
 		return line_error(name, line_no, "class must be 0-5");
 	r.cls = static_cast<uint8_t>(cls);
+	if (n == 6 && !parse_num(f[5], r.writer))
+		return line_error(name, line_no, "writer '" + std::string(f[5].substr(0, 32)) +
+							 "' is not a non-negative integer");
 	if (r.slba > std::numeric_limits<uint64_t>::max() - r.nlb)
 		return line_error(name, line_no, "slba + nlb overflows");
 	return r;
@@ -81,6 +93,7 @@ Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &nam
 
 Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t capacity_lbas)
 {
+	KVFDP_TRY(check_trace_file(path, "block trace", "--blk-trace FILE.csv, as `kvfdp record` writes it"));
 	std::ifstream in(path);
 	if (!in)
 		return errno_error(errno ? errno : ENOENT,
@@ -88,17 +101,21 @@ Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t 
 	std::vector<BlkRecord> out;
 	std::string line;
 	uint32_t line_no = 0;
+	unsigned fields = 0;
 	while (std::getline(in, line)) {
 		++line_no;
 		std::string_view t = trim(line);
 		if (t.empty())
 			continue;
-		if (line_no == 1 && t == kHeader)
+		if (line_no == 1 && (t == kHeader || t == kHeaderWriter)) {
+			fields = t == kHeader ? 5 : 6;
 			continue;
+		}
 		if (line_no == 1 && !t.empty() && (t[0] < '0' || t[0] > '9'))
 			return line_error(path, line_no,
-					  "unknown header (want \"" + std::string(kHeader) + "\")");
-		auto r = parse_blk_line(line, path, line_no);
+					  "unknown header (want \"" + std::string(kHeader) + "\" or \"" +
+						  std::string(kHeaderWriter) + "\")");
+		auto r = parse_blk_line(line, path, line_no, fields);
 		if (!r)
 			return std::move(r).error();
 		if (capacity_lbas && r->slba + r->nlb > capacity_lbas)
@@ -107,6 +124,12 @@ Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t 
 						  " lie beyond the capacity of " +
 						  std::to_string(capacity_lbas) +
 						  " 4 KiB LBAs; raise --capacity to the traced device's size");
+		if (!out.empty() && r->t_us < out.back().t_us)
+			return line_error(path, line_no,
+					  "t_us " + std::to_string(r->t_us) + " is earlier than line " +
+						  std::to_string(out.back().line) + "'s " +
+						  std::to_string(out.back().t_us) +
+						  ": rows must be in time order (sort the trace by t_us)");
 		out.push_back(*r);
 	}
 	if (in.bad())
@@ -180,7 +203,7 @@ Result<void> BlkTraceWorkload::run(sim::Placement placement, uint64_t logical_lb
 			uint8_t cls = placement == sim::Placement::none   ? 0
 				      : placement == sim::Placement::hint ? r.cls
 									  : oracle[i];
-			sink.write(r.slba * per, uint64_t{r.nlb} * per, cls);
+			sink.write(r.slba * per, uint64_t{r.nlb} * per, cls, r.writer);
 			written_bytes_ += uint64_t{r.nlb} * kBlkTraceLbaSize;
 		} else {
 			sink.deallocate(r.slba * per, uint64_t{r.nlb} * per);

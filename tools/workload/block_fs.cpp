@@ -30,7 +30,7 @@ uint64_t BlockFs::blocks_for(uint64_t bytes)
 	return b ? b : 1;
 }
 
-bool BlockFs::create(uint64_t bytes, uint8_t cls, FileExtents &out)
+bool BlockFs::create(uint64_t bytes, uint8_t cls, FileExtents &out, uint64_t writer)
 {
 	uint64_t n = blocks_for(bytes);
 	if (n > alloc_.free_blocks())
@@ -41,7 +41,7 @@ bool BlockFs::create(uint64_t bytes, uint8_t cls, FileExtents &out)
 				: next_version_;
 	++next_version_;
 	for (const Extent &e : out.extents)
-		sink_->write(e.start * lbas_per_block_, e.len * lbas_per_block_, cls);
+		sink_->write(e.start * lbas_per_block_, e.len * lbas_per_block_, cls, writer);
 	if (out.extents.size() > 1)
 		++counters_.fragmented_files;
 	++counters_.files_written;

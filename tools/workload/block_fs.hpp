@@ -39,9 +39,9 @@ public:
 	// Blocks a file of `bytes` occupies (rounded up, at least one).
 	[[nodiscard]] static uint64_t blocks_for(uint64_t bytes);
 
-	// Allocates and writes a file of `bytes` in class cls. False (nothing written) when
-	// fewer blocks are free than it needs: the caller evicts and retries.
-	[[nodiscard]] bool create(uint64_t bytes, uint8_t cls, FileExtents &out);
+	// Allocates and writes a file of `bytes` in class cls for writer. False (nothing
+	// written) when fewer blocks are free than it needs: the caller evicts and retries.
+	[[nodiscard]] bool create(uint64_t bytes, uint8_t cls, FileExtents &out, uint64_t writer = 0);
 	// Ends the warm-up on the sink (see sim::BlockSink::begin_measurement).
 	void begin_measurement() { sink_->begin_measurement(); }
 	// Deallocates the file's blocks on the sink and frees them.

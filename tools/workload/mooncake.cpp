@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/workload/trace_file.hpp"
+
 namespace kvfdp::workload {
 
 namespace {
@@ -54,11 +56,20 @@ Result<MooncakeRequest> parse_mooncake_line(const std::string &line, const std::
 			return line_error(name, line_no, "a hash id is not a non-negative integer");
 		req.hash_ids.push_back(id.get<uint64_t>());
 	}
+	// Each hash id is one 512-token block of the prompt, the last one possibly partial.
+	const uint64_t blocks = req.input_length / kMooncakeBlockTokens +
+				(req.input_length % kMooncakeBlockTokens ? 1 : 0);
+	if (blocks != req.hash_ids.size())
+		return line_error(name, line_no,
+				  "\"input_length\" " + std::to_string(req.input_length) + " makes " +
+					  std::to_string(blocks) + " blocks of 512 tokens but \"hash_ids\" has " +
+					  std::to_string(req.hash_ids.size()));
 	return req;
 }
 
 Result<MooncakeReader> MooncakeReader::open(const std::string &path)
 {
+	KVFDP_TRY(check_trace_file(path, "Mooncake trace", "--kv-trace FILE.jsonl"));
 	MooncakeReader r;
 	r.in_.open(path);
 	if (!r.in_)
@@ -77,6 +88,13 @@ Result<bool> MooncakeReader::next(MooncakeRequest &req)
 		auto r = parse_mooncake_line(line_, path_, line_no_);
 		if (!r)
 			return std::move(r).error();
+		if (r->timestamp_ms < last_ms_)
+			return line_error(path_, line_no_,
+					  "\"timestamp\" " + std::to_string(r->timestamp_ms) +
+						  " is earlier than line " + std::to_string(last_line_) + "'s " +
+						  std::to_string(last_ms_) + ": requests must be in time order");
+		last_ms_ = r->timestamp_ms;
+		last_line_ = line_no_;
 		req = std::move(*r);
 		return true;
 	}

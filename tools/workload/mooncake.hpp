@@ -21,11 +21,13 @@ struct MooncakeRequest {
 	std::vector<uint64_t> hash_ids;
 };
 
-// Parses one line. On a malformed line the error reads "NAME:LINE: <what is wrong>".
+// Parses one line. On a malformed line the error reads "NAME:LINE: <what is wrong>"; the
+// hash ids must be the ceil(input_length / 512) blocks of the prompt.
 [[nodiscard]] Result<MooncakeRequest> parse_mooncake_line(const std::string &line,
 							  const std::string &name, uint64_t line_no);
 
-// Streams a trace file line by line; blank lines are skipped.
+// Streams a trace file (a regular file) line by line; blank lines are skipped, and a
+// timestamp earlier than the previous request's is an error naming the line.
 class MooncakeReader {
 public:
 	[[nodiscard]] static Result<MooncakeReader> open(const std::string &path);
@@ -39,6 +41,8 @@ private:
 	std::string path_;
 	std::string line_;
 	uint64_t line_no_ = 0;
+	uint64_t last_ms_ = 0;    // timestamp of the previous request
+	uint64_t last_line_ = 0;
 };
 
 // Reads a whole trace, at most max_requests of them (0 = all).

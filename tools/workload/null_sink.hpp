@@ -7,7 +7,7 @@ namespace kvfdp::workload {
 
 class NullSink final : public sim::BlockSink {
 public:
-	void write(uint64_t, uint64_t, uint8_t) override {}
+	void write(uint64_t, uint64_t, uint8_t, uint64_t) override {}
 	void deallocate(uint64_t, uint64_t) override {}
 };
 

@@ -30,7 +30,7 @@ step "kvfdp record on the raw namespace"
 kvfdp record --disk /dev/nvme0n1 --out "$OUT/trace.csv" 2> "$OUT/record.err" &
 pid=$!
 # The header is written (and flushed) once the tagger is attached; stop waiting if it died.
-header() { grep -q '^t_us,op,slba,nlb,class$' "$OUT/trace.csv"; }
+header() { grep -q '^t_us,op,slba,nlb,class,writer$' "$OUT/trace.csv"; }
 wait_until 60 sh -c "grep -q '^t_us,op' '$OUT/trace.csv' || ! kill -0 $pid"
 if check "kvfdp record wrote its header" header; then
 	dd if=/dev/zero of=/dev/nvme0n1 bs=1M count=4 seek=8 oflag=direct 2>/dev/null

@@ -1,0 +1,177 @@
+// Placement of simulated writes, including the learner's death tracking per mapping unit.
+#include "tools/sim/placer.hpp"
+
+#include <algorithm>
+
+#include "placement/handle_map.hpp"
+
+namespace kvfdp::sim {
+
+Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
+	: p_(p), ftl_(ftl), nruh_(ftl.config().nruh),
+	  unit_lbas_(ftl.config().mapping_unit / ftl.config().lba_size), unit_bytes_(ftl.config().mapping_unit)
+{
+	if (p_ != Placement::learned)
+		return;
+	const model::ModelConfig &c = ftl.config();
+	placement::LearnerConfig lc;
+	lc.nruh = static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles));
+	lc.capacity_bytes = c.logical_bytes;
+	lc.ru_bytes = c.ru_size;
+	learner_ = std::make_unique<placement::Learner>(lc);
+	const uint64_t units = ftl.logical_lbas() / unit_lbas_ + 1;
+	unit_key_.assign(units, 0);
+	unit_birth_.assign(units, 0);
+	recompute_bytes_ = o.recompute_bytes ? o.recompute_bytes
+					     : std::max<uint64_t>(4 * c.ru_size, c.logical_bytes / 64);
+	next_recompute_ = recompute_bytes_;
+}
+
+Placer::~Placer() = default;
+
+uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer)
+{
+	switch (p_) {
+	case Placement::none:
+		return 0;
+	case Placement::hint:
+	case Placement::oracle:
+		return placement::default_handle(cls, static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles)));
+	case Placement::writer: {
+		auto it = std::find(writers_.begin(), writers_.end(), writer);
+		size_t i = static_cast<size_t>(it - writers_.begin());
+		if (it == writers_.end())
+			writers_.push_back(writer);
+		return static_cast<uint32_t>(std::min<size_t>(i, nruh_ ? nruh_ - 1 : 0));
+	}
+	case Placement::learned:
+		break;
+	}
+	const placement::Key key{writer, cls};
+	const uint64_t first = slba / unit_lbas_, last = (slba + nlb - 1) / unit_lbas_;
+	died_units(first, last);  // overwritten
+	const uint16_t h = learner_->place(key, nlb * ftl_.config().lba_size);
+	auto it = std::find(keys_.begin(), keys_.end(), key);
+	if (it == keys_.end()) {
+		keys_.push_back(key);
+		it = keys_.end() - 1;
+	}
+	const auto idx = static_cast<uint16_t>(it - keys_.begin() + 1);
+	const uint64_t now = learner_->clock();
+	for (uint64_t u = first; u <= last && u < unit_key_.size(); u++) {
+		unit_key_[u] = idx;
+		unit_birth_[u] = now;
+	}
+	if (now >= next_recompute_) {
+		next_recompute_ = now + recompute_bytes_;
+		recompute();
+	}
+	return h;
+}
+
+void Placer::deallocate(uint64_t slba, uint64_t nlb)
+{
+	if (p_ != Placement::learned || nlb == 0)
+		return;
+	died_units(slba / unit_lbas_, (slba + nlb - 1) / unit_lbas_);
+}
+
+// Reports the live units in [first, last] as died now, runs of one key and birth at once.
+void Placer::died_units(uint64_t first, uint64_t last)
+{
+	const uint64_t now = learner_->clock();
+	uint16_t run_key = 0;
+	uint64_t run_birth = 0, run_units = 0;
+	auto flush = [&] {
+		if (run_key && run_units)
+			learner_->died(keys_[run_key - 1], run_units * unit_bytes_, now - run_birth);
+		run_units = 0;
+	};
+	for (uint64_t u = first; u <= last && u < unit_key_.size(); u++) {
+		const uint16_t k = unit_key_[u];
+		if (k != run_key || unit_birth_[u] != run_birth) {
+			flush();
+			run_key = k;
+			run_birth = unit_birth_[u];
+		}
+		if (k)
+			run_units++;
+		unit_key_[u] = 0;
+	}
+	flush();
+}
+
+void Placer::recompute()
+{
+	// The simulated time is the write clock at a nominal 1 GiB/s (for lifetime_s only).
+	const auto r = learner_->recompute(static_cast<double>(learner_->clock()) / (1u << 30));
+	recomputes_++;
+	moved_keys_ += r.moved_keys;
+	for (uint16_t h : r.abandoned) {
+		if (ftl_.ruh_update(h) == 0)
+			ruh_updates_++;
+		else
+			ruh_update_errors_++;
+	}
+}
+
+std::string Placer::describe_handle(uint32_t h) const
+{
+	std::string s;
+	auto add = [&](const std::string &x) { s += (s.empty() ? "" : ",") + x; };
+	switch (p_) {
+	case Placement::none:
+		return h == 0 ? "all" : "-";
+	case Placement::hint:
+	case Placement::oracle:
+		for (uint8_t c = 0; c < placement::kNumClasses; c++)
+			if (placement::default_handle(c, static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles))) == h)
+				add(placement::class_name(c));
+		break;
+	case Placement::writer:
+		for (size_t i = 0; i < writers_.size(); i++)
+			if (std::min<size_t>(i, nruh_ ? nruh_ - 1 : 0) == h)
+				add("w" + std::to_string(writers_[i]));
+		break;
+	case Placement::learned:
+		for (const auto &k : learner_->groups())
+			if (k.handle == h && k.written_bytes)
+				add("w" + std::to_string(k.key.writer) + ":" + placement::class_name(k.key.cls));
+		break;
+	}
+	return s.empty() ? "-" : s;
+}
+
+nlohmann::json Placer::report() const
+{
+	nlohmann::json j = nlohmann::json::object();
+	if (p_ == Placement::writer)
+		j["writers"] = writers_.size();
+	if (p_ != Placement::learned)
+		return j;
+	nlohmann::json keys = nlohmann::json::array();
+	uint32_t groups = 0;
+	std::vector<uint16_t> seen;
+	for (const auto &k : learner_->groups()) {
+		if (std::find(seen.begin(), seen.end(), k.handle) == seen.end() && k.written_bytes) {
+			seen.push_back(k.handle);
+			groups++;
+		}
+		keys.push_back({{"writer", k.key.writer},
+				{"class", placement::class_name(k.key.cls)},
+				{"handle", k.handle},
+				{"lifetime_bytes", k.lifetime_bytes},
+				{"write_share", k.write_share},
+				{"live_bytes", k.live_bytes},
+				{"written_bytes", k.written_bytes}});
+	}
+	j["learned"] = {{"groups", groups},
+			{"recomputes", recomputes_},
+			{"moved_keys", moved_keys_},
+			{"ruh_updates", ruh_updates_},
+			{"ruh_update_errors", ruh_update_errors_},
+			{"keys", keys}};
+	return j;
+}
+
+} // namespace kvfdp::sim

@@ -1,0 +1,68 @@
+// Where `kvfdp simulate` puts each write: the default handle (none), the class map (hint,
+// oracle), one handle per writer (writer), or the placement learner (learned), which also
+// sees every death (overwrite, deallocate) with its age on the write clock and closes the
+// handles it abandons with RUH Update.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nvme/model/ftl.hpp"
+#include "placement/learner.hpp"
+#include "tools/sim/workload.hpp"
+
+namespace kvfdp::sim {
+
+// The learner's settings in the simulator: recompute every this many bytes written (0:
+// max(4 RUs, capacity / 64)).
+struct PlacerOptions {
+	uint64_t recompute_bytes = 0;
+};
+
+class Placer {
+public:
+	Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o = {});
+	~Placer();
+	Placer(const Placer &) = delete;
+	Placer &operator=(const Placer &) = delete;
+
+	// The handle for a write of [slba, slba + nlb) (model LBAs); learned also counts it,
+	// ends the lifetimes of the units it overwrites, and every recompute_bytes regroups and
+	// sends RUH Update to the model for each abandoned handle.
+	[[nodiscard]] uint32_t write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer);
+	// learned: the deallocated units' data died.
+	void deallocate(uint64_t slba, uint64_t nlb);
+
+	// What went where: "all", class names, writer ids, or learned keys ("w3:short").
+	[[nodiscard]] std::string describe_handle(uint32_t h) const;
+	// writer / learned figures for the run's JSON: ruh_updates, groups, keys.
+	[[nodiscard]] nlohmann::json report() const;
+
+private:
+	void died_units(uint64_t first, uint64_t last);
+	void recompute();
+
+	Placement p_;
+	model::Ftl &ftl_;
+	uint32_t nruh_;
+	uint64_t unit_lbas_;
+	uint64_t unit_bytes_;
+	std::vector<uint64_t> writers_;  // writer placement: first-write order
+	// learned
+	std::unique_ptr<placement::Learner> learner_;
+	std::vector<placement::Key> keys_;   // key index -> key
+	std::vector<uint16_t> unit_key_;     // per mapping unit: key index + 1, 0 = no live data
+	std::vector<uint64_t> unit_birth_;   // per mapping unit: learner clock when written
+	uint64_t recompute_bytes_ = 0;
+	uint64_t next_recompute_ = 0;
+	uint64_t ruh_updates_ = 0;
+	uint64_t ruh_update_errors_ = 0;
+	uint64_t recomputes_ = 0;
+	uint64_t moved_keys_ = 0;
+};
+
+} // namespace kvfdp::sim
