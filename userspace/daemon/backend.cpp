@@ -42,4 +42,13 @@ Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 	return make_error(std::errc::function_not_supported, "backend '" + opts.kind + "' is not available");
 }
 
+std::optional<uint16_t> handles_before_open(const BackendOptions &opts)
+{
+	if (opts.kind == "model")
+		return opts.nruh;
+	if (opts.kind == "file")
+		return uint16_t{0};
+	return std::nullopt;
+}
+
 } // namespace kvfdp::daemon

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/result.hpp"
@@ -23,5 +24,10 @@ struct BackendOptions {
 };
 
 [[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts);
+
+// The placement handles the backend will have when its options alone decide it (model:
+// --nruh; file: none, 0), so a config can be checked before open_backend creates the model's
+// or the file's data file; passthru: nullopt (the namespace says, once opened).
+[[nodiscard]] std::optional<uint16_t> handles_before_open(const BackendOptions &opts);
 
 } // namespace kvfdp::daemon

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "userspace/daemon/config.hpp"
 #include "userspace/daemon/control_handlers.hpp"
 #include "userspace/daemon/daemon_state.hpp"
 #include "userspace/daemon/notify.hpp"
@@ -51,6 +52,27 @@ Result<UniqueFd> open_when_present(const std::string &path, int flags)
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	}
 	return errno_error(ENOENT, "open " + path + " (the node never appeared)");
+}
+
+// What can be checked before the backend is opened (opening the model or file backend
+// creates its data file): the config parses and, where the options decide the handles,
+// fits them; --ready-file can be written.
+Result<void> check_before_open(State &s)
+{
+	auto cfg = load_config(s.opts.config_path, !s.opts.config_explicit);
+	if (!cfg)
+		return std::move(cfg).error();
+	if (auto nruh = handles_before_open(s.opts.backend))
+		if (auto p = make_policy(*cfg, *nruh); !p)
+			return std::move(p).error();
+	if (!s.opts.ready_file.empty()) {
+		const size_t slash = s.opts.ready_file.rfind('/');
+		const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : s.opts.ready_file.substr(0, slash);
+		if (::access(dir.c_str(), W_OK | X_OK) != 0)
+			return errno_error(errno, "--ready-file " + s.opts.ready_file + ": its directory " + dir +
+							   " is not writable");
+	}
+	return ok();
 }
 
 // Opens the device and checks it can carry the policy; nothing on the ublk side yet.
@@ -311,23 +333,41 @@ void stop_live(State &s)
 
 int run(State &s)
 {
+	// Every check that can be made runs before the ublk device is created: the command line
+	// (exit 2), then the config, the socket path, the device and the namespace (exit 1).
 	if (s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
 		log::error("--depth must be 1..%u", ublk::kMaxQueueDepth);
-		return 1;
+		return kExitUsage;
 	}
 	if (static_cast<uint32_t>(s.opts.queues) * s.opts.depth > KVFDP_MAX_SLOTS) {
 		log::error("--queues x --depth = %u exceeds the tagger's %u slots; lower one of them",
 			   static_cast<unsigned>(s.opts.queues) * s.opts.depth, KVFDP_MAX_SLOTS);
-		return 1;
+		return kExitUsage;
 	}
 	if (s.opts.keep && s.opts.force_remove) {
 		log::error("--keep and --force-remove contradict each other: give one");
-		return 1;
+		return kExitUsage;
 	}
 	if (s.opts.io_buf_bytes < 4096 || s.opts.io_buf_bytes % 4096) {
 		log::error("--io-buf must be a multiple of 4096 bytes");
-		return 1;
+		return kExitUsage;
 	}
+	if (s.opts.attach && (s.opts.dev_id < 0 || s.opts.recover_id >= 0)) {
+		log::error("--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
+		return kExitUsage;
+	}
+	if (auto r = check_before_open(s); !r) {
+		log::error("%s", r.error().message().c_str());
+		return kExitConfig;
+	}
+	// The socket is bound now (a bad path is refused before the model's --file or any ublk
+	// device is made) and served once the device is live.
+	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_control_line(s, line); });
+	if (!server) {
+		log::error("%s", server.error().message().c_str());
+		return kExitConfig;
+	}
+	s.server = std::move(*server);
 	if (auto r = open_device(s); !r) {
 		log::error("%s", r.error().message().c_str());
 		return 1;
@@ -355,10 +395,6 @@ int run(State &s)
 		claim = std::move(*c);
 	}
 	if (s.opts.attach) {
-		if (s.opts.dev_id < 0 || s.opts.recover_id >= 0) {
-			log::error("--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
-			return 1;
-		}
 		if (auto a = choose_attach(s); !a) {
 			log::error("%s", a.error().message().c_str());
 			return 1;
@@ -383,7 +419,7 @@ int run(State &s)
 	}
 	if (!r) {
 		log::error("%s", r.error().message().c_str());
-		const int code = s.dev_added || s.recovered ? 2 : 1;
+		const int code = s.dev_added || s.recovered ? kExitRuntime : kExitConfig;
 		teardown(s, true);  // an added device goes; a device being recovered stays
 		return code;
 	}
@@ -392,13 +428,6 @@ int run(State &s)
 	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
 	s.tagger.start_events();
 
-	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_control_line(s, line); });
-	if (!server) {
-		log::error("%s", server.error().message().c_str());
-		stop_live(s);
-		return 2;
-	}
-	s.server = std::move(*server);
 	s.server->start();
 
 	const std::string bdev = ublk::block_path(s.dev.dev_id);

@@ -30,8 +30,14 @@ struct DaemonOptions {
 	std::string ready_file;              // written with the device path once serving
 };
 
-// Runs the daemon in the foreground until SIGTERM/SIGINT. Returns the process exit code:
-// 0 clean exit, 1 bad configuration or device (one line on stderr), 2 runtime failure.
+// kvfdpd's exit codes; the systemd unit (RestartPreventExitStatus=1 2) restarts none of the
+// first two, which a restart cannot cure. Both come before any ublk device exists.
+inline constexpr int kExitConfig = 1;   // refused config file, device, socket path or environment
+inline constexpr int kExitUsage = 2;    // a bad command line (unknown option, bad or conflicting value)
+inline constexpr int kExitRuntime = 3;  // failed once the device was being created or served
+
+// Runs the daemon in the foreground until SIGTERM/SIGINT. Returns the process exit code: 0
+// after a clean stop, else one of the above with one line on stderr.
 [[nodiscard]] int run_daemon(const DaemonOptions &opts);
 
 } // namespace kvfdp::daemon

@@ -73,7 +73,21 @@ int main(int argc, char **argv)
 		     "(UBLK_F_AUTO_BUF_REG, Linux 6.16+)");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
 	app.add_option("--debug", debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
-	CLI11_PARSE(app, argc, argv);
+	// A bad command line exits 2 (kExitUsage) with one line, never CLI11's own codes (104,
+	// 105, 109, ...), which the unit would restart every second.
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+			return app.exit(e);  // --help
+		std::string what = e.what();
+		for (char &c : what)
+			if (c == '\n')
+				c = ' ';
+		kvfdp::log::set_program("kvfdpd");
+		kvfdp::log::error("%s; see kvfdpd --help", what.c_str());
+		return kvfdp::daemon::kExitUsage;
+	}
 	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));
 	(void)size_str;
 

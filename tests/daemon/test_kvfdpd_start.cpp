@@ -1,0 +1,149 @@
+// The real kvfdpd binary's start-time refusals: a bad command line exits 2 (never CLI11's
+// own codes), a bad config, socket path or --ready-file exits 1, each with one line on
+// stderr and before anything is made: no model --file, no socket, no ublk device (each
+// case is refused before /dev/ublk-control is opened, so it runs on any machine).
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "tests/support/temp_files.hpp"
+
+using kvfdp::test::TempDir;
+using kvfdp::test::write_file;
+
+namespace {
+
+struct Ran {
+	int rc = -1;
+	std::string err;
+};
+
+// Runs kvfdpd with args; its stderr captured, stdout discarded.
+Ran kvfdpd(const std::vector<std::string> &args)
+{
+	TempDir d;
+	const std::string errfile = d.path + "/stderr";
+	const pid_t pid = ::fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		const int e = ::open(errfile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		const int n = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (e < 0 || n < 0 || ::dup2(e, 2) < 0 || ::dup2(n, 1) < 0)
+			::_exit(126);
+		std::vector<char *> argv{const_cast<char *>(KVFDPD_BIN)};
+		for (const auto &a : args)
+			argv.push_back(const_cast<char *>(a.c_str()));
+		argv.push_back(nullptr);
+		::execv(KVFDPD_BIN, argv.data());
+		::_exit(127);
+	}
+	int status = 0;
+	REQUIRE(::waitpid(pid, &status, 0) == pid);
+	Ran r;
+	r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	const int fd = ::open(errfile.c_str(), O_RDONLY | O_CLOEXEC);
+	REQUIRE(fd >= 0);
+	char buf[4096];
+	ssize_t n;
+	while ((n = ::read(fd, buf, sizeof(buf))) > 0)
+		r.err.append(buf, static_cast<size_t>(n));
+	::close(fd);
+	return r;
+}
+
+bool one_line(const std::string &s) { return !s.empty() && s.find('\n') == s.size() - 1; }
+bool exists(const std::string &p)
+{
+	struct stat st{};
+	return ::lstat(p.c_str(), &st) == 0;
+}
+
+} // namespace
+
+TEST_CASE("kvfdpd: a bad command line exits 2 with one line, not CLI11's codes")
+{
+	const std::vector<std::vector<std::string>> cases = {
+		{"--no-such-option"},            // CLI11: 109 (extras) / 105
+		{"--depth", "many"},             // CLI11: 105 (conversion)
+		{"--backend", "tape"},           // CLI11: 105 (validation)
+		{"stray-positional"},            // CLI11: 109
+		{"--config"},                    // CLI11: 104-ish (argument missing)
+		{"--depth", "0"},                // kvfdpd's own checks
+		{"--keep", "--force-remove"},
+		{"--attach"},                    // without --dev-id
+		{"--io-buf", "1000"},
+	};
+	for (const auto &args : cases) {
+		Ran r = kvfdpd(args);
+		INFO("kvfdpd " << args.front() << " ...: rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 2);
+		CHECK(one_line(r.err));
+		CHECK(r.err.rfind("kvfdpd: error: ", 0) == 0);
+	}
+	CHECK(kvfdpd({"--help"}).rc == 0);
+}
+
+TEST_CASE("kvfdpd: a bad config is refused (exit 1) before the model backend creates its --file")
+{
+	TempDir d;
+	const std::string img = d.path + "/model.img";
+	const std::string sock = d.path + "/kvfdpd.sock";
+	const std::string dir = d.path + "/conf.d";
+	REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+	const std::string fifo = d.path + "/fifo.toml";
+	REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+	write_file(d.path + "/range.toml", "[placement]\nshort = 9\n");  // the model has 8 handles
+	write_file(d.path + "/typo.toml", "[plcement]\nshort = 1\n");
+	const std::pair<std::string, std::string> cases[] = {
+		{dir, "is a directory, not a regular file"},
+		{fifo, "is a FIFO, not a regular file"},
+		{"/dev/zero", "is a character device, not a regular file"},
+		{d.path + "/range.toml", "placement.short: handle 9 out of range (device has 8 handles"},
+		{d.path + "/typo.toml", "plcement: unknown table"},
+		{d.path + "/missing.toml", "missing.toml"},
+	};
+	for (const auto &[config, says] : cases) {
+		Ran r = kvfdpd({"--backend", "model", "--file", img, "--size", "64M", "--nruh", "8", "--no-tagger",
+				"--socket", sock, "--config", config});
+		INFO("--config " << config << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 1);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(img));
+		CHECK_FALSE(exists(sock));
+	}
+}
+
+TEST_CASE("kvfdpd: a bad socket path or --ready-file is refused (exit 1) before anything is made")
+{
+	TempDir d;
+	const std::string img = d.path + "/model.img";
+	const std::string file = d.path + "/not-a-socket";
+	write_file(file, "keep me");
+	const std::pair<std::vector<std::string>, std::string> cases[] = {
+		{{"--socket", file}, file + " exists and is not a socket; remove it or pass --socket"},
+		{{"--socket", d.path + "/" + std::string(120, 's')}, "pass a shorter --socket"},
+		{{"--socket", d.path + "/sock", "--ready-file", d.path + "/no-such-dir/ready"}, "--ready-file"},
+	};
+	for (const auto &[extra, says] : cases) {
+		std::vector<std::string> args = {"--backend", "model", "--file", img, "--size", "64M", "--no-tagger"};
+		args.insert(args.end(), extra.begin(), extra.end());
+		Ran r = kvfdpd(args);
+		INFO(extra.front() << " " << extra[1] << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 1);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(img));
+		CHECK_FALSE(exists(d.path + "/sock"));
+	}
+	struct stat st{};
+	REQUIRE(::stat(file.c_str(), &st) == 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK(st.st_size == 7);
+}
