@@ -167,6 +167,39 @@ TEST_CASE("cli: status through the fake daemon shows classes, stale tags and rec
 	CHECK(d.seen().front() == R"({"cmd":"status"})");
 }
 
+TEST_CASE("cli: status names the data path, zero copy or copy with the daemon's note, and the bytes copied")
+{
+	auto with_path = [](const std::string &mode, const std::string &note, uint64_t copied) {
+		std::string st = kStatus;
+		const std::string io_end = R"("errors":0})";
+		st.replace(st.find(io_end), io_end.size(), R"("errors":0,"copied_bytes":)" + std::to_string(copied) + "}");
+		const std::string rec = R"("recovery":)";
+		st.insert(st.find(rec), R"("data_path":{"mode":")" + mode + R"(","note":")" + note + R"("},)");
+		return st;
+	};
+	FakeDaemon zc({{"status", with_path("zero-copy", "", 0)}});
+	auto wide = [](FakeDaemon &d) {
+		return run_cli({"status", "--socket", d.path(), "--width", "200", "--probe-root", "/nonexistent-kvfdp-root"});
+	};
+	Ran r = wide(zc);
+	INFO(r.err);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("data path:   zero copy: requests go to the device from their own pages (UBLK_F_AUTO_BUF_REG)") !=
+	      std::string::npos);
+	CHECK(r.out.find("0 errors, 0 B copied") != std::string::npos);
+	FakeDaemon copy({{"status", with_path("copy", "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+)", 12673024)}});
+	r = wide(copy);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("data path:   copy: each request is copied through kvfdpd's buffers (this ublk driver lacks "
+			 "UBLK_F_AUTO_BUF_REG (Linux 6.16+))") != std::string::npos);
+	CHECK(r.out.find("12.09 MiB copied") != std::string::npos);
+	// A daemon from before the data path: no line, no error.
+	FakeDaemon old(std::map<std::string, std::string>{{"status", kStatus}});
+	r = ask(old, {"status"});
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("data path") == std::string::npos);
+}
+
 TEST_CASE("cli: ruh through the fake daemon adds kvfdpd's bytes per handle")
 {
 	FakeDaemon d(all_replies());
