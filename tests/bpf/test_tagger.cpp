@@ -174,15 +174,9 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 	constexpr uint32_t kTeam = KVFDP_WRITER_NAMED | 1, kMine = KVFDP_WRITER_NAMED | 2;
 	REQUIRE(t.add_writer_dir(team, kTeam).ok());
 
+	// Where no cgroup2 hierarchy is mounted, mount one for the check (the ids are the same;
+	// /proc/self/cgroup shows its "0::" line only once cgroup2 was mounted somewhere).
 	auto mount = kvfdp::cgroup2_mount();
-	auto self = kvfdp::self_cgroup_path();
-	if (!self.ok()) {
-		std::ifstream pc("/proc/self/cgroup");
-		std::string all((std::istreambuf_iterator<char>(pc)), std::istreambuf_iterator<char>());
-		MESSAGE("/proc/self/cgroup: [" << all << "]");
-	}
-	REQUIRE_MESSAGE(self.ok(), (self.ok() ? "" : self.error().message()));
-	// Where no cgroup2 hierarchy is mounted, mount one for the check (the ids are the same).
 	std::string root;
 	char tmpl[] = "/tmp/kvfdp-cg2-XXXXXX";
 	bool mounted = false;
@@ -194,6 +188,8 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 		REQUIRE_MESSAGE(::system(("mount -t cgroup2 none " + root).c_str()) == 0, "mount cgroup2");
 		mounted = true;
 	}
+	auto self = kvfdp::self_cgroup_path();
+	REQUIRE_MESSAGE(self.ok(), (self.ok() ? "" : self.error().message()));
 	auto my_id = kvfdp::cgroup_id_of(root, *self);
 	REQUIRE_MESSAGE(my_id.ok(), (my_id.ok() ? "" : my_id.error().message()));
 	auto back = kvfdp::cgroup_path_of(root, *my_id);

@@ -32,6 +32,8 @@ Result<uint64_t> reload_policy(State &s)
 	auto np = std::make_shared<const Policy>(std::move(*p));
 	s.tagger.apply_rules(s.policy.get(), *np);
 	s.table.publish(np->handle);
+	if (s.learned)
+		s.learned->set_policy(*np);
 	s.policy = np;
 	return np->generation;
 }

@@ -15,6 +15,7 @@
 #include "userspace/daemon/control_server.hpp"
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/daemon.hpp"
+#include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/queue.hpp"
 #include "userspace/daemon/tagger_owner.hpp"
@@ -43,6 +44,7 @@ struct State {
 	std::shared_ptr<const Policy> policy;
 	uint64_t generation = 0;
 	TaggerOwner tagger;
+	std::unique_ptr<LearnedPlacement> learned;  // --placement learned, else null
 	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 	bool recovered = false;
 	std::string state = "starting";

@@ -7,6 +7,7 @@
 #include <liburing.h>
 
 #include "nvme/status.hpp"
+#include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/user_data.hpp"
 
 namespace kvfdp::daemon {
@@ -69,7 +70,9 @@ void IoEngine::start(uint16_t tag)
 		const WriteClass t = classify_write(tags_, tag, d.start_sector, d.nr_sectors);
 		if (t.stale)
 			ctr_.stale_tags.add(1);
-		uint16_t handle = cfg_.nruh ? policy_.handle_of(t.cls) : 0;
+		uint16_t handle = !cfg_.nruh     ? 0
+				  : cfg_.learned ? cfg_.learned->place(t.writer, t.cls, slba, nlb)
+						 : policy_.handle_of(t.cls);
 		if (cfg_.nruh && handle >= cfg_.nruh)
 			handle = 0;
 		ctr_.writes.add(1);
@@ -97,11 +100,15 @@ void IoEngine::start(uint16_t tag)
 		ctr_.discards.add(1);
 		ctr_.discard_bytes.add(bytes);
 		req.op = nvme::IoOp::deallocate;  // one DSM range
+		if (cfg_.learned)
+			cfg_.learned->discard(slba, nlb);
 		break;
 	case ublk::kOpWriteZeroes:
 		ctr_.write_zeroes.add(1);
 		ctr_.write_zeroes_bytes.add(bytes);
 		req.op = nvme::IoOp::write_zeroes;
+		if (cfg_.learned)
+			cfg_.learned->discard(slba, nlb);
 		per_cmd = kMaxWriteZeroesNlb;
 		break;
 	default:

@@ -19,6 +19,8 @@ struct io_uring_cqe;
 
 namespace kvfdp::daemon {
 
+class LearnedPlacement;
+
 // Receives finished requests: result is bytes done (read/write), 0, or -errno.
 class Committer {
 public:
@@ -39,6 +41,9 @@ struct EngineConfig {
 	// tag buffers exist (bufs is unused). Else copy mode: the driver copies each request into
 	// or out of bufs[tag], counted in QueueCounters::copied_bytes.
 	bool zero_copy = false;
+	// --placement learned: writes go where the learner puts their (writer, class), and
+	// discards tell it what died (learned.hpp); nullptr: the class map.
+	LearnedPlacement *learned = nullptr;
 };
 
 class IoEngine {

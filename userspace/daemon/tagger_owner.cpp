@@ -145,7 +145,6 @@ void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
 		if (!r)
 			log::warn("writer %s (line %d): %s; skipped", w.name.c_str(), w.line, r.error().message().c_str());
 	}
-	m.writers.set_config(p.config);
 }
 
 } // namespace
@@ -153,6 +152,7 @@ void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
 void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 {
 	Impl &m = *impl_;
+	m.writers.set_config(p.config);
 	if (!m.tagger)
 		return;
 	if (old_p)
@@ -225,6 +225,7 @@ struct TaggerOwner::Impl {
 	bool active = false;  // never
 	std::string reason;
 	std::vector<std::string> sources;
+	WriterNames writers;
 };
 
 void TaggerOwner::load(bool disabled, uint32_t, uint32_t, const std::string &, bool)
@@ -239,7 +240,7 @@ void TaggerOwner::load(bool disabled, uint32_t, uint32_t, const std::string &, b
 
 const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const { return nullptr; }
 void TaggerOwner::watch_disk(const std::string &) {}
-void TaggerOwner::apply_rules(const Policy *, const Policy &) {}
+void TaggerOwner::apply_rules(const Policy *, const Policy &p) { impl_->writers.set_config(p.config); }
 void TaggerOwner::start_events() {}
 void TaggerOwner::stop_events() {}
 void TaggerOwner::unpin() {}
@@ -256,6 +257,8 @@ json TaggerOwner::files(const FilesQuery &)
 #endif
 
 TaggerOwner::TaggerOwner() : impl_(std::make_unique<Impl>()) {}
+
+WriterNames &TaggerOwner::writer_names() { return impl_->writers; }
 
 TaggerOwner::~TaggerOwner() { stop_events(); }
 

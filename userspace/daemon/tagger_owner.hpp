@@ -15,6 +15,7 @@
 #include "bpf/tag.h"
 #include "userspace/daemon/files_query.hpp"
 #include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/writers.hpp"
 
 namespace kvfdp::daemon {
 
@@ -44,6 +45,8 @@ public:
 	// The data of the `files` reply: the query's rows, filtered and ranked over every record,
 	// with each file's writer named; or why there are none.
 	[[nodiscard]] nlohmann::json files(const FilesQuery &q);
+	// Names of writer ids: the policy's [[writer]] entries (apply_rules), cgroup paths.
+	[[nodiscard]] WriterNames &writer_names();
 
 	// Removes the pinned set (the device is gone): the programs detach at exit.
 	void unpin();

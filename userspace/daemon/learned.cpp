@@ -1,0 +1,275 @@
+// kvfdpd's learned placement: chunk table of write keys and clocks, the regroup thread,
+// RUH Update of abandoned handles, the soft state file, and the policy / metrics views.
+#include "userspace/daemon/learned.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+
+#include "bpf/tagger.h"
+#include "common/log.hpp"
+#include "userspace/daemon/writers.hpp"
+
+namespace kvfdp::daemon {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kValid = uint64_t{1} << 63;
+constexpr uint64_t kMaxChunks = uint64_t{1} << 22;
+constexpr uint32_t kMinChunkBytes = 4096;
+
+uint64_t key_word(uint32_t writer, uint8_t cls) { return kValid | uint64_t{writer} << 8 | cls; }
+placement::Key key_of(uint64_t w)
+{
+	return placement::Key{static_cast<uint32_t>(w >> 8), static_cast<uint8_t>(w & 0xff)};
+}
+
+double now_s()
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// mkdir -p of path's directory (0755); errors show at save.
+void make_parent(const std::string &path)
+{
+	for (size_t i = 1; i < path.size(); i++)
+		if (path[i] == '/')
+			::mkdir(path.substr(0, i).c_str(), 0755);
+}
+
+} // namespace
+
+LearnedPlacement::LearnedPlacement(nvme::Device &dev, uint16_t nruh, const LearnedOptions &o)
+	: dev_(dev), nruh_(nruh), opts_(o),
+	  learner_([&] {
+		  placement::LearnerConfig c;
+		  c.nruh = nruh;
+		  c.capacity_bytes = dev.info().nlb * dev.info().lba_size;
+		  c.ru_bytes = dev.info().ru_size;
+		  return c;
+	  }()),
+	  lba_size_(dev.info().lba_size)
+{
+	const uint64_t bytes = dev.info().nlb * lba_size_;
+	uint64_t chunk = std::max<uint64_t>(kMinChunkBytes, lba_size_);
+	while (bytes / chunk > kMaxChunks)
+		chunk <<= 1;
+	chunk_shift_ = static_cast<uint32_t>(std::countr_zero(chunk / lba_size_));
+	nchunks_ = (dev.info().nlb + (uint64_t{1} << chunk_shift_) - 1) >> chunk_shift_;
+	chunks_.reset(new Chunk[nchunks_]);
+}
+
+std::unique_ptr<LearnedPlacement> LearnedPlacement::create(nvme::Device &dev, uint16_t nruh,
+							   const LearnedOptions &o)
+{
+	std::unique_ptr<LearnedPlacement> lp(new LearnedPlacement(dev, nruh, o));
+	if (!o.state_path.empty()) {
+		if (auto r = lp->learner_.load(o.state_path); !r)
+			log::warn("%s", r.error().message().c_str());
+		else
+			log::info("learned placement: state from %s, %zu key(s)", o.state_path.c_str(),
+				  lp->learner_.groups().size());
+	}
+	return lp;
+}
+
+LearnedPlacement::~LearnedPlacement() { stop(); }
+
+void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key) noexcept
+{
+	const uint64_t now = learner_.clock();
+	const uint64_t end = std::min<uint64_t>(slba + nlb, nchunks_ << chunk_shift_);
+	for (uint64_t lba = slba; lba < end;) {
+		const uint64_t c = lba >> chunk_shift_;
+		const uint64_t next = std::min<uint64_t>((c + 1) << chunk_shift_, end);
+		const uint64_t bytes = (next - lba) * lba_size_;
+		Chunk &ch = chunks_[c];
+		const uint64_t old = ch.key.exchange(new_key, std::memory_order_relaxed);
+		const uint64_t then = ch.clock.exchange(new_key ? now : 0, std::memory_order_relaxed);
+		if (old & kValid)
+			learner_.died(key_of(old), bytes, now > then ? now - then : 0);
+		lba = next;
+	}
+}
+
+uint16_t LearnedPlacement::place(uint32_t writer, uint8_t cls, uint64_t slba, uint32_t nlb) noexcept
+{
+	const uint16_t h = learner_.place(placement::Key{writer, cls}, uint64_t{nlb} * lba_size_);
+	chunks_died(slba, nlb, key_word(writer, cls));
+	return h < nruh_ ? h : 0;
+}
+
+void LearnedPlacement::discard(uint64_t slba, uint32_t nlb) noexcept { chunks_died(slba, nlb, 0); }
+
+void LearnedPlacement::set_policy(const placement::Policy &p)
+{
+	std::vector<placement::Pin> pins;
+	for (unsigned c = 0; c < placement::kNumClasses; c++)
+		if (p.config.handle[c])
+			pins.push_back(placement::Pin{std::nullopt, static_cast<uint8_t>(c), *p.config.handle[c]});
+	for (size_t i = 0; i < p.config.writers.size(); i++)
+		if (auto h = placement::fixed_handle(p.config.writers[i], p))
+			pins.push_back(placement::Pin{uint64_t{named_writer_id(i)}, std::nullopt, *h});
+	learner_.set_pins(pins);
+	for (size_t i = 0; i < p.config.writers.size(); i++) {
+		const placement::WriterRule &w = p.config.writers[i];
+		learner_.set_writer_name(named_writer_id(i), !w.name.empty() ? w.name : !w.cgroup.empty() ? w.cgroup : w.dir);
+	}
+}
+
+placement::RecomputeResult LearnedPlacement::recompute_now()
+{
+	std::lock_guard g(mu_);
+	placement::RecomputeResult r = learner_.recompute(now_s());
+	recomputes_.fetch_add(1, std::memory_order_relaxed);
+	generation_ = r.generation;
+	groups_ = r.groups;
+	if (!r.abandoned.empty()) {
+		auto u = dev_.ruh_update(r.abandoned);
+		if (u) {
+			ruh_updates_.fetch_add(r.abandoned.size(), std::memory_order_relaxed);
+		} else {
+			// The handles stay open: harmless but for their RU's spare space.
+			ruh_refused_.fetch_add(r.abandoned.size(), std::memory_order_relaxed);
+			const std::string e = u.error().message();
+			if (e != last_error_)
+				log::warn("learned placement: %s", e.c_str());
+			last_error_ = e;
+		}
+	}
+	save_locked();
+	return r;
+}
+
+void LearnedPlacement::save_locked()
+{
+	if (opts_.state_path.empty())
+		return;
+	make_parent(opts_.state_path);
+	if (auto r = learner_.save(opts_.state_path); !r) {
+		const std::string e = r.error().message();
+		if (e != last_error_)
+			log::warn("learned placement: saving %s: %s", opts_.state_path.c_str(), e.c_str());
+		last_error_ = e;
+	}
+}
+
+void LearnedPlacement::start()
+{
+	if (thread_.joinable())
+		return;
+	thread_ = std::thread([this] {
+		std::unique_lock lk(mu_);
+		while (!stop_) {
+			cv_.wait_for(lk, std::chrono::duration<double>(opts_.period_s), [this] { return stop_; });
+			if (stop_)
+				break;
+			lk.unlock();
+			(void)recompute_now();
+			lk.lock();
+		}
+	});
+}
+
+void LearnedPlacement::stop()
+{
+	{
+		std::lock_guard g(mu_);
+		if (!thread_.joinable())
+			return;
+		stop_ = true;
+	}
+	cv_.notify_all();
+	thread_.join();
+	(void)recompute_now();  // the last counts into the saved state
+}
+
+json LearnedPlacement::policy_json(WriterNames &names) const
+{
+	json keys = json::array();
+	std::vector<uint16_t> handles;
+	for (const placement::KeyInfo &k : learner_.groups()) {
+		const uint32_t w = static_cast<uint32_t>(k.key.writer);
+		std::string name = k.writer_name.empty() ? names.name_of(w) : k.writer_name;
+		keys.push_back({{"writer_id", w},
+				{"writer", name.empty() ? json(nullptr) : json(name)},
+				{"class", placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0)},
+				{"group", k.group},
+				{"handle", k.handle},
+				{"pinned", k.pinned},
+				{"lifetime_bytes", k.lifetime_bytes},
+				{"lifetime_s", k.lifetime_s},
+				{"write_share", k.write_share},
+				{"live_bytes", k.live_bytes},
+				{"written_bytes", k.written_bytes},
+				{"died_bytes", k.died_bytes}});
+		if (std::find(handles.begin(), handles.end(), k.handle) == handles.end())
+			handles.push_back(k.handle);
+	}
+	std::sort(handles.begin(), handles.end());
+	return {{"mode", "learned"},
+		{"groups", groups_},
+		{"handles_used", handles},
+		{"generation", generation_},
+		{"clock_bytes", learner_.clock()},
+		{"recomputes", recomputes_.load(std::memory_order_relaxed)},
+		{"ruh_updates", ruh_updates()},
+		{"ruh_update_refused", ruh_update_refused()},
+		{"overflow_bytes", learner_.overflow_bytes()},
+		{"state_path", opts_.state_path},
+		{"keys", keys}};
+}
+
+std::string LearnedPlacement::metrics_text(WriterNames &names) const
+{
+	std::string out;
+	auto sample = [&out](const char *metric, const std::string &labels, double v) {
+		char buf[64];
+		std::snprintf(buf, sizeof buf, "%.17g", v);
+		out += std::string(metric) + (labels.empty() ? "" : "{" + labels + "}") + " " + buf + "\n";
+	};
+	auto head = [&out](const char *metric, const char *type, const char *help) {
+		out += std::string("# HELP ") + metric + " " + help + "\n# TYPE " + metric + " " + type + "\n";
+	};
+	const auto keys = learner_.groups();
+	auto labels = [&](const placement::KeyInfo &k) {
+		std::string n = k.writer_name.empty() ? names.name_of(static_cast<uint32_t>(k.key.writer)) : k.writer_name;
+		std::string esc;
+		for (char c : n) {
+			if (c == '"' || c == '\\')
+				esc += '\\';
+			if (c != '\n')
+				esc += c;
+		}
+		return "writer=\"" + esc + "\",class=\"" +
+		       placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0) + "\",handle=\"" +
+		       std::to_string(k.handle) + "\"";
+	};
+	head("kvfdp_learned_lifetime_bytes", "gauge",
+	     "Estimated lifetime of a placement key's data, in device bytes written.");
+	for (const auto &k : keys)
+		sample("kvfdp_learned_lifetime_bytes", labels(k), k.lifetime_bytes);
+	head("kvfdp_learned_lifetime_seconds", "gauge", "The same lifetime in seconds at the recent write rate (0: unknown).");
+	for (const auto &k : keys)
+		sample("kvfdp_learned_lifetime_seconds", labels(k), k.lifetime_s);
+	head("kvfdp_learned_write_share", "gauge", "Decayed share of the device's writes.");
+	for (const auto &k : keys)
+		sample("kvfdp_learned_write_share", labels(k), k.write_share);
+	head("kvfdp_learned_live_bytes", "gauge", "Bytes written under the key and not yet died.");
+	for (const auto &k : keys)
+		sample("kvfdp_learned_live_bytes", labels(k), static_cast<double>(k.live_bytes));
+	head("kvfdp_learned_groups", "gauge", "Groups (handles the learner places on).");
+	sample("kvfdp_learned_groups", "", groups_);
+	head("kvfdp_ruh_updates_total", "counter", "Handles closed with RUH Update since start.");
+	sample("kvfdp_ruh_updates_total", "", static_cast<double>(ruh_updates()));
+	head("kvfdp_ruh_update_refused_total", "counter", "Handles whose RUH Update the drive refused (left open).");
+	sample("kvfdp_ruh_update_refused_total", "", static_cast<double>(ruh_update_refused()));
+	return out;
+}
+
+} // namespace kvfdp::daemon
