@@ -136,9 +136,19 @@ const char *kFiles = R"({"ok":true,"data":{"available":true,"matched":3,"files":
 
 const char *kMetrics = R"({"ok":true,"data":{"text":"# HELP kvfdp_class_bytes_total Bytes written per class.\n# TYPE kvfdp_class_bytes_total counter\nkvfdp_class_bytes_total{class=\"short\"} 8388608\n# HELP kvfdp_stale_tags_total Stale tags.\n# TYPE kvfdp_stale_tags_total counter\nkvfdp_stale_tags_total 2\n"}})";
 
+const char *kPolicy = R"({"ok":true,"data":{"config":"/etc/kvfdp/kvfdp.toml","generation":2,"nruh":4,
+ "map":[{"class":"not_set","handle":0,"pid":0}],"rules":[],"placement":"learned",
+ "writers":[{"name":"logs","cgroup":null,"dir":"/mnt/kv/logs","handle":3}],
+ "watch":{"disk":"/dev/ublkb0","dir":""},
+ "learned":{"mode":"learned","groups":2,"handles_used":[0,1,3],"clock_bytes":1073741824,"ruh_updates":1,"ruh_update_refused":0,
+  "keys":[
+   {"writer_id":202,"writer":"/staging.slice","class":"not_set","group":1,"handle":1,"pinned":false,"lifetime_bytes":8388608,"lifetime_s":2.5,"write_share":0.8,"live_bytes":4194304},
+   {"writer_id":101,"writer":"/engine.slice","class":"not_set","group":0,"handle":0,"pinned":false,"lifetime_bytes":671088640,"lifetime_s":200,"write_share":0.19,"live_bytes":134217728},
+   {"writer_id":2147483649,"writer":"logs","class":"not_set","group":0,"handle":3,"pinned":true,"lifetime_bytes":0,"lifetime_s":0,"write_share":0.01,"live_bytes":1048576}]}}})";
+
 std::map<std::string, std::string> all_replies()
 {
-	return {{"status", kStatus}, {"ruh", kRuh}, {"stats", kStats}, {"files", kFiles},
+	return {{"status", kStatus}, {"ruh", kRuh}, {"stats", kStats}, {"files", kFiles}, {"policy", kPolicy},
 		{"metrics", kMetrics}};
 }
 
@@ -233,6 +243,18 @@ TEST_CASE("cli: files asks kvfdpd to rank by bytes and filter over all files; sh
 	REQUIRE(doc["files"].size() == 1);
 	CHECK(doc["files"][0]["ino"] == 132);  // the daemon's first row, shown as given
 	CHECK(doc["files"][0]["writer"] == "/kv.slice/engine-a.service");
+}
+
+TEST_CASE("cli: policy shows kvfdpd's learned groups by handle, with writer, lifetime, share and live bytes")
+{
+	FakeDaemon d(all_replies());
+	Ran r = ask(d, {"policy", "show"});
+	INFO(r.err);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(golden_diff("policy_learned_daemon.txt", r.out) == "");
+	auto doc = json::parse(ask(d, {"policy", "show", "-o", "json"}).out);
+	CHECK(doc["learned"]["groups"] == 2);
+	CHECK(doc["learned"]["keys"].size() == 3);
 }
 
 TEST_CASE("cli: stats through the fake daemon gives the lifetime WAF and its caveat")

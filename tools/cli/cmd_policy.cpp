@@ -1,6 +1,9 @@
 // kvfdp policy show [FILE] | check FILE: a kvfdpd policy config, parsed and validated with
 // the placement library's parser, the one kvfdpd uses, or the policy kvfdpd runs now.
+#include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "tools/cli/commands.hpp"
 #include "tools/cli/source.hpp"
@@ -19,6 +22,61 @@ using nlohmann::json;
 struct PolicyOptions {
 	std::string file;
 };
+
+double num(const json &j, const char *k)
+{
+	return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+}
+
+std::string seconds_text(double s)
+{
+	char buf[32];
+	if (s <= 0)
+		return "-";
+	if (s < 120)
+		std::snprintf(buf, sizeof buf, "%.1fs", s);
+	else if (s < 7200)
+		std::snprintf(buf, sizeof buf, "%.1fm", s / 60);
+	else
+		std::snprintf(buf, sizeof buf, "%.1fh", s / 3600);
+	return buf;
+}
+
+// kvfdpd's learned groups (--placement learned): one row per key, by handle.
+void print_learned(Context &ctx, const json &l)
+{
+	ctx.out << '\n';
+	KeyValues kv;
+	kv.add("placement", "learned: " + l.value("groups", json(0)).dump() + " group(s) on handle(s) " +
+				    l.value("handles_used", json::array()).dump());
+	kv.add("write clock", format_bytes(static_cast<u128>(num(l, "clock_bytes"))) + " written since start");
+	kv.add("RUH updates", l.value("ruh_updates", json(0)).dump() + " (refused " +
+				      l.value("ruh_update_refused", json(0)).dump() + ")");
+	kv.render(ctx.out, ctx.table_width());
+	ctx.out << '\n';
+	std::vector<json> keys;
+	for (const auto &k : l.value("keys", json::array()))
+		if (k.is_object())
+			keys.push_back(k);
+	std::stable_sort(keys.begin(), keys.end(), [](const json &a, const json &b) {
+		return num(a, "handle") != num(b, "handle") ? num(a, "handle") < num(b, "handle")
+							      : num(a, "lifetime_bytes") < num(b, "lifetime_bytes");
+	});
+	Table t({{"HANDLE", Align::right}, {"WRITER", Align::left, true}, {"CLASS"}, {"LIFETIME", Align::right},
+		 {"LIFE(S)", Align::right}, {"SHARE", Align::right}, {"LIVE", Align::right}, {"FROM"}});
+	for (const auto &k : keys) {
+		char share[16];
+		std::snprintf(share, sizeof share, "%.1f%%", 100.0 * num(k, "write_share"));
+		const std::string writer = k.contains("writer") && k["writer"].is_string()
+						   ? k["writer"].get<std::string>()
+						   : "id " + k.value("writer_id", json(0)).dump();
+		t.add_row({k.contains("handle") ? k["handle"].dump() : "-", writer, k.value("class", std::string("-")),
+			   format_bytes(static_cast<u128>(num(k, "lifetime_bytes"))), seconds_text(num(k, "lifetime_s")),
+			   share, format_bytes(static_cast<u128>(num(k, "live_bytes"))),
+			   k.value("pinned", false) ? "config" : "learned"});
+	}
+	t.render(ctx.out, ctx.table_width());
+}
 
 void print_policy_human(Context &ctx, const json &p)
 {
@@ -47,6 +105,19 @@ void print_policy_human(Context &ctx, const json &p)
 			r.add_row({x.value("path", std::string("?")), x.value("class", std::string("?"))});
 		r.render(ctx.out, ctx.table_width());
 	}
+	const json &writers = p.value("writers", json::array());
+	if (!writers.empty()) {
+		ctx.out << '\n';
+		Table r({{"WRITER", Align::left, true}, {"CGROUP/DIR", Align::left, true}, {"FIXED HANDLE", Align::right}});
+		for (const auto &x : writers) {
+			const json &where = x.contains("cgroup") && x["cgroup"].is_string() ? x["cgroup"] : x.value("dir", json());
+			r.add_row({x.value("name", std::string("?")), where.is_string() ? where.get<std::string>() : "-",
+				   x.contains("handle") && x["handle"].is_number() ? x["handle"].dump() : "-"});
+		}
+		r.render(ctx.out, ctx.table_width());
+	}
+	if (p.contains("learned") && p["learned"].is_object())
+		print_learned(ctx, p["learned"]);
 }
 
 // Parses and validates file; with a device (--device / --backend) the handle numbers are
