@@ -9,6 +9,7 @@
 #include "nvme/model/config.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/workload/chunk_store.hpp"
+#include "tools/workload/host.hpp"
 #include "tools/workload/kv_synth.hpp"
 
 using namespace kvfdp;
@@ -36,6 +37,31 @@ double waf(const model::ModelConfig &cfg, sim::Workload &w, sim::Placement p)
 	return r->waf;
 }
 
+// Conversations: each request resends its conversation's blocks and adds two more, so
+// blocks are reused for a while and then die. Requests are step_ms apart.
+std::vector<MooncakeRequest> conversations(int requests, uint64_t step_ms)
+{
+	std::vector<MooncakeRequest> trace;
+	uint64_t next = 1;
+	std::vector<std::vector<uint64_t>> convs(40);
+	uint64_t x = 7;
+	for (int r = 0; r < requests; ++r) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		auto &c = convs[(x >> 33) % convs.size()];
+		if (c.size() > 24 || ((x >> 20) % 8) == 0)
+			c.clear();
+		c.push_back(next++);
+		c.push_back(next++);
+		MooncakeRequest q;
+		q.timestamp_ms = static_cast<uint64_t>(r) * step_ms;
+		q.input_length = (c.size() + 1) * 512 - 7;
+		q.hash_ids.push_back(0);
+		q.hash_ids.insert(q.hash_ids.end(), c.begin(), c.end());
+		trace.push_back(q);
+	}
+	return trace;
+}
+
 } // namespace
 
 TEST_CASE("workload: oracle <= hint <= none WAF for the synthetic KV mix")
@@ -57,26 +83,7 @@ TEST_CASE("workload: oracle <= hint <= none WAF for the synthetic KV mix")
 
 TEST_CASE("workload: the chunk store runs on the model, and oracle placement beats none")
 {
-	// Conversations: each request resends its conversation's blocks and adds two more, so
-	// blocks are reused for a while and then die.
-	std::vector<MooncakeRequest> trace;
-	uint64_t next = 1;
-	std::vector<std::vector<uint64_t>> convs(40);
-	uint64_t x = 7;
-	for (int r = 0; r < 6000; ++r) {
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		auto &c = convs[(x >> 33) % convs.size()];
-		if (c.size() > 24 || ((x >> 20) % 8) == 0)
-			c.clear();
-		c.push_back(next++);
-		c.push_back(next++);
-		MooncakeRequest q;
-		q.timestamp_ms = static_cast<uint64_t>(r);
-		q.input_length = (c.size() + 1) * 512 - 7;
-		q.hash_ids.push_back(0);
-		q.hash_ids.insert(q.hash_ids.end(), c.begin(), c.end());
-		trace.push_back(q);
-	}
+	const std::vector<MooncakeRequest> trace = conversations(6000, 1);
 	ChunkStoreConfig cc;
 	cc.chunk_bytes = 64 * 1024;
 	cc.utilisation = 1.0;
@@ -91,4 +98,89 @@ TEST_CASE("workload: the chunk store runs on the model, and oracle placement bea
 	auto j = w.extra();
 	CHECK(j.contains("hit_ratio"));
 	CHECK(j.contains("evictions"));
+}
+
+TEST_CASE("workload: the shared host runs every writer; writer and learned placement beat none")
+{
+	HostConfig hc;
+	hc.store.chunk_bytes = 64 * 1024;
+	hc.store.utilisation = 1.0;
+	hc.scale = 1.0 / 1024;          // 64 KiB chunks of a 64 MiB-per-block model
+	hc.staging_s = 2.0;
+	hc.weights_bytes = 8ull << 30;  // 8 MiB scaled
+	hc.swap_s = 120;
+	hc.log_rate = 4 << 20;          // 4 KiB/s scaled
+	hc.log_file_bytes = 64 << 20;   // 64 KiB files
+	HostWorkload w(conversations(6000, 100), hc);
+	const auto cfg = small_model();
+	auto none = sim::run_one(cfg, w, sim::Placement::none, nullptr);
+	REQUIRE_MESSAGE(none.ok(), (none.ok() ? "" : none.error().message()));
+	const auto j = w.extra();
+	CHECK(j["staging"]["bytes"].get<uint64_t>() > 0);
+	CHECK(j["logs"]["bytes"].get<uint64_t>() > 0);
+	CHECK(j["logs"]["rotations"].get<uint64_t>() > hc.log_keep);
+	CHECK(j["weights"]["swaps"].get<uint64_t>() >= 4);  // 600 s of trace, every 120 s
+	CHECK(j["engines"].size() == 1);
+	CHECK(j["evictions"].get<uint64_t>() > 0);
+	CHECK(none->host_bytes > 0);
+	auto writer = sim::run_one(cfg, w, sim::Placement::writer, nullptr);
+	auto learned = sim::run_one(cfg, w, sim::Placement::learned, nullptr);
+	REQUIRE(writer.ok());
+	REQUIRE(learned.ok());
+	CHECK(writer->extra["writers"] == 4);  // engine, staging, logs, weights
+	MESSAGE("host WAF: none " << none->waf << ", writer " << writer->waf << ", learned " << learned->waf);
+	CHECK(writer->waf < none->waf);
+	CHECK(learned->waf < none->waf);
+	CHECK(learned->extra["learned"]["groups"].get<int>() >= 2);
+}
+
+TEST_CASE("workload: host engines replay at their own speeds; bad host options name the option")
+{
+	HostConfig hc;
+	hc.store.chunk_bytes = 64 * 1024;
+	hc.store.utilisation = 0.9;
+	hc.scale = 1.0 / 1024;
+	hc.engines = 2;
+	hc.speeds = {1, 3};
+	hc.staging_s = 0;
+	hc.log_rate = 0;
+	hc.weights_bytes = 0;
+	HostWorkload w(conversations(3000, 100), hc);
+	auto r = sim::run_one(small_model(), w, sim::Placement::none, nullptr);
+	REQUIRE(r.ok());
+	const auto j = w.extra();
+	REQUIRE(j["engines"].size() == 2);
+	const double slow = j["engines"][0]["requests"].get<double>();
+	const double fast = j["engines"][1]["requests"].get<double>();
+	CHECK(slow == doctest::Approx(3000).epsilon(0.01));
+	CHECK(fast == doctest::Approx(9000).epsilon(0.01));
+	CHECK(j["staging"]["bytes"] == 0);
+	CHECK(j["weights"]["bytes"] == 0);
+
+	struct Bad {
+		HostConfig c;
+		const char *want;
+	};
+	HostConfig base = hc;
+	std::vector<Bad> bad;
+	bad.push_back({base, "--host-speeds"});
+	bad.back().c.speeds = {1};
+	bad.push_back({base, "--host-shares: the shares must add up to 1"});
+	bad.back().c.shares = {0.5, 0.4};
+	bad.push_back({base, "--host-engines"});
+	bad.back().c.engines = 0;
+	bad.push_back({base, "--host-staging-s"});
+	bad.back().c.staging_s = -1;
+	for (const Bad &b : bad) {
+		auto v = HostWorkload::validate(b.c);
+		REQUIRE_FALSE(v.ok());
+		CHECK(v.error().message().find(b.want) != std::string::npos);
+	}
+	// Weights as large as the device leave the stores no room: a clear error, not a crash.
+	HostConfig huge = hc;
+	huge.weights_bytes = 1ull << 40;
+	HostWorkload hw(conversations(100, 100), huge);
+	auto e = sim::run_one(small_model(), hw, sim::Placement::none, nullptr);
+	REQUIRE_FALSE(e.ok());
+	CHECK(e.error().message().find("leaves the KV stores no room") != std::string::npos);
 }

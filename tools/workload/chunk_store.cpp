@@ -50,10 +50,16 @@ private:
 
 class Replay {
 public:
-	Replay(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, ChunkStoreStats &st)
-		: cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st)
+	// writer: the id its files are written with; ends_warmup: its first eviction ends the
+	// warm-up (a store alone on the device), else the caller ends it.
+	Replay(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, ChunkStoreStats &st,
+	       uint64_t writer = 0, bool ends_warmup = true)
+		: cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st), writer_(writer), ends_warmup_(ends_warmup)
 	{
 	}
+
+	// Blocks this store's chunks hold (the whole BlockFs's when it is alone on it).
+	[[nodiscard]] uint64_t used_blocks() const { return used_; }
 
 	void request(const MooncakeRequest &req, sim::Placement placement,
 		     const std::vector<uint8_t> *oracle)
@@ -120,9 +126,9 @@ private:
 	void promote(std::list<Chunk>::iterator c)
 	{
 		learner_.evicted(c->group, true);
-		fs_.unlink(c->file);
+		unlink(c->file);
 		c->group = kShared;
-		bool created = fs_.create(cfg_.chunk_bytes, KVFDP_CLASS_LONG, c->file);
+		bool created = create(KVFDP_CLASS_LONG, c->file);
 		(void)created; // the blocks just freed are enough
 		++st_.promotions;
 		++st_.chunks_written;
@@ -130,14 +136,14 @@ private:
 
 	void evict_lru()
 	{
-		if (st_.evictions == 0)
+		if (st_.evictions == 0 && ends_warmup_)
 			fs_.begin_measurement(); // the store is full: the warm-up ends here
 		Chunk &c = lru_.back();
 		if (cfg_.evict == EvictPolicy::fifo2 && c.reused) {
 			// Second chance: rewrite it as the newest chunk (a new file, same class).
 			learner_.evicted(c.group, true);
-			fs_.unlink(c.file);
-			bool created = fs_.create(cfg_.chunk_bytes, c.cls, c.file);
+			unlink(c.file);
+			bool created = create(c.cls, c.file);
 			(void)created; // the blocks just freed are enough
 			c.reused = false;
 			lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
@@ -146,7 +152,7 @@ private:
 			return;
 		}
 		learner_.evicted(c.group, c.reused);
-		fs_.unlink(c.file);
+		unlink(c.file);
 		index_.erase(c.hash);
 		lru_.pop_back();
 		++st_.evictions;
@@ -156,20 +162,37 @@ private:
 	{
 		const uint64_t need = BlockFs::blocks_for(cfg_.chunk_bytes);
 		while (!lru_.empty() &&
-		       (fs_.used_blocks() + need > cap_blocks_ || fs_.free_blocks() < need))
+		       (used_ + need > cap_blocks_ || fs_.free_blocks() < need))
 			evict_lru();
 		lru_.push_front(Chunk{h, {}, g, cls, false});
 		// The caller checked that one chunk fits in an empty store.
-		bool created = fs_.create(cfg_.chunk_bytes, cls, lru_.front().file);
+		bool created = create(cls, lru_.front().file);
 		(void)created;
 		index_[h] = lru_.begin();
 		++st_.chunks_written;
+	}
+
+	// A chunk file of this store, written as its writer, counted in used_.
+	bool create(uint8_t cls, FileExtents &file)
+	{
+		const bool created = fs_.create(cfg_.chunk_bytes, cls, file, writer_);
+		if (created)
+			used_ += file.blocks;
+		return created;
+	}
+	void unlink(FileExtents &file)
+	{
+		used_ -= file.blocks;
+		fs_.unlink(file);
 	}
 
 	const ChunkStoreConfig &cfg_;
 	BlockFs &fs_;
 	uint64_t cap_blocks_;
 	ChunkStoreStats &st_;
+	uint64_t writer_;
+	bool ends_warmup_;
+	uint64_t used_ = 0;
 	std::list<Chunk> lru_; // front = most recently used (lru) or written (fifo, fifo2)
 	std::unordered_map<uint64_t, std::list<Chunk>::iterator> index_;
 	std::unordered_map<uint64_t, uint32_t> refs_; // requests that referenced each hash
@@ -204,6 +227,33 @@ Result<void> replay_pass(const std::vector<MooncakeRequest> &trace, const ChunkS
 }
 
 } // namespace
+
+struct ChunkEngine::Impl {
+	Impl(const ChunkStoreConfig &c, BlockFs &fs, uint64_t cap_blocks, uint64_t writer)
+		: cfg(c), replay(cfg, fs, cap_blocks, stats, writer, false)
+	{
+	}
+	ChunkStoreConfig cfg;
+	ChunkStoreStats stats;
+	Replay replay;
+};
+
+ChunkEngine::ChunkEngine(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, uint64_t writer)
+	: impl_(std::make_unique<Impl>(cfg, fs, cap_blocks, writer))
+{
+}
+
+ChunkEngine::~ChunkEngine() = default;
+
+void ChunkEngine::request(const MooncakeRequest &req, sim::Placement placement,
+			  const std::vector<uint8_t> *oracle)
+{
+	impl_->replay.request(req, placement, oracle);
+}
+
+const ChunkStoreStats &ChunkEngine::stats() const { return impl_->stats; }
+
+uint64_t ChunkEngine::used_blocks() const { return impl_->replay.used_blocks(); }
 
 ChunkStoreWorkload::ChunkStoreWorkload(std::string name, std::vector<MooncakeRequest> trace,
 				       ChunkStoreConfig cfg)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,25 @@ struct ChunkStoreStats : ChunkFileStats {
 	uint64_t class_bytes[6] = {};
 	// hint's learned reuse rates at the end: first-turn body, continuing-turn body, tail.
 	double learned_reuse[3] = {};
+};
+
+// One chunk store among several on a shared BlockFs (the shared-host workload): its own
+// capacity in blocks, writer id and counters. Unlike ChunkStoreWorkload it does not end the
+// warm-up at its first eviction: the caller does.
+class ChunkEngine {
+public:
+	ChunkEngine(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, uint64_t writer);
+	~ChunkEngine();
+	ChunkEngine(const ChunkEngine &) = delete;
+	ChunkEngine &operator=(const ChunkEngine &) = delete;
+	// Looks up the request's blocks and writes the missing ones (evicting as needed).
+	void request(const MooncakeRequest &req, sim::Placement placement, const std::vector<uint8_t> *oracle);
+	[[nodiscard]] const ChunkStoreStats &stats() const;
+	[[nodiscard]] uint64_t used_blocks() const;
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
 };
 
 class ChunkStoreWorkload : public sim::Workload {

@@ -6,8 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "placement/size.hpp"
 #include "tools/workload/blk_trace.hpp"
 #include "tools/workload/chunk_store.hpp"
+#include "tools/workload/host.hpp"
 #include "tools/workload/kv_synth.hpp"
 #include "tools/workload/mooncake.hpp"
 #include "tools/workload/presets.hpp"
@@ -108,16 +110,104 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-lifetimes", o.kv_lifetimes,
 		       "--workload kv: mean lifetimes in seconds of the three populations")
 		->capture_default_str();
+	cmd.add_option("--host-engines", o.host_engines,
+		       "--workload host: KV engines, each replaying --kv-trace into its own chunk store")
+		->capture_default_str();
+	cmd.add_option("--host-speeds", o.host_speeds,
+		       "--workload host: replay speed of each engine, e.g. 1,3 (default: all 1)");
+	cmd.add_option("--host-shares", o.host_shares,
+		       "--workload host: each engine's share of the KV store capacity, e.g. 0.5,0.5 "
+		       "(default: equal)");
+	cmd.add_option("--host-staging-s", o.host_staging_s,
+		       "--workload host: seconds a request's staged prompt KV lives (0: no staging)")
+		->capture_default_str();
+	cmd.add_option("--host-log-rate", o.host_log_rate,
+		       "--workload host: log bytes appended per second, unscaled (0: no logs)")
+		->capture_default_str();
+	cmd.add_option("--host-log-file", o.host_log_file,
+		       "--workload host: log file size at rotation, unscaled")
+		->capture_default_str();
+	cmd.add_option("--host-log-keep", o.host_log_keep, "--workload host: rotated log files kept")
+		->capture_default_str();
+	cmd.add_option("--host-weights", o.host_weights,
+		       "--workload host: model weights size, unscaled (0: no weights)")
+		->capture_default_str();
+	cmd.add_option("--host-swap-s", o.host_swap_s,
+		       "--workload host: seconds between model-weight swaps")
+		->capture_default_str();
 }
+
+namespace {
+
+// A comma-separated list of positive numbers ("" is empty); false on anything else.
+bool parse_list(const std::string &s, std::vector<double> &out)
+{
+	out.clear();
+	if (s.empty())
+		return true;
+	size_t pos = 0;
+	for (;;) {
+		const size_t comma = s.find(',', pos);
+		double v = 0;
+		if (!parse_positive(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos), v))
+			return false;
+		out.push_back(v);
+		if (comma == std::string::npos)
+			return true;
+		pos = comma + 1;
+	}
+}
+
+Result<HostConfig> host_config(const WorkloadOptions &o, uint64_t chunk, double utilisation)
+{
+	HostConfig h;
+	h.store.chunk_bytes = chunk;
+	h.store.utilisation = utilisation;
+	h.store.promote_on_hit = o.kv_promote;
+	auto preset = find_preset(o.kv_model);
+	if (!preset)
+		return usage("--kv-model: unknown model '" + o.kv_model + "'; known: " + preset_names());
+	h.bytes_per_token = preset->bytes_per_token;
+	h.scale = static_cast<double>(chunk) / static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
+	h.engines = o.host_engines;
+	if (!parse_list(o.host_speeds, h.speeds))
+		return usage("--host-speeds: want positive numbers like 1,3");
+	if (!parse_list(o.host_shares, h.shares))
+		return usage("--host-shares: want positive numbers like 0.5,0.5");
+	h.staging_s = o.host_staging_s;
+	struct SizeOpt {
+		const char *name;
+		const std::string &text;
+		uint64_t &out;
+	};
+	for (SizeOpt so : {SizeOpt{"--host-log-rate", o.host_log_rate, h.log_rate},
+			   SizeOpt{"--host-log-file", o.host_log_file, h.log_file_bytes},
+			   SizeOpt{"--host-weights", o.host_weights, h.weights_bytes}}) {
+		auto v = placement::parse_size(so.text);
+		if (!v)
+			return usage(std::string(so.name) + ": " + v.error().message());
+		so.out = *v;
+	}
+	h.log_keep = o.host_log_keep;
+	h.swap_s = o.host_swap_s;
+	KVFDP_TRY(HostWorkload::validate(h));
+	return h;
+}
+
+} // namespace
 
 bool selects_workload(const WorkloadOptions &o, std::string_view workload)
 {
-	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv";
+	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv" || workload == "host";
 }
 
 Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 						     const WorkloadContext &ctx)
 {
+	if (ctx.workload == "host" && o.kv_trace.empty())
+		return usage("--workload host replays a Mooncake trace in each engine: pass --kv-trace FILE");
+	if (ctx.workload == "host" && !o.blk_trace.empty())
+		return usage("--workload host takes --kv-trace, not --blk-trace");
 	int chosen = (!o.kv_trace.empty()) + (!o.blk_trace.empty()) + (ctx.workload == "kv");
 	if (chosen > 1)
 		return usage("choose one of --kv-trace, --blk-trace and --workload kv");
@@ -140,6 +230,12 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 		auto trace = load_mooncake(o.kv_trace, o.kv_requests);
 		if (!trace)
 			return std::move(trace).error();
+		if (ctx.workload == "host") {
+			auto h = host_config(o, *chunk, ctx.utilisation);
+			if (!h)
+				return std::move(h).error();
+			return std::unique_ptr<sim::Workload>(std::make_unique<HostWorkload>(std::move(*trace), *h));
+		}
 		ChunkStoreConfig cfg;
 		cfg.chunk_bytes = *chunk;
 		cfg.utilisation = ctx.utilisation;

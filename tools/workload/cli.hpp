@@ -28,11 +28,22 @@ struct WorkloadOptions {
 	std::string kv_lifetimes = "43200,300,10";// --workload kv: mean lifetimes in seconds
 	// --workload kv: bytes written / capacity, warm-up included (simulate: 1 + --writes).
 	double kv_drive_writes = 4.0;
+	// --workload host (with --kv-trace): see HostConfig (tools/workload/host.hpp). Sizes
+	// are unscaled (the --kv-scale factor applies); "" in a list means its default.
+	uint32_t host_engines = 1;
+	std::string host_speeds;                  // e.g. "1,3"; default all 1
+	std::string host_shares;                  // e.g. "0.5,0.5"; default equal
+	double host_staging_s = 2.0;
+	std::string host_log_rate = "1MiB";       // per second
+	std::string host_log_file = "256MiB";
+	uint32_t host_log_keep = 4;
+	std::string host_weights = "16GiB";
+	double host_swap_s = 600.0;
 };
 
 // What simulate knows that the workload needs.
 struct WorkloadContext {
-	std::string workload;       // simulate's --workload value ("kv" selects the generator)
+	std::string workload;       // simulate's --workload value ("kv": the generator, "host")
 	double utilisation = 0.9;   // live data / logical capacity, (0, 1]
 	uint64_t capacity_bytes = 0;// logical capacity (the blk trace's address space)
 	uint64_t seed = 1;
@@ -42,7 +53,7 @@ struct WorkloadContext {
 void add_workload_options(CLI::App &simulate_cmd, WorkloadOptions &o);
 
 // True when the options choose one of this library's workloads: a --kv-trace, a
-// --blk-trace, or --workload kv.
+// --blk-trace, --workload kv or --workload host.
 [[nodiscard]] bool selects_workload(const WorkloadOptions &o, std::string_view workload);
 
 // Builds the chosen workload (reading and checking any trace now, so errors come before a

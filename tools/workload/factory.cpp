@@ -33,7 +33,7 @@ sim::WorkloadFactory simulate_factory()
 	};
 	auto st = std::make_shared<State>();
 	sim::WorkloadFactory f;
-	f.names = {"kv"};
+	f.names = {"kv", "host"};
 	f.add_options = [st](CLI::App &sub) {
 		st->sub = &sub;
 		add_workload_options(sub, st->opts);
@@ -46,7 +46,7 @@ sim::WorkloadFactory simulate_factory()
 		// A trace replaces the default workload; naming another one with it is an error.
 		ctx.workload = name;
 		if (!st->opts.kv_trace.empty() || !st->opts.blk_trace.empty()) {
-			if (name != "kv" && name != "uniform")
+			if (name != "kv" && name != "uniform" && name != "host")
 				return guidance_error(std::errc::invalid_argument,
 						      "--workload " + name +
 							      " cannot be combined with --kv-trace / --blk-trace");
