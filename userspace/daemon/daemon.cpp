@@ -113,6 +113,7 @@ Result<void> create_queues(State &s)
 	ec.nruh = s.nruh;
 	ec.fixed_buffers = s.opts.fixed_buffers;
 	ec.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
+	ec.learned = s.learned.get();
 	uint32_t fixed_bytes = 0;
 	if (ec.fixed_buffers && !ec.zero_copy) {
 		// The largest request is the device's max_sectors (a recovered device keeps the one
@@ -290,6 +291,8 @@ void teardown(State &s, bool remove, UniqueFd *claim = nullptr)
 		q->stop();
 	for (auto &q : s.queues)
 		q->join();
+	if (s.learned)
+		s.learned->stop();  // a last regroup and save, with no writes in flight
 	s.queues.clear();
 	s.char_fd.reset();
 	if (remove && s.dev_added) {
@@ -374,6 +377,14 @@ int run(State &s)
 	}
 	if (s.opts.queues == 0)
 		s.opts.queues = auto_queue_count(usable_cpus(), s.opts.depth, KVFDP_MAX_SLOTS, s.info.backend == "model");
+	if (s.opts.learn && s.nruh > 1) {
+		LearnedOptions lo;
+		lo.state_path = s.opts.learn_state;
+		lo.period_s = s.opts.learn_period_s;
+		s.learned = LearnedPlacement::create(*s.device, s.nruh, lo);
+	} else if (s.opts.learn) {
+		log::info("--placement learned: %u handle(s), nothing to learn; every write on handle 0", s.nruh);
+	}
 	if (auto g = reload_policy(s); !g) {
 		log::error("%s", g.error().message().c_str());
 		return 1;
@@ -427,6 +438,8 @@ int run(State &s)
 	s.state = "live";
 	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
 	s.tagger.start_events();
+	if (s.learned)
+		s.learned->start();
 
 	s.server->start();
 

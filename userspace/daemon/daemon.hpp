@@ -28,6 +28,11 @@ struct DaemonOptions {
 	bool fixed_buffers = true;
 	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
 	std::string ready_file;              // written with the device path once serving
+	// --placement learned: handles by (writer, class) from measured lifetimes (learned.hpp);
+	// else the class map. Its soft state is kept in learn_state ("" = not kept).
+	bool learn = false;
+	std::string learn_state = "/var/lib/kvfdp/learned.state";
+	double learn_period_s = 2.0;
 };
 
 // kvfdpd's exit codes; the systemd unit (RestartPreventExitStatus=1 2) restarts none of the

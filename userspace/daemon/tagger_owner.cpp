@@ -2,6 +2,7 @@
 #include "userspace/daemon/tagger_owner.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -55,7 +56,10 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std
 	to.queues = queues;
 	to.depth = depth;
 	to.pin_dir = pin_dir;
+	const auto t0 = std::chrono::steady_clock::now();
 	auto t = bpf::Tagger::load(to);
+	const long ms = static_cast<long>(
+		std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
 	if (!t) {
 		m.reason = t.error().message();
 		log::warn("BPF tagger not loaded (%s): every write goes to the default handle", m.reason.c_str());
@@ -78,7 +82,10 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std
 		m.sources.push_back("unlink=" + src.unlink_hook);
 	m.reason = src.notes;
 	if (m.tagger->reopened())
-		log::info("BPF tagger: re-opened the set pinned at %s (nothing loaded or attached)", pin_dir.c_str());
+		log::info("BPF tagger: re-opened the set pinned at %s in %ld ms (nothing loaded or attached)", pin_dir.c_str(), ms);
+	else
+		log::info("BPF tagger: loaded and attached in %ld ms%s%s", ms, m.tagger->pinned_at().empty() ? "" : ", pinned at ",
+			  m.tagger->pinned_at().c_str());
 }
 
 void TaggerOwner::unpin()

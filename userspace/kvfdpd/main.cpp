@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 	app.add_option("--nruh", o.backend.nruh, "model: placement handles")->capture_default_str();
 	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
 	std::string queues = "auto";
+	std::string placement_mode = "class";
 	app.add_option("-q,--queues", queues,
 		       "ublk hardware queues, each with its own thread and ring: auto (one per CPU this process may "
 		       "run on; 1 for --backend model) or 1..4096")
@@ -62,6 +63,17 @@ int main(int argc, char **argv)
 		     "on SIGTERM remove the device even while it is mounted or held (its users get I/O "
 		     "errors, and kvfdpd exits once it is unmounted); by default a held device is left for the "
 		     "next kvfdpd");
+	app.add_option("--placement", placement_mode,
+		       "class: each lifetime class on its configured handle; learned: handles by (writer, "
+		       "class) from measured lifetimes, starting from one group (docs/placement.md)")
+		->check(CLI::IsMember({"class", "learned"}))
+		->capture_default_str();
+	app.add_option("--learn-state", o.learn_state,
+		       "file of the learner's soft state, saved every period and read at start (\"\": none)")
+		->capture_default_str();
+	app.add_option("--learn-period", o.learn_period_s, "seconds between regroups of learned placement")
+		->check(CLI::Range(0.05, 3600.0))
+		->capture_default_str();
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
 	app.add_option("--bpf-pin-dir", o.bpf_pin_root,
 		       "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
@@ -88,6 +100,7 @@ int main(int argc, char **argv)
 		kvfdp::log::error("%s; see kvfdpd --help", what.c_str());
 		return kvfdp::daemon::kExitUsage;
 	}
+	o.learn = placement_mode == "learned";
 	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));
 	(void)size_str;
 
