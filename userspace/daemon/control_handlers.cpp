@@ -13,6 +13,7 @@
 #include "kvfdp_build.hpp"
 #include "nvme/logs.hpp"
 #include "userspace/daemon/control_proto.hpp"
+#include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/metrics.hpp"
 
 namespace kvfdp::daemon {
@@ -153,10 +154,22 @@ json policy_json(State &s)
 	json rules = json::array();
 	for (const DirRule &r : p->config.rules)
 		rules.push_back({{"path", r.path}, {"class", class_name(r.cls)}});
-	return {{"config", p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source},
-		{"generation", p->generation}, {"loaded_at", p->loaded_at}, {"nruh", s.nruh}, {"map", map},
-		{"rules", rules},
-		{"watch", {{"disk", ublk::block_path(s.dev.dev_id)}, {"dir", p->config.watch_dir}}}};
+	json writers = json::array();
+	for (size_t i = 0; i < p->config.writers.size(); i++) {
+		const WriterRule &w = p->config.writers[i];
+		const auto fixed = placement::fixed_handle(w, *p);
+		writers.push_back({{"name", s.tagger.writer_names().name_of(named_writer_id(i))},
+				   {"cgroup", w.cgroup.empty() ? json(nullptr) : json(w.cgroup)},
+				   {"dir", w.dir.empty() ? json(nullptr) : json(w.dir)},
+				   {"handle", fixed ? json(*fixed) : json(nullptr)}});
+	}
+	json d = {{"config", p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source},
+		  {"generation", p->generation}, {"loaded_at", p->loaded_at}, {"nruh", s.nruh}, {"map", map},
+		  {"rules", rules}, {"writers", writers}, {"placement", s.learned ? "learned" : "class"},
+		  {"watch", {{"disk", ublk::block_path(s.dev.dev_id)}, {"dir", p->config.watch_dir}}}};
+	if (s.learned)
+		d["learned"] = s.learned->policy_json(s.tagger.writer_names());
+	return d;
 }
 
 MetricsInput metrics_input(State &s)
@@ -196,7 +209,8 @@ std::string handle_control_line(State &s, std::string_view line)
 	if (req.cmd == "policy")
 		return reply_ok(policy_json(s));
 	if (req.cmd == "metrics")
-		return reply_ok(json{{"text", format_metrics(metrics_input(s))}});
+		return reply_ok(json{{"text", format_metrics(metrics_input(s)) +
+						  (s.learned ? s.learned->metrics_text(s.tagger.writer_names()) : "")}});
 	if (req.cmd == "files") {
 		FilesQuery q;
 		if (!parse_files_query(req.args, q, err))
