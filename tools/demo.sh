@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The kvfdp demo: replay the Mooncake KV-cache trace through an LMCache-like chunk store
-# onto the FDP SSD model, and print the WAF without placement, with hints and with an
-# oracle, then the model's placement handles after each run.
+# The kvfdp demo: two hosts on the FDP SSD model, side by side, each under the five
+# placements (none, hint, writer, learned, oracle), with one line per result saying what it
+# means.
+# - A shared host (`--workload host`): one KV engine's chunk store replaying the Mooncake
+#   trace, plus a prefill->decode staging area (prompt KV deleted 2 s later), rotated logs
+#   and a model-weights swap every 10 minutes, each its own writer.
+# - A single Mooncake chunk store (`--kv-trace`): one writer.
 # Run by `./tools/dev.sh demo` after setup + build (BUILD_DIR set). Env: TRACE (a Mooncake
-# .jsonl or .jsonl.gz), DEMO_UTIL (default 1), DEMO_OP (default 0.07).
+# .jsonl or .jsonl.gz), DEMO_UTIL (default 1), DEMO_OP (default 0.07). docs/RESULTS.md has
+# the same runs with their commands; docs/placement.md explains the learner.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
@@ -12,7 +17,7 @@ TRACE=${TRACE:-$ROOT/tools/workload/data/mooncake-conversation.jsonl.gz}
 UTIL=${DEMO_UTIL:-1}
 OP=${DEMO_OP:-0.07}
 
-say() { printf '== %s\n' "$*" >&2; }
+say() { printf '== %s\n' "$*"; }
 
 if [ ! -x "$KVFDP" ]; then
 	echo "demo: $KVFDP is missing; run ./tools/dev.sh build first (or set BUILD_DIR)" >&2
@@ -31,15 +36,40 @@ esac
 
 # The model: 4 GiB logical, 7% OP, 16 MiB reclaim units, 8 handles. Chunks: Llama-3.1-8B
 # bf16 (64 MiB per 512-token block) scaled by 1/256 to 256 KiB, so an RU holds 64 chunks
-# and the store about 16,000 of them, as in a TB drive with GiB RUs and 64 MiB chunks.
-args=(simulate --kv-trace "$trace" --kv-model llama-3.1-8b --kv-scale 1/256
-	--capacity 4GiB --op "$OP" --util "$UTIL" --ru-size 16MiB --handles 8)
-say "Mooncake conversation trace: $(wc -l <"$trace") requests -> chunk store at ${UTIL} of 4 GiB, OP ${OP}"
-say "placements none, hint, oracle (oracle replays the trace twice: a lifetime pre-pass, then the run)"
+# and the store about 16,000 of them, as in a TB drive with GiB RUs and 64 MiB chunks. The
+# host's staging, logs and weights are scaled by the same 1/256.
+common=(--kv-trace "$trace" --kv-model llama-3.1-8b --kv-scale 1/256
+	--capacity 4GiB --op "$OP" --util "$UTIL" --ru-size 16MiB --handles 8 --placement all)
+
+say "Mooncake conversation trace: $(wc -l <"$trace") requests; model 4 GiB, OP ${OP}, utilisation ${UTIL}, 16 MiB RUs, 8 handles"
 start=$(date +%s)
-"$KVFDP" "${args[@]}" --placement all --ruh
-say "done in $(( $(date +%s) - start )) s"
-say "WAF = media bytes / host bytes after the store first fills (warm-up excluded)."
-say "The handle tables are the model's RUH state at the end of each run (the model lives inside"
-say "simulate, so \`kvfdp ruh --backend model\` would show a fresh model; simulate --ruh prints it)."
-say "Why hint does not beat none here, and what would: docs/RESULTS.md"
+"$KVFDP" simulate --workload host "${common[@]}" >"$tmp/host.txt"
+"$KVFDP" simulate "${common[@]}" >"$tmp/store.txt"
+
+# WAF of a placement from simulate's table (PLACEMENT, HOST BYTES (2 fields), MEDIA BYTES
+# (2 fields), WAF, ...).
+waf() { awk -v p="$2" '$1 == p { print $6 }' "$1"; }
+delta() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; printf "%+.3f", d }'; }
+
+printf '\n%-10s %12s %14s\n' PLACEMENT "SHARED HOST" "SINGLE STORE"
+for p in none hint writer learned oracle; do
+	printf '%-10s %12s %14s\n' "$p" "$(waf "$tmp/host.txt" $p)" "$(waf "$tmp/store.txt" $p)"
+done
+printf '(WAF = media bytes / host bytes once every store is full; 1.000 = no garbage-collection copies)\n\n'
+
+for host in host store; do
+	f=$tmp/$host.txt
+	n=$(waf "$f" none) h=$(waf "$f" hint) w=$(waf "$f" writer) l=$(waf "$f" learned) o=$(waf "$f" oracle)
+	if [ "$host" = host ]; then
+		say "shared host (engine + staging + logs + weights):"
+	else
+		say "single Mooncake chunk store (one writer):"
+	fi
+	echo "  none    $n: every write on one handle; short-lived and long-lived data share reclaim units, GC copies what is still live"
+	echo "  hint    $h ($(delta "$h" "$n") vs none): the class each file's writer sets, through the default class map"
+	echo "  writer  $w ($(delta "$w" "$n") vs none): one handle per writer, whether or not their lifetimes differ"
+	echo "  learned $l ($(delta "$l" "$n") vs none): kvfdp's learner: measured lifetimes per (writer, hint), split only where they differ 2x"
+	echo "  oracle  $o: classes from when each file actually dies (lifetime quartiles over 4 handles): the reference, not a hard floor"
+done
+echo
+say "done in $(( $(date +%s) - start )) s. Each run's handles: add --ruh to a simulate command (docs/RESULTS.md lists them)."
