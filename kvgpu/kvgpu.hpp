@@ -82,6 +82,21 @@ public:
 	{
 		return make_kvgpu_error(kvgpu_remove(ctx_, key.c_str()));
 	}
+	// 1 when a chunk is stored under key (a bounded store answers from its index), 0, or an error.
+	[[nodiscard]] int contains(const std::string &key) const { return kvgpu_contains(ctx_, key.c_str()); }
+	// Starts n loads at once (see kvgpu_load_batch); returns a batch ticket or a negative kvgpu_error.
+	[[nodiscard]] int64_t load_batch(size_t n, const char *const *keys, void *const *dsts, const size_t *sizes,
+					 int64_t *results, void *stream = nullptr) const
+	{
+		return kvgpu_load_batch(ctx_, n, keys, dsts, sizes, results, stream);
+	}
+	// Waits for a batch: 0, or the first entry's error (each entry's is in its results slot).
+	[[nodiscard]] std::error_code batch_wait(int64_t batch) const
+	{
+		return make_kvgpu_error(kvgpu_batch_wait(ctx_, batch));
+	}
+	// Stages chunks in the pinned prefetch buffers; returns how many, or a negative kvgpu_error.
+	[[nodiscard]] int prefetch(size_t n, const char *const *keys) const { return kvgpu_prefetch(ctx_, n, keys); }
 	[[nodiscard]] kvgpu_stats_t stats() const
 	{
 		kvgpu_stats_t s{};

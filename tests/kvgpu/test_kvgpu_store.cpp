@@ -16,6 +16,7 @@
 
 #include "kvgpu/chunk_format.hpp"
 #include "kvgpu/kvgpu.h"
+#include "kvgpu/kvgpu.hpp"
 #include "kvgpu/store_index.hpp"
 #include "tests/kvgpu/kvgpu_store_util.hpp"
 
@@ -399,6 +400,33 @@ TEST_CASE("store: prefetched chunks load from their buffer; a replace or remove 
 	for (int i = 0; i < 8; i++)
 		if (i != 3 && i != 4)
 			CHECK(verify_key(c.c, key_of(i)) == 1);
+}
+
+TEST_CASE("store: the C++ layer's contains, prefetch and batch")
+{
+	TempDir dir;
+	REQUIRE(dir.ok());
+	kvgpu_options o = store_options(kCap);
+	std::error_code ec;
+	auto st = Store::open(dir.path(), &o, ec);
+	REQUIRE(!ec);
+	auto v = key_payload("a", kChunk);
+	REQUIRE(!st.put(v.data(), v.size(), "a", KVGPU_LIFETIME_LONG));
+	CHECK(st.contains("a") == 1);
+	CHECK(st.contains("b") == 0);
+	const char *keys[] = {"a", "b"};
+	CHECK(st.prefetch(2, keys) == 1);
+	std::vector<unsigned char> x(kChunk), y(kChunk);
+	void *dsts[] = {x.data(), y.data()};
+	size_t sizes[] = {kChunk, kChunk};
+	int64_t res[2] = {};
+	int64_t b = st.load_batch(2, keys, dsts, sizes, res);
+	REQUIRE(b > 0);
+	CHECK(st.batch_wait(b) == make_kvgpu_error(KVGPU_ERR_NOT_FOUND));
+	CHECK(res[0] == int64_t(kChunk));
+	CHECK(res[1] == KVGPU_ERR_NOT_FOUND);
+	CHECK(x == v);
+	CHECK(st.stats().prefetch_hits == 1);
 }
 
 TEST_CASE("store: concurrent put, get and evict from four threads")
