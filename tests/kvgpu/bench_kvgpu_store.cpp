@@ -34,7 +34,7 @@ constexpr unsigned kBatch = 32;
 
 struct Figures {
 	double seq_ms = 1e30, batch_ms = 1e30, staged8_ms = 1e30, raw_read_gbps = 0;
-	double evict_full_gbps = 0, raw_write_gbps = 0, unlink_us = 1e30, punch_us = 1e30;
+	double evict_full_gbps = 0, raw_write_gbps = 0, unlink_us = 1e30, punch_us = 1e30, segment_us = 1e30;
 	uint64_t max_io = 0;
 	bool verified = true;
 };
@@ -127,6 +127,11 @@ void evict_figures(const std::string &dir, unsigned reps, Figures &f)
 		f.punch_us = std::min(f.punch_us, (now_s() - t2) * 1e6 / kPuts);
 		::close(fd);
 		bench::remove_raw_files(d.path(), 1);
+		// A whole segment of 64 chunks freed at once (the segment design's eviction), per chunk.
+		REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
+		double t3 = now_s();
+		bench::remove_raw_files(d.path(), 1);
+		f.segment_us = std::min(f.segment_us, (now_s() - t3) * 1e6 / kPuts);
 	}
 }
 
@@ -213,11 +218,11 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 		std::printf("%-8s %-6s 32 x 4 MiB loads: sequential %.1f ms, batch %.1f ms (%.2fx; %.2f GB/s, raw O_DIRECT "
 			    "read %.2f GB/s, ratio %.2f; max %llu reads in flight), 8 prefetched %.1f ms; "
 			    "evicts into a full store %.2f GB/s vs raw O_DIRECT write %.2f GB/s (ratio %.2f); "
-			    "one eviction: unlink %.0f us, punch hole %.0f us; verified %d\n",
+			    "one eviction: unlink %.0f us, punch hole %.0f us, 1/64 of a segment's unlink %.0f us; verified %d\n",
 			    t.name.c_str(), fs_name(t.dir).c_str(), f.seq_ms, f.batch_ms, f.seq_ms / f.batch_ms, batch_gbps,
 			    f.raw_read_gbps, batch_gbps / f.raw_read_gbps, static_cast<unsigned long long>(f.max_io),
 			    f.staged8_ms, f.evict_full_gbps, f.raw_write_gbps, f.evict_full_gbps / f.raw_write_gbps,
-			    f.unlink_us, f.punch_us, f.verified ? 1 : 0);
+			    f.unlink_us, f.punch_us, f.segment_us, f.verified ? 1 : 0);
 		std::fflush(stdout);
 		CHECK(f.verified);
 		j["targets"][t.name] = {{"fs", fs_name(t.dir)},
@@ -232,7 +237,8 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 					{"evict_full_store_gbps", f.evict_full_gbps},
 					{"raw_write_gbps", f.raw_write_gbps},
 					{"unlink_us", f.unlink_us},
-					{"punch_hole_us", f.punch_us}};
+					{"punch_hole_us", f.punch_us},
+					{"segment_unlink_per_chunk_us", f.segment_us}};
 	}
 	uint64_t n = bench::env_u64("KVGPU_BENCH_RESTART_CHUNKS", 100000);
 	Restart r = restart_figures(targets.front().dir, n);
