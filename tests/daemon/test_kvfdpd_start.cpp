@@ -4,9 +4,13 @@
 // case is refused before /dev/ublk-control is opened, so it runs on any machine).
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
 #include <cerrno>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <string>
+#include <tuple>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,4 +150,38 @@ TEST_CASE("kvfdpd: a bad socket path or --ready-file is refused (exit 1) before 
 	REQUIRE(::stat(file.c_str(), &st) == 0);
 	CHECK(S_ISREG(st.st_mode));
 	CHECK(st.st_size == 7);
+}
+
+TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2, before anything is made")
+{
+	TempDir d;
+	const std::string img = d.path + "/model.img";
+	const std::string sock = d.path + "/kvfdpd.sock";
+	// A port this test holds.
+	const int held = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE(held >= 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	REQUIRE(::bind(held, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+	REQUIRE(::listen(held, 1) == 0);
+	socklen_t len = sizeof a;
+	REQUIRE(::getsockname(held, reinterpret_cast<sockaddr *>(&a), &len) == 0);
+	const std::string addr = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+	const std::tuple<std::string, int, std::string> cases[] = {
+		{addr, 1, addr + ": address already in use"},
+		{"nine", 2, "--metrics-listen 'nine': the port must be a number"},
+		{"example.org:80", 2, "names are not resolved"},
+	};
+	for (const auto &[listen, rc, says] : cases) {
+		Ran r = kvfdpd({"--backend", "model", "--file", img, "--size", "64M", "--no-tagger", "--socket", sock,
+				"--metrics-listen", listen});
+		INFO("--metrics-listen " << listen << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == rc);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(img));
+		CHECK_FALSE(exists(sock));
+	}
+	::close(held);
 }

@@ -1,8 +1,6 @@
 // Handles and statistics from kvfdpd or a device.
 #include "tools/cli/source.hpp"
 
-#include <fstream>
-
 #include "tools/cli/units.hpp"
 #include "tools/cli/fdp_view.hpp"
 
@@ -129,22 +127,6 @@ Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &d)
 	s.mbmw = u128_from_json(d["mbmw"]);
 	s.mbe = u128_from_json(d["mbe"]);
 	return s;
-}
-
-bool controller_is_emulated(const std::string &device_path, const std::string &root)
-{
-	auto slash = device_path.rfind('/');
-	std::string name = slash == std::string::npos ? device_path : device_path.substr(slash + 1);
-	if (name.rfind("ng", 0) != 0 && name.rfind("nvme", 0) != 0)
-		return false;
-	std::string base = root == "/" ? "" : root;
-	for (const char *cls : {"/sys/class/nvme-generic/", "/sys/class/block/"}) {
-		std::ifstream in(base + cls + name + "/device/model");
-		std::string model;
-		if (in && std::getline(in, model))
-			return model.find("QEMU") != std::string::npos;
-	}
-	return false;
 }
 
 Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)

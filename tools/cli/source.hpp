@@ -11,6 +11,7 @@
 #include "common/result.hpp"
 #include "nvme/device.hpp"
 #include "nvme/logs.hpp"
+#include "nvme/waf.hpp"
 #include "tools/cli/context.hpp"
 
 namespace kvfdp::cli {
@@ -47,9 +48,8 @@ struct RuhView {
 // The counters of kvfdpd's `stats` reply.
 [[nodiscard]] Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &data);
 
-// Whether an NVMe generic device belongs to an emulated (QEMU) controller, from
-// /sys/class/nvme-generic/NAME/device/model below root; false when unknown.
-[[nodiscard]] bool controller_is_emulated(const std::string &device_path, const std::string &root);
+// Whether an NVMe generic device belongs to an emulated (QEMU) controller (nvme/waf.hpp).
+using nvme::controller_is_emulated;
 
 // The error a subcommand shows when a direct device has no usable FDP.
 [[nodiscard]] std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info);

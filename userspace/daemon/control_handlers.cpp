@@ -14,7 +14,7 @@
 #include "nvme/logs.hpp"
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
-#include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/daemon_metrics.hpp"
 
 namespace kvfdp::daemon {
 
@@ -172,22 +172,6 @@ json policy_json(State &s)
 	return d;
 }
 
-MetricsInput metrics_input(State &s)
-{
-	MetricsInput m;
-	m.counters = snapshot(s);
-	auto p = current_policy(s);
-	m.generation = p->generation;
-	m.nruh = s.nruh;
-	for (const nvme::Handle &h : s.handles)
-		m.pids.push_back(h.pid);
-	m.tagger_active = s.tagger.active();
-	m.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
-	m.uptime_s = static_cast<uint64_t>(
-		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started).count());
-	return m;
-}
-
 } // namespace
 
 std::string handle_control_line(State &s, std::string_view line)
@@ -209,8 +193,7 @@ std::string handle_control_line(State &s, std::string_view line)
 	if (req.cmd == "policy")
 		return reply_ok(policy_json(s));
 	if (req.cmd == "metrics")
-		return reply_ok(json{{"text", format_metrics(metrics_input(s)) +
-						  (s.learned ? s.learned->metrics_text(s.tagger.writer_names()) : "")}});
+		return reply_ok(json{{"text", metrics_exposition(s)}});
 	if (req.cmd == "files") {
 		FilesQuery q;
 		if (!parse_files_query(req.args, q, err))

@@ -21,7 +21,9 @@
 #include "common/log.hpp"
 #include "userspace/daemon/config.hpp"
 #include "userspace/daemon/control_handlers.hpp"
+#include "userspace/daemon/daemon_metrics.hpp"
 #include "userspace/daemon/daemon_state.hpp"
+#include "userspace/daemon/http_metrics.hpp"
 #include "userspace/daemon/notify.hpp"
 #include "userspace/daemon/ns_claim.hpp"
 #include "userspace/daemon/stop_choice.hpp"
@@ -359,9 +361,26 @@ int run(State &s)
 		log::error("--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
 		return kExitUsage;
 	}
+	if (!s.opts.metrics_listen.empty())
+		if (auto a = parse_listen_address(s.opts.metrics_listen); !a) {
+			log::error("%s", a.error().message().c_str());
+			return kExitUsage;
+		}
 	if (auto r = check_before_open(s); !r) {
 		log::error("%s", r.error().message().c_str());
 		return kExitConfig;
+	}
+	// GET /metrics (off by default): bound first, so a port in use is refused before the device is opened.
+	std::unique_ptr<HttpMetricsServer> http;
+	if (!s.opts.metrics_listen.empty()) {
+		HttpMetricsOptions ho;
+		ho.listen = s.opts.metrics_listen;
+		auto h = HttpMetricsServer::listen(ho, [&s] { return metrics_exposition(s); });
+		if (!h) {
+			log::error("%s", h.error().message().c_str());
+			return kExitConfig;
+		}
+		http = std::move(*h);
 	}
 	// The socket is bound now (a bad path is refused before the model's --file or any ublk
 	// device is made) and served once the device is live.
@@ -442,6 +461,10 @@ int run(State &s)
 		s.learned->start();
 
 	s.server->start();
+	if (http) {
+		http->start();
+		log::info("metrics: http://%s/metrics", http->address().c_str());
+	}
 
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s, %s%s%s", bdev.c_str(),
@@ -480,6 +503,8 @@ int run(State &s)
 		}
 		break;
 	}
+	if (http)
+		http->stop();  // before the queues its renders read go
 	stop_live(s);
 	if (!s.opts.ready_file.empty())
 		::unlink(s.opts.ready_file.c_str());

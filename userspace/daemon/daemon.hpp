@@ -28,6 +28,7 @@ struct DaemonOptions {
 	bool fixed_buffers = true;
 	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
 	std::string ready_file;              // written with the device path once serving
+	std::string metrics_listen;          // --metrics-listen: GET /metrics there ("" = off)
 	// --placement learned: handles by (writer, class) from measured lifetimes (learned.hpp);
 	// else the class map. Its soft state is kept in learn_state ("" = not kept).
 	bool learn = false;

@@ -46,6 +46,7 @@ struct State {
 	TaggerOwner tagger;
 	std::unique_ptr<LearnedPlacement> learned;  // --placement learned, else null
 	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+	std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();  // kvfdp_start_time_seconds
 	bool recovered = false;
 	std::string state = "starting";
 	std::unique_ptr<ControlServer> server;

@@ -1,82 +1,172 @@
-// Prometheus text formatting.
+// The metric families and their Prometheus text rendering.
 #include "userspace/daemon/metrics.hpp"
 
-#include <string>
+#include <cstdio>
+
+#include "nvme/waf.hpp"
 
 namespace kvfdp::daemon {
 
 namespace {
 
-void header(std::string &o, const char *name, const char *type, const char *help)
+std::string escape(const std::string &v)
 {
-	o += "# HELP ";
-	o += name;
-	o += ' ';
-	o += help;
-	o += "\n# TYPE ";
-	o += name;
-	o += ' ';
-	o += type;
-	o += '\n';
+	std::string s;
+	for (char c : v) {
+		if (c == '\\')
+			s += "\\\\";
+		else if (c == '"')
+			s += "\\\"";
+		else if (c == '\n')
+			s += "\\n";
+		else
+			s += c;
+	}
+	return s;
 }
 
-void sample(std::string &o, const char *name, const std::string &labels, uint64_t v)
+std::string u128_text(nvme::u128 v)
 {
-	o += name;
-	if (!labels.empty())
-		o += "{" + labels + "}";
-	o += ' ';
-	o += std::to_string(v);
-	o += '\n';
+	if (v == 0)
+		return "0";
+	std::string digits;
+	while (v) {
+		digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+		v /= 10;
+	}
+	return digits;
+}
+
+MetricFamily family(const char *name, const char *type, const char *help) { return {name, help, type, {}}; }
+
+void add(MetricFamily &f, std::vector<std::pair<std::string, std::string>> labels, uint64_t v)
+{
+	f.samples.push_back({std::move(labels), std::to_string(v)});
 }
 
 } // namespace
 
-std::string format_metrics(const MetricsInput &m)
+std::string render_metrics(const std::vector<MetricFamily> &families)
+{
+	std::string out;
+	for (const auto &f : families) {
+		out += "# HELP " + f.name + " " + f.help + "\n";
+		out += "# TYPE " + f.name + " " + f.type + "\n";
+		for (const auto &s : f.samples) {
+			out += f.name;
+			if (!s.labels.empty()) {
+				out += "{";
+				for (size_t i = 0; i < s.labels.size(); i++) {
+					if (i)
+						out += ",";
+					out += s.labels[i].first + "=\"" + escape(s.labels[i].second) + "\"";
+				}
+				out += "}";
+			}
+			out += " " + s.value + "\n";
+		}
+	}
+	return out;
+}
+
+bool has_family(const std::string &text, const std::string &name)
+{
+	return text.find("# TYPE " + name + " ") != std::string::npos;
+}
+
+std::vector<MetricFamily> counter_families(const MetricsInput &m)
 {
 	const CounterSnapshot &c = m.counters;
-	std::string o;
-	header(o, "kvfdp_class_bytes_total", "counter", "Bytes written per lifetime class.");
-	for (unsigned i = 0; i < kNumClasses; i++)
-		sample(o, "kvfdp_class_bytes_total", std::string("class=\"") + class_name(i) + "\"", c.class_bytes[i]);
-	header(o, "kvfdp_class_writes_total", "counter", "Write requests per lifetime class.");
-	for (unsigned i = 0; i < kNumClasses; i++)
-		sample(o, "kvfdp_class_writes_total", std::string("class=\"") + class_name(i) + "\"", c.class_writes[i]);
-	header(o, "kvfdp_handle_bytes_total", "counter", "Bytes written per placement handle.");
+	auto cls_bytes = family("kvfdp_class_bytes_total", "counter", "Bytes written per lifetime class.");
+	auto cls_writes = family("kvfdp_class_writes_total", "counter", "Write requests per lifetime class.");
+	for (unsigned i = 0; i < kNumClasses; i++) {
+		add(cls_bytes, {{"class", class_name(i)}}, c.class_bytes[i]);
+		add(cls_writes, {{"class", class_name(i)}}, c.class_writes[i]);
+	}
+	auto handle_bytes = family("kvfdp_handle_bytes_total", "counter", "Bytes written per placement handle.");
 	const unsigned nh = m.nruh ? m.nruh : 1;
 	for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
-		std::string l = "handle=\"" + std::to_string(h) + "\"";
+		std::vector<std::pair<std::string, std::string>> l = {{"handle", std::to_string(h)}};
 		if (h < m.pids.size())
-			l += ",pid=\"" + std::to_string(m.pids[h]) + "\"";
-		sample(o, "kvfdp_handle_bytes_total", l, c.handle_bytes[h]);
+			l.emplace_back("pid", std::to_string(m.pids[h]));
+		add(handle_bytes, std::move(l), c.handle_bytes[h]);
 	}
-	header(o, "kvfdp_io_total", "counter", "Requests served per operation.");
-	sample(o, "kvfdp_io_total", "op=\"read\"", c.reads);
-	sample(o, "kvfdp_io_total", "op=\"write\"", c.writes);
-	sample(o, "kvfdp_io_total", "op=\"flush\"", c.flushes);
-	sample(o, "kvfdp_io_total", "op=\"discard\"", c.discards);
-	sample(o, "kvfdp_io_total", "op=\"write_zeroes\"", c.write_zeroes);
-	header(o, "kvfdp_io_bytes_total", "counter", "Bytes per operation.");
-	sample(o, "kvfdp_io_bytes_total", "op=\"read\"", c.read_bytes);
-	sample(o, "kvfdp_io_bytes_total", "op=\"write\"", c.write_bytes);
-	sample(o, "kvfdp_io_bytes_total", "op=\"discard\"", c.discard_bytes);
-	sample(o, "kvfdp_io_bytes_total", "op=\"write_zeroes\"", c.write_zeroes_bytes);
-	header(o, "kvfdp_stale_tags_total", "counter", "Writes whose tag slot did not match (placed as not_set).");
-	sample(o, "kvfdp_stale_tags_total", "", c.stale_tags);
-	header(o, "kvfdp_io_errors_total", "counter", "Requests completed with an error.");
-	sample(o, "kvfdp_io_errors_total", "", c.errors);
-	header(o, "kvfdp_copied_bytes_total", "counter",
-	       "Read/write bytes copied between requests' pages and kvfdpd's buffers (0 in zero-copy mode).");
-	sample(o, "kvfdp_copied_bytes_total", "", c.copied_bytes);
-	header(o, "kvfdp_zero_copy", "gauge", "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG).");
-	sample(o, "kvfdp_zero_copy", "", m.zero_copy ? 1 : 0);
-	header(o, "kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests.");
-	sample(o, "kvfdp_tagger_active", "", m.tagger_active ? 1 : 0);
-	header(o, "kvfdp_policy_generation", "gauge", "Policy reload generation.");
-	sample(o, "kvfdp_policy_generation", "", m.generation);
-	header(o, "kvfdp_uptime_seconds", "gauge", "Seconds since kvfdpd started.");
-	sample(o, "kvfdp_uptime_seconds", "", m.uptime_s);
-	return o;
+	auto io = family("kvfdp_io_total", "counter", "Requests served per operation.");
+	add(io, {{"op", "read"}}, c.reads);
+	add(io, {{"op", "write"}}, c.writes);
+	add(io, {{"op", "flush"}}, c.flushes);
+	add(io, {{"op", "discard"}}, c.discards);
+	add(io, {{"op", "write_zeroes"}}, c.write_zeroes);
+	auto io_bytes = family("kvfdp_io_bytes_total", "counter", "Bytes per operation.");
+	add(io_bytes, {{"op", "read"}}, c.read_bytes);
+	add(io_bytes, {{"op", "write"}}, c.write_bytes);
+	add(io_bytes, {{"op", "discard"}}, c.discard_bytes);
+	add(io_bytes, {{"op", "write_zeroes"}}, c.write_zeroes_bytes);
+	auto stale = family("kvfdp_stale_tags_total", "counter", "Writes whose tag slot did not match (placed as not_set).");
+	add(stale, {}, c.stale_tags);
+	auto errors = family("kvfdp_io_errors_total", "counter", "Requests completed with an error.");
+	add(errors, {}, c.errors);
+	auto copied = family("kvfdp_copied_bytes_total", "counter",
+			     "Read/write bytes copied between requests' pages and kvfdpd's buffers (0 in zero-copy mode).");
+	add(copied, {}, c.copied_bytes);
+	auto zc = family("kvfdp_zero_copy", "gauge", "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG).");
+	add(zc, {}, m.zero_copy ? 1 : 0);
+	auto tagger = family("kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests.");
+	add(tagger, {}, m.tagger_active ? 1 : 0);
+	auto gen = family("kvfdp_policy_generation", "gauge", "Policy reload generation.");
+	add(gen, {}, m.generation);
+	auto up = family("kvfdp_uptime_seconds", "gauge", "Seconds since kvfdpd started.");
+	add(up, {}, m.uptime_s);
+	auto start = family("kvfdp_start_time_seconds", "gauge",
+			    "Unix time this kvfdpd started; changes(...) counts restarts.");
+	add(start, {}, m.start_time_s);
+	auto rec = family("kvfdp_recovered", "gauge", "1 when this kvfdpd re-attached to a disk a previous one left.");
+	add(rec, {}, m.recovered ? 1 : 0);
+	return {cls_bytes, cls_writes, handle_bytes, io, io_bytes, stale, errors, copied, zc, tagger, gen, up, start, rec};
+}
+
+std::string format_metrics(const MetricsInput &m) { return render_metrics(counter_families(m)); }
+
+std::vector<MetricFamily> ruh_families(const std::vector<nvme::Handle> &handles, uint32_t lba_size)
+{
+	auto lbas = family("kvfdp_ruh_ruamw_lbas", "gauge",
+			   "Reclaim unit available media writes of the handle's current RU, in logical blocks (RUH Status).");
+	auto bytes = family("kvfdp_ruh_ruamw_bytes", "gauge",
+			    "Reclaim unit available media writes of the handle's current RU, in bytes.");
+	auto earutr = family("kvfdp_ruh_earutr_seconds", "gauge", "Estimated active reclaim unit time remaining (RUH Status EARUTR).");
+	for (const nvme::Handle &h : handles) {
+		const std::vector<std::pair<std::string, std::string>> l = {
+			{"handle", std::to_string(h.index)}, {"pid", std::to_string(h.pid)}, {"ruhid", std::to_string(h.ruhid)}};
+		add(lbas, l, h.ruamw);
+		bytes.samples.push_back({l, u128_text(static_cast<nvme::u128>(h.ruamw) * lba_size)});
+		add(earutr, l, h.earutr);
+	}
+	return {lbas, bytes, earutr};
+}
+
+std::vector<MetricFamily> fdp_stats_families(const nvme::FdpStats &s, bool emulated)
+{
+	std::vector<MetricFamily> f = {
+		{"kvfdp_fdp_hbmw_bytes", "Host bytes with metadata written (FDP statistics log 0x22).", "counter",
+		 {{{}, u128_text(s.hbmw)}}},
+		{"kvfdp_fdp_mbmw_bytes", "Media bytes with metadata written (FDP statistics log 0x22).", "counter",
+		 {{{}, u128_text(s.mbmw)}}},
+		{"kvfdp_fdp_mbe_bytes", "Media bytes erased (FDP statistics log 0x22).", "counter", {{{}, u128_text(s.mbe)}}}};
+	const nvme::WafReading w = nvme::assess_waf(nvme::FdpStats{}, s, emulated);
+	if (w.waf) {
+		char buf[32];
+		std::snprintf(buf, sizeof buf, "%.6g", *w.waf);
+		f.push_back({"kvfdp_fdp_waf",
+			     "Lifetime write amplification MBMW / HBMW; for an interval use "
+			     "rate(kvfdp_fdp_mbmw_bytes) / rate(kvfdp_fdp_hbmw_bytes).",
+			     "gauge", {{{}, buf}}});
+	}
+	return f;
+}
+
+MetricFamily daemon_up_family(bool up)
+{
+	return {"kvfdp_daemon_up", "1 when kvfdpd answered (on its control socket, or this scrape of its /metrics).", "gauge", {{{}, up ? "1" : "0"}}};
 }
 
 } // namespace kvfdp::daemon

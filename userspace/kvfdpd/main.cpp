@@ -84,6 +84,8 @@ int main(int argc, char **argv)
 		     "copy each request through kvfdpd's buffers even where the ublk driver offers zero copy "
 		     "(UBLK_F_AUTO_BUF_REG, Linux 6.16+)");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
+	app.add_option("--metrics-listen", o.metrics_listen,
+		       "serve Prometheus GET /metrics on PORT (loopback), HOST:PORT or [IPV6]:PORT; off by default");
 	app.add_option("--debug", debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
 	// A bad command line exits 2 (kExitUsage) with one line, never CLI11's own codes (104,
 	// 105, 109, ...), which the unit would restart every second.
