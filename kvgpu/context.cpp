@@ -499,7 +499,7 @@ void Context::read_job(Job &j, const OpenChunk &oc, char *dst)
 int Context::start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch, uint32_t pos,
 			int64_t *ticket, uint64_t *len)
 {
-	uint64_t seq = 0;
+	uint64_t seq = 0, indexed_bytes = 0;
 	if (store_) {
 		// The index answers a miss without touching the disk.
 		std::lock_guard lock(store_->mu());
@@ -508,6 +508,7 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 			store_->miss();
 			return KVGPU_ERR_NOT_FOUND;
 		}
+		indexed_bytes = e->payload_bytes;
 		seq = store_->hit(e);
 	}
 	// A staged chunk: copy it from its prefetch slot, no read.
@@ -561,6 +562,10 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 				store_->drop(key, seq);
 			}
 			return rc;
+		}
+		if (store_ && oc.header.payload_bytes != indexed_bytes) {
+			std::lock_guard lock(store_->mu());
+			store_->correct(key, seq, oc.header.payload_bytes, oc.header.payload_crc);
 		}
 		if (bytes < oc.header.payload_bytes) {
 			::close(oc.fd);

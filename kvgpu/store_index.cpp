@@ -526,6 +526,19 @@ int StoreIndex::remove(std::string_view key)
 	return 0;
 }
 
+void StoreIndex::correct(std::string_view key, uint64_t seq, uint64_t payload_bytes, uint32_t payload_crc)
+{
+	auto it = map_.find(key);
+	if (it == map_.end() || it->second->seq != seq)
+		return;
+	StoreEntry *e = it->second;
+	used_ -= e->file_bytes;
+	e->payload_bytes = payload_bytes;
+	e->file_bytes = file_bytes(payload_bytes);
+	e->payload_crc = payload_crc;
+	used_ += e->file_bytes; // the next reservation evicts if this passed the capacity
+}
+
 void StoreIndex::drop(std::string_view key, uint64_t seq)
 {
 	auto it = map_.find(key);

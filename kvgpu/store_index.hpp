@@ -101,6 +101,9 @@ public:
 	void miss() { misses_++; }
 	// Unlinks key's chunk and forgets it. 0 or KVGPU_ERR_NOT_FOUND / a kvgpu_error.
 	[[nodiscard]] int remove(std::string_view key);
+	// A load of version seq of key found a complete chunk of another length in its file (a
+	// replacement whose journal record a crash lost): the index takes the file's length.
+	void correct(std::string_view key, uint64_t seq, uint64_t payload_bytes, uint32_t payload_crc);
 	// A load of version seq of key found it missing or damaged: unlink it and forget it.
 	void drop(std::string_view key, uint64_t seq);
 	void stats(kvgpu_stats_t *out) const;

@@ -232,6 +232,29 @@ TEST_CASE("store: a torn last record is cut off; a missing journal is rebuilt; o
 		CHECK(verify_key(c.c, key_of(i)) == 1);
 }
 
+TEST_CASE("store: a replacement whose journal record was lost is corrected by its first load")
+{
+	TempDir dir;
+	REQUIRE(dir.ok());
+	fill_store(dir, kCap, 2);
+	{
+		// As if a crash fell between the rename and the journal append: the file is new, the
+		// journal still describes the old chunk.
+		Ctx u(dir.path(), engine_options(KVGPU_ENGINE_HOST));
+		REQUIRE(u.rc == 0);
+		REQUIRE(put_key(u.c, key_of(1), 3 * kChunk) == 0);
+	}
+	Ctx c(dir.path(), store_options(kCap));
+	REQUIRE(c.rc == 0);
+	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(kChunk)); // the index, no I/O
+	CHECK(verify_key(c.c, key_of(0)) == 1);
+	std::vector<unsigned char> got(3 * kChunk);
+	CHECK(kvgpu_load(c.c, key_of(1).c_str(), got.data(), got.size(), nullptr) == int64_t(3 * kChunk));
+	CHECK(got == key_payload(key_of(1), 3 * kChunk));
+	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(3 * kChunk));
+	CHECK(stats_of(c.c).used_bytes == disk_use(dir.path()).bytes);
+}
+
 TEST_CASE("store: a chunk edited by hand fails its own load with a clear code and is dropped; the rest stay")
 {
 	TempDir dir;
