@@ -102,6 +102,8 @@ public:
 	[[nodiscard]] Result<void> remove_dir_rule(const std::string &dir);
 	// Removes every directory rule (a re-opened pinned set keeps the last process's).
 	void clear_dir_rules();
+	// Removes every writer directory and writer cgroup (a re-opened set keeps the last process's).
+	void clear_writers();
 	// Requests carrying this inode's pages get cls (when the bio has no hint).
 	[[nodiscard]] Result<void> add_inode_policy(uint32_t dev, uint64_t ino, uint8_t cls);
 	[[nodiscard]] Result<void> add_file_policy(const std::string &path, uint8_t cls);

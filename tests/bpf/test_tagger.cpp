@@ -158,9 +158,11 @@ uint64_t dir_ino(const std::string &path)
 // Directory rules cover their subtree (the nearest rule wins); every created file records
 // its writer: the named writer of its directory subtree, else of its cgroup, else its cgroup.
 // The expected cgroup id is the test's own, read from /proc/self/cgroup and the cgroup2 mount.
-void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev, const ActiveSources &src,
-				EventLog &log, const std::string &ruled, uint8_t rule_cls)
+void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::string &mnt, uint32_t dev,
+				const ActiveSources &src, EventLog &log, const std::string &ruled, uint8_t rule_cls)
 {
+	// Request records too while these files are written: each carries its file's writer.
+	REQUIRE(t.watch_disk(disk, KVFDP_DISK_SLOTS | KVFDP_DISK_RECORD).ok());
 	const std::string deep = ruled + "/a/b/c";
 	REQUIRE(::mkdir((ruled + "/a").c_str(), 0755) == 0);
 	REQUIRE(::mkdir((ruled + "/a/b").c_str(), 0755) == 0);
@@ -225,6 +227,28 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 	Written mine_team = write_file(team + "/mine", 0, kMiB / 4, false);
 	REQUIRE(t.remove_writer_cgroup(*my_id).ok());
 	::sync();
+	// The request records of the files' writes, read before anything else drains the rings.
+	std::map<uint64_t, std::set<uint32_t>> rec_writers;
+	{
+		const EventCallback ecb = [&log](const kvfdp_event &e) {
+			log.all.push_back(e);
+			log.files.on_event(e);
+		};
+		const RecordCallback rcb = [&](const kvfdp_rq_record &r) {
+			if (r.ino && r.op == 1 /* REQ_OP_WRITE */)
+				rec_writers[r.ino].insert(r.writer);
+		};
+		auto all_seen = [&] {
+			for (const Written *w : {&team_file, &plain_file, &mine_file, &mine_team})
+				if (!rec_writers.count(w->ino))
+					return false;
+			return true;
+		};
+		t.drain(ecb, rcb);
+		for (int waited = 0; !all_seen() && waited < kPollBudgetMs; waited += 50)
+			t.poll(50, ecb, rcb);
+	}
+	REQUIRE(t.watch_disk(disk, KVFDP_DISK_SLOTS).ok());
 	if (mounted) {  // (after the child's cgroup is gone)
 		::system(("umount " + root).c_str());
 		::rmdir(root.c_str());
@@ -294,7 +318,16 @@ void check_subtrees_and_writers(Tagger &t, const std::string &mnt, uint32_t dev,
 					carried++;
 				}
 		}
-	CHECK_MESSAGE(carried > 0, "no tag slot was left by the writer files' requests");
+	MESSAGE(carried << " tag slot(s) still held a writer file's request");
+	// Every write request of those files carried its writer.
+	for (const Want &x : {Want{&team_file, kTeam, 0, 0}, Want{&plain_file, by_cgroup, 0, 0},
+			      Want{&mine_file, kMine, 0, 0}, Want{&mine_team, kTeam, 0, 0}}) {
+		auto it = rec_writers.find(x.w->ino);
+		REQUIRE_MESSAGE(it != rec_writers.end(), x.w->path << ": no request record");
+		CHECK_MESSAGE(it->second == std::set<uint32_t>{x.writer}, x.w->path << ": records carry "
+										 << it->second.size() << " writer(s), first "
+										 << *it->second.begin());
+	}
 	REQUIRE(t.remove_writer_dir(team).ok());
 	for (const auto &w : made)
 		REQUIRE(::unlink(w.path.c_str()) == 0);
@@ -323,6 +356,7 @@ void check_filesystem(const std::string &fstype)
 	TaggerOptions opts;
 	opts.queues = queues;
 	opts.depth = depth;
+	opts.record_ring_bytes = 1u << 20;  // request records, for the writer check
 	if (static_cast<uint64_t>(queues) * depth > KVFDP_MAX_SLOTS)
 		opts.queues = KVFDP_MAX_SLOTS / depth;
 	Tagger t = load_tagger(opts);
@@ -441,7 +475,7 @@ void check_filesystem(const std::string &fstype)
 			CHECK(r->cls == kRuleClass);
 	}
 
-	check_subtrees_and_writers(t, fs.mnt(), dev, src, log, ruled, kRuleClass);
+	check_subtrees_and_writers(t, fs.disk(), fs.mnt(), dev, src, log, ruled, kRuleClass);
 
 	// A file's measured lifetime lies between what userspace saw on either side.
 	REQUIRE_MESSAGE(!src.unlink_hook.empty(), "no unlink hook attached: " << src.notes);

@@ -131,13 +131,16 @@ void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
 			return make_error(std::errc::no_such_file_or_directory, "no cgroup2 hierarchy is mounted");
 		return cgroup_id_of(root, path);
 	};
-	if (old_p)
+	if (old_p) {
 		for (const WriterRule &w : old_p->config.writers) {
 			if (!w.dir.empty())
 				(void)m.tagger->remove_writer_dir(w.dir);
 			else if (auto id = cgroup_id(w.cgroup))
 				(void)m.tagger->remove_writer_cgroup(*id);
 		}
+	} else {
+		m.tagger->clear_writers();
+	}
 	for (size_t i = 0; i < p.config.writers.size(); i++) {
 		const WriterRule &w = p.config.writers[i];
 		const uint32_t id = named_writer_id(i);
