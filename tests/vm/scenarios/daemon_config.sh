@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_config: a bad config and a non-FDP namespace each fail with one line and leave no ublk device; SIGHUP reloads (a bad reload keeps the old policy); sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; --force-remove removes a mounted device; the control socket survives bad input; on XFS and ext4.
+# daemon_config: a bad config (bad TOML, a directory, a FIFO, /dev/zero), a bad socket path, a bad command line (exit 2) and a non-FDP namespace each fail with one line and leave no ublk device (nor the model's --file); a reload of a non-regular config keeps the old policy; SIGHUP reloads (a bad reload keeps the old policy); sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; --force-remove removes a mounted device; the control socket survives bad input; on XFS and ext4.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 512M --plain-ns 64M --timeout 240
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -7,17 +7,20 @@ T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
 
 no_ublk_left() { ! ls /dev/ublkb* /dev/ublkc* > /dev/null 2>&1; }
-# refused DESC EXPECTED_TEXT ARGS...: kvfdpd exits 1 with one stderr line holding the text.
-refused() {
-	desc=$1; want=$2; shift 2
-	kvfdpd --socket $SOCK "$@" > /tmp/out 2> /tmp/err
+# refused_rc RC DESC EXPECTED_TEXT ARGS...: kvfdpd exits RC (within 60 s: a FIFO must not
+# hang it) with one stderr line holding the text, and leaves no ublk device.
+refused_rc() {
+	want_rc=$1; desc=$2; want=$3; shift 3
+	timeout 60 kvfdpd "$@" > /tmp/out 2> /tmp/err
 	rc=$?
 	echo "kvfdpd $*: rc=$rc: $(cat /tmp/err)"
-	expect_eq "$desc: exit status" "$rc" 1
+	expect_eq "$desc: exit status" "$rc" "$want_rc"
 	expect_eq "$desc: one line on stderr" "$(wc -l < /tmp/err)" 1
-	check "$desc: the message says '$want'" grep -qF "$want" /tmp/err
+	check "$desc: the message says '$want'" grep -qF -- "$want" /tmp/err
 	check "$desc: no ublk device left behind" no_ublk_left
 }
+# refused DESC EXPECTED_TEXT ARGS...: a configuration refusal (exit 1).
+refused() { desc=$1; want=$2; shift 2; refused_rc 1 "$desc" "$want" --socket $SOCK "$@"; }
 
 step "bad configs are refused before any device exists"
 printf '[placement]\nlong = 9\n' > /tmp/bad_handle.toml
@@ -31,6 +34,23 @@ printf '[placement]\nshort = \n' > /tmp/bad_syntax.toml
 refused "TOML syntax error" "/tmp/bad_syntax.toml:2: " --device /dev/ng0n1 --config /tmp/bad_syntax.toml
 check "TOML syntax error: says to fix the line" grep -q "not valid TOML: fix that line" /tmp/err
 refused "missing config file" "/tmp/none.toml" --device /dev/ng0n1 --config /tmp/none.toml
+mkdir -p /tmp/cfgdir
+mkfifo /tmp/cfgfifo
+refused "config is a directory" "/tmp/cfgdir is a directory, not a regular file" --device /dev/ng0n1 --config /tmp/cfgdir
+refused "config is a FIFO (no hang)" "/tmp/cfgfifo is a FIFO, not a regular file" --device /dev/ng0n1 --config /tmp/cfgfifo
+refused "config is /dev/zero (no abort)" "/dev/zero is a character device, not a regular file" --device /dev/ng0n1 --config /dev/zero
+refused "model: a bad config is refused before its --file exists" "handle 9 out of range (device has 8 handles" \
+	--backend model --file /tmp/model.img --size 64M --nruh 8 --no-tagger --config /tmp/bad_handle.toml
+check "model: no --file was created" sh -c "! test -e /tmp/model.img"
+
+step "a bad socket path or command line is refused before any device exists (exit 1 / exit 2)"
+printf 'keep\n' > /tmp/notsock
+refused_rc 1 "socket path is a regular file" "/tmp/notsock exists and is not a socket" --device /dev/ng0n1 --socket /tmp/notsock
+expect_eq "the regular file is left as it was" "$(cat /tmp/notsock)" keep
+refused_rc 1 "socket path too long" "pass a shorter --socket" --device /dev/ng0n1 --socket /tmp/$(printf '%0120d' 0)
+refused_rc 2 "unknown option (not CLI11's 109)" "--no-such-option" --device /dev/ng0n1 --no-such-option
+refused_rc 2 "bad option value (not CLI11's 105)" "--depth" --device /dev/ng0n1 --depth many
+refused_rc 2 "contradicting options" "--keep and --force-remove contradict" --device /dev/ng0n1 --keep --force-remove
 
 step "a namespace without FDP is refused"
 if [ "$KVFDP_PLAIN" = 1 ]; then
@@ -94,7 +114,7 @@ kvfdpd --device /dev/ng0n1 --socket /tmp/other.sock --dev-id "${dev#/dev/ublkb}"
 rc=$?
 echo "kvfdpd --attach to a served device: rc=$rc: $(cat /tmp/err)"
 expect_eq "--attach to a served device: exit status" "$rc" 1
-check "--attach to a served device: says who serves it" grep -q "is served by pid $KPID" /tmp/err
+check "--attach to a served device: says who serves it" grep -qF "pid $KPID (kvfdpd) serves /dev/ng0n1 as $dev" /tmp/err
 check "--attach to a served device: the device stays" test -b $dev
 
 modprobe xfs 2>/dev/null
@@ -123,6 +143,25 @@ for fs in xfs ext4; do
 	check "$fs: reload over the socket refuses it too" grep -q '"ok":false.*old policy kept' /tmp/rr
 	umount /mnt/kv
 done
+
+step "a reload of a config that is a directory, a FIFO or /dev/zero keeps the old policy"
+cp /tmp/kvfdp.toml /tmp/kvfdp.good
+g=$(gen)
+sh0=$(short_handle)
+for target in /tmp/cfgdir /tmp/cfgfifo /dev/zero; do
+	rm -f /tmp/kvfdp.toml
+	ln -s $target /tmp/kvfdp.toml
+	n0=$(grep -c "not a regular file.*old policy kept" "$OUT/kvfdpd.log")
+	kill -HUP $KPID
+	check "-> $target: SIGHUP is refused and logged" wait_until 20 sh -c "[ \$(grep -c 'not a regular file.*old policy kept' '$OUT/kvfdpd.log') -gt $n0 ]"
+	timeout 20 $T ctl $SOCK '{"cmd":"reload"}' > /tmp/rr
+	check "-> $target: reload over the socket refuses it (no hang)" grep -q '"ok":false.*not a regular file.*old policy kept' /tmp/rr
+	expect_eq "-> $target: generation unchanged" "$(gen)" $g
+	expect_eq "-> $target: short still on handle $sh0" "$(short_handle)" $sh0
+	check "-> $target: kvfdpd is still running" kill -0 $KPID
+done
+rm -f /tmp/kvfdp.toml
+mv /tmp/kvfdp.good /tmp/kvfdp.toml
 
 step "the control socket survives bad input"
 $T ctl $SOCK 'not json' > /tmp/c1
