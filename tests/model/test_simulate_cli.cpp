@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -110,4 +111,28 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 		CHECK(r.out.find(c[1]) != std::string::npos);
 		CHECK(r.out.find('\n') == r.out.size() - 1);  // exactly one line
 	}
+}
+
+TEST_CASE("simulate: a device as a trace, and a trace that writes nothing, are said plainly")
+{
+	for (const char *opt : {"--kv-trace", "--blk-trace"}) {
+		const Run r = run_kvfdp(std::string("simulate ") + opt + " /dev/zero", true);
+		CAPTURE(r.out);
+		CHECK(r.rc == 2);
+		CHECK(r.out.find("/dev/zero is a character device") != std::string::npos);
+		CHECK(r.out.find("Input/output error") == std::string::npos);
+		CHECK(r.out.find('\n') == r.out.size() - 1);
+	}
+	char path[] = "/tmp/kvfdp-sim-XXXXXX";
+	const int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	const char text[] = "t_us,op,slba,nlb,class,writer\n0,D,0,8,0,1\n";
+	REQUIRE(write(fd, text, sizeof text - 1) == static_cast<ssize_t>(sizeof text - 1));
+	close(fd);
+	const Run r = run_kvfdp(std::string("simulate --blk-trace ") + path + " --capacity 64MiB --placement none");
+	unlink(path);
+	CAPTURE(r.out);
+	CHECK(r.rc == 0);
+	CHECK(r.out.find("n/a") != std::string::npos);
+	CHECK(r.out.find("0.000") == std::string::npos);
 }
