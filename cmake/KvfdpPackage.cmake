@@ -1,6 +1,7 @@
 # Install components and the Debian packages (CPack DEB), built by `./tools/dev.sh package`:
 #   kvfdp          kvfdpd, the kvfdp CLI, the systemd unit, sysusers.d/modules-load.d snippets,
-#                  /etc/kvfdp/kvfdp.toml and /etc/default/kvfdpd (conffiles), docs, dashboard
+#                  /etc/kvfdp/kvfdp.toml and /etc/default/kvfdpd (conffiles), docs, the Grafana
+#                  dashboard (share/kvfdp/grafana/kvfdp.json)
 #   libkvgpu-dev   libkvgpu (header, .so, .a, pkg-config file) and its Python binding
 # Depends come from dpkg-shlibdeps; the version is the CMake project version.
 include(GNUInstallDirs)
@@ -11,6 +12,8 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY TRUE)
 install(TARGETS kvfdp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT kvfdp)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/cli.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT kvfdp)
+install(FILES ${PROJECT_SOURCE_DIR}/monitoring/grafana/kvfdp.json
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/kvfdp/grafana COMPONENT kvfdp)
 
 # libkvgpu-dev, in the multiarch library directory (lib/x86_64-linux-gnu).
 if(CMAKE_LIBRARY_ARCHITECTURE)

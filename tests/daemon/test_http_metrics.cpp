@@ -20,6 +20,7 @@
 #include "userspace/daemon/backend.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
 #include "userspace/daemon/http_metrics.hpp"
+#include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/metrics.hpp"
 
 using namespace kvfdp;
@@ -245,13 +246,23 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 	auto p = make_policy(PolicyConfig{}, s.nruh);
 	REQUIRE(p.ok());
 	s.policy = std::make_shared<const Policy>(std::move(*p));
+	// --placement learned, so the learner's families are part of the scrape too.
+	s.learned = LearnedPlacement::create(*s.device, s.nruh, LearnedOptions{});
+	REQUIRE(s.learned);
+	// Two writers' overwrites (write, then the same LBAs again), so the learner has keys to report.
+	for (int round = 0; round < 3; round++)
+		for (uint32_t w = 1; w <= 2; w++)
+			for (uint64_t lba = 0; lba < 64; lba += 8)
+				(void)s.learned->place(w, static_cast<uint8_t>(w + 1), w * 4096 + lba, 8);
+	(void)s.learned->recompute_now();
 	auto srv = serve({}, [&s] { return metrics_exposition(s); });
 	const std::string r = ask(srv->port(), "GET /metrics HTTP/1.1\r\n\r\n");
 	REQUIRE(r.rfind("HTTP/1.1 200 OK", 0) == 0);
 	const std::string text = body_of(r);
 	for (const char *f : {"kvfdp_class_bytes_total", "kvfdp_handle_bytes_total", "kvfdp_io_errors_total",
 			      "kvfdp_stale_tags_total", "kvfdp_start_time_seconds", "kvfdp_ruh_ruamw_bytes",
-			      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes", "kvfdp_daemon_up"})
+			      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes", "kvfdp_daemon_up",
+			      "kvfdp_learned_lifetime_seconds"})
 		CHECK_MESSAGE(has_family(text, f), f);
 	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"7\",") != std::string::npos);
 	CHECK(text.find("\nkvfdp_daemon_up 1\n") != std::string::npos);
