@@ -38,11 +38,10 @@ uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer
 	case Placement::oracle:
 		return placement::default_handle(cls, static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles)));
 	case Placement::writer: {
-		auto it = std::find(writers_.begin(), writers_.end(), writer);
-		size_t i = static_cast<size_t>(it - writers_.begin());
-		if (it == writers_.end())
+		auto [it, fresh] = writer_index_.try_emplace(writer, static_cast<uint32_t>(writers_.size()));
+		if (fresh)
 			writers_.push_back(writer);
-		return static_cast<uint32_t>(std::min<size_t>(i, nruh_ ? nruh_ - 1 : 0));
+		return std::min<uint32_t>(it->second, nruh_ ? nruh_ - 1 : 0);
 	}
 	case Placement::learned:
 		break;
@@ -51,12 +50,16 @@ uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer
 	const uint64_t first = slba / unit_lbas_, last = (slba + nlb - 1) / unit_lbas_;
 	died_units(first, last);  // overwritten
 	const uint16_t h = learner_->place(key, nlb * ftl_.config().lba_size);
-	auto it = std::find(keys_.begin(), keys_.end(), key);
-	if (it == keys_.end()) {
+	// The key's index for the unit table; past 65535 keys the units go untracked (0).
+	uint16_t idx = 0;
+	auto it = key_index_.find(writer << 3 | (cls & 7));
+	if (it != key_index_.end()) {
+		idx = it->second;
+	} else if (keys_.size() < 65535) {
 		keys_.push_back(key);
-		it = keys_.end() - 1;
+		idx = static_cast<uint16_t>(keys_.size());
+		key_index_.emplace(writer << 3 | (cls & 7), idx);
 	}
-	const auto idx = static_cast<uint16_t>(it - keys_.begin() + 1);
 	const uint64_t now = learner_->clock();
 	for (uint64_t u = first; u <= last && u < unit_key_.size(); u++) {
 		unit_key_[u] = idx;

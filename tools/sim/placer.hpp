@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -52,9 +53,11 @@ private:
 	uint64_t unit_lbas_;
 	uint64_t unit_bytes_;
 	std::vector<uint64_t> writers_;  // writer placement: first-write order
+	std::unordered_map<uint64_t, uint32_t> writer_index_;
 	// learned
 	std::unique_ptr<placement::Learner> learner_;
-	std::vector<placement::Key> keys_;   // key index -> key
+	std::vector<placement::Key> keys_;   // key index - 1 -> key (at most 65535 tracked)
+	std::unordered_map<uint64_t, uint16_t> key_index_;  // writer << 3 | cls -> index
 	std::vector<uint16_t> unit_key_;     // per mapping unit: key index + 1, 0 = no live data
 	std::vector<uint64_t> unit_birth_;   // per mapping unit: learner clock when written
 	uint64_t recompute_bytes_ = 0;
