@@ -120,3 +120,55 @@ TEST_CASE("sim: --placement all adds writer and learned after hint, oracle last"
 	CHECK(parse_placement("learned") == Placement::learned);
 	CHECK(std::string(placement_name(Placement::writer)) == "writer");
 }
+
+namespace {
+
+// Two writers: writer 1 rewrites a small ring fast, writer 2 a large ring slowly; halfway
+// writer 2 deletes everything and stops.
+class TwoWriters final : public Workload {
+public:
+	[[nodiscard]] std::string name() const override { return "two"; }
+	[[nodiscard]] Result<void> run(Placement, uint64_t logical_lbas, uint32_t, BlockSink &sink,
+				       Progress *) override
+	{
+		const uint64_t nlb = 16, small = logical_lbas / 16, large = logical_lbas / 2;
+		uint64_t a = 0, b = 0;
+		const uint64_t total = 40 * logical_lbas / nlb;
+		for (uint64_t i = 0; i < total; i++) {
+			const bool second_half = i >= total / 2;
+			if (second_half && i == total / 2)
+				sink.deallocate(small, large);
+			if (second_half || i % 5 != 0) {
+				sink.write(a % small, nlb, 0, 1);
+				a += nlb;
+			} else {
+				sink.write(small + b % large, nlb, 0, 2);
+				b += nlb;
+			}
+		}
+		return ok();
+	}
+};
+
+} // namespace
+
+TEST_CASE("sim: learned splits two writers, and closes the handle it abandons with RUH Update")
+{
+	model::ModelConfig c;
+	c.logical_bytes = 64u << 20;
+	c.ru_size = 256u << 10;
+	c.op = 0.07;
+	TwoWriters w;
+	auto none = run_one(c, w, Placement::none, nullptr);
+	auto learned = run_one(c, w, Placement::learned, nullptr);
+	REQUIRE(none.ok());
+	REQUIRE(learned.ok());
+	const auto &l = learned->extra["learned"];
+	CHECK(l["recomputes"].get<uint64_t>() > 10);
+	CHECK(l["ruh_updates"].get<uint64_t>() >= 1);
+	CHECK(l["ruh_update_errors"] == 0);
+	CHECK(l["groups"] == 1);  // writer 2 is gone at the end
+	CHECK(learned->waf < none->waf);
+	MESSAGE("two writers: none " << none->waf << ", learned " << learned->waf << ", RUH updates "
+				     << l["ruh_updates"]);
+}
