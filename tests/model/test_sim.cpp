@@ -28,7 +28,7 @@ TEST_CASE("sim: sizes take KiB, MiB, GiB and TiB")
 	CHECK_FALSE(parse_uint("8 ").has_value());
 }
 
-TEST_CASE("sim: classes map to handles as ARCHITECTURE decision 4 says")
+TEST_CASE("sim: classes map to handles by the placement library's default map (docs/placement.md)")
 {
 	// NOT_SET, NONE, SHORT, MEDIUM, LONG, EXTREME
 	const uint32_t eight[] = {0, 0, 1, 2, 3, 4};
