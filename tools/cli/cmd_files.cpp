@@ -22,20 +22,6 @@ struct FilesOptions {
 	double now = 0; // test seam: the current Unix time (0 = the clock)
 };
 
-std::string seconds_text(double s)
-{
-	char buf[32];
-	if (s < 120)
-		std::snprintf(buf, sizeof buf, "%.1fs", s);
-	else if (s < 7200)
-		std::snprintf(buf, sizeof buf, "%.1fm", s / 60);
-	else if (s < 172800)
-		std::snprintf(buf, sizeof buf, "%.1fh", s / 3600);
-	else
-		std::snprintf(buf, sizeof buf, "%.1fd", s / 86400);
-	return buf;
-}
-
 double num(const json &j, const char *k)
 {
 	return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
@@ -101,10 +87,10 @@ int run_files(Context &ctx, const FilesOptions &o)
 	for (const auto &f : files) {
 		std::string life;
 		if (f["state"] == "live")
-			life = f.contains("age_s") ? seconds_text(f["age_s"].get<double>()) : "-";
+			life = f.contains("age_s") ? format_seconds(f["age_s"].get<double>()) : "-";
 		else
 			life = f.contains("lifetime_s") && f["lifetime_s"].is_number()
-				       ? seconds_text(f["lifetime_s"].get<double>())
+				       ? format_seconds(f["lifetime_s"].get<double>())
 				       : "-";
 		t.add_row({f.value("dev", std::string("-")),
 			   f.contains("ino") ? f["ino"].dump() : "-",

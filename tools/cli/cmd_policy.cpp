@@ -28,20 +28,6 @@ double num(const json &j, const char *k)
 	return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
 }
 
-std::string seconds_text(double s)
-{
-	char buf[32];
-	if (s <= 0)
-		return "-";
-	if (s < 120)
-		std::snprintf(buf, sizeof buf, "%.1fs", s);
-	else if (s < 7200)
-		std::snprintf(buf, sizeof buf, "%.1fm", s / 60);
-	else
-		std::snprintf(buf, sizeof buf, "%.1fh", s / 3600);
-	return buf;
-}
-
 // kvfdpd's learned groups (--placement learned): one row per key, by handle.
 void print_learned(Context &ctx, const json &l)
 {
@@ -71,7 +57,7 @@ void print_learned(Context &ctx, const json &l)
 						   ? k["writer"].get<std::string>()
 						   : "id " + k.value("writer_id", json(0)).dump();
 		t.add_row({k.contains("handle") ? k["handle"].dump() : "-", writer, k.value("class", std::string("-")),
-			   format_bytes(static_cast<u128>(num(k, "lifetime_bytes"))), seconds_text(num(k, "lifetime_s")),
+			   format_bytes(static_cast<u128>(num(k, "lifetime_bytes"))), num(k, "lifetime_s") > 0 ? format_seconds(num(k, "lifetime_s")) : "-",
 			   share, format_bytes(static_cast<u128>(num(k, "live_bytes"))),
 			   k.value("pinned", false) ? "config" : "learned"});
 	}

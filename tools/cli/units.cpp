@@ -11,6 +11,20 @@ namespace kvfdp::cli {
 
 Result<uint64_t> parse_size(std::string_view text) { return placement::parse_size(text); }
 
+std::string format_seconds(double s)
+{
+	char buf[32];
+	if (s < 120)
+		std::snprintf(buf, sizeof buf, "%.1fs", s);
+	else if (s < 7200)
+		std::snprintf(buf, sizeof buf, "%.1fm", s / 60);
+	else if (s < 172800)
+		std::snprintf(buf, sizeof buf, "%.1fh", s / 3600);
+	else
+		std::snprintf(buf, sizeof buf, "%.1fd", s / 86400);
+	return buf;
+}
+
 std::string format_u128(u128 v)
 {
 	if (v == 0)

@@ -26,6 +26,9 @@ using u128 = unsigned __int128;
 [[nodiscard]] std::string format_bytes(u128 bytes);
 // Decimal rendering of a 128-bit counter.
 [[nodiscard]] std::string format_u128(u128 v);
+// A duration for tables: "3.6s", "12.5m", "2.0h", "3.1d" (one decimal, the largest unit
+// that keeps it small).
+[[nodiscard]] std::string format_seconds(double s);
 
 // Lifetime classes are the RWH values 0..5 of fcntl(F_SET_RW_HINT) (bpf/tag.h).
 inline constexpr int kClassCount = static_cast<int>(placement::kNumClasses);
