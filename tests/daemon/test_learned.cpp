@@ -124,6 +124,7 @@ TEST_CASE("learned placement: two writers with different turnover get two handle
 	auto lp2 = LearnedPlacement::create(*dev, 4, o);
 	const json p2 = lp2->policy_json(names);
 	CHECK(handles_by_writer(p2) == learned);
+	CHECK(p2["groups"] == 2);
 	CHECK(lp2->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1) == learned[kEngine]);
 	CHECK(lp2->place(kStaging, KVFDP_CLASS_NOT_SET, 170 * (kMiB / kLba), 1) == learned[kStaging]);
 }

@@ -71,9 +71,17 @@ std::unique_ptr<LearnedPlacement> LearnedPlacement::create(nvme::Device &dev, ui
 	if (!o.state_path.empty()) {
 		if (auto r = lp->learner_.load(o.state_path); !r)
 			log::warn("%s", r.error().message().c_str());
-		else
-			log::info("learned placement: state from %s, %zu key(s)", o.state_path.c_str(),
-				  lp->learner_.groups().size());
+		else {
+			// Until the first regroup, the groups are the handles the restored keys use.
+			std::vector<uint16_t> hs;
+			const auto keys = lp->learner_.groups();
+			for (const placement::KeyInfo &k : keys)
+				if (!k.pinned && std::find(hs.begin(), hs.end(), k.handle) == hs.end())
+					hs.push_back(k.handle);
+			lp->groups_ = static_cast<uint32_t>(hs.size());
+			log::info("learned placement: state from %s, %zu key(s) in %zu group(s)", o.state_path.c_str(),
+				  keys.size(), hs.size());
+		}
 	}
 	return lp;
 }
