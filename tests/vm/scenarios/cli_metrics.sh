@@ -34,7 +34,7 @@ has $S "status: FDP with $KVFDP_NRUH handles" "^fdp: +enabled, $KVFDP_NRUH handl
 has $S "status: tagging active" '^tagging: +active, sources '
 has $S "status: no stale tags" '^stale tags: +0$'
 has $S "status: 8 MiB written" '^io: +since start, [0-9]+ writes \(8\.00 MiB\)'
-has $S "status: no I/O errors" '^ +0 errors$'
+has $S "status: no I/O errors" '^ +0 errors(,|$)'
 has $S "status: all 8 MiB under not_set on handle 0" '^not_set +0 +[0-9]+ +8\.00 MiB$'
 for c in short medium long extreme; do
 	has $S "status: nothing under $c" "^$c +[0-9]+ +0 +0 B\$"
