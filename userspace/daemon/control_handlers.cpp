@@ -198,8 +198,9 @@ std::string handle_control_line(State &s, std::string_view line)
 		FilesQuery q;
 		if (!parse_files_query(req.args, q, err))
 			return reply_error(err);
-		// A row is about 300 bytes: the cap keeps a reply well under the server's 1 MiB
-		// queued-reply limit (docs/control.md). Filtering and ranking cover every record.
+		// A row is about 300 bytes: the cap bounds a reply to about 600 KiB, the most a
+		// connection holds beyond the server's 64 KiB of queued replies (docs/control.md).
+		// Filtering and ranking cover every record.
 		constexpr uint64_t kMaxFilesRows = 2000;
 		q.limit = std::min(q.limit, kMaxFilesRows);
 		json d = s.tagger.files(q);

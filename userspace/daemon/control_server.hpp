@@ -22,7 +22,7 @@ struct ControlLimits {
 	size_t max_connections = 64;    // all clients together
 	size_t reserved_for_root = 8;   // of max_connections, only uid 0 may use these
 	size_t max_per_uid = 16;        // connections one non-root uid may hold
-	size_t max_queued_reply = 1 << 20;  // replies not yet read: no more requests are read past it
+	size_t max_queued_reply = 64 << 10;  // replies not yet read: no further request is answered past it
 	std::chrono::milliseconds idle_timeout{30000};             // no request under way
 	std::chrono::milliseconds incomplete_line_timeout{10000};  // a line started, no progress
 	std::chrono::milliseconds unread_reply_timeout{30000};     // replies queued, none read
