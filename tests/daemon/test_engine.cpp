@@ -268,11 +268,18 @@ TEST_CASE("data mode: zero copy only where the driver has UBLK_F_AUTO_BUF_REG an
 	CHECK(c.mode == DataMode::zero_copy);
 	CHECK(c.add_flags == ublk::kFlagAutoBufReg);
 	CHECK(c.note.empty());
-	// 6.12: GET_FEATURES answers, without AUTO_BUF_REG (its SUPPORT_ZERO_COPY is not used).
-	c = ublk::choose_data_mode(Result<uint64_t>(ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery), "passthru", true);
+	// 6.12: GET_FEATURES answers, with neither zero-copy feature.
+	c = ublk::choose_data_mode(Result<uint64_t>(ublk::kFlagUserRecovery | ublk::kFlagCmdIoctlEncode), "passthru", true);
 	CHECK(c.mode == DataMode::copy);
 	CHECK(c.add_flags == 0);
 	CHECK(c.note.find("lacks UBLK_F_AUTO_BUF_REG") != std::string::npos);
+	// 6.15: only per-request registration.
+	c = ublk::choose_data_mode(Result<uint64_t>(ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery), "passthru", true);
+	CHECK(c.mode == DataMode::zero_copy_reg);
+	CHECK(c.add_flags == ublk::kFlagSupportZeroCopy);
+	CHECK(c.note.empty());
+	// Both: AUTO_BUF_REG, unless registration is asked for.
+	CHECK(ublk::choose_data_mode(has, "passthru", true, true).mode == DataMode::zero_copy_reg);
 	// A driver older than GET_FEATURES: copy, with a note (never an error).
 	c = ublk::choose_data_mode(Result<uint64_t>(make_error(std::errc::invalid_argument, "GET_FEATURES")), "passthru",
 				   true);
@@ -286,6 +293,9 @@ TEST_CASE("data mode: zero copy only where the driver has UBLK_F_AUTO_BUF_REG an
 	CHECK(c.note.find("--no-zero-copy") != std::string::npos);
 	CHECK(ublk::data_mode_of(ublk::kFlagAutoBufReg | ublk::kFlagUserRecovery) == DataMode::zero_copy);
 	CHECK(ublk::data_mode_of(ublk::kFlagUserRecovery) == DataMode::copy);
+	CHECK(ublk::data_mode_of(ublk::kFlagSupportZeroCopy) == DataMode::zero_copy_reg);
+	CHECK(ublk::is_zero_copy(DataMode::zero_copy_reg));
+	CHECK(!ublk::is_zero_copy(DataMode::copy));
 	CHECK(std::string(ublk::data_mode_name(DataMode::zero_copy)) == "zero-copy");
 }
 

@@ -105,7 +105,10 @@ void print_daemon_human(Context &ctx, const json &d)
 		const std::string mode = text(dp, "mode");
 		std::string line = mode == "zero-copy" ? "zero copy: requests go to the device from their own pages "
 							  "(UBLK_F_AUTO_BUF_REG)"
-						       : "copy: each request is copied through kvfdpd's buffers";
+				   : mode == "zero-copy-register"
+					   ? "zero copy: requests go to the device from their own pages, registered per "
+					     "request (UBLK_F_SUPPORT_ZERO_COPY)"
+					   : "copy: each request is copied through kvfdpd's buffers";
 		const std::string note = dp.value("note", std::string());
 		if (!note.empty())
 			line += " (" + note + ")";

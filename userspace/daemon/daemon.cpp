@@ -114,7 +114,7 @@ Result<void> create_queues(State &s)
 	ec.nlb = s.info.nlb;
 	ec.nruh = s.nruh;
 	ec.fixed_buffers = s.opts.fixed_buffers;
-	ec.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
+	ec.zero_copy = ublk::is_zero_copy(s.data_mode);
 	ec.learned = s.learned.get();
 	uint32_t fixed_bytes = 0;
 	if (ec.fixed_buffers && !ec.zero_copy) {
@@ -142,6 +142,7 @@ Result<void> create_queues(State &s)
 		qs.policy = &s.table;
 		qs.engine = ec;
 		qs.fixed_buf_bytes = fixed_bytes;
+		qs.register_bufs = s.data_mode == ublk::DataMode::zero_copy_reg;
 		auto uq = UblkQueue::create(qs);
 		if (!uq)
 			return std::move(uq).error();
@@ -165,7 +166,8 @@ Result<void> add_device(State &s)
 	spec.depth = s.opts.depth;
 	spec.io_buf_bytes = s.opts.io_buf_bytes;
 	spec.dev_id = s.opts.dev_id;
-	const ublk::DataModeChoice dm = ublk::choose_data_mode(s.ctrl->get_features(), s.info.backend, s.opts.zero_copy);
+	const ublk::DataModeChoice dm =
+		ublk::choose_data_mode(s.ctrl->get_features(), s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
 	spec.flags |= dm.add_flags;
 	auto info = s.ctrl->add_dev(spec);
 	if (!info)
@@ -175,7 +177,8 @@ Result<void> add_device(State &s)
 	s.data_mode = ublk::data_mode_of(s.dev.flags);
 	s.data_note = dm.note;
 	if (dm.mode != s.data_mode)
-		s.data_note = "ADD_DEV did not keep UBLK_F_AUTO_BUF_REG";
+		s.data_note = std::string("ADD_DEV did not keep ") +
+			      (dm.mode == ublk::DataMode::zero_copy ? "UBLK_F_AUTO_BUF_REG" : "UBLK_F_SUPPORT_ZERO_COPY");
 	ublk::ParamInput pi;
 	pi.lba_size = s.info.lba_size;
 	pi.nlb = s.info.nlb;
@@ -201,8 +204,9 @@ Result<void> begin_recovery(State &s)
 	if (!(s.dev.flags & ublk::kFlagUserRecovery))
 		return fail("ublk device " + std::to_string(id) + " was created without user recovery; it cannot be re-attached");
 	s.data_mode = ublk::data_mode_of(s.dev.flags);
-	if (s.data_mode == ublk::DataMode::zero_copy && s.info.backend != "passthru")
-		return fail("ublk device " + std::to_string(id) + " was created with zero copy (UBLK_F_AUTO_BUF_REG), which the " +
+	if (ublk::is_zero_copy(s.data_mode) && s.info.backend != "passthru")
+		return fail("ublk device " + std::to_string(id) + " was created with zero copy (" +
+			    ublk::data_mode_name(s.data_mode) + "), which the " +
 			    s.info.backend + " backend cannot serve: recover it with --backend passthru, or delete it");
 	if (s.data_mode == ublk::DataMode::copy)
 		s.data_note = "ublk device " + std::to_string(id) + " was created in copy mode (recovered as it was)";

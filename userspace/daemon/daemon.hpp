@@ -27,6 +27,7 @@ struct DaemonOptions {
 	std::string bpf_pin_root = "/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("none": not pinned)
 	bool fixed_buffers = true;
 	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
+	bool zero_copy_register = false;     // per-request registration even where AUTO_BUF_REG exists (testing)
 	std::string ready_file;              // written with the device path once serving
 	std::string metrics_listen;          // --metrics-listen: GET /metrics there ("" = off)
 	// --placement learned: handles by (writer, class) from measured lifetimes (learned.hpp);

@@ -20,7 +20,7 @@ MetricsInput metrics_input(State &s)
 	for (const nvme::Handle &h : s.handles)
 		m.pids.push_back(h.pid);
 	m.tagger_active = s.tagger.active();
-	m.zero_copy = s.data_mode == ublk::DataMode::zero_copy;
+	m.zero_copy = ublk::is_zero_copy(s.data_mode);
 	const auto up = std::chrono::steady_clock::now() - s.started;
 	m.uptime_s = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(up).count());
 	m.start_time_s = static_cast<uint64_t>(

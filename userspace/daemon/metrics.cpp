@@ -109,7 +109,8 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 	auto copied = family("kvfdp_copied_bytes_total", "counter",
 			     "Read/write bytes copied between requests' pages and kvfdpd's buffers (0 in zero-copy mode).");
 	add(copied, {}, c.copied_bytes);
-	auto zc = family("kvfdp_zero_copy", "gauge", "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG).");
+	auto zc = family("kvfdp_zero_copy", "gauge",
+			 "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG or UBLK_F_SUPPORT_ZERO_COPY).");
 	add(zc, {}, m.zero_copy ? 1 : 0);
 	auto tagger = family("kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests.");
 	add(tagger, {}, m.tagger_active ? 1 : 0);

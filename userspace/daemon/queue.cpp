@@ -81,8 +81,8 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 
 	// Ring: the worst case between two submits is every tag's device commands (the engine's
 	// own count) plus its commit; the CQ (twice the SQ) holds every command in flight.
-	const uint32_t entries =
-		std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * (IoEngine::max_subs_per_request(ec) + 1));
+	const uint32_t per_request = IoEngine::max_subs_per_request(ec) + 1 + (setup.register_bufs ? 2 : 0);
+	const uint32_t entries = std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * per_request);
 	io_uring_params params{};
 	params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
 	int ret = io_uring_queue_init_params(entries, q->ring_.get(), &params);
@@ -129,23 +129,43 @@ void UblkQueue::join()
 		thread_.join();
 }
 
-void UblkQueue::commit(uint16_t tag, int result)
+io_uring_sqe *UblkQueue::next_sqe()
 {
 	io_uring_sqe *sqe = io_uring_get_sqe(ring_.get());
 	if (!sqe) {
 		io_uring_submit(ring_.get());
 		sqe = io_uring_get_sqe(ring_.get());
 	}
+	return sqe;
+}
+
+void UblkQueue::prep_buf_cmd(uint32_t cmd_op, uint16_t tag)
+{
+	const uint8_t op = static_cast<uint8_t>(descs_.descs()[tag].op_flags & 0xff);
+	if (op != ublk::kOpRead && op != ublk::kOpWrite)
+		return;
+	// Failures show in the request: its device commands find no buffer (-EFAULT).
+	if (io_uring_sqe *sqe = next_sqe())
+		ublk::prep_io_cmd(*sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, 0, tag,
+				  pack_user_data(tag, UdKind::buf));
+}
+
+void UblkQueue::commit(uint16_t tag, int result)
+{
+	// Unregistering first: the driver completes the request once both are in, in any order.
+	if (setup_.register_bufs)
+		prep_buf_cmd(ublk::kUIoUnregisterIoBuf, tag);
+	io_uring_sqe *sqe = next_sqe();
 	if (!sqe)
-		return;  // cannot happen with the ring sized for depth * (subs + 1)
+		return;  // cannot happen with the ring sized for depth * (subs + 1 + buffer commands)
 	prep_fetch(*sqe, ublk::kUIoCommitAndFetchReq, tag, result);
 }
 
 void UblkQueue::prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int result)
 {
 	if (setup_.engine.zero_copy)
-		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result, 0,
-				  pack_user_data(tag, UdKind::ublk), ublk::auto_buf_reg_addr(tag));
+		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result, 0, pack_user_data(tag, UdKind::ublk),
+				  setup_.register_bufs ? 0 : ublk::auto_buf_reg_addr(tag));
 	else
 		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result,
 				  reinterpret_cast<uintptr_t>(bufs_[tag]), pack_user_data(tag, UdKind::ublk));
@@ -195,9 +215,11 @@ void UblkQueue::run()
 				engine_->on_device_cqe(*cqe);
 				continue;
 			}
-			if (ud.tag >= depth)
+			if (ud.kind == UdKind::buf || ud.tag >= depth)
 				continue;
 			if (cqe->res == ublk::kIoResOk) {
+				if (setup_.register_bufs)
+					prep_buf_cmd(ublk::kUIoRegisterIoBuf, ud.tag);
 				engine_->start(ud.tag);
 			} else {
 				// -ENODEV: the device is stopping; the tag is not re-armed.

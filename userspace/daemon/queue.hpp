@@ -28,6 +28,11 @@ struct QueueSetup {
 	const volatile kvfdp_tag_slot *slots = nullptr;  // tagger slot array, or nullptr
 	const PolicyTable *policy = nullptr;
 	EngineConfig engine;  // engine.zero_copy: the device was created with ublk::kFlagAutoBufReg
+	                      // or ublk::kFlagSupportZeroCopy (then register_bufs)
+	// Zero copy by per-request registration (ublk::DataMode::zero_copy_reg): the queue issues
+	// REGISTER_IO_BUF of a read/write request at slot <tag> before the engine's device
+	// commands and UNREGISTER_IO_BUF before its commit.
+	bool register_bufs = false;
 	// With engine.fixed_buffers: bytes of each tag's buffer registered as its fixed buffer
 	// (see fixed_buffer_bytes); 0 registers the whole io_buf_bytes.
 	uint32_t fixed_buf_bytes = 0;
@@ -75,6 +80,11 @@ private:
 	void run();
 	// Fills sqe with FETCH_REQ or COMMIT_AND_FETCH_REQ (cmd_op) of tag.
 	void prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int result);
+	// With register_bufs and a read/write request on tag: queues REGISTER_IO_BUF or
+	// UNREGISTER_IO_BUF (cmd_op) of its pages at slot <tag>.
+	void prep_buf_cmd(uint32_t cmd_op, uint16_t tag);
+	// An SQE, submitting what is queued first when the SQ is full; nullptr if still none.
+	io_uring_sqe *next_sqe();
 
 	QueueSetup setup_;
 	std::unique_ptr<io_uring> ring_;

@@ -11,6 +11,7 @@ namespace kvfdp::daemon {
 enum class UdKind : uint8_t {
 	ublk = 1,    // FETCH_REQ / COMMIT_AND_FETCH_REQ of a tag
 	device = 2,  // one device command (sub-I/O) of a tag's request
+	buf = 3,     // REGISTER_IO_BUF / UNREGISTER_IO_BUF of a tag's request (zero_copy_reg)
 };
 
 inline constexpr unsigned kUdTagBits = 16;

@@ -83,6 +83,9 @@ int main(int argc, char **argv)
 	app.add_flag("!--no-zero-copy", o.zero_copy,
 		     "copy each request through kvfdpd's buffers even where the ublk driver offers zero copy "
 		     "(UBLK_F_AUTO_BUF_REG, Linux 6.16+)");
+	app.add_flag("--zero-copy-register", o.zero_copy_register,
+		     "zero copy by registering each request's pages per request (UBLK_F_SUPPORT_ZERO_COPY, Linux "
+		     "6.15+) even where UBLK_F_AUTO_BUF_REG exists (for testing; the default prefers AUTO_BUF_REG)");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
 	app.add_option("--metrics-listen", o.metrics_listen,
 		       "serve Prometheus GET /metrics on PORT (loopback), HOST:PORT or [IPV6]:PORT; off by default");

@@ -3,7 +3,8 @@
 
 namespace kvfdp::ublk {
 
-DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_view backend, bool wanted)
+DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_view backend, bool wanted,
+				bool prefer_register)
 {
 	DataModeChoice c;
 	if (!wanted) {
@@ -20,17 +21,27 @@ DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_vi
 			 "), so it has no UBLK_F_AUTO_BUF_REG (Linux 6.16+)";
 		return c;
 	}
-	if (!(*features & kFlagAutoBufReg)) {
-		c.note = "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+)";
-		if (*features & kFlagSupportZeroCopy)
-			c.note += "; kvfdpd does not use its per-request buffer registration (UBLK_F_SUPPORT_ZERO_COPY)";
-		return c;
+	const bool has_auto = *features & kFlagAutoBufReg;
+	const bool has_reg = *features & kFlagSupportZeroCopy;
+	if (has_auto && !(prefer_register && has_reg)) {
+		c.mode = DataMode::zero_copy;
+		c.add_flags = kFlagAutoBufReg;
+	} else if (has_reg) {
+		c.mode = DataMode::zero_copy_reg;
+		c.add_flags = kFlagSupportZeroCopy;
+	} else {
+		c.note = "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+) and UBLK_F_SUPPORT_ZERO_COPY (6.15+)";
 	}
-	c.mode = DataMode::zero_copy;
-	c.add_flags = kFlagAutoBufReg;
 	return c;
 }
 
-const char *data_mode_name(DataMode m) { return m == DataMode::zero_copy ? "zero-copy" : "copy"; }
+const char *data_mode_name(DataMode m)
+{
+	switch (m) {
+	case DataMode::zero_copy: return "zero-copy";
+	case DataMode::zero_copy_reg: return "zero-copy-register";
+	default: return "copy";
+	}
+}
 
 } // namespace kvfdp::ublk

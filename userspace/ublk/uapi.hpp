@@ -129,6 +129,8 @@ inline constexpr unsigned kCmdEndUserRecovery = 0x11;
 inline constexpr unsigned kCmdGetFeatures = 0x13;
 inline constexpr unsigned kIoFetchReq = 0x20;
 inline constexpr unsigned kIoCommitAndFetchReq = 0x21;
+inline constexpr unsigned kIoRegisterIoBuf = 0x23;
+inline constexpr unsigned kIoUnregisterIoBuf = 0x24;
 
 // The ioctl-encoded command numbers (what sqe->cmd_op carries).
 inline constexpr uint32_t kUCmdGetDevInfo = _IOR('u', kCmdGetDevInfo, CtrlCmd);
@@ -143,9 +145,15 @@ inline constexpr uint32_t kUCmdEndUserRecovery = _IOWR('u', kCmdEndUserRecovery,
 inline constexpr uint32_t kUCmdGetFeatures = _IOR('u', kCmdGetFeatures, CtrlCmd);
 inline constexpr uint32_t kUIoFetchReq = _IOWR('u', kIoFetchReq, IoCmd);
 inline constexpr uint32_t kUIoCommitAndFetchReq = _IOWR('u', kIoCommitAndFetchReq, IoCmd);
+// With kFlagSupportZeroCopy: register the pages of (q_id, tag)'s request as the ring's fixed
+// buffer IoCmd.addr, and unregister it (the request completes once its commit is in and every
+// registration is gone). Issued by the queue's own thread, between FETCH and COMMIT.
+inline constexpr uint32_t kUIoRegisterIoBuf = _IOWR('u', kIoRegisterIoBuf, IoCmd);
+inline constexpr uint32_t kUIoUnregisterIoBuf = _IOWR('u', kIoUnregisterIoBuf, IoCmd);
 static_assert(kUCmdAddDev == 0xc0207504u, "UBLK_U_CMD_ADD_DEV");
 static_assert(kUIoFetchReq == 0xc0107520u, "UBLK_U_IO_FETCH_REQ");
 static_assert(kUCmdGetFeatures == 0x80207513u, "UBLK_U_CMD_GET_FEATURES");
+static_assert(kUIoRegisterIoBuf == 0xc0107523u, "UBLK_U_IO_REGISTER_IO_BUF");
 
 // Device feature flags (ublksrv_ctrl_dev_info.flags; GET_FEATURES reports those the driver has).
 // kFlagSupportZeroCopy: the server registers request buffers itself (REGISTER_IO_BUF, 6.15+; 6.12's
