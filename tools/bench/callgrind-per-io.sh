@@ -2,7 +2,7 @@
 # callgrind-per-io.sh: user-space instructions per kvfdpd request, deterministic: runs
 # bench_daemon_engine under callgrind at two request counts, so start-up and warm-up cancel:
 # Ir per request = (Ir(N2) - Ir(N1)) / (N2 - N1). Extra arguments go to the bench
-# (e.g. --size 524288 --max-transfer 131072, --untagged, --op read).
+# (e.g. --size 524288 --max-transfer 131072, --untagged, --op read, --zero-copy).
 #   tools/bench/callgrind-per-io.sh [--build-dir DIR] [--n1 N] [--n2 N] [BENCH ARGS...]
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
