@@ -1,4 +1,4 @@
-// Factories for the nvme::Device backends in this directory: passthru and file.
+// Factories for the nvme::Device backends in this directory: passthru, streams and file.
 // (The model backend lives in nvme/model/.)
 #pragma once
 
@@ -23,6 +23,15 @@ namespace kvfdp::nvme {
 // with ng_fd -1 on a ring that never reaches the kernel.
 [[nodiscard]] std::unique_ptr<IoQueue> make_passthru_queue(int ng_fd, const DeviceInfo &info,
 							 std::vector<uint16_t> pids, size_t depth);
+
+// An NVMe namespace's block device (/dev/nvmeXnY) on a kernel with write streams (6.16+,
+// queue/max_write_streams > 0): O_DIRECT io_uring reads and writes, each write on the stream
+// of its handle (stream h + 1 = the namespace's RUH Status descriptor h: nvme/streams.hpp);
+// flush is fsync, discard BLOCK_URING_CMD_DISCARD, write zeroes fallocate(ZERO_RANGE), all
+// on the caller's ring. handles() and log_page() use NVME ioctls on the block device; RUH
+// Update is ENOTSUP. No write streams: a one-line error that says to use --backend passthru.
+[[nodiscard]] Result<std::unique_ptr<Device>> open_streams_device(const std::string &path,
+								  const std::string &sysfs_root = "/sys");
 
 struct FileDeviceOptions {
 	uint32_t lba_size = 4096;

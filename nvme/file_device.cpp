@@ -2,7 +2,6 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <liburing.h>
-#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -10,86 +9,10 @@
 
 #include "common/unique_fd.hpp"
 #include "nvme/backends.hpp"
-#include "nvme/inflight.hpp"
+#include "nvme/rw_queue.hpp"
 
 namespace kvfdp::nvme {
 namespace {
-
-class FileQueue final : public IoQueue {
-public:
-	FileQueue(int fd, const DeviceInfo &info, size_t depth)
-		: fd_(fd), lba_size_(info.lba_size), nlb_(info.nlb),
-		  max_nlb_(info.max_transfer / info.lba_size), expect_(depth)
-	{
-	}
-
-	Prep prep(io_uring &ring, const IoRequest &req) override
-	{
-		if (req.op != IoOp::flush &&
-		    (req.nlb == 0 || req.slba >= nlb_ || req.nlb > nlb_ - req.slba))
-			return Prep{false, -EINVAL};
-		bool data = req.op == IoOp::read || req.op == IoOp::write;
-		if (data && (req.nlb > max_nlb_ || !req.buf))
-			return Prep{false, -EINVAL};
-		uint64_t off = req.slba * lba_size_;
-		uint64_t len = uint64_t{req.nlb} * lba_size_;
-		if (data && !expect_.insert(req.user_data, static_cast<uint32_t>(len)))
-			return Prep{false, -EBUSY};
-		io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-		if (!sqe) {
-			uint32_t dummy;
-			if (data)
-				expect_.take(req.user_data, dummy);
-			return Prep{false, -EBUSY};
-		}
-		unsigned n = static_cast<unsigned>(len);
-		switch (req.op) {
-		case IoOp::read:
-			if (req.buf_index >= 0)
-				io_uring_prep_read_fixed(sqe, fd_, req.buf, n, off, req.buf_index);
-			else
-				io_uring_prep_read(sqe, fd_, req.buf, n, off);
-			break;
-		case IoOp::write:
-			if (req.buf_index >= 0)
-				io_uring_prep_write_fixed(sqe, fd_, req.buf, n, off, req.buf_index);
-			else
-				io_uring_prep_write(sqe, fd_, req.buf, n, off);
-			break;
-		case IoOp::flush:
-			io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
-			break;
-		case IoOp::deallocate:
-			io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-						static_cast<off_t>(off), static_cast<off_t>(len));
-			break;
-		case IoOp::write_zeroes:
-			io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-						static_cast<off_t>(off), static_cast<off_t>(len));
-			break;
-		}
-		sqe->user_data = req.user_data;
-		return Prep{true, 0};
-	}
-
-	int complete(const io_uring_cqe &cqe) override
-	{
-		uint32_t want;
-		if (!expect_.empty() && expect_.take(cqe.user_data, want)) {
-			if (cqe.res < 0)
-				return cqe.res;
-			return static_cast<uint32_t>(cqe.res) == want ? 0 : -EIO;  // short transfer
-		}
-		return cqe.res < 0 ? cqe.res : 0;
-	}
-
-private:
-	int fd_;
-	uint32_t lba_size_;
-	uint64_t nlb_;
-	uint32_t max_nlb_;
-	InflightMap<uint32_t> expect_;
-};
 
 class FileDevice final : public Device {
 public:
@@ -99,14 +22,7 @@ public:
 
 	Result<std::vector<Handle>> handles() override
 	{
-		std::vector<Handle> hs(info_.nruh);
-		for (uint16_t i = 0; i < info_.nruh; ++i) {
-			hs[i].index = i;
-			hs[i].pid = i;
-			hs[i].ruhid = i;
-			hs[i].ruht = 1;
-		}
-		return hs;
+		return numbered_handles(info_.nruh, 1);
 	}
 
 	Result<std::vector<uint8_t>> log_page(uint8_t, uint8_t) override
@@ -125,8 +41,7 @@ public:
 
 	Result<std::unique_ptr<IoQueue>> open_queue(io_uring &ring) override
 	{
-		size_t depth = ring.cq.ring_entries ? ring.cq.ring_entries : 128;
-		return std::unique_ptr<IoQueue>(new FileQueue(fd_.get(), info_, depth));
+		return make_rw_queue(rw_queue_spec(fd_.get(), info_, ring));
 	}
 
 private:

@@ -1,4 +1,4 @@
-// Backend selection: passthru, file and model are part of every build.
+// Backend selection: passthru, streams, file and model are part of every build.
 #include "userspace/daemon/backend.hpp"
 
 #include "nvme/backends.hpp"
@@ -8,14 +8,20 @@ namespace kvfdp::daemon {
 
 Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 {
-	if (opts.kind != "passthru" && opts.kind != "file" && opts.kind != "model")
+	if (opts.kind != "passthru" && opts.kind != "streams" && opts.kind != "file" && opts.kind != "model")
 		return guidance_error(std::errc::invalid_argument,
-				      "unknown backend '" + opts.kind + "' (use passthru, model or file)");
+				      "unknown backend '" + opts.kind + "' (use passthru, streams, model or file)");
 	if (opts.kind == "passthru") {
 		if (opts.device.empty())
 			return guidance_error(std::errc::invalid_argument,
 					      "--backend passthru needs --device /dev/ngXnY (an FDP namespace)");
 		return nvme::open_passthru_device(opts.device);
+	}
+	if (opts.kind == "streams") {
+		if (opts.device.empty())
+			return guidance_error(std::errc::invalid_argument,
+					      "--backend streams needs --device /dev/nvmeXnY (an FDP namespace's block device)");
+		return nvme::open_streams_device(opts.device);
 	}
 	if (opts.kind == "file") {
 		if (opts.file.empty())

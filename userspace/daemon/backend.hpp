@@ -1,4 +1,5 @@
-// Opening the device behind kvfdpd by backend name: passthru (/dev/ngXnY), model (the FDP
+// Opening the device behind kvfdpd by backend name: passthru (/dev/ngXnY), streams
+// (/dev/nvmeXnY through block write streams, Linux 6.16+), model (the FDP
 // SSD model over a sparse data file) or file (a plain file, no placement).
 #pragma once
 
@@ -13,8 +14,8 @@
 namespace kvfdp::daemon {
 
 struct BackendOptions {
-	std::string kind = "passthru";   // passthru | model | file
-	std::string device;              // passthru: /dev/ngXnY
+	std::string kind = "passthru";   // passthru | streams | model | file
+	std::string device;              // passthru: /dev/ngXnY; streams: /dev/nvmeXnY
 	std::string file;                // file: backing file; model: data file
 	uint64_t size = 0;               // file / model: capacity in bytes (0: the file's size)
 	uint32_t lba_size = 4096;        // file / model
@@ -27,7 +28,7 @@ struct BackendOptions {
 
 // The placement handles the backend will have when its options alone decide it (model:
 // --nruh; file: none, 0), so a config can be checked before open_backend creates the model's
-// or the file's data file; passthru: nullopt (the namespace says, once opened).
+// or the file's data file; passthru and streams: nullopt (the namespace says, once opened).
 [[nodiscard]] std::optional<uint16_t> handles_before_open(const BackendOptions &opts);
 
 } // namespace kvfdp::daemon

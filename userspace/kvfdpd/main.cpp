@@ -19,10 +19,12 @@ int main(int argc, char **argv)
 	uint32_t debug_mask = 0;
 	std::string size_str;
 	auto *cfg = app.add_option("-c,--config", o.config_path, "policy config (TOML)")->capture_default_str();
-	app.add_option("-b,--backend", o.backend.kind, "passthru | model | file")
+	app.add_option("-b,--backend", o.backend.kind,
+		       "passthru | streams (block write streams, Linux 6.16+) | model | file")
 		->capture_default_str()
-		->check(CLI::IsMember({"passthru", "model", "file"}));
-	app.add_option("-d,--device", o.backend.device, "passthru: FDP namespace, e.g. /dev/ng0n1");
+		->check(CLI::IsMember({"passthru", "streams", "model", "file"}));
+	app.add_option("-d,--device", o.backend.device,
+		       "passthru: FDP namespace, e.g. /dev/ng0n1; streams: its block device, e.g. /dev/nvme0n1");
 	app.add_option("-f,--file", o.backend.file, "file: backing file; model: sparse data file");
 	app.add_option("--size", o.backend.size, "file/model: capacity in bytes (suffixes allowed: 1G)")
 		->transform(CLI::AsSizeValue(false));
