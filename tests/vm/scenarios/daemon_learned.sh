@@ -1,0 +1,145 @@
+#!/bin/sh
+# daemon_learned: kvfdpd --placement learned on the FDP SSD model, through XFS and ext4: two writers in cgroups of their own (an engine whose files live long, a staging area whose files die young; neither sets a hint) end up on two handles, the projected WAF is lower than with --no-tagger, and a restarted kvfdpd resumes the learned map from its state file.
+# vm-args: --lba 4096 --nruh 8 --timeout 600
+. /lib/kvfdp/vm-lib.sh
+need kvfdpd kvfdp kvfdp-daemon-vmtool
+need_ublk
+T=kvfdp-daemon-vmtool
+SOCK=/tmp/kvfdpd.sock
+SIZE_MIB=96
+STATE=/tmp/learned.state
+CG=/sys/fs/cgroup
+
+# The writers are cgroups the scenario makes: what the learned map must separate.
+mkdir -p $CG
+mount -t cgroup2 none $CG 2>/dev/null || grep -q " $CG cgroup2 " /proc/mounts || die "cannot mount cgroup2 on $CG"
+mkdir -p $CG/engine $CG/staging
+# in_cg NAME CMD...: runs CMD as a member of cgroup NAME (so the files it creates are NAME's)
+in_cg() {
+	_cg=$1; shift
+	sh -c 'echo $$ > '$CG/$_cg'/cgroup.procs && exec "$@"' sh "$@"
+}
+: > /tmp/kvfdp.toml  # no rules, no writers: the learner keys writers by cgroup
+
+start_kvfdpd() {  # $1: log name; the rest: options
+	_log=$1; shift
+	rm -f /tmp/kvfdpd.ready
+	kvfdpd --backend model --file /tmp/model.img --size ${SIZE_MIB}M --ru-size 1M --nruh 8 --op 0.15 \
+		--config /tmp/kvfdp.toml --socket $SOCK --ready-file /tmp/kvfdpd.ready "$@" > "$OUT/kvfdpd_$_log.log" 2>&1 &
+	KPID=$!
+	wait_until 60 sh -c "test -e /tmp/kvfdpd.ready || ! kill -0 $KPID"
+	test -e /tmp/kvfdpd.ready || { cat "$OUT/kvfdpd_$_log.log"; die "kvfdpd ($_log) did not become ready"; }
+	DEV=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
+}
+
+stop_kvfdpd() {
+	kill -TERM $KPID
+	check "$1: kvfdpd exits 0" wait $KPID
+}
+
+# handle_of POLICY_TXT CGROUP: the handle `kvfdp policy` shows for the cgroup's not_set key
+handle_of() { awk -v w="$2" '$2 == w && $3 == "not_set" { print $1; exit }' "$1"; }
+
+mkfs_mount() {  # $1 fs, $2 dev
+	case $1 in
+	xfs) # xfsprogs refuses filesystems under 300 MB unless run by fstests (its variables)
+		TEST_DIR=/tmp TEST_DEV=$2 QA_CHECK_FS=1 mkfs.xfs -q -f $2 > /dev/null || die "mkfs.xfs $2" ;;
+	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $2 || die "mkfs.ext4 $2" ;;
+	esac
+	mkdir -p /mnt/kv
+	# Online discard: a deleted file's blocks are deallocated at once, so the learner sees
+	# the data die (with its age on the device write clock).
+	check "$1: mounts with -o discard" mount -t $1 -o discard $2 /mnt/kv || die "cannot mount $1"
+	mkdir -p /mnt/kv/engine /mnt/kv/staging
+}
+
+# The workload: the engine writes 8 x 4 MiB files that stay a while; then each round it
+# replaces one of them (so each lives 8 rounds) while, at the same time, the staging area
+# writes two 5 MiB files that it deletes at the end of the round. The two write in 64 KiB
+# pieces side by side, so on one handle their data shares reclaim units. About 420 MiB in all
+# on a 96 MiB namespace: the model garbage-collects.
+workload() {  # $1: label
+	i=1
+	while [ $i -le 8 ]; do
+		in_cg engine $T write /mnt/kv/engine/e$i 0 4096 --direct --seed $i || die "$1: engine write"
+		i=$((i + 1))
+	done
+	r=1
+	while [ $r -le 28 ]; do
+		k=$(( r % 8 + 1 ))
+		rm /mnt/kv/engine/e$k
+		in_cg engine $T write /mnt/kv/engine/e$k 0 4096 --direct --chunk 64 --seed $((300 + r)) &
+		epid=$!
+		in_cg staging $T write /mnt/kv/staging/a 0 5120 --direct --chunk 64 --seed $((100 + r)) || die "$1: staging write"
+		in_cg staging $T write /mnt/kv/staging/b 0 5120 --direct --chunk 64 --seed $((200 + r)) || die "$1: staging write"
+		wait $epid || die "$1: engine write"
+		sync
+		rm /mnt/kv/staging/a /mnt/kv/staging/b
+		sync
+		r=$((r + 1))
+	done
+}
+
+# waf_of LABEL: the model's projected WAF (mbmw / hbmw) from `kvfdp stats`
+waf_of() {
+	kvfdp stats --socket $SOCK -o json > "$OUT/stats_$1.json"
+	_h=$(json_num hbmw "$OUT/stats_$1.json"); _m=$(json_num mbmw "$OUT/stats_$1.json"); _e=$(json_num mbe "$OUT/stats_$1.json")
+	expect_ge "$1: the model erased reclaim units (garbage collection ran)" "$_e" $((SIZE_MIB << 20)) >&2
+	awk "BEGIN { printf \"%.4f\", $_m / $_h }"
+}
+
+for fs in xfs ext4; do
+	step "$fs, learned: kvfdpd --placement learned ($SIZE_MIB MiB model, 1 MiB RUs, 8 handles), two writers in cgroups /engine and /staging"
+	rm -f /tmp/model.img $STATE
+	start_kvfdpd ${fs}_learned --placement learned --learn-state $STATE --learn-period 0.5
+	mkfs_mount $fs $DEV
+	workload "$fs learned"
+	# The learner regroups every 0.5 s: wait for a regroup after the last write.
+	g0=$(kvfdp policy show --socket $SOCK -o json | json_num recomputes)
+	wait_until 30 sh -c "test \$(kvfdp policy show --socket $SOCK -o json | sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p') -gt $((g0 + 1))"
+	kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_${fs}.txt"
+	kvfdp policy show --socket $SOCK -o json > "$OUT/policy_${fs}.json"
+	he=$(handle_of "$OUT/policy_${fs}.txt" /engine)
+	hs=$(handle_of "$OUT/policy_${fs}.txt" /staging)
+	echo "$fs: /engine on handle '$he', /staging on handle '$hs'"
+	check "$fs: kvfdp policy lists the /engine writer" test -n "$he"
+	check "$fs: kvfdp policy lists the /staging writer" test -n "$hs"
+	check "$fs: the two writers are on two handles" test "$he" != "$hs"
+	groups=$(json_num groups "$OUT/policy_${fs}.json")
+	expect_ge "$fs: at least two learned groups" "$groups" 2
+	waf_l=$(waf_of ${fs}_learned)
+	kvfdp files --socket $SOCK --live --top 8 --width 160 | tee "$OUT/files_${fs}.txt"
+	check "$fs: kvfdp files names the live engine files' writer" grep -q " /engine " "$OUT/files_${fs}.txt"
+	check "$fs: no live staging file is listed" sh -c "! grep -q ' /staging ' $OUT/files_${fs}.txt"
+	kvfdp metrics --socket $SOCK > "$OUT/metrics_${fs}.prom"
+	check "$fs: kvfdp metrics exports the staging key's lifetime" \
+		grep -q '^kvfdp_learned_lifetime_bytes{writer="/staging",class="not_set"' "$OUT/metrics_${fs}.prom"
+	(cd /mnt/kv/engine && md5sum e* > /tmp/sums)
+	umount /mnt/kv
+	stop_kvfdpd "$fs learned"
+	check "$fs: the learned state was saved" test -s $STATE
+
+	step "$fs, restart: a new kvfdpd on the same state file resumes the map before any write"
+	start_kvfdpd ${fs}_restart --placement learned --learn-state $STATE --learn-period 0.5
+	kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_${fs}_restart.txt"
+	expect_eq "$fs: /engine keeps handle $he" "$(handle_of "$OUT/policy_${fs}_restart.txt" /engine)" "$he"
+	expect_eq "$fs: /staging keeps handle $hs" "$(handle_of "$OUT/policy_${fs}_restart.txt" /staging)" "$hs"
+	expect_ge "$fs: the restored map has two groups" "$(kvfdp policy show --socket $SOCK -o json | json_num groups)" 2
+	check "$fs: the data is intact after the restart" mount -t $fs $DEV /mnt/kv
+	check "$fs: engine files' checksums" sh -c 'cd /mnt/kv/engine && md5sum -c /tmp/sums'
+	umount /mnt/kv
+	stop_kvfdpd "$fs restart"
+
+	step "$fs, untagged: the same workload with kvfdpd --no-tagger (every write on one handle)"
+	rm -f /tmp/model.img
+	start_kvfdpd ${fs}_untagged --no-tagger
+	mkfs_mount $fs $DEV
+	workload "$fs untagged"
+	waf_u=$(waf_of ${fs}_untagged)
+	umount /mnt/kv
+	stop_kvfdpd "$fs untagged"
+	echo "$fs: WAF learned $waf_l, untagged $waf_u"
+	printf '{"fs": "%s", "waf_learned": %s, "waf_untagged": %s}\n' $fs $waf_l $waf_u >> "$OUT/result.json"
+	check "$fs: learned WAF $waf_l < untagged WAF $waf_u" awk "BEGIN { exit !($waf_l < $waf_u) }"
+done
+finish
