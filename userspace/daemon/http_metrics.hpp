@@ -23,7 +23,7 @@ namespace kvfdp::daemon {
 
 struct HttpMetricsOptions {
 	std::string listen;                       // HOST:PORT, [V6]:PORT, or PORT (127.0.0.1:PORT)
-	size_t max_connections = 64;
+	size_t max_connections = 128;             // 100 concurrent scrapers fit
 	size_t max_request_bytes = 8192;          // request line and headers; a body is not read
 	std::chrono::milliseconds timeout{10000};  // to receive the request and send the reply
 };
