@@ -53,20 +53,21 @@ mkfs_mount() {  # $1 fs, $2 dev
 	mkdir -p /mnt/kv/engine /mnt/kv/staging
 }
 
-# The workload: the engine writes 8 x 4 MiB files that stay a while; then each round it
-# replaces one of them (so each lives 8 rounds) while, at the same time, the staging area
+# The workload: the engine writes 14 x 4 MiB files that stay a while; then each round it
+# replaces one of them (so each lives 14 rounds) while, at the same time, the staging area
 # writes two 5 MiB files that it deletes at the end of the round. The two write in 64 KiB
-# pieces side by side, so on one handle their data shares reclaim units. About 420 MiB in all
-# on a 96 MiB namespace: the model garbage-collects.
+# pieces side by side, so on one handle their data shares reclaim units. About 450 MiB in all
+# on a 96 MiB namespace kept two-thirds full: the model garbage-collects, and what it must
+# copy depends on whether the engine's data shares units with the staging area's.
 workload() {  # $1: label
 	i=1
-	while [ $i -le 8 ]; do
+	while [ $i -le 14 ]; do
 		in_cg engine $T write /mnt/kv/engine/e$i 0 4096 --direct --seed $i || die "$1: engine write"
 		i=$((i + 1))
 	done
 	r=1
 	while [ $r -le 28 ]; do
-		k=$(( r % 8 + 1 ))
+		k=$(( r % 14 + 1 ))
 		rm /mnt/kv/engine/e$k
 		in_cg engine $T write /mnt/kv/engine/e$k 0 4096 --direct --chunk 64 --seed $((300 + r)) &
 		epid=$!
