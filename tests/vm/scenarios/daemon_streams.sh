@@ -1,0 +1,91 @@
+#!/bin/sh
+# daemon_streams: kvfdpd --backend streams on /dev/nvme0n1 (block write streams, Linux 6.16+): hinted files on ext4 land on their class's handle by the device's own RUAMW (and nvme fdp status on /dev/ng0n1), data survives remount, discard and flush go through; a namespace without streams and a char device are refused with one line naming --backend passthru.
+# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --plain-ns 64M --kernel 6.18 --timeout 300
+. /lib/kvfdp/vm-lib.sh
+need kvfdpd kvfdp-daemon-vmtool nvme
+need_ublk
+T=kvfdp-daemon-vmtool
+SOCK=/tmp/kvfdpd.sock
+BUF_KIB=4100
+DIO_KIB=3076
+SUM_KIB=$((BUF_KIB + DIO_KIB))
+
+step "sysfs: write streams of the FDP namespace and of the plain one"
+q=/sys/block/nvme0n1/queue
+test -e $q/max_write_streams || die "kernel $(uname -r) has no queue/max_write_streams (write streams need 6.16+): run this scenario with --kernel 6.18"
+expect_eq "nvme0n1 max_write_streams (one per handle, --nruh 8)" "$(cat $q/max_write_streams)" 8
+expect_eq "nvme0n1 write_stream_granularity (the RU size, --runs 1M)" "$(cat $q/write_stream_granularity)" 1048576
+expect_eq "nvme1n1 (no FDP) max_write_streams" "$(cat /sys/block/nvme1n1/queue/max_write_streams)" 0
+
+step "refusals: a namespace without streams, a char device"
+echo '[placement]' > /tmp/empty.toml
+kvfdpd --backend streams --device /dev/nvme1n1 --config /tmp/empty.toml --socket /tmp/r.sock > /tmp/r1.log 2>&1
+expect_eq "no streams: exit 1" "$?" 1
+cat /tmp/r1.log
+expect_eq "no streams: one line" "$(wc -l < /tmp/r1.log)" 1
+check "no streams: the line says to use --backend passthru" grep -q -- "max_write_streams is 0.*--backend passthru" /tmp/r1.log
+kvfdpd --backend streams --device /dev/ng0n1 --config /tmp/empty.toml --socket /tmp/r.sock > /tmp/r2.log 2>&1
+expect_eq "char device: exit 1" "$?" 1
+cat /tmp/r2.log
+check "char device: names the block device and passthru" grep -q "not a block device.*/dev/nvmeXnY.*--backend passthru" /tmp/r2.log
+check "no ublk device was left" sh -c '! test -e /dev/ublkb0'
+
+# The class -> handle map this run configures; the placement check expects exactly it.
+MAP="not_set=0 none=0 short=5 medium=7 long=6 extreme=3"
+{ echo '[placement]'; for m in $MAP; do echo "${m%=*} = ${m#*=}"; done; } > /tmp/kvfdp.toml
+HANDLES=; for m in $MAP; do HANDLES="$HANDLES --handle $m"; done
+cp /tmp/kvfdp.toml "$OUT/kvfdp.toml"
+
+step "start kvfdpd --backend streams on /dev/nvme0n1 with the map $MAP"
+kvfdpd --backend streams --device /dev/nvme0n1 --config /tmp/kvfdp.toml --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
+KPID=$!
+wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd did not become ready"; }
+cat "$OUT/kvfdpd.log"
+$T snap $SOCK status "$OUT/status0.json"
+expect_eq "backend" "$($T get "$OUT/status0.json" device backend)" streams
+expect_eq "handles = streams" "$($T get "$OUT/status0.json" device nruh)" 8
+expect_eq "RU size from write_stream_granularity" "$($T get "$OUT/status0.json" device ru_size)" 1048576
+expect_eq "tagger active" "$($T get "$OUT/status0.json" tagging active)" true
+expect_eq "discard advertised" "$([ "$(cat /sys/block/ublkb0/queue/discard_max_bytes)" -gt 0 ] && echo yes)" yes
+
+step "ext4: mkfs, mount -o discard, hinted writes"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/ublkb0
+mkdir -p /mnt/kv
+check "ext4 mounts with -o discard" mount -o discard /dev/ublkb0 /mnt/kv || die "no mount"
+$T snap $SOCK ruh /tmp/ruh0.json
+$T snap $SOCK status /tmp/st0.json
+seed=1
+for h in 0 2 3 4 5; do
+	check "buffered $BUF_KIB KiB with hint $h" $T write /mnt/kv/b$h $h $BUF_KIB --seed $seed
+	check "O_DIRECT $DIO_KIB KiB with hint $h" $T write /mnt/kv/d$h $h $DIO_KIB --direct --seed $((seed + 100))
+	seed=$((seed + 1))
+done
+(cd /mnt/kv && md5sum b* d* > /tmp/sums)
+check "ext4 unmounts" umount /mnt/kv
+nvme fdp status /dev/ng0n1 -o json > /tmp/nvme_status.json
+cp /tmp/nvme_status.json "$OUT/nvme_status.json"
+step "per-class bytes and RUAMW per handle (the drive's RUH Status, and nvme-cli's on /dev/ng0n1)"
+check "placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
+	short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB $HANDLES \
+	--nvme-json /tmp/nvme_status.json
+$T snap $SOCK ruh "$OUT/ruh_end.json"
+
+step "remount, checksums, delete, fstrim (discard) and sync (flush)"
+check "ext4 remounts" mount /dev/ublkb0 /mnt/kv
+check "checksums match after remount" sh -c 'cd /mnt/kv && md5sum -c /tmp/sums'
+rm /mnt/kv/b2 /mnt/kv/d2
+check "fstrim" fstrim -v /mnt/kv
+check "sync -f" sync -f /mnt/kv/b3
+umount /mnt/kv
+$T snap $SOCK status "$OUT/status_end.json"
+check "discards reached kvfdpd" test "$($T get "$OUT/status_end.json" io discards)" -gt 0
+check "flushes reached kvfdpd" test "$($T get "$OUT/status_end.json" io flushes)" -gt 0
+expect_eq "no I/O errors" "$($T get "$OUT/status_end.json" io errors)" 0
+expect_eq "data path" "$($T get "$OUT/status_end.json" data_path mode)" copy
+
+step "SIGTERM drains and removes the device"
+kill -TERM $KPID
+check "kvfdpd exits 0" wait $KPID
+check "/dev/ublkb0 is gone" sh -c '! test -e /dev/ublkb0'
+tail -5 "$OUT/kvfdpd.log"
+finish
