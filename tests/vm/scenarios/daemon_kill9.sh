@@ -22,7 +22,8 @@ TIMES=$OUT/restart_times.txt
 
 now() { cut -d' ' -f1 /proc/uptime; }
 
-# Every thread's kernel stack of pid $1, the blocked tasks (sysrq w) and the dmesg tail.
+# Every thread's kernel stack of pid $1, the blocked tasks (sysrq w), what each CPU runs
+# (sysrq l: a spinning kworker) and the dmesg tail.
 dump_stacks() {
 	echo "---- kernel stacks of pid $1 ($2)"
 	for t in /proc/$1/task/*; do
@@ -31,8 +32,9 @@ dump_stacks() {
 		cat $t/stack 2>/dev/null
 	done
 	echo w > /proc/sysrq-trigger 2>/dev/null
-	echo "---- dmesg (blocked tasks: sysrq w)"
-	dmesg | tail -n 150
+	echo l > /proc/sysrq-trigger 2>/dev/null
+	echo "---- dmesg (blocked tasks: sysrq w; running ones: sysrq l)"
+	dmesg | tail -n 250
 }
 
 # reaped PID: the process is gone or a zombie whose threads have all exited.
