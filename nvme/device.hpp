@@ -19,8 +19,8 @@ namespace kvfdp::nvme {
 
 // What discovery found about the namespace. LBA counts are in logical blocks of lba_size.
 struct DeviceInfo {
-	std::string path;             // /dev/ng0n1, a file path, or "model:..."
-	std::string backend;          // "passthru", "file" or "model"
+	std::string path;             // /dev/ng0n1, /dev/nvme0n1 (streams), a file path, or "model:..."
+	std::string backend;          // "passthru", "streams", "file" or "model"
 	uint32_t nsid = 0;
 	uint32_t lba_size = 0;        // bytes
 	uint64_t nlb = 0;             // namespace size (NSZE) in LBAs
