@@ -69,6 +69,9 @@ check "placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
 	short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB $HANDLES \
 	--nvme-json /tmp/nvme_status.json
 $T snap $SOCK ruh "$OUT/ruh_end.json"
+$T ctl $SOCK '{"cmd":"stats"}' > "$OUT/stats.json"
+cat "$OUT/stats.json"
+check "stats: log 0x22 read through the block device (admin ioctl), host bytes written > 0" grep -q '"ok":true.*"hbmw":[1-9]' "$OUT/stats.json"
 
 step "remount, checksums, delete, fstrim (discard) and sync (flush)"
 check "ext4 remounts" mount /dev/ublkb0 /mnt/kv
