@@ -89,7 +89,7 @@ step "files: limit"
 check "a large files limit is lowered to 2000" sh -c "$T ctl $SOCK '{\"cmd\":\"files\",\"limit\":5000}' | grep -q '\"limit\":2000'"
 check "limit 1 gives one row" sh -c "$T ctl $SOCK '{\"cmd\":\"files\",\"limit\":1}' | grep -o '\"ino\"' | wc -l | grep -qx 1"
 $T ctl $SOCK '{"cmd":"files","limit":0}' > /tmp/fl
-check "limit 0 is refused with a one-line error" grep -q '"ok":false.*files.limit must be a positive integer' /tmp/fl
+check "limit 0 is refused with a one-line error" grep -q "\"ok\":false.*files: 'limit' must be a positive integer" /tmp/fl
 
 step "SIGTERM drains and removes the device"
 kill -TERM $KPID
