@@ -18,11 +18,13 @@
 #include "kvgpu/crc32c.hpp"
 #include "kvgpu/kvgpu.h"
 #include "kvgpu/kvgpu.hpp"
+#include "tests/kvgpu/kvgpu_kill_util.hpp"
 #include "tests/kvgpu/kvgpu_test_util.hpp"
 #include "tests/support/skip.hpp"
 
 using namespace kvfdp::gpu;
 using kvfdp::gpu::test::TempDir;
+using kvfdp::gpu::test::fork_kill_after;
 
 namespace {
 
@@ -481,65 +483,46 @@ TEST_CASE("kvgpu: a SIGKILLed evictor leaves no torn chunk under any key")
 	size_t temps_total = 0;
 	// Three rounds, each killing a new child after a different number of finished evicts.
 	for (int round = 0; round < 3; round++) {
-	int pipefd[2];
-	REQUIRE(::pipe(pipefd) == 0);
-	pid_t child = ::fork();
-	REQUIRE(child >= 0);
-	if (child == 0) {
-		::close(pipefd[0]);
-		kvgpu_options o = host_options(64 * 1024, 2);
-		kvgpu_ctx *c = nullptr;
-		if (kvgpu_open(dir.path().c_str(), &o, &c) != 0)
-			::_exit(2);
-		for (uint64_t seed = 1;; seed++) {
-			auto v = self_payload(seed);
-			std::string key = "k" + std::to_string(seed % 8);
-			int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), int(seed % 6), nullptr);
-			// Tell the parent an evict is in flight: its kill lands inside one.
-			char one = 1;
-			if (t < 0 || ::write(pipefd[1], &one, 1) != 1)
-				::_exit(3);
-			if (kvgpu_wait(c, t) != 0)
-				::_exit(4);
-		}
-	}
-	::close(pipefd[1]);
-	// Let the child start 16 to 26 evicts, then kill it while the last one is in flight.
-	int done = 0;
-	char buf[64];
-	while (done < 16 + 5 * round) {
-		ssize_t r = ::read(pipefd[0], buf, sizeof(buf));
-		REQUIRE(r > 0);
-		done += int(r);
-	}
-	::kill(child, SIGKILL);
-	int status = 0;
-	REQUIRE(::waitpid(child, &status, 0) == child);
-	::close(pipefd[0]);
-	REQUIRE(WIFSIGNALED(status));
-	CHECK(WTERMSIG(status) == SIGKILL);
+		// Let the child start 16 to 26 evicts, then kill it while the last one is in flight.
+		fork_kill_after(16 + 5 * round, [&](int progress) {
+			kvgpu_options o = host_options(64 * 1024, 2);
+			kvgpu_ctx *c = nullptr;
+			if (kvgpu_open(dir.path().c_str(), &o, &c) != 0)
+				::_exit(2);
+			for (uint64_t seed = 1;; seed++) {
+				auto v = self_payload(seed);
+				std::string key = "k" + std::to_string(seed % 8);
+				int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), int(seed % 6), nullptr);
+				// Tell the parent an evict is in flight: its kill lands inside one.
+				char one = 1;
+				if (t < 0 || ::write(progress, &one, 1) != 1)
+					::_exit(3);
+				if (kvgpu_wait(c, t) != 0)
+					::_exit(4);
+			}
+		});
 
-	size_t temps_before = temp_files(dir.path()).size();
-	temps_total += temps_before;
-	Ctx c(dir.path(), host_options());
-	REQUIRE(c.rc == 0);
-	kvgpu_stats_t s{};
-	kvgpu_stats(c.c, &s);
-	CHECK(s.stale_temps_removed == temps_before);
-	CHECK(temp_files(dir.path()).empty());
+		size_t temps_before = temp_files(dir.path()).size();
+		temps_total += temps_before;
+		Ctx c(dir.path(), host_options());
+		REQUIRE(c.rc == 0);
+		kvgpu_stats_t s{};
+		kvgpu_stats(c.c, &s);
+		CHECK(s.stale_temps_removed == temps_before);
+		CHECK(temp_files(dir.path()).empty());
 		int visible = 0;
-	for (int k = 0; k < 8; k++) {
-		std::string key = "k" + std::to_string(k);
-		int64_t n = kvgpu_lookup(c.c, key.c_str());
-		if (n == KVGPU_ERR_NOT_FOUND)
-			continue;
-		REQUIRE(n > 0);
-		std::vector<unsigned char> got(static_cast<size_t>(n));
-		CHECK(kvgpu_load(c.c, key.c_str(), got.data(), got.size(), nullptr) == n);
-		CHECK(self_valid(got, size_t(n)));
-		visible++;
-	}
-	CHECK(visible == 8);
+		for (int k = 0; k < 8; k++) {
+			std::string key = "k" + std::to_string(k);
+			int64_t n = kvgpu_lookup(c.c, key.c_str());
+			if (n == KVGPU_ERR_NOT_FOUND)
+				continue;
+			REQUIRE(n > 0);
+			std::vector<unsigned char> got(static_cast<size_t>(n));
+			CHECK(kvgpu_load(c.c, key.c_str(), got.data(), got.size(), nullptr) == n);
+			CHECK(self_valid(got, size_t(n)));
+			visible++;
+		}
+		CHECK(visible == 8);
 	}
 	MESSAGE("temp files left by killed children over 3 rounds: " << temps_total);
 }

@@ -18,6 +18,7 @@
 #include "kvgpu/kvgpu.h"
 #include "kvgpu/kvgpu.hpp"
 #include "kvgpu/store_index.hpp"
+#include "tests/kvgpu/kvgpu_kill_util.hpp"
 #include "tests/kvgpu/kvgpu_store_util.hpp"
 
 using namespace kvfdp::gpu;
@@ -497,12 +498,7 @@ namespace {
 // writing a byte to the parent after each; kills it with SIGKILL after `after` bytes.
 template <class F> void kill_child_after(const std::string &dir, const kvgpu_options &o, int after, F work)
 {
-	int pipefd[2];
-	REQUIRE(::pipe(pipefd) == 0);
-	pid_t child = ::fork();
-	REQUIRE(child >= 0);
-	if (child == 0) {
-		::close(pipefd[0]);
+	fork_kill_after(after, [&](int progress) {
 		kvgpu_ctx *c = nullptr;
 		if (kvgpu_open(dir.c_str(), &o, &c) != 0)
 			::_exit(2);
@@ -510,24 +506,10 @@ template <class F> void kill_child_after(const std::string &dir, const kvgpu_opt
 			if (!work(c, i))
 				::_exit(3);
 			char one = 1;
-			if (::write(pipefd[1], &one, 1) != 1)
+			if (::write(progress, &one, 1) != 1)
 				::_exit(4);
 		}
-	}
-	::close(pipefd[1]);
-	int done = 0;
-	char buf[64];
-	while (done < after) {
-		ssize_t r = ::read(pipefd[0], buf, sizeof(buf));
-		REQUIRE(r > 0);
-		done += int(r);
-	}
-	::kill(child, SIGKILL);
-	int status = 0;
-	REQUIRE(::waitpid(child, &status, 0) == child);
-	::close(pipefd[0]);
-	REQUIRE(WIFSIGNALED(status));
-	CHECK(WTERMSIG(status) == SIGKILL);
+	});
 }
 
 // Reopens dir; every chunk the index lists verifies, and index and disk agree.
