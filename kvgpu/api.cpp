@@ -38,7 +38,7 @@ int normalize(kvgpu_options *o)
 		o->queue_depth = 64;
 	if (o->reinsert_hits == 0)
 		o->reinsert_hits = 1;
-	if (o->evict_policy > KVGPU_EVICT_FIFO2 || o->prefetch_slots > 1024)
+	if (o->evict_policy > KVGPU_EVICT_FIFO2 || o->prefetch_slots > 1024 || o->reclaim > KVGPU_RECLAIM_INLINE)
 		return KVGPU_ERR_INVAL;
 	// A bounded store smaller than the smallest chunk file (header block + one block) holds nothing.
 	if (o->capacity_bytes > 0 && o->capacity_bytes < kvfdp::gpu::file_bytes(1))

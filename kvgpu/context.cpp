@@ -115,6 +115,7 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 		sc.reinsert_hits = opts_.reinsert_hits;
 		sc.durable = opts_.durability == KVGPU_DURABLE_FSYNC;
 		sc.direct = dir_direct_;
+		sc.inline_unlink = opts_.reclaim == KVGPU_RECLAIM_INLINE;
 		if (int rc = store_->open(dir_fd_, sc); rc < 0)
 			return rc;
 		c_.stale_temps.store(store_->stale_temps(), std::memory_order_relaxed);
@@ -168,6 +169,8 @@ Context::~Context()
 {
 	if (worker_.joinable())
 		(void)shutdown();
+	if (store_)
+		store_->close(); // its reclaimer's last unlinks, before the directory fd goes
 	if (ring_ok_)
 		io_uring_queue_exit(&ring_);
 	for (Job &j : jobs_)

@@ -80,6 +80,14 @@ enum kvgpu_evict_policy {
 				  times since it was written is rewritten in place (new age) instead */
 };
 
+/* Who unlinks the chunks a bounded store evicts. */
+enum kvgpu_reclaim {
+	KVGPU_RECLAIM_BACKGROUND = 0, /* renamed away in the put, unlinked by the store's reclaimer
+					 thread (default); the disk may hold capacity/8 + one chunk
+					 file more than capacity_bytes until it catches up */
+	KVGPU_RECLAIM_INLINE = 1,     /* unlinked by the put that evicts it, in the caller's thread */
+};
+
 /* Options for kvgpu_open. Fill with kvgpu_options_init, then change what you need. */
 typedef struct kvgpu_options {
 	uint32_t struct_size;  /* sizeof(kvgpu_options); set by kvgpu_options_init */
@@ -98,7 +106,7 @@ typedef struct kvgpu_options {
 	uint32_t evict_policy;  /* enum kvgpu_evict_policy (default FIFO) */
 	uint32_t reinsert_hits; /* FIFO2: loads that earn a second chance (default 1) */
 	uint32_t prefetch_slots; /* slot_bytes buffers that kvgpu_prefetch stages into (default 8; max 1024) */
-	uint32_t reserved0;
+	uint32_t reclaim;        /* enum kvgpu_reclaim (default BACKGROUND) */
 } kvgpu_options;
 
 /* Counters since kvgpu_open; a snapshot, summed when read by kvgpu_stats(). */

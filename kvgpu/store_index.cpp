@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -58,15 +59,58 @@ bool write_all(int fd, const char *p, size_t n)
 
 bool is_chunk_name(const char *n) { return (n[0] == 'k' || n[0] == 'h') && n[1] == '-'; }
 
+void dead_name(uint64_t n, FileName *out)
+{
+	std::snprintf(out->str, sizeof(out->str), "%s%llu", kDeadPrefix, static_cast<unsigned long long>(n));
+}
+
 } // namespace
 
 StoreIndex::~StoreIndex()
 {
+	close();
 	clear();
 	if (journal_fd_ >= 0)
 		::close(journal_fd_);
 	std::free(record_buf_);
 	std::free(rewrite_buf_);
+}
+
+void StoreIndex::close()
+{
+	{
+		std::lock_guard lock(mu_);
+		stop_reclaim_ = true;
+	}
+	reclaim_cv_.notify_all();
+	if (reclaimer_.joinable())
+		reclaimer_.join();
+	std::lock_guard lock(mu_);
+	if (journal_fd_ >= 0 && record_len_ > 0)
+		(void)flush_records();
+}
+
+void StoreIndex::reclaim_loop()
+{
+	std::unique_lock lock(mu_);
+	for (;;) {
+		reclaim_cv_.wait(lock, [&] { return stop_reclaim_ || !dead_.empty(); });
+		if (dead_.empty())
+			return; // stopped, and every dead file is gone
+		dead_work_.swap(dead_);
+		lock.unlock();
+		for (const auto &[n, bytes] : dead_work_) {
+			FileName dn;
+			dead_name(n, &dn);
+			(void)::unlinkat(dir_fd_, dn.c_str(), 0);
+			lock.lock();
+			dead_bytes_ -= bytes;
+			cv_.notify_all(); // a reservation may be waiting for the backlog to shrink
+			lock.unlock();
+		}
+		dead_work_.clear();
+		lock.lock();
+	}
 }
 
 void StoreIndex::clear()
@@ -87,7 +131,7 @@ int StoreIndex::open(int dir_fd, const StoreConfig &cfg)
 	// One context per store: the index and the accounting are this process's alone.
 	if (::flock(dir_fd_, LOCK_EX | LOCK_NB) != 0)
 		return errno == EWOULDBLOCK ? KVGPU_ERR_BUSY : errno_to_kvgpu(errno);
-	record_buf_ = static_cast<char *>(std::malloc(kMaxRecordBytes));
+	record_buf_ = static_cast<char *>(std::malloc(kTouchBufferBytes + kMaxRecordBytes));
 	rewrite_buf_ = static_cast<char *>(std::aligned_alloc(kBlock, kRewriteBytes));
 	if (!record_buf_ || !rewrite_buf_)
 		return KVGPU_ERR_NOMEM;
@@ -125,9 +169,21 @@ int StoreIndex::open(int dir_fd, const StoreConfig &cfg)
 		if (int e = compact(); e < 0)
 			return e;
 	}
-	// The capacity may have been lowered since the last open.
+	// The capacity may have been lowered since the last open (unlinked here, before any put).
 	while (used_ > cfg_.capacity && oldest_)
 		evict_one(oldest_);
+	// The backlog of evicted chunks the reclaimer may still have to unlink: what the disk may
+	// hold beyond the capacity (plus one victim) while a put does not wait for it.
+	dead_bound_ = cfg_.capacity / 8;
+	if (!cfg_.inline_unlink) {
+		dead_.reserve(1024);
+		dead_work_.reserve(1024);
+		try {
+			reclaimer_ = std::thread([this] { reclaim_loop(); });
+		} catch (...) {
+			cfg_.inline_unlink = true; // no thread: unlink in the caller's thread as before
+		}
+	}
 	return 0;
 }
 
@@ -163,7 +219,18 @@ int StoreIndex::replay(std::vector<char> &buf)
 			auto it = map_.find(key);
 			if (it != map_.end())
 				erase_entry(it->second);
-			add_entry(key, r.payload_bytes, r.payload_crc, r.lifetime, r.flags, r.seq);
+			add_entry(key, r.payload_bytes, r.payload_crc, r.lifetime, r.flags, r.seq)->hits = r.hits;
+		} else if (r.type == kRecordTouch) {
+			// A load of that version: LRU's recency and FIFO2's count as they were.
+			auto it = map_.find(key);
+			if (it != map_.end() && it->second->seq == r.seq) {
+				StoreEntry *e = it->second;
+				e->hits = r.hits;
+				if (cfg_.policy == KVGPU_EVICT_LRU) {
+					unlink_entry(e);
+					link_newest(e);
+				}
+			}
 		} else if (r.type == kRecordDel) {
 			auto it = map_.find(key);
 			if (it != map_.end())
@@ -238,6 +305,12 @@ int StoreIndex::scan_directory(bool rebuild)
 				stale_temps_++;
 			continue;
 		}
+		if (std::strncmp(n, kDeadPrefix, sizeof(kDeadPrefix) - 1) == 0) {
+			// Evicted (renamed away, its del record written) before a crash took the reclaimer.
+			if (::unlinkat(dir_fd_, n, 0) == 0)
+				stale_temps_++;
+			continue;
+		}
 		if (std::strcmp(n, kIndexNewName) == 0) {
 			::unlinkat(dir_fd_, n, 0); // a compaction that did not finish
 			continue;
@@ -297,6 +370,7 @@ int StoreIndex::compact()
 		r.payload_crc = e->payload_crc;
 		r.lifetime = e->lifetime;
 		r.flags = e->flags;
+		r.hits = e->hits;
 		r.crc = record_crc(r, e->key);
 		size_t at = out.size();
 		out.resize(at + align8(sizeof(r) + e->key.size()), 0);
@@ -320,11 +394,12 @@ int StoreIndex::compact()
 	::close(journal_fd_);
 	journal_fd_ = nfd;
 	records_ = map_.size();
+	record_len_ = 0; // the waiting touches are in the compacted order
 	return 0;
 }
 
 int StoreIndex::write_record(uint16_t type, std::string_view key, uint64_t payload_bytes, uint32_t crc,
-			     uint32_t lifetime, uint32_t flags, uint64_t seq)
+			     uint32_t lifetime, uint32_t flags, uint64_t seq, uint32_t hits, bool flush)
 {
 	IndexRecord r{};
 	r.type = type;
@@ -334,18 +409,32 @@ int StoreIndex::write_record(uint16_t type, std::string_view key, uint64_t paylo
 	r.payload_crc = crc;
 	r.lifetime = lifetime;
 	r.flags = flags;
+	r.hits = hits;
 	r.crc = record_crc(r, key);
 	size_t len = align8(sizeof(r) + key.size());
-	std::memset(record_buf_, 0, len);
-	std::memcpy(record_buf_, &r, sizeof(r));
-	std::memcpy(record_buf_ + sizeof(r), key.data(), key.size());
-	// One write(2) per record (O_APPEND). A lost record is repaired at the next open by the
-	// directory reconciliation, so a failure here does not fail the evict.
-	if (!write_all(journal_fd_, record_buf_, len))
-		return -errno;
+	char *at = record_buf_ + record_len_; // room: record_len_ < kTouchBufferBytes here
+	std::memset(at, 0, len);
+	std::memcpy(at, &r, sizeof(r));
+	std::memcpy(at + sizeof(r), key.data(), key.size());
+	record_len_ += len;
+	records_++;
+	if (!flush && record_len_ < kTouchBufferBytes)
+		return 0;
+	return flush_records();
+}
+
+int StoreIndex::flush_records()
+{
+	// One write(2) (O_APPEND) for the waiting touches and the new record. A lost record is
+	// repaired at the next open by the directory reconciliation (a lost touch only ages its
+	// chunk), so a failure here does not fail the evict.
+	bool ok = write_all(journal_fd_, record_buf_, record_len_);
+	int err = errno;
+	record_len_ = 0;
+	if (!ok)
+		return -err;
 	if (cfg_.durable)
 		(void)::fdatasync(journal_fd_);
-	records_++;
 	if (records_ > 2 * map_.size() + 65536)
 		return compact();
 	return 0;
@@ -353,10 +442,10 @@ int StoreIndex::write_record(uint16_t type, std::string_view key, uint64_t paylo
 
 void StoreIndex::append(uint16_t type, const StoreEntry &e)
 {
-	(void)write_record(type, e.key, e.payload_bytes, e.payload_crc, e.lifetime, e.flags, e.seq);
+	(void)write_record(type, e.key, e.payload_bytes, e.payload_crc, e.lifetime, e.flags, e.seq, e.hits);
 }
 
-void StoreIndex::append_del(std::string_view key) { (void)write_record(kRecordDel, key, 0, 0, 0, 0, next_seq_++); }
+void StoreIndex::append_del(std::string_view key) { (void)write_record(kRecordDel, key, 0, 0, 0, 0, next_seq_++, 0); }
 
 void StoreIndex::link_newest(StoreEntry *e)
 {
@@ -417,7 +506,22 @@ void StoreIndex::evict_one(StoreEntry *victim)
 {
 	FileName fn;
 	key_to_name(victim->key, &fn);
-	(void)::unlinkat(dir_fd_, fn.c_str(), 0);
+	bool unlinked_later = false;
+	if (!cfg_.inline_unlink && reclaimer_.joinable()) {
+		// A rename is a metadata update; the unlink (freeing the extents, and with `discard`
+		// deallocating them on the device) runs on the reclaimer. A new chunk of the same key
+		// can take the name at once, and a crash leaves a dead name the next open removes.
+		FileName dn;
+		dead_name(next_dead_, &dn);
+		if (::renameat(dir_fd_, fn.c_str(), dir_fd_, dn.c_str()) == 0) {
+			dead_.emplace_back(next_dead_++, victim->file_bytes);
+			dead_bytes_ += victim->file_bytes;
+			reclaim_cv_.notify_one();
+			unlinked_later = true;
+		}
+	}
+	if (!unlinked_later)
+		(void)::unlinkat(dir_fd_, fn.c_str(), 0);
 	evictions_++;
 	evicted_bytes_ += victim->file_bytes;
 	append_del(victim->key);
@@ -454,6 +558,11 @@ int StoreIndex::reserve(uint64_t need, std::unique_lock<std::mutex> &lock)
 		return KVGPU_ERR_CAPACITY;
 	while (used_ + reserved_ + need > cfg_.capacity) {
 		StoreEntry *victim = oldest_;
+		if (dead_bytes_ > dead_bound_) {
+			// The reclaimer is behind: the disk holds more than the bound past the capacity.
+			cv_.wait(lock);
+			continue;
+		}
 		if (!victim) {
 			// Only evicts in flight hold the space: wait until one commits or fails.
 			cv_.wait(lock);
@@ -508,6 +617,8 @@ uint64_t StoreIndex::hit(const StoreEntry *ce)
 		unlink_entry(e);
 		link_newest(e);
 	}
+	if (cfg_.policy != KVGPU_EVICT_FIFO) // FIFO's order is the write order: nothing to keep
+		(void)write_record(kRecordTouch, e->key, 0, 0, 0, 0, e->seq, e->hits, false);
 	return e->seq;
 }
 

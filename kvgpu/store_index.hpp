@@ -1,5 +1,6 @@
 // kvfdp::gpu::StoreIndex: the bounded store's index of chunks, in memory and as an append-only
-// journal of checksummed records; capacity accounting and the eviction order (FIFO, LRU, FIFO2).
+// journal of checksummed records; capacity accounting, the eviction order (FIFO, LRU, FIFO2)
+// and the reclaimer thread that unlinks evicted chunks off the caller's thread.
 #pragma once
 
 #include <condition_variable>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +21,8 @@ namespace kvfdp::gpu {
 // The journal file in the store directory, and its replacement while it is compacted.
 inline constexpr char kIndexName[] = ".kvgpu-index";
 inline constexpr char kIndexNewName[] = ".kvgpu-index.new";
+// An evicted chunk renamed out of the way, waiting for the reclaimer's unlink: prefix + number.
+inline constexpr char kDeadPrefix[] = ".kvgpu-dead-";
 
 // Journal layout: a 16-byte header, then records of 40 bytes + the key, each padded to 8.
 struct IndexFileHeader {
@@ -28,21 +32,26 @@ struct IndexFileHeader {
 };
 static_assert(sizeof(IndexFileHeader) == 16, "index header is 16 bytes on disk");
 
-enum IndexRecordType : uint16_t { kRecordAdd = 1, kRecordDel = 2 };
+// touch: a load of the chunk (its version in seq, its loads since written in hits); replayed,
+// LRU moves it to the newest end and FIFO2 takes its count, so the eviction order survives.
+enum IndexRecordType : uint16_t { kRecordAdd = 1, kRecordDel = 2, kRecordTouch = 3 };
 
 struct IndexRecord {
 	uint32_t crc;           // CRC32C of the record (this field 0) and the key
 	uint16_t type;          // IndexRecordType
 	uint16_t key_len;       // 1..KVGPU_MAX_KEY
-	uint64_t seq;           // increases with every record
+	uint64_t seq;           // add, del: increases with every record; touch: the chunk's version
 	uint64_t payload_bytes; // add: the chunk's length
 	uint32_t payload_crc;   // add: the chunk header's payload CRC32C
 	uint32_t lifetime;      // add: the RWH value it was written with
 	uint32_t flags;         // add: the chunk header's flags
-	uint32_t reserved;
+	uint32_t hits;          // add, touch: loads since it was (re)written
 };
 static_assert(sizeof(IndexRecord) == 40, "index record is 40 bytes on disk");
 inline constexpr size_t kMaxRecordBytes = sizeof(IndexRecord) + KVGPU_MAX_KEY + 8;
+// Touch records wait in memory up to this many bytes, then go out with the next record's
+// write(2) (one syscall, no write per load); a crash loses at most these.
+inline constexpr size_t kTouchBufferBytes = 64 * 1024;
 
 struct StoreEntry {
 	std::string key;
@@ -64,6 +73,7 @@ struct StoreConfig {
 	uint32_t reinsert_hits = 1;
 	bool durable = false; // fdatasync the journal after each append
 	bool direct = false;  // FIFO2 rewrites with O_DIRECT
+	bool inline_unlink = false; // KVGPU_RECLAIM_INLINE: evictions unlink in the caller's thread
 };
 
 // Transparent hashing: lookups by string_view allocate nothing.
@@ -108,6 +118,12 @@ public:
 	void drop(std::string_view key, uint64_t seq);
 	void stats(kvgpu_stats_t *out) const;
 	[[nodiscard]] uint64_t stale_temps() const { return stale_temps_; }
+	// Bytes of evicted chunks renamed away and not yet unlinked, and the most there may be
+	// before a reservation waits for the reclaimer (on disk: capacity + this + 2 chunk files).
+	[[nodiscard]] uint64_t dead_bytes() const { return dead_bytes_; }
+	[[nodiscard]] uint64_t dead_bound() const { return dead_bound_; }
+	// Stops the reclaimer after its last unlink and writes the waiting touch records.
+	void close();
 
 private:
 	void link_newest(StoreEntry *e);
@@ -118,8 +134,12 @@ private:
 	// Appends one record; compacts the journal when dead records dominate.
 	void append(uint16_t type, const StoreEntry &e);
 	void append_del(std::string_view key);
+	// Encodes a record after the waiting touches; flush: write them all out now.
 	int write_record(uint16_t type, std::string_view key, uint64_t payload_bytes, uint32_t crc,
-			 uint32_t lifetime, uint32_t flags, uint64_t seq);
+			 uint32_t lifetime, uint32_t flags, uint64_t seq, uint32_t hits, bool flush = true);
+	int flush_records();
+	// The reclaimer thread: unlinks the dead files queued by evict_one.
+	void reclaim_loop();
 	[[nodiscard]] int compact();
 	// 0: replayed; 1: no journal; KVGPU_ERR_INDEX: corrupt.
 	int replay(std::vector<char> &buf);
@@ -142,13 +162,20 @@ private:
 	uint64_t reserved_ = 0;
 	uint64_t next_seq_ = 1;
 	uint64_t records_ = 0;
-	char *record_buf_ = nullptr;  // kMaxRecordBytes, allocated at open
+	char *record_buf_ = nullptr;  // kTouchBufferBytes + kMaxRecordBytes, allocated at open
+	size_t record_len_ = 0;       // bytes of records encoded there, not yet written
 	char *rewrite_buf_ = nullptr; // kRewriteBytes, kBlock aligned: FIFO2 in-place rewrites
 	// Counters (guarded by mu_).
 	uint64_t evictions_ = 0, evicted_bytes_ = 0, reinserts_ = 0, reinserted_bytes_ = 0;
 	uint64_t hits_ = 0, misses_ = 0, dropped_ = 0, adopted_ = 0, rebuilds_ = 0;
 	uint64_t stale_temps_ = 0;
 	int index_error_ = 0;
+	// The reclaimer (guarded by mu_): dead file numbers and sizes waiting for their unlink.
+	std::thread reclaimer_;
+	std::condition_variable reclaim_cv_;
+	std::vector<std::pair<uint64_t, uint64_t>> dead_, dead_work_;
+	uint64_t dead_bytes_ = 0, dead_bound_ = 0, next_dead_ = 1;
+	bool stop_reclaim_ = false;
 };
 
 } // namespace kvfdp::gpu

@@ -24,7 +24,7 @@ class Options(ctypes.Structure):
         ("max_jobs", ctypes.c_uint32), ("durability", ctypes.c_uint32), ("checksum", ctypes.c_uint32),
         ("direct_io", ctypes.c_uint32), ("capacity_bytes", ctypes.c_uint64),
         ("evict_policy", ctypes.c_uint32), ("reinsert_hits", ctypes.c_uint32),
-        ("prefetch_slots", ctypes.c_uint32), ("reserved0", ctypes.c_uint32)]]
+        ("prefetch_slots", ctypes.c_uint32), ("reclaim", ctypes.c_uint32)]]
 
 
 class Stats(ctypes.Structure):

@@ -8,6 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
+#include <string>
+
+#include "tests/kvgpu/kvgpu_store_util.hpp"
+
 namespace kvfdp::gpu::test {
 
 // Forks a child that runs body(progress_fd), which writes one byte per step and never returns
@@ -38,6 +43,32 @@ template <class F> void fork_kill_after(int after, F body)
 	::close(pipefd[0]);
 	REQUIRE(WIFSIGNALED(status));
 	CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+// A bounded store reopened after a crash, at most cap bytes: the journal was trusted, index and
+// disk agree (no dead file left), and every chunk among key_of(0..keys-1) that the index lists
+// verifies from its key.
+inline void check_reopened(kvgpu_ctx *c, const std::string &dir, uint64_t cap, int keys,
+			   const std::function<std::string(int)> &key_of)
+{
+	kvgpu_stats_t s = stats_of(c);
+	CHECK(s.index_error == 0);
+	CHECK(s.used_bytes <= cap);
+	DiskUse u = disk_use(dir);
+	CHECK(u.bytes == s.used_bytes);
+	CHECK(u.files == s.chunks);
+	CHECK(u.dead_files == 0);
+	uint64_t found = 0;
+	for (int i = 0; i < keys; i++) {
+		int r = verify_key(c, key_of(i));
+		if (r == KVGPU_ERR_NOT_FOUND)
+			continue;
+		CAPTURE(i);
+		CHECK(r == 1);
+		found++;
+	}
+	CHECK(found == s.chunks);
+	CHECK(s.chunks > 0);
 }
 
 } // namespace kvfdp::gpu::test

@@ -12,6 +12,7 @@
 
 #include "kvgpu/chunk_format.hpp"
 #include "kvgpu/kvgpu.h"
+#include "kvgpu/store_index.hpp"
 #include "tests/kvgpu/kvgpu_test_util.hpp"
 
 namespace kvfdp::gpu::test {
@@ -32,10 +33,13 @@ inline std::vector<unsigned char> key_payload(const std::string &key, size_t n)
 	return pattern(n, hash64(key, 77) ^ n);
 }
 
-// Sum of the sizes of the chunk files (k-*, h-*) in dir, and how many there are.
+// Sum of the sizes of the chunk files (k-*, h-*) in dir, and how many there are; the same for
+// evicted chunks still waiting for the reclaimer's unlink (.kvgpu-dead-*).
 struct DiskUse {
 	uint64_t bytes = 0;
 	uint64_t files = 0;
+	uint64_t dead_bytes = 0;
+	uint64_t dead_files = 0;
 };
 inline DiskUse disk_use(const std::string &dir)
 {
@@ -45,12 +49,11 @@ inline DiskUse disk_use(const std::string &dir)
 		return u;
 	while (dirent *e = ::readdir(d)) {
 		const char *n = e->d_name;
-		if ((n[0] == 'k' || n[0] == 'h') && n[1] == '-') {
-			struct stat st {};
-			if (::stat((dir + "/" + n).c_str(), &st) == 0) {
-				u.bytes += uint64_t(st.st_size);
-				u.files++;
-			}
+		bool dead = std::strncmp(n, kDeadPrefix, sizeof(kDeadPrefix) - 1) == 0;
+		struct stat st {};
+		if ((dead || ((n[0] == 'k' || n[0] == 'h') && n[1] == '-')) && ::stat((dir + "/" + n).c_str(), &st) == 0) {
+			(dead ? u.dead_bytes : u.bytes) += uint64_t(st.st_size);
+			(dead ? u.dead_files : u.files)++;
 		}
 	}
 	::closedir(d);

@@ -517,23 +517,7 @@ void check_after_crash(const std::string &dir, uint64_t cap, int keys)
 {
 	Ctx c(dir, store_options(cap));
 	REQUIRE(c.rc == 0);
-	kvgpu_stats_t s = stats_of(c.c);
-	CHECK(s.index_error == 0);
-	CHECK(s.used_bytes <= cap);
-	DiskUse u = disk_use(dir);
-	CHECK(u.bytes == s.used_bytes);
-	CHECK(u.files == s.chunks);
-	uint64_t found = 0;
-	for (int i = 0; i < keys; i++) {
-		int r = verify_key(c.c, key_of(i));
-		if (r == KVGPU_ERR_NOT_FOUND)
-			continue;
-		CAPTURE(i);
-		CHECK(r == 1);
-		found++;
-	}
-	CHECK(found == s.chunks);
-	CHECK(s.chunks > 0);
+	check_reopened(c.c, dir, cap, keys, key_of);
 }
 
 } // namespace
