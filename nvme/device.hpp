@@ -1,6 +1,6 @@
 // Device: what kvfdpd and the CLI need from an FDP namespace, whatever backs it.
 // Backends: passthru (/dev/ngXnY over io_uring uring_cmd), file (a plain file, no placement),
-// model (the FDP SSD model, nvme/model/). An operation a backend cannot do returns -ENOTSUP
+// model (the FDP SSD model, nvme/model/); a stripe of several of them (nvme/stripe.hpp). An operation a backend cannot do returns -ENOTSUP
 // explicitly; there are no empty slots.
 #pragma once
 
@@ -59,6 +59,8 @@ enum class IoOp : uint8_t { read, write, flush, deallocate, write_zeroes };
 // not exceed info().max_transfer / lba_size: callers split larger I/O.
 struct IoRequest {
 	IoOp op = IoOp::read;
+	uint8_t member = 0;         // a stripe's member (StripeDevice's queue routes by it, slba is
+	                            // that member's LBA: nvme/stripe.hpp); 0 for any other device
 	uint16_t handle = 0;        // handle index for writes (not the PID)
 	uint32_t nlb = 0;
 	uint64_t slba = 0;
@@ -66,7 +68,8 @@ struct IoRequest {
 	                            // that buffer (one the kernel registered, such as a ublk
 	                            // request's pages, starts at address 0)
 	int buf_index = -1;         // registered buffer index in the caller's ring, or -1
-	uint64_t user_data = 0;     // returned in the completion
+	uint64_t user_data = 0;     // returned in the completion; bits 63:56 must be 0 (a
+	                            // stripe's queue carries the member index there)
 };
 
 // How prep() went: queued on the ring (a CQE with req.user_data will follow and must be

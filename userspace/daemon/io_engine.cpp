@@ -21,11 +21,15 @@ uint32_t max_nlb_of(const EngineConfig &cfg) { return std::max<uint32_t>(1, cfg.
 
 uint32_t IoEngine::max_subs_per_request(const EngineConfig &cfg)
 {
-	// The largest read/write (io_buf_bytes) split at the transfer limit; write zeroes
-	// (at most kMaxWriteZeroesNlb LBAs per request, ublk::make_params), flush and discard
-	// take one command.
+	// The largest read/write (io_buf_bytes) split at the transfer limit, plus one piece per
+	// stripe unit end it may cross; write zeroes (at most kMaxWriteZeroesNlb LBAs per
+	// request, ublk::make_params), flush and discard take one command per member.
 	const uint32_t max_nlb = max_nlb_of(cfg);
-	return std::max<uint32_t>(1, (cfg.io_buf_bytes / cfg.lba_size + max_nlb - 1) / max_nlb);
+	const uint64_t io_nlb = cfg.io_buf_bytes / cfg.lba_size;
+	uint64_t data = (io_nlb + max_nlb - 1) / max_nlb;
+	if (cfg.stripe.members > 1 && cfg.stripe.unit_nlb)
+		data += (io_nlb + cfg.stripe.unit_nlb - 1) / cfg.stripe.unit_nlb + 1;
+	return static_cast<uint32_t>(std::max<uint64_t>({1, data, cfg.stripe.members}));
 }
 
 IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
@@ -129,17 +133,45 @@ void IoEngine::start(uint16_t tag)
 		}
 	}
 
-	uint32_t off_lbas = 0;
+	// The one split loop. Reads and writes (and anything on one member): each piece ends at
+	// the per-command limit or its stripe unit's end and goes to its member at its member
+	// LBA. On a stripe, flush goes to every member, and discard and write zeroes take on each
+	// member the one contiguous member range the request covers there.
+	const nvme::StripeLayout &layout = cfg_.stripe;
 	uint16_t sub = 0;
-	do {
-		const uint32_t n = std::min(per_cmd, nlb - off_lbas);
-		req.slba = slba + off_lbas;
-		req.nlb = n;
-		req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
-		req.user_data = pack_user_data(tag, UdKind::device, sub++);
-		submit_sub(tag, req);
-		off_lbas += n;
-	} while (off_lbas < nlb);
+	if (data_op || layout.members <= 1) {
+		uint32_t off_lbas = 0;
+		do {
+			const nvme::StripeLayout::Piece p = layout.map(slba + off_lbas);
+			const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(std::min(per_cmd, nlb - off_lbas), p.nlb));
+			req.member = static_cast<uint8_t>(p.member);
+			req.slba = p.mlba;
+			req.nlb = n;
+			req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
+			req.user_data = pack_user_data(tag, UdKind::device, sub++);
+			submit_sub(tag, req);
+			off_lbas += n;
+		} while (off_lbas < nlb);
+	} else {
+		for (uint32_t m = 0; m < layout.members; m++) {
+			nvme::StripeLayout::Range r{0, 0};  // flush: one command of no LBAs
+			if (ranged) {
+				r = layout.member_range(m, slba, nlb);
+				if (!r.nlb)
+					continue;
+			}
+			req.member = static_cast<uint8_t>(m);
+			do {
+				const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(per_cmd, r.nlb));
+				req.slba = r.mlba;
+				req.nlb = n;
+				req.user_data = pack_user_data(tag, UdKind::device, sub++);
+				submit_sub(tag, req);
+				r.mlba += n;
+				r.nlb -= n;
+			} while (r.nlb);
+		}
+	}
 	sub_done(tag, 0);  // drop the guard
 }
 

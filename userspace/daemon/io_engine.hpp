@@ -1,7 +1,9 @@
 // IoEngine: what one queue does with each ublk request, independent of the ublk driver:
 // decode the descriptor, classify writes by tag slot, map class -> handle, split at the
-// transfer limit, prep device commands on the queue's ring, gather completions and hand the
-// result to a Committer. No allocation, locks or logging per request, and no syscall but one:
+// transfer limit and at stripe unit ends (each piece to its member at its member LBA; flush,
+// discard and write zeroes to every member), prep device commands on the queue's ring, gather
+// completions (a request finishes when all its pieces have; the first error fails it) and
+// hand the result to a Committer. No allocation, locks or logging per request, and no syscall but one:
 // when the SQ is full, the engine submits what is queued (one io_uring_enter) and retries.
 #pragma once
 
@@ -9,6 +11,7 @@
 #include <memory>
 
 #include "nvme/device.hpp"
+#include "nvme/stripe.hpp"
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/write_class.hpp"
@@ -33,7 +36,10 @@ struct EngineConfig {
 	uint32_t io_buf_bytes = 512 * 1024;  // largest read/write request (per tag buffer in copy mode)
 	uint32_t lba_size = 4096;
 	uint32_t max_transfer = 512 * 1024;  // bytes per device command
-	uint64_t nlb = 0;                    // device size in LBAs
+	uint64_t nlb = 0;                    // device size in LBAs (a stripe's: all members)
+	// Several members (nvme::StripeDevice): where each logical LBA lives. One member: the
+	// identity, and every command goes to member 0.
+	nvme::StripeLayout stripe;
 	uint16_t nruh = 0;                   // handles; 0 = no placement (all handle 0)
 	bool fixed_buffers = true;           // copy mode: the tag buffers are registered in the ring, index = tag
 	// Zero copy (UBLK_F_AUTO_BUF_REG): the driver registers each read/write request's own pages

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "nvme/stripe.hpp"
 #include "userspace/ublk/uapi.hpp"
 
 namespace kvfdp::daemon {
@@ -23,6 +24,8 @@ inline constexpr unsigned kUdSubShift = kUdTagBits + kUdKindBits;
 inline constexpr uint32_t kMaxSubIos = (1u << kUdSubBits) - 1;
 static_assert(ublk::kMaxQueueDepth <= (1u << kUdTagBits), "every tag fits in the tag field");
 static_assert(kUdSubShift + kUdSubBits <= 64, "fields fit in user_data");
+static_assert(kUdSubShift + kUdSubBits <= nvme::kStripeUserDataShift,
+	      "a stripe's queue has user_data's top bits for the member index (nvme/stripe.hpp)");
 
 struct UserData {
 	uint16_t tag = 0;
