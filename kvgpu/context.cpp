@@ -161,6 +161,13 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 	if (io_uring_queue_init(opts_.queue_depth, &ring_, 0) < 0)
 		return KVGPU_ERR_URING;
 	ring_ok_ = true;
+	hdr_bufs_ = std::aligned_alloc(kBlock, kHeaderReads * kBlock);
+	hdr_res_.resize(kHeaderReads);
+	if (!hdr_bufs_)
+		return KVGPU_ERR_NOMEM;
+	if (io_uring_queue_init(unsigned(kHeaderReads), &hdr_ring_, 0) < 0)
+		return KVGPU_ERR_URING;
+	hdr_ring_ok_ = true;
 	worker_ = std::thread([this] { run(); });
 	return 0;
 }
@@ -173,6 +180,9 @@ Context::~Context()
 		store_->close(); // its reclaimer's last unlinks, before the directory fd goes
 	if (ring_ok_)
 		io_uring_queue_exit(&ring_);
+	if (hdr_ring_ok_)
+		io_uring_queue_exit(&hdr_ring_);
+	std::free(hdr_bufs_);
 	for (Job &j : jobs_)
 		if (j.fd >= 0)
 			::close(j.fd);
@@ -387,7 +397,7 @@ int Context::wait(int64_t ticket)
 	return j.result;
 }
 
-int Context::open_chunk(std::string_view key, OpenChunk *out)
+int Context::open_file(std::string_view key, OpenChunk *out)
 {
 	FileName name;
 	key_to_name(key, &name);
@@ -399,12 +409,27 @@ int Context::open_chunk(std::string_view key, OpenChunk *out)
 	}
 	if (fd < 0)
 		return errno == ENOENT ? KVGPU_ERR_NOT_FOUND : errno_to_kvgpu(errno);
+	out->fd = fd;
+	out->direct = direct;
+	return 0;
+}
+
+int Context::open_chunk(std::string_view key, OpenChunk *out)
+{
+	if (int rc = open_file(key, out); rc < 0)
+		return rc;
 	alignas(kBlock) char block[kBlock];
-	ssize_t r = ::pread(fd, block, kBlock, 0);
+	ssize_t r = ::pread(out->fd, block, kBlock, 0);
+	return check_header(key, block, r < 0 ? -errno : r, out);
+}
+
+int Context::check_header(std::string_view key, const char *block, ssize_t r, OpenChunk *out)
+{
+	int fd = out->fd;
 	int rc = 0;
 	struct stat st {};
 	if (r < 0) {
-		c_.last_errno.store(errno, std::memory_order_relaxed);
+		c_.last_errno.store(int(-r), std::memory_order_relaxed);
 		rc = KVGPU_ERR_IO;
 	} else if (r < static_cast<ssize_t>(kBlock)) {
 		rc = KVGPU_ERR_CORRUPT;
@@ -416,11 +441,74 @@ int Context::open_chunk(std::string_view key, OpenChunk *out)
 	}
 	if (rc < 0) {
 		::close(fd);
-		return rc;
+		out->fd = -1;
 	}
-	out->fd = fd;
-	out->direct = direct;
-	return 0;
+	return rc;
+}
+
+void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc)
+{
+	// Open the files the loads will read (a key the index lacks, or one staged by prefetch, is
+	// left to start_load: no I/O), then read their headers together: one io_uring submission
+	// instead of one synchronous pread per chunk, so a batch waits one device latency for its
+	// headers, not n.
+	size_t opened = 0;
+	for (size_t i = 0; i < n; i++) {
+		pre[i] = OpenChunk{};
+		pre_rc[i] = 1; // 1: not opened here
+		if (arg_rc[i] < 0)
+			continue;
+		std::string_view key(keys[i], ::strlen(keys[i]));
+		if (store_) {
+			std::lock_guard lock(store_->mu());
+			if (!store_->find(key))
+				continue;
+		}
+		if (!prefetch_.empty()) {
+			std::lock_guard lock(mu_);
+			bool staged = false;
+			for (const PrefetchEntry &pe : prefetch_)
+				staged = staged || pe.is(key);
+			if (staged)
+				continue;
+		}
+		pre_rc[i] = open_file(key, &pre[i]);
+		opened += pre_rc[i] == 0;
+	}
+	if (opened == 0)
+		return;
+	std::lock_guard lock(hdr_mu_);
+	for (size_t i = 0; i < n;) {
+		// Up to kHeaderReads at a time, each into its own block of hdr_bufs_.
+		size_t first = i, queued = 0;
+		for (; i < n && queued < kHeaderReads; i++) {
+			if (pre_rc[i] != 0)
+				continue;
+			io_uring_sqe *sqe = io_uring_get_sqe(&hdr_ring_);
+			io_uring_prep_read(sqe, pre[i].fd, static_cast<char *>(hdr_bufs_) + queued * kBlock, kBlock, 0);
+			io_uring_sqe_set_data64(sqe, queued);
+			queued++;
+		}
+		std::vector<int> &res = hdr_res_;
+		std::fill(res.begin(), res.end(), -EIO);
+		int s = queued ? io_uring_submit_and_wait(&hdr_ring_, unsigned(queued)) : 0;
+		for (size_t got = 0; s >= 0 && got < queued;) {
+			io_uring_cqe *cqe = nullptr;
+			if (io_uring_wait_cqe(&hdr_ring_, &cqe) < 0)
+				break;
+			res[size_t(io_uring_cqe_get_data64(cqe))] = cqe->res;
+			io_uring_cqe_seen(&hdr_ring_, cqe);
+			got++;
+		}
+		size_t q = 0;
+		for (size_t k = first; k < i; k++) {
+			if (pre_rc[k] != 0)
+				continue;
+			std::string_view key(keys[k], ::strlen(keys[k]));
+			pre_rc[k] = check_header(key, static_cast<char *>(hdr_bufs_) + q * kBlock, res[q], &pre[k]);
+			q++;
+		}
+	}
 }
 
 int64_t Context::lookup(std::string_view key)
@@ -500,8 +588,14 @@ void Context::read_job(Job &j, const OpenChunk &oc, char *dst)
 }
 
 int Context::start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch, uint32_t pos,
-			int64_t *ticket, uint64_t *len)
+			int64_t *ticket, uint64_t *len, OpenChunk *pre, int pre_rc)
 {
+	// pre: the chunk already opened and checked by open_batch (pre_rc 0), or its error; 1: not.
+	auto drop_pre = [&] {
+		if (pre_rc == 0 && pre->fd >= 0)
+			::close(pre->fd);
+		pre_rc = 1;
+	};
 	uint64_t seq = 0, indexed_bytes = 0;
 	if (store_) {
 		// The index answers a miss without touching the disk.
@@ -509,6 +603,7 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 		const StoreEntry *e = store_->find(key);
 		if (!e) {
 			store_->miss();
+			drop_pre();
 			return KVGPU_ERR_NOT_FOUND;
 		}
 		indexed_bytes = e->payload_bytes;
@@ -541,6 +636,7 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 	}
 	unsigned idx = 0;
 	if (staged >= 0) {
+		drop_pre();
 		if (int rc = reserve_job(Kind::load, &idx, ticket, batch < 0); rc < 0) {
 			std::lock_guard lock(mu_);
 			prefetch_[size_t(staged)].state = PrefetchState::free;
@@ -558,7 +654,10 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 		c_.prefetch_hits.fetch_add(1, std::memory_order_relaxed);
 	} else {
 		OpenChunk oc;
-		if (int rc = open_chunk(key, &oc); rc < 0) {
+		int orc = pre_rc <= 0 ? pre_rc : open_chunk(key, &oc);
+		if (pre_rc == 0)
+			oc = *pre;
+		if (int rc = orc; rc < 0) {
 			c_.load_errors.fetch_add(1, std::memory_order_relaxed);
 			if (store_ && (rc == KVGPU_ERR_NOT_FOUND || rc == KVGPU_ERR_CORRUPT)) {
 				std::lock_guard lock(store_->mu());
@@ -637,16 +736,27 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 		bb.results = results;
 	}
 	c_.batches.fetch_add(1, std::memory_order_relaxed);
+	// In groups of kHeaderReads: the group's headers are read together, then its loads queued
+	// (the worker starts on the first while the next group's headers are read).
+	int arg_rc[kHeaderReads], pre_rc[kHeaderReads];
+	OpenChunk pre[kHeaderReads];
 	for (size_t i = 0; i < n; i++) {
 		const char *k = keys[i];
 		size_t klen = k ? ::strnlen(k, KVGPU_MAX_KEY + 1) : 0;
-		int rc = 0;
-		if (!k || !dsts[i])
-			rc = KVGPU_ERR_INVAL;
-		else if (klen == 0 || klen > KVGPU_MAX_KEY)
-			rc = KVGPU_ERR_KEY;
-		else if (sizes[i] == 0)
-			rc = KVGPU_ERR_SIZE;
+		size_t g = i % kHeaderReads;
+		if (g == 0) {
+			size_t m = std::min(n - i, kHeaderReads);
+			for (size_t q = 0; q < m; q++) {
+				const char *kq = keys[i + q];
+				size_t lq = kq ? ::strnlen(kq, KVGPU_MAX_KEY + 1) : 0;
+				arg_rc[q] = !kq || !dsts[i + q]		    ? KVGPU_ERR_INVAL
+					    : lq == 0 || lq > KVGPU_MAX_KEY ? KVGPU_ERR_KEY
+					    : sizes[i + q] == 0		    ? KVGPU_ERR_SIZE
+									    : 0;
+			}
+			open_batch(m, keys + i, arg_rc, pre, pre_rc);
+		}
+		int rc = arg_rc[g];
 		if (rc == 0) {
 			{
 				std::lock_guard lock(mu_);
@@ -654,7 +764,8 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 			}
 			int64_t t = 0;
 			uint64_t len = 0;
-			rc = start_load(std::string_view(k, klen), dsts[i], sizes[i], stream, b, uint32_t(i), &t, &len);
+			rc = start_load(std::string_view(k, klen), dsts[i], sizes[i], stream, b, uint32_t(i), &t, &len,
+					&pre[g], pre_rc[g]);
 			if (rc == 0)
 				continue;
 			std::lock_guard lock(mu_);

@@ -133,8 +133,12 @@ private:
 	// tracked: the caller will wait for the ticket (evict, load); batch and prefetch jobs report elsewhere.
 	[[nodiscard]] int reserve_job(Kind kind, unsigned *idx, int64_t *ticket, bool tracked = true);
 	// Queues one load (from a staged prefetch slot when there is one); *len is the chunk's length.
+	// pre/pre_rc: the chunk opened and checked by open_batch (0), its error (< 0), or 1: not.
 	[[nodiscard]] int start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch,
-				     uint32_t pos, int64_t *ticket, uint64_t *len);
+				     uint32_t pos, int64_t *ticket, uint64_t *len, OpenChunk *pre = nullptr,
+				     int pre_rc = 1);
+	// Opens up to kHeaderReads chunks of a batch and reads their headers in one submission.
+	void open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc);
 	void forget_prefetch(std::string_view key);
 	// Fills a load or prefetch job from the opened chunk: its file, length and checksum.
 	void read_job(Job &j, const OpenChunk &oc, char *dst);
@@ -142,7 +146,11 @@ private:
 	void publish_job(unsigned idx);
 	void release_reserved(unsigned idx);
 	void wake();
+	// open_file (O_DIRECT where the directory takes it) + pread of the header + check_header.
 	[[nodiscard]] int open_chunk(std::string_view key, OpenChunk *out);
+	[[nodiscard]] int open_file(std::string_view key, OpenChunk *out);
+	// r: the header read's result (bytes or -errno); closes out->fd on error.
+	[[nodiscard]] int check_header(std::string_view key, const char *block, ssize_t r, OpenChunk *out);
 	int remove_stale_temps();
 	[[nodiscard]] int probe_direct();
 
@@ -177,6 +185,13 @@ private:
 	std::vector<Job> jobs_;
 	io_uring ring_{};
 	bool ring_ok_ = false;
+	// The callers' ring for a batch's header reads (open_batch), one batch at a time.
+	static constexpr size_t kHeaderReads = 32;
+	std::mutex hdr_mu_;
+	io_uring hdr_ring_{};
+	bool hdr_ring_ok_ = false;
+	void *hdr_bufs_ = nullptr; // kHeaderReads blocks, kBlock aligned
+	std::vector<int> hdr_res_;
 	std::thread worker_;
 
 	// Caller <-> worker handoff, guarded by mu_.

@@ -353,14 +353,18 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 		sz[size_t(i)] = bufs[size_t(i)].size();
 	}
 	sz[9] = 10; // too small
+	// A damaged header in the second group of header reads (32 per submission).
+	flip_byte(dir.path() + "/" + key_to_name(keys[35]), 8);
 	int64_t b = kvgpu_load_batch(c.c, kN, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
 	REQUIRE(b > 0);
 	CHECK(kvgpu_batch_wait(c.c, b) == KVGPU_ERR_NOT_FOUND);
 	CHECK(kvgpu_batch_poll(c.c, b) == 1);
 	CHECK(res[7] == KVGPU_ERR_NOT_FOUND);
 	CHECK(res[9] == KVGPU_ERR_SIZE);
+	CHECK(res[35] == KVGPU_ERR_CORRUPT);
+	CHECK(kvgpu_contains(c.c, keys[35].c_str()) == 0); // dropped: it can never load
 	for (int i = 0; i < kN; i++) {
-		if (i == 7 || i == 9)
+		if (i == 7 || i == 9 || i == 35)
 			continue;
 		CAPTURE(i);
 		CHECK(res[size_t(i)] == int64_t(kChunk) + i * 100);
