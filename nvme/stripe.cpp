@@ -19,7 +19,7 @@ namespace kvfdp::nvme {
 
 namespace {
 
-std::string name_of(size_t m, const std::string &path) { return "member " + std::to_string(m) + " (" + path + ")"; }
+std::string name_of(size_t m, const std::string &path) { return "stripe member " + std::to_string(m) + " (" + path + ")"; }
 
 std::string base_name(const std::string &p)
 {
@@ -156,9 +156,10 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 			for (const std::string &k : ids[m])
 				if (std::find(ids[o].begin(), ids[o].end(), k) != ids[o].end())
 					return guidance_error(std::errc::invalid_argument,
-							      name_of(m, sm.path) + " is the same namespace as " +
-								      name_of(o, members[o].path) + " (" + k +
-								      "): give each namespace once");
+							      name_of(m, sm.path) + " is the same namespace as member " +
+								      std::to_string(o) + " (" + members[o].path + ")" +
+								      (k.rfind("wwid:", 0) == 0 ? " (" + k + ")" : "") +
+								      ": give each namespace once");
 		auto hs = sm.device->handles();
 		if (!hs) {
 			Error e = std::move(hs).error();

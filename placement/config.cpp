@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "common/read_file.hpp"
+#include "placement/size.hpp"
 
 namespace kvfdp::placement {
 
@@ -126,6 +127,43 @@ Result<void> parse_watch(const std::string &source, const toml::node &v, PolicyC
 		if (!wv.is_string() || !s || s->empty() || (*s)[0] != '/')
 			return key_error(source, line_of(wv), "watch.dir", "must be an absolute directory path");
 		cfg.watch_dir = *s;
+	}
+	return ok();
+}
+
+// [device] paths = ["/dev/ng0n1", ...], stripe_size = "512K" (or bytes).
+Result<void> parse_device(const std::string &source, const toml::node &v, PolicyConfig &cfg)
+{
+	const toml::table *t = v.as_table();
+	if (!t)
+		return key_error(source, line_of(v), "device", "must be a table: [device]");
+	for (auto &&[dk, dv] : *t) {
+		const std::string dname(dk.str());
+		if (dname == "paths") {
+			const toml::array *a = dv.as_array();
+			if (!a || a->empty())
+				return key_error(source, line_of(dv), "device.paths",
+						 "must be a list of namespace paths, e.g. [\"/dev/ng0n1\", \"/dev/ng1n1\"]");
+			for (size_t i = 0; i < a->size(); i++) {
+				auto p = a->get(i)->value<std::string>();
+				if (!a->get(i)->is_string() || !p || p->empty() || (*p)[0] != '/')
+					return key_error(source, line_of(*a->get(i)), "device.paths[" + std::to_string(i) + "]",
+							 "must be an absolute path such as /dev/ng0n1");
+				cfg.devices.push_back(*p);
+			}
+		} else if (dname == "stripe_size") {
+			Result<uint64_t> n = make_error(std::errc::invalid_argument, "");
+			if (auto i = dv.value<int64_t>(); dv.is_integer() && i && *i > 0)
+				n = static_cast<uint64_t>(*i);
+			else if (auto str = dv.value<std::string>(); dv.is_string() && str)
+				n = parse_size(*str);
+			if (!n || *n == 0 || *n % 4096)
+				return key_error(source, line_of(dv), "device.stripe_size",
+						 "must be a size that is a multiple of 4096 bytes, such as \"512K\" or \"1M\"");
+			cfg.stripe_bytes = *n;
+		} else {
+			return key_error(source, line_of(dv), "device." + dname, "unknown key (known: paths, stripe_size)");
+		}
 	}
 	return ok();
 }
@@ -271,8 +309,11 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 			r = parse_rules(source, v, cfg);
 		else if (key == "writer")
 			r = parse_writers(source, v, cfg);
+		else if (key == "device")
+			r = parse_device(source, v, cfg);
 		else
-			return key_error(source, line_of(v), key, "unknown table (known: placement, watch, rule, writer)");
+			return key_error(source, line_of(v), key,
+					 "unknown table (known: placement, watch, rule, writer, device)");
 		if (!r)
 			return std::move(r).error();
 	}

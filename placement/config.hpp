@@ -1,5 +1,5 @@
 // kvfdpd's policy config (TOML): [placement] class = handle, [watch] dir, [[rule]] directory
-// rules, [[writer]] named writers. The one parser kvfdpd and `kvfdp policy` use.
+// rules, [[writer]] named writers, [device] paths and stripe_size. The one parser kvfdpd and `kvfdp policy` use.
 // docs/placement.md describes writers and how rules apply.
 #pragma once
 
@@ -45,6 +45,11 @@ struct PolicyConfig {
 	std::vector<DirRule> rules;
 	std::vector<WriterRule> writers;
 	std::string watch_dir;                       // where rules and file records apply ("" = all)
+	// [device] paths: the namespaces kvfdpd serves, in order (two or more: one striped disk),
+	// when the command line gives no --device; stripe_size: its --stripe-size (0: default).
+	// kvfdpd reads them at start only.
+	std::vector<std::string> devices;
+	uint64_t stripe_bytes = 0;
 };
 
 // An error that is its message alone (no errno text appended): configuration mistakes.

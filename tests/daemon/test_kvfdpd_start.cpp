@@ -185,3 +185,30 @@ TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2,
 	}
 	::close(held);
 }
+
+TEST_CASE("kvfdpd: stripe members refused in one line naming the member (exit 1), before any ublk device")
+{
+	TempDir d;
+	const std::string a = d.path + "/a.img", b = d.path + "/b.img", sock = d.path + "/kvfdpd.sock";
+	write_file(d.path + "/dup.toml", "[device]\npaths = [\"" + a + "\", \"" + a + "\"]\n");
+	const std::pair<std::vector<std::string>, std::string> cases[] = {
+		{{"--backend", "model", "--file", a, "--file", a},
+		 "stripe member 1 (" + a + ") is the same namespace as member 0 (" + a + "): give each namespace once"},
+		{{"--backend", "model", "--config", d.path + "/dup.toml"}, "stripe member 1 (" + a + ") is the same namespace"},
+		{{"--backend", "file", "--file", a, "--file", b},
+		 "stripe member 0 (" + a + ") has no FDP enabled: every stripe member must be an FDP namespace"},
+		{{"--backend", "model", "--file", a, "--stripe-size", "1M"}, "--stripe-size (or [device] stripe_size) is for a stripe"},
+		{{"--backend", "model", "--file", a, "--file", b, "--stripe-size", "6000"}, "stripe size 6000 is not a multiple"},
+		{{"--device", d.path + "/ng98n1", "--device", d.path + "/ng99n1"}, "stripe member 0 (" + d.path + "/ng98n1): "},
+	};
+	for (const auto &[extra, says] : cases) {
+		std::vector<std::string> args = {"--size", "64M", "--no-tagger", "--socket", sock};
+		args.insert(args.end(), extra.begin(), extra.end());
+		Ran r = kvfdpd(args);
+		INFO(extra[1] << " ...: rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 1);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(sock));
+	}
+}

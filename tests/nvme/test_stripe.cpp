@@ -26,6 +26,7 @@
 #include "tests/support/temp_files.hpp"
 #include "userspace/daemon/io_engine.hpp"
 #include "userspace/daemon/user_data.hpp"
+#include "userspace/ublk/ctrl.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;
@@ -531,7 +532,7 @@ TEST_CASE("stripe refusals: one line naming the member and what to do")
 	SUBCASE("the same namespace twice: the same file, a link to it")
 	{
 		std::string m = refused(two(make_model(a, 64 * kMiB), make_model(a, 64 * kMiB), a));
-		CHECK(m.find("member 1 (" + a + ") is the same namespace as member 0 (" + a + ")") != std::string::npos);
+		CHECK(m.find("stripe member 1 (" + a + ") is the same namespace as member 0 (" + a + "): give") != std::string::npos);
 		CHECK(m.find("give each namespace once") != std::string::npos);
 		const std::string link = dir.path + "/link";
 		REQUIRE(::symlink(a.c_str(), link.c_str()) == 0);
@@ -608,7 +609,34 @@ TEST_CASE("stripe handles: the fewest any member has, the others named in the no
 	auto hs = (*sd)->handles();
 	REQUIRE(hs.ok());
 	CHECK(hs->size() == 4);
-	CHECK((*sd)->note().find("member 0 (" + a + ") has 8 handles, member 1 (" + b + ") 4") != std::string::npos);
+	CHECK((*sd)->note().find("stripe member 0 (" + a + ") has 8 handles, stripe member 1 (" + b + ") 4") != std::string::npos);
 	CHECK((*sd)->stripe_bytes() == 512 * 1024);  // the default: the models' 512 KiB transfer limit
 	CHECK(!(*sd)->ruh_update(std::vector<uint16_t>{4}).ok());
+}
+
+TEST_CASE("ublk params of a stripe: a power-of-two unit is chunk_sectors and io_min, a power-of-two row io_opt")
+{
+	ublk::ParamInput in;
+	in.nlb = 1u << 20;
+	in.stripe_bytes = 512 * 1024;
+	in.stripe_members = 4;
+	auto p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.chunk_sectors == 1024);
+	CHECK(p->basic.io_min_shift == 19);
+	CHECK(p->basic.io_opt_shift == 21);  // 2 MiB: a full row
+	in.stripe_members = 3;               // a 1.5 MiB row: io_opt stays the unit
+	p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.io_opt_shift == 19);
+	in.stripe_bytes = 768 * 1024;  // not a power of two: the engine splits; no chunk_sectors
+	p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.chunk_sectors == 0);
+	CHECK(p->basic.io_min_shift == 12);
+	in.stripe_members = 0;  // one namespace: as before
+	in.stripe_bytes = 0;
+	p = ublk::make_params(in);
+	REQUIRE(p.ok());
+	CHECK(p->basic.chunk_sectors == 0);
 }

@@ -131,7 +131,28 @@ TEST_CASE("config: dot components are refused, duplicate slashes normalised")
 
 TEST_CASE("config: the example kvfdp.toml's keys still parse, and an unknown table lists writer")
 {
-	CHECK(error_of("[writers]\n").find("unknown table (known: placement, watch, rule, writer)") !=
+	CHECK(error_of("[writers]\n").find("unknown table (known: placement, watch, rule, writer, device)") !=
 	      std::string::npos);
 	CHECK(error_of("[placement]\nshort = 2\n[watch]\ndir = \"/mnt/kv\"\n") == "(parsed)");
+}
+
+TEST_CASE("config: [device] paths (a stripe when two or more) and stripe_size")
+{
+	auto cfg = parse_config("[device]\npaths = [\"/dev/ng0n1\", \"/dev/ng1n1\"]\nstripe_size = \"1M\"\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->devices == std::vector<std::string>{"/dev/ng0n1", "/dev/ng1n1"});
+	CHECK(cfg->stripe_bytes == 1u << 20);
+	cfg = parse_config("[device]\nstripe_size = 262144\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->stripe_bytes == 262144);
+	CHECK(cfg->devices.empty());
+	CHECK(error_of("[device]\npaths = \"/dev/ng0n1\"\n").find("kvfdp.toml:2: device.paths: must be a list") !=
+	      std::string::npos);
+	CHECK(error_of("[device]\npaths = [\"ng0n1\"]\n").find("device.paths[0]: must be an absolute path") !=
+	      std::string::npos);
+	CHECK(error_of("[device]\nstripe_size = \"6000\"\n").find("device.stripe_size: must be a size that is a "
+								    "multiple of 4096") != std::string::npos);
+	CHECK(error_of("[device]\nstripe_size = \"lots\"\n").find("device.stripe_size") != std::string::npos);
+	CHECK(error_of("[device]\nstripe = 1\n").find("device.stripe: unknown key (known: paths, stripe_size)") !=
+	      std::string::npos);
 }

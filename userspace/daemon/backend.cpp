@@ -1,12 +1,60 @@
-// Backend selection: passthru, streams, file and model are part of every build.
+// Backend selection: passthru, streams, file and model are part of every build; several
+// members of one backend make a stripe.
 #include "userspace/daemon/backend.hpp"
 
 #include "nvme/backends.hpp"
 #include "nvme/model/model_device.hpp"
+#include "nvme/stripe.hpp"
 
 namespace kvfdp::daemon {
 
+namespace {
+
+Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts);
+
+// Each member opened like a single device of its path, then the stripe.
+Result<std::unique_ptr<nvme::Device>> open_stripe(const BackendOptions &opts)
+{
+	std::vector<nvme::StripeMemberSpec> specs;
+	const bool by_file = opts.kind == "model" || opts.kind == "file";
+	for (size_t m = 0; m < opts.members.size(); m++) {
+		BackendOptions one = opts;
+		one.members.clear();
+		(by_file ? one.file : one.device) = opts.members[m];
+		auto dev = open_one(one);
+		if (!dev) {
+			Error e = std::move(dev).error();
+			e.context = "stripe member " + std::to_string(m) + " (" + opts.members[m] + "): " + e.context;
+			return e;
+		}
+		specs.push_back(nvme::StripeMemberSpec{opts.members[m], std::move(*dev)});
+	}
+	nvme::StripeOptions so;
+	so.stripe_bytes = opts.stripe_bytes;
+	auto sd = nvme::open_stripe_device(std::move(specs), so);
+	if (!sd)
+		return std::move(sd).error();
+	return std::unique_ptr<nvme::Device>(std::move(*sd));
+}
+
+} // namespace
+
 Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
+{
+	if (opts.members.size() > 1)
+		return open_stripe(opts);
+	if (opts.members.size() == 1) {
+		BackendOptions one = opts;
+		one.members.clear();
+		(opts.kind == "model" || opts.kind == "file" ? one.file : one.device) = opts.members[0];
+		return open_one(one);
+	}
+	return open_one(opts);
+}
+
+namespace {
+
+Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 {
 	if (opts.kind != "passthru" && opts.kind != "streams" && opts.kind != "file" && opts.kind != "model")
 		return guidance_error(std::errc::invalid_argument,
@@ -47,6 +95,8 @@ Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 	}
 	return make_error(std::errc::function_not_supported, "backend '" + opts.kind + "' is not available");
 }
+
+} // namespace
 
 std::optional<uint16_t> handles_before_open(const BackendOptions &opts)
 {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "nvme/stripe.hpp"
 #include "userspace/daemon/config.hpp"
 #include "userspace/daemon/control_handlers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
@@ -64,6 +65,20 @@ Result<void> check_before_open(State &s)
 	auto cfg = load_config(s.opts.config_path, !s.opts.config_explicit);
 	if (!cfg)
 		return std::move(cfg).error();
+	// [device] paths and stripe_size stand in for --device and --stripe-size where the command
+	// line gives none (read at start only: a reload does not move the disk).
+	BackendOptions &b = s.opts.backend;
+	std::string &single = b.kind == "model" || b.kind == "file" ? b.file : b.device;
+	if (single.empty() && b.members.empty() && !cfg->devices.empty()) {
+		single = cfg->devices.front();
+		if (cfg->devices.size() > 1)
+			b.members = cfg->devices;
+	}
+	if (!b.stripe_bytes)
+		b.stripe_bytes = cfg->stripe_bytes;
+	if (b.stripe_bytes && b.members.size() < 2)
+		return fail("--stripe-size (or [device] stripe_size) is for a stripe: give --device two or more times (or "
+			    "[device] paths with two or more namespaces), or drop it");
 	if (auto nruh = handles_before_open(s.opts.backend))
 		if (auto p = make_policy(*cfg, *nruh); !p)
 			return std::move(p).error();
@@ -101,6 +116,15 @@ Result<void> open_device(State &s)
 	}
 	if (s.info.lba_size == 0 || s.info.nlb == 0 || s.info.max_transfer < s.info.lba_size)
 		return fail(s.info.path + ": the device reports no usable size or transfer limit");
+	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
+		log::info("striped across %zu members (%s), stripe size %llu bytes: %llu bytes = %zu x %llu, the smallest "
+			  "member in whole stripes; %u handles on each member",
+			  sd->members().size(), s.info.path.c_str(), static_cast<unsigned long long>(sd->stripe_bytes()),
+			  static_cast<unsigned long long>(s.info.nlb * s.info.lba_size), sd->members().size(),
+			  static_cast<unsigned long long>(sd->member_nlb() * s.info.lba_size), s.nruh);
+		if (!sd->note().empty())
+			log::info("%s", sd->note().c_str());
+	}
 	return ok();
 }
 
@@ -116,6 +140,8 @@ Result<void> create_queues(State &s)
 	ec.fixed_buffers = s.opts.fixed_buffers;
 	ec.zero_copy = ublk::is_zero_copy(s.data_mode);
 	ec.learned = s.learned.get();
+	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
+		ec.stripe = sd->layout();
 	uint32_t fixed_bytes = 0;
 	if (ec.fixed_buffers && !ec.zero_copy) {
 		// The largest request is the device's max_sectors (a recovered device keeps the one
@@ -166,6 +192,9 @@ Result<void> add_device(State &s)
 	spec.depth = s.opts.depth;
 	spec.io_buf_bytes = s.opts.io_buf_bytes;
 	spec.dev_id = s.opts.dev_id;
+	// The stripe's member list and stripe size, kept by the driver for --recover / --attach.
+	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
+	spec.server_flags = sd ? sd->fingerprint() : 0;
 	const ublk::DataModeChoice dm =
 		ublk::choose_data_mode(s.ctrl->get_features(), s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
 	spec.flags |= dm.add_flags;
@@ -185,6 +214,10 @@ Result<void> add_device(State &s)
 	pi.max_transfer = s.info.max_transfer;
 	pi.io_buf_bytes = s.dev.max_io_buf_bytes;
 	pi.volatile_cache = s.info.volatile_cache;
+	if (sd) {
+		pi.stripe_bytes = sd->stripe_bytes();
+		pi.stripe_members = static_cast<uint32_t>(sd->members().size());
+	}
 	pi.fua = false;  // FUA writes are emulated by the block layer with a flush
 	auto params = ublk::make_params(pi);
 	if (!params)
@@ -203,6 +236,13 @@ Result<void> begin_recovery(State &s)
 	s.dev = *info;
 	if (!(s.dev.flags & ublk::kFlagUserRecovery))
 		return fail("ublk device " + std::to_string(id) + " was created without user recovery; it cannot be re-attached");
+	// The device keeps its stripe's fingerprint (0: one namespace) from ADD_DEV.
+	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
+	if (s.dev.ublksrv_flags != (sd ? sd->fingerprint() : 0))
+		return fail("ublk device " + std::to_string(id) + " was created on " +
+			    (s.dev.ublksrv_flags ? "a stripe of other members, member order or stripe size" : "one namespace") +
+			    ", not on " + (sd ? "this stripe of " + std::to_string(sd->members().size()) + " members" : s.info.path) +
+			    ": give the --device list (in its order) and --stripe-size it was created with, or delete it");
 	s.data_mode = ublk::data_mode_of(s.dev.flags);
 	if (ublk::is_zero_copy(s.data_mode) && s.info.backend != "passthru")
 		return fail("ublk device " + std::to_string(id) + " was created with zero copy (" +
@@ -419,14 +459,25 @@ int run(State &s)
 	}
 	s.ctrl = std::move(*ctrl);
 	// One kvfdpd per namespace, none on a mounted or held one: before any ublk device exists.
-	NsClaim claim;
+	// A stripe claims each member.
+	std::vector<NsClaim> claims;
 	if (s.info.backend == "passthru") {
-		auto c = claim_namespace(s.info.path, [&s](int pid) { return served_disk(s, pid); });
-		if (!c) {
-			log::error("%s", c.error().message().c_str());
-			return 1;
+		std::vector<std::string> nodes{s.info.path};
+		const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
+		if (sd) {
+			nodes.clear();
+			for (const nvme::StripeMember &m : sd->members())
+				nodes.push_back(m.path);
 		}
-		claim = std::move(*c);
+		for (size_t m = 0; m < nodes.size(); m++) {
+			auto c = claim_namespace(nodes[m], [&s](int pid) { return served_disk(s, pid); });
+			if (!c) {
+				log::error("%s%s", sd ? ("stripe member " + std::to_string(m) + " (" + nodes[m] + "): ").c_str() : "",
+					   c.error().message().c_str());
+				return 1;
+			}
+			claims.push_back(std::move(*c));
+		}
 	}
 	if (s.opts.attach) {
 		if (auto a = choose_attach(s); !a) {

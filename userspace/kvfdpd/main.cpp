@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "common/log.hpp"
 #include "userspace/daemon/config.hpp"
@@ -23,9 +24,19 @@ int main(int argc, char **argv)
 		       "passthru | streams (block write streams, Linux 6.16+) | model | file")
 		->capture_default_str()
 		->check(CLI::IsMember({"passthru", "streams", "model", "file"}));
-	app.add_option("-d,--device", o.backend.device,
-		       "passthru: FDP namespace, e.g. /dev/ng0n1; streams: its block device, e.g. /dev/nvme0n1");
-	app.add_option("-f,--file", o.backend.file, "file: backing file; model: sparse data file");
+	std::vector<std::string> devices, files;
+	app.add_option("-d,--device", devices,
+		       "passthru: FDP namespace, e.g. /dev/ng0n1; streams: its block device, e.g. /dev/nvme0n1. "
+		       "Give it more than once to stripe one disk across several namespaces, in that order "
+		       "(docs/nvme.md, Striping)")
+		->allow_extra_args(false);
+	app.add_option("-f,--file", files,
+		       "file: backing file; model: sparse data file (more than once: a stripe of models)")
+		->allow_extra_args(false);
+	app.add_option("--stripe-size", o.backend.stripe_bytes,
+		       "bytes of a stripe on one member before the next (suffixes allowed: 512K); default: the "
+		       "largest member's transfer limit rounded up to a power of two (512K on QEMU)")
+		->transform(CLI::AsSizeValue(false));
 	app.add_option("--size", o.backend.size, "file/model: capacity in bytes (suffixes allowed: 1G)")
 		->transform(CLI::AsSizeValue(false));
 	app.add_option("--lba-size", o.backend.lba_size, "file/model: logical block size")->capture_default_str();
@@ -107,6 +118,15 @@ int main(int argc, char **argv)
 		kvfdp::log::error("%s; see kvfdpd --help", what.c_str());
 		return kvfdp::daemon::kExitUsage;
 	}
+	// One path: the device; several: a stripe of them (the backend's kind picks the list).
+	const bool by_file = o.backend.kind == "model" || o.backend.kind == "file";
+	const std::vector<std::string> &paths = by_file ? files : devices;
+	if (!devices.empty())
+		o.backend.device = devices.front();
+	if (!files.empty())
+		o.backend.file = files.front();
+	if (paths.size() > 1)
+		o.backend.members = paths;
 	o.learn = placement_mode == "learned";
 	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));
 	(void)size_str;

@@ -86,6 +86,7 @@ Result<CtrlDevInfo> Control::add_dev(const DevSpec &spec)
 	info.max_io_buf_bytes = spec.io_buf_bytes;
 	info.dev_id = static_cast<uint32_t>(spec.dev_id);
 	info.flags = spec.flags;
+	info.ublksrv_flags = spec.server_flags;
 	CtrlCmd c = make_cmd(static_cast<uint32_t>(spec.dev_id));
 	c.addr = reinterpret_cast<uintptr_t>(&info);
 	c.len = sizeof(info);
@@ -215,6 +216,12 @@ Result<Params> make_params(const ParamInput &in)
 		std::min(in.io_buf_bytes, in.max_transfer / in.lba_size * in.lba_size);
 	p.basic.max_sectors = max_io >> 9;
 	p.basic.dev_sectors = in.nlb * (in.lba_size >> 9);
+	if (in.stripe_members > 1 && std::has_single_bit(in.stripe_bytes) && in.stripe_bytes >= in.lba_size) {
+		p.basic.chunk_sectors = static_cast<uint32_t>(in.stripe_bytes >> 9);
+		p.basic.io_min_shift = static_cast<uint8_t>(std::countr_zero(in.stripe_bytes));
+		const uint64_t row = in.stripe_bytes * in.stripe_members;
+		p.basic.io_opt_shift = static_cast<uint8_t>(std::countr_zero(std::has_single_bit(row) ? row : in.stripe_bytes));
+	}
 	if (in.volatile_cache)
 		p.basic.attrs |= kAttrVolatileCache;
 	if (in.fua)

@@ -21,6 +21,9 @@ struct DevSpec {
 	uint32_t io_buf_bytes = 512 * 1024;  // per tag; bounds max_sectors
 	uint64_t flags = kFlagUserRecovery | kFlagUserRecoveryReissue | kFlagCmdIoctlEncode;
 	int32_t dev_id = -1;                 // -1: the driver picks
+	// Kept verbatim by the driver in the device's info (ublksrv_flags) for the server's own
+	// use: kvfdpd's stripe fingerprint (nvme::StripeDevice::fingerprint), 0 for one namespace.
+	uint64_t server_flags = 0;
 };
 
 // One /dev/ublk-control handle. Not thread-safe: use from one thread.
@@ -70,6 +73,11 @@ struct ParamInput {
 	bool fua = false;
 	bool discard = true;
 	bool write_zeroes = true;
+	// A stripe (nvme/stripe.hpp): bytes per member unit and the member count. A power-of-two
+	// unit becomes chunk_sectors (the block layer then sends no request across a unit) and
+	// io_min, and a power-of-two row (unit x members) io_opt, for filesystems to align to.
+	uint64_t stripe_bytes = 0;
+	uint32_t stripe_members = 0;
 };
 [[nodiscard]] Result<Params> make_params(const ParamInput &in);
 
