@@ -101,6 +101,49 @@ size_bytes() {
 # json_str S: S as a JSON string (escapes backslash and double quote; S has no control characters)
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
 
+# --- hinted files through kvfdpd (daemon_placement, daemon_streams, stripe scenarios) ---
+# Sizes that are no multiple of the 1 MiB reclaim unit, so RUAMW movement is a real check.
+HINT_BUF_KIB=4100
+HINT_DIO_KIB=3076
+HINT_SUM_KIB=$((HINT_BUF_KIB + HINT_DIO_KIB))
+
+# hint_map_config MAP FILE: writes a [placement] config of MAP ("class=handle ...", e.g.
+# "not_set=0 none=0 short=5 ...") to FILE and sets HINT_HANDLES to the matching `--handle c=h`
+# arguments of `kvfdp-daemon-vmtool placement`, so the check expects exactly that map.
+hint_map_config() {
+	{ echo '[placement]'; for _m in $1; do echo "${_m%=*} = ${_m#*=}"; done; } > "$2"
+	HINT_HANDLES=; for _m in $1; do HINT_HANDLES="$HINT_HANDLES --handle $_m"; done
+}
+
+# hinted_writes LABEL SOCK DIR: with the filesystem on kvfdpd's disk mounted at DIR, snapshots
+# kvfdpd's ruh and status (/tmp/ruh0.json, /tmp/st0.json), writes for each hint 0 2 3 4 5 a
+# buffered file DIR/bH of HINT_BUF_KIB and an O_DIRECT file DIR/dH of HINT_DIO_KIB (fsync'ed,
+# seeded), keeps their md5sums in /tmp/sums, unmounts DIR and saves `nvme fdp status` of
+# /dev/ng0n1 in /tmp/nvme_status.json. Each class then holds HINT_SUM_KIB (not_set: hint 0 plus
+# the filesystem's metadata): hinted_placement_check checks it.
+hinted_writes() {
+	_T=kvfdp-daemon-vmtool
+	$_T snap "$2" ruh /tmp/ruh0.json
+	$_T snap "$2" status /tmp/st0.json
+	_seed=1
+	for _h in 0 2 3 4 5; do
+		check "$1buffered $HINT_BUF_KIB KiB with hint $_h" $_T write "$3/b$_h" $_h $HINT_BUF_KIB --seed $_seed
+		check "$1O_DIRECT $HINT_DIO_KIB KiB with hint $_h" $_T write "$3/d$_h" $_h $HINT_DIO_KIB --direct --seed $((_seed + 100))
+		_seed=$((_seed + 1))
+	done
+	(cd "$3" && md5sum b* d* > /tmp/sums)
+	check "$1unmounts" umount "$3"
+	nvme fdp status /dev/ng0n1 -o json > /tmp/nvme_status.json
+}
+
+# hinted_placement_check LABEL SOCK: after hinted_writes, each class's bytes went to its
+# handle of HINT_HANDLES, by kvfdpd's counters, the drive's RUAMW and nvme-cli's status.
+hinted_placement_check() {
+	check "$1placement matches" kvfdp-daemon-vmtool placement "$2" /tmp/ruh0.json /tmp/st0.json \
+		short=$HINT_SUM_KIB medium=$HINT_SUM_KIB long=$HINT_SUM_KIB extreme=$HINT_SUM_KIB \
+		not_set=$HINT_SUM_KIB $HINT_HANDLES --nvme-json /tmp/nvme_status.json
+}
+
 # finish: ends the scenario; exit 1 if any check failed
 finish() {
 	echo

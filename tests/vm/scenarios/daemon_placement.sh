@@ -5,16 +5,11 @@
 need kvfdpd kvfdp-daemon-vmtool
 T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
-# Sizes that are no multiple of the 1 MiB reclaim unit, so RUAMW movement is a real check.
-BUF_KIB=4100
-DIO_KIB=3076
-SUM_KIB=$((BUF_KIB + DIO_KIB))
 
 # The class -> handle map this run configures (not the built-in one): the placement check
 # expects exactly it, so a wrong map that kvfdpd reports consistently still fails.
 MAP="not_set=0 none=0 short=5 medium=7 long=6 extreme=3"
-{ echo '[placement]'; for m in $MAP; do echo "${m%=*} = ${m#*=}"; done; } > /tmp/kvfdp.toml
-HANDLES=; for m in $MAP; do HANDLES="$HANDLES --handle $m"; done
+hint_map_config "$MAP" /tmp/kvfdp.toml
 cp /tmp/kvfdp.toml "$OUT/kvfdp.toml"
 
 step "start kvfdpd on /dev/ng0n1 with the map $MAP"
@@ -34,22 +29,10 @@ for fs in xfs ext4; do
 	if [ $fs = xfs ]; then mkfs.xfs -q -f /dev/ublkb0; else mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/ublkb0; fi
 	mkdir -p /mnt/kv
 	check "$fs mounts with -o discard" mount -o discard /dev/ublkb0 /mnt/kv || continue
-	$T snap $SOCK ruh /tmp/ruh0.json
-	$T snap $SOCK status /tmp/st0.json
-	seed=1
-	for h in 0 2 3 4 5; do
-		check "$fs: buffered $BUF_KIB KiB with hint $h" $T write /mnt/kv/b$h $h $BUF_KIB --seed $seed
-		check "$fs: O_DIRECT $DIO_KIB KiB with hint $h" $T write /mnt/kv/d$h $h $DIO_KIB --direct --seed $((seed + 100))
-		seed=$((seed + 1))
-	done
-	(cd /mnt/kv && md5sum b* d* > /tmp/sums)
-	check "$fs unmounts" umount /mnt/kv
-	nvme fdp status /dev/ng0n1 -o json > /tmp/nvme_status.json
+	hinted_writes "$fs: " $SOCK /mnt/kv
 	step "$fs: per-class bytes and RUAMW per handle"
 	# Two files per class; not_set also carries the filesystem's own metadata.
-	check "$fs: placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
-		short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB $HANDLES \
-		--nvme-json /tmp/nvme_status.json
+	hinted_placement_check "$fs: " $SOCK
 	$T snap $SOCK ruh "$OUT/ruh_$fs.json"
 	$T snap $SOCK status "$OUT/status_$fs.json"
 	step "$fs: remount, checksums"

@@ -6,9 +6,6 @@ need kvfdpd kvfdp-daemon-vmtool nvme
 need_ublk
 T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
-BUF_KIB=4100
-DIO_KIB=3076
-SUM_KIB=$((BUF_KIB + DIO_KIB))
 
 step "sysfs: write streams of the FDP namespace and of the plain one"
 q=/sys/block/nvme0n1/queue
@@ -32,8 +29,7 @@ check "no ublk device was left" sh -c '! test -e /dev/ublkb0'
 
 # The class -> handle map this run configures; the placement check expects exactly it.
 MAP="not_set=0 none=0 short=5 medium=7 long=6 extreme=3"
-{ echo '[placement]'; for m in $MAP; do echo "${m%=*} = ${m#*=}"; done; } > /tmp/kvfdp.toml
-HANDLES=; for m in $MAP; do HANDLES="$HANDLES --handle $m"; done
+hint_map_config "$MAP" /tmp/kvfdp.toml
 cp /tmp/kvfdp.toml "$OUT/kvfdp.toml"
 
 step "start kvfdpd --backend streams on /dev/nvme0n1 with the map $MAP"
@@ -52,22 +48,10 @@ step "ext4: mkfs, mount -o discard, hinted writes"
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/ublkb0
 mkdir -p /mnt/kv
 check "ext4 mounts with -o discard" mount -o discard /dev/ublkb0 /mnt/kv || die "no mount"
-$T snap $SOCK ruh /tmp/ruh0.json
-$T snap $SOCK status /tmp/st0.json
-seed=1
-for h in 0 2 3 4 5; do
-	check "buffered $BUF_KIB KiB with hint $h" $T write /mnt/kv/b$h $h $BUF_KIB --seed $seed
-	check "O_DIRECT $DIO_KIB KiB with hint $h" $T write /mnt/kv/d$h $h $DIO_KIB --direct --seed $((seed + 100))
-	seed=$((seed + 1))
-done
-(cd /mnt/kv && md5sum b* d* > /tmp/sums)
-check "ext4 unmounts" umount /mnt/kv
-nvme fdp status /dev/ng0n1 -o json > /tmp/nvme_status.json
+hinted_writes "ext4: " $SOCK /mnt/kv
 cp /tmp/nvme_status.json "$OUT/nvme_status.json"
 step "per-class bytes and RUAMW per handle (the drive's RUH Status, and nvme-cli's on /dev/ng0n1)"
-check "placement matches" $T placement $SOCK /tmp/ruh0.json /tmp/st0.json \
-	short=$SUM_KIB medium=$SUM_KIB long=$SUM_KIB extreme=$SUM_KIB not_set=$SUM_KIB $HANDLES \
-	--nvme-json /tmp/nvme_status.json
+hinted_placement_check "" $SOCK
 $T snap $SOCK ruh "$OUT/ruh_end.json"
 $T ctl $SOCK '{"cmd":"stats"}' > "$OUT/stats.json"
 cat "$OUT/stats.json"
