@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <optional>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -35,6 +36,58 @@ namespace kvfdp::daemon {
 namespace {
 
 Error fail(const std::string &msg) { return plain_error(msg); }
+
+// The steps of a start, timed: one line at ready says where a (re)start spent its time
+// (docs/deploy.md "kill -9 and restart" reads it).
+class StartSteps {
+public:
+	// Takes the time from exec to now (the process's start time, /proc/self/stat field 22,
+	// in clock ticks since boot, against CLOCK_BOOTTIME).
+	StartSteps()
+	{
+		char buf[1024];
+		const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+		const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			::close(fd);
+		timespec boot{};
+		const char *close_paren = n > 0 ? (buf[n] = 0, std::strrchr(buf, ')')) : nullptr;
+		unsigned long long start_ticks = 0;
+		if (close_paren && ::clock_gettime(CLOCK_BOOTTIME, &boot) == 0 &&
+		    std::sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+				&start_ticks) == 1) {
+			const long hz = ::sysconf(_SC_CLK_TCK);
+			const double since = boot.tv_sec + boot.tv_nsec / 1e9 - static_cast<double>(start_ticks) / (hz > 0 ? hz : 100);
+			if (since >= 0)
+				exec_ms_ = static_cast<long>(since * 1000);
+		}
+	}
+	void mark(const char *step)
+	{
+		const auto now = std::chrono::steady_clock::now();
+		text_ += (text_.empty() ? "" : ", ") + std::string(step) + " " + std::to_string(ms(last_, now));
+		last_ = now;
+	}
+	// "T ms after exec (main at E, step ms, ...)": exec to main is the process's own start
+	// (resolution one clock tick, 10 ms), unknown where /proc is not readable.
+	[[nodiscard]] std::string line() const
+	{
+		const long main_ms = ms(t0_, last_);
+		if (exec_ms_ < 0)
+			return std::to_string(main_ms) + " ms after main (ms per step: " + text_ + ")";
+		return std::to_string(exec_ms_ + main_ms) + " ms after exec (ms per step: main " + std::to_string(exec_ms_) +
+		       ", " + text_ + ")";
+	}
+
+private:
+	static long ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+	{
+		return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
+	}
+	std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
+	std::string text_;
+	long exec_ms_ = -1;
+};
 
 void send_notify(const std::string &msg)
 {
@@ -128,7 +181,7 @@ Result<void> open_device(State &s)
 	return ok();
 }
 
-Result<void> create_queues(State &s)
+Result<void> create_queues(State &s, StartSteps &steps)
 {
 	EngineConfig ec;
 	ec.depth = s.dev.queue_depth;
@@ -159,7 +212,12 @@ Result<void> create_queues(State &s)
 				  max_request, s.info.max_segments);
 		}
 	}
-	for (uint16_t q = 0; q < s.dev.nr_hw_queues; q++) {
+	// The queues are made side by side, one thread each: in copy mode each faults in (zeroes)
+	// and registers depth x io_buf_bytes of buffers, most of a restart's time (docs/deploy.md
+	// "kill -9 and restart"); in parallel it takes one queue's time where CPUs allow.
+	const uint16_t nq = s.dev.nr_hw_queues;
+	std::vector<std::optional<Result<std::unique_ptr<UblkQueue>>>> made(nq);
+	auto make = [&](uint16_t q) {
 		QueueSetup qs;
 		qs.q_id = q;
 		qs.char_fd = s.char_fd.get();
@@ -169,11 +227,21 @@ Result<void> create_queues(State &s)
 		qs.engine = ec;
 		qs.fixed_buf_bytes = fixed_bytes;
 		qs.register_bufs = s.data_mode == ublk::DataMode::zero_copy_reg;
-		auto uq = UblkQueue::create(qs);
-		if (!uq)
-			return std::move(uq).error();
-		s.queues.push_back(std::move(*uq));
+		made[q].emplace(UblkQueue::create(qs));
+	};
+	std::vector<std::thread> makers;
+	for (uint16_t q = 1; q < nq; q++)
+		makers.emplace_back(make, q);
+	if (nq > 0)
+		make(0);
+	for (std::thread &t : makers)
+		t.join();
+	for (auto &uq : made) {
+		if (!*uq)
+			return std::move(*uq).error();
+		s.queues.push_back(std::move(**uq));
 	}
+	steps.mark(ec.zero_copy ? "queues" : ec.fixed_buffers ? "queues+buffers" : "queues+unregistered-buffers");
 	for (auto &q : s.queues)
 		q->start();
 	for (auto &q : s.queues)
@@ -182,6 +250,7 @@ Result<void> create_queues(State &s)
 	for (auto &q : s.queues)
 		if (q->exit_status())
 			return errno_error(q->exit_status(), "queue FETCH_REQ");
+	steps.mark("fetch");
 	return ok();
 }
 
@@ -257,10 +326,11 @@ Result<void> begin_recovery(State &s)
 			    ": recover it with the namespace it was created on");
 	// The old server's queues are torn down asynchronously after it died: -EBUSY until then.
 	int ret = -EBUSY;
-	for (int i = 0; i < 300 && ret == -EBUSY; i++) {
+	// Polled every 10 ms (a restart's time counts), for up to 30 s.
+	for (int i = 0; i < 3000 && ret == -EBUSY; i++) {
 		ret = s.ctrl->start_user_recovery(id);
 		if (ret == -EBUSY)
-			std::this_thread::sleep_for(std::chrono::milliseconds(100));
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
 	}
 	if (ret < 0)
 		return errno_error(ret, "ublk START_USER_RECOVERY of device " + std::to_string(id) +
@@ -382,6 +452,7 @@ void stop_live(State &s)
 
 int run(State &s)
 {
+	StartSteps steps;
 	// Every check that can be made runs before the ublk device is created: the command line
 	// (exit 2), then the config, the socket path, the device and the namespace (exit 1).
 	if (s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
@@ -434,10 +505,12 @@ int run(State &s)
 		return kExitConfig;
 	}
 	s.server = std::move(*server);
+	steps.mark("checks");
 	if (auto r = open_device(s); !r) {
 		log::error("%s", r.error().message().c_str());
 		return 1;
 	}
+	steps.mark("device");
 	if (s.opts.queues == 0)
 		s.opts.queues = auto_queue_count(usable_cpus(), s.opts.depth, KVFDP_MAX_SLOTS, s.info.backend == "model");
 	if (s.opts.learn && s.nruh > 1) {
@@ -458,6 +531,7 @@ int run(State &s)
 		return 1;
 	}
 	s.ctrl = std::move(*ctrl);
+	steps.mark("policy");
 	// One kvfdpd per namespace, none on a mounted or held one: before any ublk device exists.
 	// A stripe claims each member.
 	std::vector<NsClaim> claims;
@@ -486,21 +560,28 @@ int run(State &s)
 		}
 	}
 
+	steps.mark("claim");
+
 	Result<void> r = s.opts.recover_id >= 0 ? begin_recovery(s) : add_device(s);
-	if (r)
+	steps.mark(s.opts.recover_id >= 0 ? "start-recovery" : "add-device");
+	if (r) {
 		load_tagger(s);
+		steps.mark("tagger");
+	}
 	if (r) {
 		auto cfd = open_when_present(ublk::char_path(s.dev.dev_id), O_RDWR);
 		if (cfd)
 			s.char_fd = std::move(*cfd);
 		else
 			r = std::move(cfd).error();
+		steps.mark("char-device");
 	}
 	if (r)
-		r = create_queues(s);
+		r = create_queues(s, steps);
 	if (r) {
 		const int32_t pid = static_cast<int32_t>(getpid());
 		r = s.recovered ? s.ctrl->end_user_recovery(s.dev.dev_id, pid) : s.ctrl->start_dev(s.dev.dev_id, pid);
+		steps.mark(s.recovered ? "end-recovery" : "start-device");
 	}
 	if (!r) {
 		log::error("%s", r.error().message().c_str());
@@ -514,6 +595,7 @@ int run(State &s)
 	s.tagger.start_events();
 	if (s.learned)
 		s.learned->start();
+	steps.mark("watch");
 
 	s.server->start();
 	if (http) {
@@ -526,6 +608,7 @@ int run(State &s)
 		  s.recovered ? "recovered" : "ready", s.info.backend.c_str(), s.info.path.c_str(), s.nruh,
 		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagger.active() ? "on" : "off",
 		  ublk::data_mode_name(s.data_mode), s.data_note.empty() ? "" : ": ", s.data_note.c_str());
+	log::info("%s %s in %s", bdev.c_str(), s.recovered ? "recovered" : "ready", steps.line().c_str());
 	if (!s.opts.ready_file.empty()) {
 		const std::string tmp = s.opts.ready_file + ".tmp";
 		if (FILE *f = std::fopen(tmp.c_str(), "w")) {
