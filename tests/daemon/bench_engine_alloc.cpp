@@ -53,12 +53,16 @@ test::RigRequest mixed(uint64_t i)
 
 namespace {
 
-void check_no_allocation(bool zero_copy)
+// members > 1: a stripe of that many passthru queues with 64 KiB units (each 128 KiB request,
+// at a multiple of 512 KiB, covers two units on two members).
+void check_no_allocation(bool zero_copy, uint32_t members = 1)
 {
 	CAPTURE(zero_copy);
+	CAPTURE(members);
 	test::RigConfig rc;
 	rc.max_transfer = 128 * 1024;
 	rc.zero_copy = zero_copy;
+	rc.members = members;
 	test::EngineRig<decltype(&mixed)> rig(rc, &mixed);
 	REQUIRE(rig.serve(4 * rc.depth));  // warm-up
 	const uint64_t a0 = test::allocation_count();
@@ -78,8 +82,13 @@ void check_no_allocation(bool zero_copy)
 	CHECK(c.write_zeroes.get() == total / 8);
 	CHECK(c.stale_tags.get() == total / 8);
 	CHECK(c.errors.get() == 0);
-	// 3 tagged writes (1 command), 1 split write (4), 1 each for the other four ops.
-	CHECK(rig.device_cmds() == total / 8 * (3 + 4 + 4));
+	// 3 tagged writes (1 command), 1 split write (4), 1 each for the other four ops. On a
+	// stripe: 2 per 128 KiB request (one per unit), 8 for the split write, the flush on every
+	// member.
+	if (members == 1)
+		CHECK(rig.device_cmds() == total / 8 * (3 + 4 + 4));
+	else
+		CHECK(rig.device_cmds() == total / 8 * (3 * 2 + 8 + 2 + members + 2 + 2));
 	// The tagged classes reached their default handles (SHORT..EXTREME -> 1..4).
 	for (unsigned h = 1; h <= 4; h++)
 		CHECK(c.handle_writes[h].get() == total / 8 * 3 / 4);
@@ -99,6 +108,12 @@ TEST_CASE("engine: no heap allocation per request in steady state, every op (cop
 TEST_CASE("engine: no heap allocation per request in steady state, every op (zero copy)")
 {
 	check_no_allocation(true);
+}
+
+TEST_CASE("engine: no heap allocation per request on a 4-member stripe, every op (copy and zero copy)")
+{
+	check_no_allocation(false, 4);
+	check_no_allocation(true, 4);
 }
 
 TEST_CASE("engine rig: the counting malloc sees an allocation")

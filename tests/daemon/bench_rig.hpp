@@ -18,6 +18,7 @@
 #include "bpf/tag.h"
 #include "nvme/backends.hpp"
 #include "nvme/device.hpp"
+#include "nvme/stripe.hpp"
 #include "nvme/uring.hpp"
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/io_engine.hpp"
@@ -120,6 +121,8 @@ struct RigConfig {
 	uint64_t nlb = 1u << 18;             // 1 GiB
 	uint16_t nruh = 8;
 	bool zero_copy = false;              // the request's registered pages instead of tag buffers
+	uint32_t members = 1;                // > 1: a stripe of passthru queues (nvme/stripe.hpp), nlb in all
+	uint32_t stripe_bytes = 64 * 1024;   // with members > 1
 };
 
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's
@@ -131,7 +134,7 @@ public:
 		: rc_(rc), gen_(gen), lring_(ring_entries(rc)), descs_(rc.depth), slots_(rc.depth),
 		  buf_area_(new uint8_t[static_cast<size_t>(rc.depth) * rc.io_buf_bytes]), bufs_(rc.depth),
 		  expect_(rc.depth), reader_(daemon::queue_slot_reader(slots_.data(), 0, rc.depth)),
-		  ioq_(nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh), rc.depth))
+		  ioq_(make_queue(rc))
 	{
 		for (uint16_t t = 0; t < rc.depth; t++)
 			bufs_[t] = buf_area_.get() + static_cast<size_t>(t) * rc.io_buf_bytes;
@@ -145,6 +148,7 @@ public:
 		ec.nruh = rc.nruh;
 		ec.fixed_buffers = true;
 		ec.zero_copy = rc.zero_copy;
+		ec.stripe = layout(rc);
 		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(),
 							     rc.zero_copy ? nullptr : bufs_.data(), reader_, policy_, ctr_,
 							     *this);
@@ -234,6 +238,7 @@ private:
 		ec.io_buf_bytes = rc.io_buf_bytes;
 		ec.lba_size = rc.lba_size;
 		ec.max_transfer = rc.max_transfer;
+		ec.stripe = layout(rc);
 		const uint32_t subs = daemon::IoEngine::max_subs_per_request(ec);
 		unsigned e = 1;
 		while (e < static_cast<uint32_t>(rc.depth) * (subs + 1))
@@ -245,9 +250,23 @@ private:
 		nvme::DeviceInfo info;
 		info.nsid = 1;
 		info.lba_size = rc.lba_size;
-		info.nlb = rc.nlb;
+		info.nlb = rc.nlb / rc.members;  // a member's share
 		info.max_transfer = rc.max_transfer;
 		return info;
+	}
+	static nvme::StripeLayout layout(const RigConfig &rc)
+	{
+		return rc.members > 1 ? nvme::StripeLayout{rc.members, rc.stripe_bytes / rc.lba_size} : nvme::StripeLayout{};
+	}
+	// The passthru backend's queue, or a stripe's queue over one per member.
+	static std::unique_ptr<nvme::IoQueue> make_queue(const RigConfig &rc)
+	{
+		if (rc.members <= 1)
+			return nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh), rc.depth);
+		std::vector<std::unique_ptr<nvme::IoQueue>> qs;
+		for (uint32_t m = 0; m < rc.members; m++)
+			qs.push_back(nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh), rc.depth));
+		return nvme::make_stripe_queue(std::move(qs));
 	}
 	static std::vector<uint16_t> pids(uint16_t nruh)
 	{
@@ -287,7 +306,7 @@ private:
 	std::vector<uint8_t *> bufs_;
 	std::vector<int32_t> expect_;
 	bpf::SlotReader reader_;
-	std::unique_ptr<nvme::IoQueue> ioq_;  // the passthru backend's own queue, on fd -1
+	std::unique_ptr<nvme::IoQueue> ioq_;  // the passthru backend's own queue (or a stripe of them), on fd -1
 	daemon::PolicyTable policy_;
 	daemon::QueueCounters ctr_;
 	std::unique_ptr<daemon::IoEngine> engine_;
