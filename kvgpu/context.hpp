@@ -167,6 +167,8 @@ private:
 	void fail(unsigned j, int code, int err_no);
 	void handle_cqe(const io_uring_cqe *cqe);
 	io_uring_sqe *get_sqe();
+	// A slot's read or write: a fixed-buffer op when the slots are registered.
+	void prep_slot_io(io_uring_sqe *sqe, bool write, int fd, unsigned s, uint64_t len, uint64_t off);
 	void arm_wake();
 	[[nodiscard]] int pop_free_slot();
 
@@ -185,6 +187,7 @@ private:
 	std::vector<Job> jobs_;
 	io_uring ring_{};
 	bool ring_ok_ = false;
+	bool bufs_registered_ = false; // the staging slots are the ring's fixed buffers
 	// The callers' ring for a batch's header reads (open_batch), one batch at a time.
 	static constexpr size_t kHeaderReads = 32;
 	std::mutex hdr_mu_;

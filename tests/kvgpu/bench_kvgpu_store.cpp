@@ -1,10 +1,13 @@
-// Bench (host path) of the bounded store: a batch of 32 x 4 MiB loads against 32 sequential
-// kvgpu_load calls and raw O_DIRECT reads of the same bytes; evicts into a full store (every
-// put unlinks a victim) against raw O_DIRECT writes; the cost of one eviction as an unlink
-// against a hole punched in a segment file; restart time of a 100,000-chunk store.
+// Bench (host path) of the bounded store: a batch of 32 x 4 MiB (and 256 KiB) loads against 32
+// sequential kvgpu_load calls and raw O_DIRECT reads of the same files at QD1 and QD = slots,
+// medians over rounds; the put latency into a full store with the victims unlinked by the
+// reclaimer or inline; raw O_DIRECT writes; one eviction as an unlink against a hole punched in
+// a segment file; restart time of a 100,000-chunk store.
 // Environment: KVGPU_BENCH_DIRS=name=dir,... (default var-tmp=/var/tmp,tmpfs=/dev/shm),
-// KVGPU_BENCH_REPS (default 5), KVGPU_BENCH_RESTART_CHUNKS (default 100000; its directory is
-// the first target), KVGPU_BENCH_JSON (default bench_kvgpu_store.json here).
+// KVGPU_BENCH_REPS (rounds, default 5), KVGPU_BENCH_LOAD_KIB (load chunk sizes, default 256,4096),
+// KVGPU_BENCH_CHECKSUM (0: loads without the CRC32C, to see its share), KVGPU_BENCH_RESTART_CHUNKS
+// (default 100000; its directory is the first target), KVGPU_BENCH_JSON (default
+// bench_kvgpu_store.json here).
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -32,47 +35,94 @@ namespace {
 constexpr uint64_t kChunk = 4u << 20;
 constexpr unsigned kBatch = 32;
 
-struct Figures {
-	double seq_ms = 1e30, batch_ms = 1e30, staged8_ms = 1e30, raw_read_gbps = 0;
-	double evict_full_gbps = 0, raw_write_gbps = 0, unlink_us = 1e30, punch_us = 1e30, segment_us = 1e30;
+// Samples of one measurement over the rounds: the median is the figure, min and max its spread.
+struct Samples {
+	std::vector<double> v;
+	void add(double x) { v.push_back(x); }
+	[[nodiscard]] double median() const
+	{
+		std::vector<double> w = v;
+		std::sort(w.begin(), w.end());
+		return w.empty() ? 0 : w.size() % 2 ? w[w.size() / 2] : (w[w.size() / 2 - 1] + w[w.size() / 2]) / 2;
+	}
+	[[nodiscard]] double min() const { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+	[[nodiscard]] double max() const { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+	[[nodiscard]] nlohmann::json json() const
+	{
+		return {{"median", median()}, {"min", min()}, {"max", max()}, {"samples", v}};
+	}
+};
+
+struct Loads {
+	Samples seq_ms, batch_ms, raw_qd1_ms, raw_qdn_ms, staged8_ms;
+	unsigned depth = 0;
 	uint64_t max_io = 0;
+	int direct = 0;
 	bool verified = true;
 };
 
-// 32 chunks in a store; sequential loads, one batch, and a batch after a prefetch, best of reps.
-void load_figures(const std::string &dir, uint64_t chunk, unsigned reps, Figures &f)
+// 32 chunks in a store. Every round measures, in an order that rotates with the round: 32
+// sequential kvgpu_load calls, one kvgpu_load_batch of the 32, and the same 32 chunk files (the
+// store's own) read whole with O_DIRECT over io_uring in slot-sized pieces, one read in flight
+// (what sequential loads could reach) and `slots` in flight (what the batch's ring allows).
+// Both sides read with O_DIRECT, so no page cache holds either; the figures are the medians.
+Loads load_figures(const std::string &dir, uint64_t chunk, unsigned reps)
 {
+	Loads f;
 	kvgpu_options o = engine_options(KVGPU_ENGINE_HOST);
 	o.capacity_bytes = 64 * file_bytes(chunk);
+	o.checksum = uint32_t(bench::env_u64("KVGPU_BENCH_CHECKSUM", 1));
+	f.depth = o.slots;
 	Ctx c(dir, o);
 	REQUIRE(c.rc == 0);
+	f.direct = stats_of(c.c).direct_io;
 	std::vector<std::vector<unsigned char>> src(kBatch), dst(kBatch, std::vector<unsigned char>(chunk));
-	std::vector<std::string> keys(kBatch);
+	std::vector<std::string> keys(kBatch), paths(kBatch);
 	std::vector<const char *> kp(kBatch);
 	std::vector<void *> dp(kBatch);
 	std::vector<size_t> sz(kBatch, chunk);
 	std::vector<int64_t> res(kBatch);
 	for (unsigned i = 0; i < kBatch; i++) {
 		keys[i] = "bench/" + std::to_string(i);
+		paths[i] = dir + "/" + key_to_name(keys[i]);
 		src[i] = pattern(chunk, i + 1);
 		int64_t t = kvgpu_evict(c.c, src[i].data(), chunk, keys[i].c_str(), KVGPU_LIFETIME_SHORT, nullptr);
 		REQUIRE(kvgpu_wait(c.c, t) == 0);
 		kp[i] = keys[i].c_str();
 		dp[i] = dst[i].data();
 	}
-	for (unsigned r = 0; r < reps; r++) {
-		double t0 = now_s();
-		for (unsigned i = 0; i < kBatch; i++)
-			REQUIRE(kvgpu_load(c.c, kp[i], dp[i], chunk, nullptr) == int64_t(chunk));
-		double t1 = now_s();
-		int64_t b = kvgpu_load_batch(c.c, kBatch, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
-		REQUIRE(b > 0);
-		REQUIRE(kvgpu_batch_wait(c.c, b) == 0);
-		double t2 = now_s();
-		f.seq_ms = std::min(f.seq_ms, (t1 - t0) * 1e3);
-		f.batch_ms = std::min(f.batch_ms, (t2 - t1) * 1e3);
+	auto check = [&] {
 		for (unsigned i = 0; i < kBatch; i++)
 			f.verified = f.verified && dst[i] == src[i];
+		for (auto &d : dst)
+			std::fill(d.begin(), d.end(), 0);
+	};
+	for (unsigned r = 0; r < reps; r++) {
+		for (unsigned m = 0; m < 4; m++) {
+			double t0 = now_s();
+			switch ((m + r) % 4) {
+			case 0:
+				for (unsigned i = 0; i < kBatch; i++)
+					REQUIRE(kvgpu_load(c.c, kp[i], dp[i], chunk, nullptr) == int64_t(chunk));
+				f.seq_ms.add((now_s() - t0) * 1e3);
+				check();
+				break;
+			case 1: {
+				int64_t b = kvgpu_load_batch(c.c, kBatch, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
+				REQUIRE(b > 0);
+				REQUIRE(kvgpu_batch_wait(c.c, b) == 0);
+				f.batch_ms.add((now_s() - t0) * 1e3);
+				check();
+				break;
+			}
+			default: {
+				unsigned depth = (m + r) % 4 == 2 ? 1 : f.depth;
+				double bps = bench::raw_files(dir, chunk, kBatch, o.slot_bytes, depth, true, true, &paths);
+				REQUIRE(bps > 0);
+				(depth == 1 ? f.raw_qd1_ms : f.raw_qdn_ms).add(double(kBatch * chunk) / bps * 1e3);
+			}
+			}
+		}
 		// Prefetched ahead (reads untimed, as when issued while the GPU still computes), then a
 		// batch of those 8 copies from the staged buffers with no read.
 		REQUIRE(kvgpu_prefetch(c.c, 8, kp.data()) == 8);
@@ -80,59 +130,70 @@ void load_figures(const std::string &dir, uint64_t chunk, unsigned reps, Figures
 		double t3 = now_s();
 		int64_t b2 = kvgpu_load_batch(c.c, 8, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
 		REQUIRE(kvgpu_batch_wait(c.c, b2) == 0);
-		f.staged8_ms = std::min(f.staged8_ms, (now_s() - t3) * 1e3);
+		f.staged8_ms.add((now_s() - t3) * 1e3);
 	}
 	f.max_io = stats_of(c.c).max_io_in_flight;
-	// The raw comparison: the same bytes from files read with O_DIRECT, 8 x 4 MiB in flight.
-	double w = bench::raw_files(dir, chunk, kBatch, 4u << 20, 8, true, false);
-	REQUIRE(w > 0);
-	for (unsigned r = 0; r < reps; r++)
-		f.raw_read_gbps = std::max(f.raw_read_gbps, bench::raw_files(dir, chunk, kBatch, 4u << 20, 8, true, true) / 1e9);
-	bench::remove_raw_files(dir, kBatch);
+	return f;
 }
 
-// A store full from the start (every put evicts one chunk by unlink) against raw writes.
-void evict_figures(const std::string &dir, unsigned reps, Figures &f)
+struct Evicts {
+	Samples put_us[2], put_gbps[2]; // [KVGPU_RECLAIM_BACKGROUND], [KVGPU_RECLAIM_INLINE]
+	Samples raw_write_gbps, unlink_us, punch_us, segment_us;
+};
+
+// A store full from the start (every put evicts one chunk), each put waited for: how long the
+// kvgpu_evict call itself takes (reservation and eviction in the caller's thread), with the
+// victims unlinked by the reclaimer (BACKGROUND) or in the call (INLINE), and the bandwidth.
+void put_latency(const std::string &dir, uint32_t reclaim, Evicts &f)
 {
 	constexpr unsigned kHeld = 16, kPuts = 64;
 	std::vector<unsigned char> src = pattern(kChunk, 9);
-	for (unsigned r = 0; r < reps; r++) {
-		TempDir d(dir);
-		kvgpu_options o = engine_options(KVGPU_ENGINE_HOST);
-		o.capacity_bytes = kHeld * file_bytes(kChunk);
-		Ctx c(d.path(), o);
-		REQUIRE(c.rc == 0);
-		for (unsigned i = 0; i < kHeld; i++)
-			REQUIRE(kvgpu_wait(c.c, kvgpu_evict(c.c, src.data(), kChunk, ("fill/" + std::to_string(i)).c_str(), 2, nullptr)) == 0);
-		double t0 = now_s();
-		for (unsigned i = 0; i < kPuts; i++)
-			REQUIRE(kvgpu_evict(c.c, src.data(), kChunk, ("put/" + std::to_string(i)).c_str(), 2, nullptr) > 0);
-		REQUIRE(kvgpu_wait(c.c, 0) == 0);
-		f.evict_full_gbps = std::max(f.evict_full_gbps, gbps(kPuts * kChunk, now_s() - t0));
-		REQUIRE(stats_of(c.c).evictions == kPuts);
-		double raw = bench::raw_files(d.path(), kChunk, kPuts, 4u << 20, 8, true, false);
-		REQUIRE(raw > 0);
-		f.raw_write_gbps = std::max(f.raw_write_gbps, raw / 1e9);
-		// The eviction itself: unlinking a written 4 MiB file, or punching 4 MiB out of a
-		// 256 MiB segment file (what whole-segment deallocation would do per chunk).
+	TempDir d(dir);
+	kvgpu_options o = engine_options(KVGPU_ENGINE_HOST);
+	o.capacity_bytes = kHeld * file_bytes(kChunk);
+	o.reclaim = reclaim;
+	Ctx c(d.path(), o);
+	REQUIRE(c.rc == 0);
+	for (unsigned i = 0; i < kHeld; i++)
+		REQUIRE(kvgpu_wait(c.c, kvgpu_evict(c.c, src.data(), kChunk, ("fill/" + std::to_string(i)).c_str(), 2, nullptr)) == 0);
+	Samples call_us;
+	double t0 = now_s();
+	for (unsigned i = 0; i < kPuts; i++) {
 		double t1 = now_s();
-		bench::remove_raw_files(d.path(), kPuts);
-		f.unlink_us = std::min(f.unlink_us, (now_s() - t1) * 1e6 / kPuts);
-		REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
-		int fd = ::open((d.path() + "/raw-0").c_str(), O_RDWR);
-		REQUIRE(fd >= 0);
-		double t2 = now_s();
-		for (unsigned i = 0; i < kPuts; i++)
-			REQUIRE(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(i * kChunk), off_t(kChunk)) == 0);
-		f.punch_us = std::min(f.punch_us, (now_s() - t2) * 1e6 / kPuts);
-		::close(fd);
-		bench::remove_raw_files(d.path(), 1);
-		// A whole segment of 64 chunks freed at once (the segment design's eviction), per chunk.
-		REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
-		double t3 = now_s();
-		bench::remove_raw_files(d.path(), 1);
-		f.segment_us = std::min(f.segment_us, (now_s() - t3) * 1e6 / kPuts);
+		int64_t t = kvgpu_evict(c.c, src.data(), kChunk, ("put/" + std::to_string(i)).c_str(), 2, nullptr);
+		call_us.add((now_s() - t1) * 1e6);
+		REQUIRE(kvgpu_wait(c.c, t) == 0);
 	}
+	f.put_gbps[reclaim].add(gbps(kPuts * kChunk, now_s() - t0));
+	f.put_us[reclaim].add(call_us.median());
+	REQUIRE(stats_of(c.c).evictions == kPuts);
+}
+
+// Raw O_DIRECT writes of 64 files, and the cost of one eviction: unlinking a written 4 MiB file,
+// punching 4 MiB out of a 256 MiB segment file, or 1/64 of that segment's unlink.
+void raw_evict_figures(const std::string &dir, Evicts &f)
+{
+	constexpr unsigned kPuts = 64;
+	TempDir d(dir);
+	double raw = bench::raw_files(d.path(), kChunk, kPuts, 4u << 20, 8, true, false);
+	REQUIRE(raw > 0);
+	f.raw_write_gbps.add(raw / 1e9);
+	double t1 = now_s();
+	bench::remove_raw_files(d.path(), kPuts);
+	f.unlink_us.add((now_s() - t1) * 1e6 / kPuts);
+	REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
+	int fd = ::open((d.path() + "/raw-0").c_str(), O_RDWR);
+	REQUIRE(fd >= 0);
+	double t2 = now_s();
+	for (unsigned i = 0; i < kPuts; i++)
+		REQUIRE(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(i * kChunk), off_t(kChunk)) == 0);
+	f.punch_us.add((now_s() - t2) * 1e6 / kPuts);
+	::close(fd);
+	bench::remove_raw_files(d.path(), 1);
+	REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
+	double t3 = now_s();
+	bench::remove_raw_files(d.path(), 1);
+	f.segment_us.add((now_s() - t3) * 1e6 / kPuts);
 }
 
 struct Restart {
@@ -186,6 +247,22 @@ Restart restart_figures(const std::string &dir, uint64_t n)
 	return r;
 }
 
+// KVGPU_BENCH_LOAD_KIB: the chunk sizes of the load figures, e.g. "64,256,4096" (default 256,4096).
+std::vector<uint64_t> load_sizes()
+{
+	std::vector<uint64_t> v;
+	const char *e = std::getenv("KVGPU_BENCH_LOAD_KIB");
+	std::string s = e && *e ? e : "256,4096";
+	for (size_t at = 0; at < s.size();) {
+		size_t end = s.find(',', at);
+		end = end == std::string::npos ? s.size() : end;
+		if (uint64_t kib = std::strtoull(s.substr(at, end - at).c_str(), nullptr, 10); kib > 0)
+			v.push_back(kib << 10);
+		at = end + 1;
+	}
+	return v;
+}
+
 } // namespace
 
 TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (host path)")
@@ -200,45 +277,62 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 	for (const bench::Target &t : targets) {
 		TempDir d(t.dir);
 		REQUIRE(d.ok());
-		// Where latency rather than bandwidth bounds a load: 32 x 256 KiB.
-		Figures small;
-		load_figures(d.path(), 256u << 10, reps, small);
-		std::printf("%-8s %-6s 32 x 256 KiB loads: sequential %.2f ms, batch %.2f ms (%.2fx; %.2f GB/s, raw "
-			    "O_DIRECT read %.2f GB/s); verified %d\n",
-			    t.name.c_str(), fs_name(t.dir).c_str(), small.seq_ms, small.batch_ms, small.seq_ms / small.batch_ms,
-			    gbps(kBatch * (256u << 10), small.batch_ms / 1e3), small.raw_read_gbps, small.verified ? 1 : 0);
-		CHECK(small.verified);
-		j["targets"][t.name + "-256k"] = {{"sequential_ms", small.seq_ms}, {"batch_ms", small.batch_ms},
-						  {"batch_speedup", small.seq_ms / small.batch_ms},
-						  {"raw_read_gbps", small.raw_read_gbps}};
-		Figures f;
-		load_figures(d.path(), kChunk, reps, f);
-		evict_figures(d.path(), reps, f);
-		double batch_gbps = gbps(kBatch * kChunk, f.batch_ms / 1e3);
-		std::printf("%-8s %-6s 32 x 4 MiB loads: sequential %.1f ms, batch %.1f ms (%.2fx; %.2f GB/s, raw O_DIRECT "
-			    "read %.2f GB/s, ratio %.2f; max %llu reads in flight), 8 prefetched %.1f ms; "
-			    "evicts into a full store %.2f GB/s vs raw O_DIRECT write %.2f GB/s (ratio %.2f); "
-			    "one eviction: unlink %.0f us, punch hole %.0f us, 1/64 of a segment's unlink %.0f us; verified %d\n",
-			    t.name.c_str(), fs_name(t.dir).c_str(), f.seq_ms, f.batch_ms, f.seq_ms / f.batch_ms, batch_gbps,
-			    f.raw_read_gbps, batch_gbps / f.raw_read_gbps, static_cast<unsigned long long>(f.max_io),
-			    f.staged8_ms, f.evict_full_gbps, f.raw_write_gbps, f.evict_full_gbps / f.raw_write_gbps,
-			    f.unlink_us, f.punch_us, f.segment_us, f.verified ? 1 : 0);
+		// 256 KiB: where a load's latency rather than bandwidth counts; 4 MiB: the goal's size.
+		for (uint64_t chunk : load_sizes()) {
+			Loads f = load_figures(d.path(), chunk, reps);
+			double batch_gbps = gbps(kBatch * chunk, f.batch_ms.median() / 1e3);
+			double raw_gbps = gbps(kBatch * chunk, f.raw_qdn_ms.median() / 1e3);
+			std::printf("%-8s %-6s 32 x %4llu KiB loads (median of %u; O_DIRECT %d): sequential %.2f ms "
+				    "[%.2f-%.2f], batch %.2f ms [%.2f-%.2f] = %.2fx; raw O_DIRECT read of the same files "
+				    "QD1 %.2f ms, QD%u %.2f ms (QD%u/QD1 %.2fx); batch %.2f GB/s / raw QD%u %.2f GB/s = %.2f; "
+				    "max %llu reads in flight; 8 prefetched %.2f ms; verified %d\n",
+				    t.name.c_str(), fs_name(t.dir).c_str(), static_cast<unsigned long long>(chunk >> 10), reps,
+				    f.direct, f.seq_ms.median(), f.seq_ms.min(), f.seq_ms.max(), f.batch_ms.median(),
+				    f.batch_ms.min(), f.batch_ms.max(), f.seq_ms.median() / f.batch_ms.median(),
+				    f.raw_qd1_ms.median(), f.depth, f.raw_qdn_ms.median(), f.depth,
+				    f.raw_qd1_ms.median() / f.raw_qdn_ms.median(), batch_gbps, f.depth, raw_gbps,
+				    batch_gbps / raw_gbps, static_cast<unsigned long long>(f.max_io), f.staged8_ms.median(),
+				    f.verified ? 1 : 0);
+			std::fflush(stdout);
+			CHECK(f.verified);
+			j["targets"][t.name]["fs"] = fs_name(t.dir);
+			j["targets"][t.name]["loads"][std::to_string(chunk >> 10) + "k"] = {
+				{"direct_io", f.direct},
+				{"sequential_ms", f.seq_ms.json()},
+				{"batch_ms", f.batch_ms.json()},
+				{"raw_qd1_ms", f.raw_qd1_ms.json()},
+				{"raw_qd_slots_ms", f.raw_qdn_ms.json()},
+				{"slots", f.depth},
+				{"batch_speedup", f.seq_ms.median() / f.batch_ms.median()},
+				{"batch_gbps", batch_gbps},
+				{"raw_read_gbps", raw_gbps},
+				{"batch_over_raw_read", batch_gbps / raw_gbps},
+				{"prefetched_8_ms", f.staged8_ms.json()},
+				{"max_io_in_flight", f.max_io}};
+		}
+		Evicts e;
+		for (unsigned r = 0; r < reps; r++) {
+			for (uint32_t reclaim : {uint32_t(KVGPU_RECLAIM_BACKGROUND), uint32_t(KVGPU_RECLAIM_INLINE)})
+				put_latency(d.path(), r % 2 ? 1 - reclaim : reclaim, e);
+			raw_evict_figures(d.path(), e);
+		}
+		std::printf("%-8s %-6s 64 puts of 4 MiB into a full store (median of %u): kvgpu_evict call %.0f us with "
+			    "background reclaim [%.0f-%.0f], %.0f us with inline unlinks [%.0f-%.0f]; put+wait %.2f / %.2f "
+			    "GB/s; raw O_DIRECT write %.2f GB/s; one eviction: unlink %.0f us, punch hole %.0f us, 1/64 of "
+			    "a segment's unlink %.0f us\n",
+			    t.name.c_str(), fs_name(t.dir).c_str(), reps, e.put_us[0].median(), e.put_us[0].min(),
+			    e.put_us[0].max(), e.put_us[1].median(), e.put_us[1].min(), e.put_us[1].max(),
+			    e.put_gbps[0].median(), e.put_gbps[1].median(), e.raw_write_gbps.median(), e.unlink_us.median(),
+			    e.punch_us.median(), e.segment_us.median());
 		std::fflush(stdout);
-		CHECK(f.verified);
-		j["targets"][t.name] = {{"fs", fs_name(t.dir)},
-					{"sequential_ms", f.seq_ms},
-					{"batch_ms", f.batch_ms},
-					{"batch_speedup", f.seq_ms / f.batch_ms},
-					{"batch_gbps", batch_gbps},
-					{"raw_read_gbps", f.raw_read_gbps},
-					{"batch_over_raw_read", batch_gbps / f.raw_read_gbps},
-					{"prefetched_8_ms", f.staged8_ms},
-					{"max_io_in_flight", f.max_io},
-					{"evict_full_store_gbps", f.evict_full_gbps},
-					{"raw_write_gbps", f.raw_write_gbps},
-					{"unlink_us", f.unlink_us},
-					{"punch_hole_us", f.punch_us},
-					{"segment_unlink_per_chunk_us", f.segment_us}};
+		j["targets"][t.name]["evicts"] = {{"put_call_us_background", e.put_us[0].json()},
+						  {"put_call_us_inline", e.put_us[1].json()},
+						  {"put_wait_gbps_background", e.put_gbps[0].json()},
+						  {"put_wait_gbps_inline", e.put_gbps[1].json()},
+						  {"raw_write_gbps", e.raw_write_gbps.json()},
+						  {"unlink_us", e.unlink_us.json()},
+						  {"punch_hole_us", e.punch_us.json()},
+						  {"segment_unlink_per_chunk_us", e.segment_us.json()}};
 	}
 	uint64_t n = bench::env_u64("KVGPU_BENCH_RESTART_CHUNKS", 100000);
 	Restart r = restart_figures(targets.front().dir, n);

@@ -41,9 +41,10 @@ inline double gbps(uint64_t bytes, double seconds) { return seconds > 0 ? double
 // fallocate, the header block and the padded payload in piece_bytes O_DIRECT writes, `depth`
 // in flight over io_uring across files, close), minus the copy, the checksum and the rename.
 // Returns payload bytes per second, or a negative errno. read = true reads the files back
-// instead (they must exist: call with read = false first). Files are named raw-<i> in dir.
+// instead (they must exist: call with read = false first). Files are named raw-<i> in dir, or
+// paths[i] when paths is given (reads of other files, e.g. a store's own chunk files).
 inline double raw_files(const std::string &dir, uint64_t chunk, unsigned count, unsigned piece_bytes,
-			unsigned depth, bool direct, bool read)
+			unsigned depth, bool direct, bool read, const std::vector<std::string> *paths = nullptr)
 {
 	const uint64_t fbytes = file_bytes(chunk);
 	void *buf = std::aligned_alloc(kBlock, size_t(depth) * piece_bytes);
@@ -68,7 +69,7 @@ inline double raw_files(const std::string &dir, uint64_t chunk, unsigned count, 
 		// Queue pieces while buffers are free.
 		while (!free_bufs.empty() && file < count) {
 			if (fds[file] < 0) {
-				std::string p = dir + "/raw-" + std::to_string(file);
+				std::string p = paths ? (*paths)[file] : dir + "/raw-" + std::to_string(file);
 				int flags = (read ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC) | O_CLOEXEC | (direct ? O_DIRECT : 0);
 				fds[file] = ::open(p.c_str(), flags, 0644);
 				if (fds[file] < 0) {
