@@ -131,6 +131,19 @@ Result<void> parse_watch(const std::string &source, const toml::node &v, PolicyC
 	return ok();
 }
 
+// metrics_listen = "127.0.0.1:9477" (top level): the address kvfdpd serves /metrics on.
+Result<void> parse_metrics_listen(const std::string &source, const toml::node &v, PolicyConfig &cfg)
+{
+	auto s = v.value<std::string>();
+	if (!v.is_string() || !s || s->empty())
+		return key_error(source, line_of(v), "metrics_listen",
+				 "must be a listen address string above the first [table]: \"PORT\" (loopback), "
+				 "\"HOST:PORT\" or \"[IPV6]:PORT\", e.g. \"127.0.0.1:9477\"");
+	cfg.metrics_listen = *s;
+	cfg.metrics_listen_line = line_of(v);
+	return ok();
+}
+
 // [device] paths = ["/dev/ng0n1", ...], stripe_size = "512K" (or bytes).
 Result<void> parse_device(const std::string &source, const toml::node &v, PolicyConfig &cfg)
 {
@@ -311,9 +324,12 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 			r = parse_writers(source, v, cfg);
 		else if (key == "device")
 			r = parse_device(source, v, cfg);
+		else if (key == "metrics_listen")
+			r = parse_metrics_listen(source, v, cfg);
 		else
 			return key_error(source, line_of(v), key,
-					 "unknown table (known: placement, watch, rule, writer, device)");
+					 "unknown table (known: placement, watch, rule, writer, device) or top-level key "
+					 "(known: metrics_listen)");
 		if (!r)
 			return std::move(r).error();
 	}

@@ -1,5 +1,6 @@
 // kvfdpd's policy config (TOML): [placement] class = handle, [watch] dir, [[rule]] directory
-// rules, [[writer]] named writers, [device] paths and stripe_size. The one parser kvfdpd and `kvfdp policy` use.
+// rules, [[writer]] named writers, [device] paths and stripe_size, the top-level metrics_listen.
+// The one parser kvfdpd and `kvfdp policy` use.
 // docs/placement.md describes writers and how rules apply.
 #pragma once
 
@@ -50,6 +51,10 @@ struct PolicyConfig {
 	// kvfdpd reads them at start only.
 	std::vector<std::string> devices;
 	uint64_t stripe_bytes = 0;
+	// metrics_listen (a top-level key, above the first table): kvfdpd's --metrics-listen where
+	// the command line gives none ("" = off); read at start only. kvfdpd checks the address.
+	std::string metrics_listen;
+	int metrics_listen_line = 0;
 };
 
 // An error that is its message alone (no errno text appended): configuration mistakes.

@@ -1,5 +1,5 @@
 // placement: the policy config parser: [[writer]], rule checks (globs, PATH_MAX, conflicting
-// duplicates), one-line errors naming file:line and key, validation against handles.
+// duplicates), one-line errors naming file:line and key, validation against handles, metrics_listen.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -155,4 +155,22 @@ TEST_CASE("config: [device] paths (a stripe when two or more) and stripe_size")
 	CHECK(error_of("[device]\nstripe_size = \"lots\"\n").find("device.stripe_size") != std::string::npos);
 	CHECK(error_of("[device]\nstripe = 1\n").find("device.stripe: unknown key (known: paths, stripe_size)") !=
 	      std::string::npos);
+}
+
+TEST_CASE("config: metrics_listen, a top-level key, is kvfdpd's --metrics-listen from the file")
+{
+	auto cfg = parse_config("# comment\nmetrics_listen = \"127.0.0.1:9477\"\n[placement]\nshort = 1\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->metrics_listen == "127.0.0.1:9477");
+	CHECK(cfg->metrics_listen_line == 2);
+	cfg = parse_config("[placement]\nshort = 1\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->metrics_listen.empty());
+	CHECK(error_of("metrics_listen = 9477\n").find("kvfdp.toml:1: metrics_listen: must be a listen address "
+						       "string above the first [table]") != std::string::npos);
+	CHECK(error_of("metrics_listen = \"\"\n").find("metrics_listen: must be") != std::string::npos);
+	// Below a table header the key belongs to that table: refused there, naming the table's keys.
+	CHECK(error_of("[watch]\nmetrics_listen = \"9477\"\n").find("watch.metrics_listen: unknown key") !=
+	      std::string::npos);
+	CHECK(error_of("metrics = 1\n").find("or top-level key (known: metrics_listen)") != std::string::npos);
 }

@@ -132,6 +132,13 @@ Result<void> check_before_open(State &s)
 	if (b.stripe_bytes && b.members.size() < 2)
 		return fail("--stripe-size (or [device] stripe_size) is for a stripe: give --device two or more times (or "
 			    "[device] paths with two or more namespaces), or drop it");
+	// metrics_listen stands in for --metrics-listen where the command line gives none (start only).
+	if (s.opts.metrics_listen.empty() && !cfg->metrics_listen.empty()) {
+		if (auto a = parse_listen_address(cfg->metrics_listen); !a)
+			return fail(cfg->source + ":" + std::to_string(cfg->metrics_listen_line) +
+				    ": metrics_listen: " + a.error().message());
+		s.opts.metrics_listen = cfg->metrics_listen;
+	}
 	if (auto nruh = handles_before_open(s.opts.backend))
 		if (auto p = make_policy(*cfg, *nruh); !p)
 			return std::move(p).error();
