@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -487,6 +488,17 @@ void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, O
 	if (opened == 0)
 		return;
 	std::lock_guard lock(hdr_mu_);
+	alignas(kBlock) char own[kBlock]; // for a header not read through the ring
+	auto read_here = [&](size_t k) {
+		ssize_t r = ::pread(pre[k].fd, own, kBlock, 0);
+		pre_rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])), own, r < 0 ? -errno : r, &pre[k]);
+	};
+	if (!hdr_ring_usable_) {
+		for (size_t k = 0; k < n; k++)
+			if (pre_rc[k] == 0)
+				read_here(k);
+		return;
+	}
 	for (size_t i = 0; i < n;) {
 		// Up to kHeaderReads at a time, each into its own block of hdr_bufs_.
 		size_t first = i, queued = 0;
@@ -499,22 +511,42 @@ void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, O
 			queued++;
 		}
 		std::vector<int> &res = hdr_res_;
-		std::fill(res.begin(), res.end(), -EIO);
-		int s = queued ? io_uring_submit_and_wait(&hdr_ring_, unsigned(queued)) : 0;
-		for (size_t got = 0; s >= 0 && got < queued;) {
+		constexpr int kNotRead = INT32_MIN;
+		std::fill(res.begin(), res.end(), kNotRead);
+		// Every read submitted is reaped here (an interrupted wait is retried), so no stale
+		// completion is left for the next batch; what could not be submitted stays in the
+		// submission queue only if the ring failed, and then the ring is not used again.
+		size_t submitted = 0;
+		while (submitted < queued) {
+			int r = io_uring_submit(&hdr_ring_);
+			if (r > 0)
+				submitted += size_t(r);
+			else if (r != -EINTR && r != -EAGAIN && r != -EBUSY)
+				break;
+		}
+		size_t got = 0;
+		while (got < submitted) {
 			io_uring_cqe *cqe = nullptr;
-			if (io_uring_wait_cqe(&hdr_ring_, &cqe) < 0)
+			int r = io_uring_wait_cqe(&hdr_ring_, &cqe);
+			if (r == -EINTR)
+				continue;
+			if (r < 0)
 				break;
 			res[size_t(io_uring_cqe_get_data64(cqe))] = cqe->res;
 			io_uring_cqe_seen(&hdr_ring_, cqe);
 			got++;
 		}
+		if (submitted < queued || got < submitted)
+			hdr_ring_usable_ = false; // its buffers may still be written: never again
 		size_t q = 0;
 		for (size_t k = first; k < i; k++) {
 			if (pre_rc[k] != 0)
 				continue;
-			std::string_view key(keys[k], ::strlen(keys[k]));
-			pre_rc[k] = check_header(key, static_cast<char *>(hdr_bufs_) + q * kBlock, res[q], &pre[k]);
+			if (res[q] == kNotRead)
+				read_here(k);
+			else
+				pre_rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])),
+							 static_cast<char *>(hdr_bufs_) + q * kBlock, res[q], &pre[k]);
 			q++;
 		}
 	}

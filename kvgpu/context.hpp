@@ -193,6 +193,7 @@ private:
 	std::mutex hdr_mu_;
 	io_uring hdr_ring_{};
 	bool hdr_ring_ok_ = false;
+	bool hdr_ring_usable_ = true; // false after a submission failed: headers are pread instead
 	void *hdr_bufs_ = nullptr; // kHeaderReads blocks, kBlock aligned
 	std::vector<int> hdr_res_;
 	std::thread worker_;
