@@ -183,6 +183,27 @@ TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2,
 		CHECK_FALSE(exists(img));
 		CHECK_FALSE(exists(sock));
 	}
+	// metrics_listen in the config stands in for the option: its port in use is refused the
+	// same way, a malformed one names the file and line (exit 1, a config error); the option wins.
+	const std::string cfg = d.path + "/kvfdp.toml";
+	const std::string cfg_bad = d.path + "/bad.toml";
+	write_file(cfg, "metrics_listen = \"" + addr + "\"\n[placement]\nshort = 1\n");
+	write_file(cfg_bad, "# kvfdp\nmetrics_listen = \"nine\"\n");
+	const std::tuple<std::vector<std::string>, int, std::string> cfg_cases[] = {
+		{{"--config", cfg}, 1, addr + ": address already in use"},
+		{{"--config", cfg_bad}, 1, "bad.toml:2: metrics_listen: --metrics-listen 'nine': the port must be a number"},
+		{{"--config", cfg, "--metrics-listen", "nine"}, 2, "--metrics-listen 'nine'"},
+	};
+	for (const auto &[extra, rc, says] : cfg_cases) {
+		std::vector<std::string> args{"--backend", "model", "--file", img, "--size", "64M", "--no-tagger", "--socket", sock};
+		args.insert(args.end(), extra.begin(), extra.end());
+		Ran r = kvfdpd(args);
+		INFO(extra.back() << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == rc);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(img));
+	}
 	::close(held);
 }
 
