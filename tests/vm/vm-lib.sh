@@ -144,6 +144,52 @@ hinted_placement_check() {
 		not_set=$HINT_SUM_KIB $HINT_HANDLES --nvme-json /tmp/nvme_status.json
 }
 
+# --- two writers of different lifetimes for learned placement (daemon_learned, daemon_streams) ---
+# writer_cgroups NAME...: mounts cgroup2 on /sys/fs/cgroup (where it is not) and makes the cgroups
+writer_cgroups() {
+	mkdir -p /sys/fs/cgroup
+	mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null || grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts ||
+		die "cannot mount cgroup2 on /sys/fs/cgroup"
+	for _c in "$@"; do mkdir -p /sys/fs/cgroup/$_c; done
+}
+
+# in_cg NAME CMD...: runs CMD as a member of cgroup NAME (so the files it creates are NAME's)
+in_cg() {
+	_cg=$1; shift
+	sh -c 'echo $$ > /sys/fs/cgroup/'$_cg'/cgroup.procs && exec "$@"' sh "$@"
+}
+
+# two_lifetimes LABEL DIR N ROUNDS ENGINE_KIB STAGING_KIB: cgroup engine writes N files of
+# ENGINE_KIB in DIR/engine, then each round replaces one (so each lives N rounds) while cgroup
+# staging writes two STAGING_KIB files in DIR/staging that it deletes at the end of the round;
+# both O_DIRECT, in 64 KiB pieces side by side, no hints. Dies on a failed write.
+two_lifetimes() {
+	_T=kvfdp-daemon-vmtool
+	mkdir -p "$2/engine" "$2/staging"
+	_i=1
+	while [ $_i -le $3 ]; do
+		in_cg engine $_T write "$2/engine/e$_i" 0 $5 --direct --seed $_i || die "$1: engine write"
+		_i=$((_i + 1))
+	done
+	_r=1
+	while [ $_r -le $4 ]; do
+		_k=$((_r % $3 + 1))
+		rm "$2/engine/e$_k"
+		in_cg engine $_T write "$2/engine/e$_k" 0 $5 --direct --chunk 64 --seed $((300 + _r)) &
+		_epid=$!
+		in_cg staging $_T write "$2/staging/a" 0 $6 --direct --chunk 64 --seed $((100 + _r)) || die "$1: staging write"
+		in_cg staging $_T write "$2/staging/b" 0 $6 --direct --chunk 64 --seed $((200 + _r)) || die "$1: staging write"
+		wait $_epid || die "$1: engine write"
+		sync
+		rm "$2/staging/a" "$2/staging/b"
+		sync
+		_r=$((_r + 1))
+	done
+}
+
+# learned_handle_of POLICY_TXT WRITER: the handle `kvfdp policy show` lists for WRITER's not_set key
+learned_handle_of() { awk -v w="$2" '$2 == w && $3 == "not_set" { print $1; exit }' "$1"; }
+
 # finish: ends the scenario; exit 1 if any check failed
 finish() {
 	echo

@@ -540,9 +540,10 @@ int run(State &s)
 	s.ctrl = std::move(*ctrl);
 	steps.mark("policy");
 	// One kvfdpd per namespace, none on a mounted or held one: before any ublk device exists.
-	// A stripe claims each member.
+	// A stripe claims each member. Both NVMe backends claim (passthru its /dev/ngXnY, streams
+	// its /dev/nvmeXnY); file and model have no namespace.
 	std::vector<NsClaim> claims;
-	if (s.info.backend == "passthru") {
+	if (s.info.backend == "passthru" || s.info.backend == "streams") {
 		std::vector<std::string> nodes{s.info.path};
 		const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 		if (sd) {

@@ -2,12 +2,14 @@
 #include "userspace/daemon/ns_claim.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/daemon/stop_choice.hpp"
@@ -108,14 +110,16 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 
 std::string namespace_block_path(const std::string &node)
 {
-	const std::string name = base_name(node);
-	std::string block;
-	if (name.rfind("ng", 0) == 0)
-		block = "/dev/nvme" + name.substr(2);
-	else if (name.rfind("nvme", 0) == 0)
-		block = node;
-	else
+	// A link (/dev/disk/by-id/nvme-...) stands for its target, whose name sysfs knows.
+	char real[PATH_MAX];
+	const std::string path = ::realpath(node.c_str(), real) ? std::string(real) : node;
+	struct stat st{};
+	if (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
+		return path;  // a block device (the streams backend's /dev/nvmeXnY) is its own
+	const std::string name = base_name(path);
+	if (name.rfind("ng", 0) != 0)
 		return "";
+	const std::string block = "/dev/nvme" + name.substr(2);
 	return ::access(("/sys/block/" + base_name(block)).c_str(), F_OK) == 0 ? block : "";
 }
 

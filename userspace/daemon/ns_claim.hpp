@@ -20,8 +20,9 @@ struct NsClaim {
 	std::string block_path;  // "" when the namespace has no block device
 };
 
-// The block device of a namespace node: /dev/ngXnY -> /dev/nvmeXnY; a block path is its own.
-// "" when there is none.
+// The block device of a namespace node: /dev/ngXnY -> /dev/nvmeXnY; a block device (the
+// streams backend's /dev/nvmeXnY, or a link to one) is its own, by its real path. "" when
+// there is none.
 [[nodiscard]] std::string namespace_block_path(const std::string &node);
 
 // The mount points (field 5 of /proc/self/mountinfo text) of the filesystems on any of devs
@@ -31,7 +32,8 @@ struct NsClaim {
 // Names another process that has one of paths open: "pid N (comm)"; "" when there is none.
 [[nodiscard]] std::string other_opener(const std::vector<std::string> &paths);
 
-// Claims the namespace at node (the backend's device). The refusal is one line naming the
+// Claims the namespace at node (the backend's device: /dev/ngXnY for passthru, /dev/nvmeXnY
+// for streams; a stripe claims each member). The refusal is one line naming the
 // other user: another kvfdpd ("pid N (kvfdpd) serves /dev/ng0n1 as /dev/ublkb0"), a mount
 // ("mounted at /x"), a holder ("held by dm-0") or another opener. served_by(pid) names the
 // ublk disk a pid serves ("" when none).
