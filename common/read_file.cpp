@@ -1,12 +1,20 @@
-// read_config_file: stat, then open without blocking or a controlling tty, fstat the open
-// file (it may have been swapped since), read at most limit + 1 bytes.
+// read_config_file: in a helper thread with a deadline, stat, then open without blocking or
+// a controlling tty, fstat the open file (it may have been swapped since), read at most
+// limit + 1 bytes.
 #include "common/read_file.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdint>
 #include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <sys/stat.h>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
 
 #include "common/unique_fd.hpp"
@@ -52,9 +60,23 @@ Result<void> check_stat(const std::string &path, const struct stat &st, size_t l
 	return ok();
 }
 
-} // namespace
+std::atomic<int> g_stuck{0};
 
-Result<std::string> read_config_file(const std::string &path, size_t limit)
+// What a helper and its caller share; whoever leaves last frees it.
+struct PendingRead {
+	std::mutex mu;
+	std::condition_variable cv;
+	std::optional<Result<std::string>> result;
+	bool abandoned = false;  // the caller's deadline passed: the helper counts itself out
+};
+
+std::string seconds_text(std::chrono::milliseconds d)
+{
+	const long ms = static_cast<long>(d.count());
+	return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+
+Result<std::string> read_now(const std::string &path, size_t limit)
 {
 	// stat first: opening a device can have effects of its own (a watchdog, a tape).
 	struct stat st{};
@@ -92,5 +114,44 @@ Result<std::string> read_config_file(const std::string &path, size_t limit)
 	text.resize(have);
 	return text;
 }
+
+} // namespace
+
+Result<std::string> read_config_file(const std::string &path, size_t limit, std::chrono::milliseconds deadline)
+{
+	if (deadline.count() <= 0)
+		return read_now(path, limit);
+	if (const int stuck = g_stuck.load(std::memory_order_acquire); stuck >= kMaxStuckConfigReads)
+		return guidance_error(std::errc::timed_out,
+				      "not reading " + path + ": " + std::to_string(stuck) +
+					      " earlier reads of config files have not returned (a hung filesystem?): "
+					      "fix the mount, or give a file on a local filesystem");
+	auto p = std::make_shared<PendingRead>();
+	try {
+		std::thread([p, path, limit] {
+			Result<std::string> r = read_now(path, limit);
+			std::lock_guard g(p->mu);
+			p->result.emplace(std::move(r));
+			if (p->abandoned)
+				g_stuck.fetch_sub(1, std::memory_order_acq_rel);
+			p->cv.notify_all();
+		}).detach();
+	} catch (const std::system_error &e) {
+		return make_error(std::errc::resource_unavailable_try_again,
+				  "reading " + path + ": cannot start its reader thread (" + e.what() + ")");
+	}
+	std::unique_lock lk(p->mu);
+	if (!p->cv.wait_for(lk, deadline, [&] { return p->result.has_value(); })) {
+		p->abandoned = true;
+		g_stuck.fetch_add(1, std::memory_order_acq_rel);
+		return guidance_error(std::errc::timed_out,
+				      "reading " + path + " did not finish within " + seconds_text(deadline) +
+					      " (is its filesystem hung, an NFS server unreachable?): fix the mount, or "
+					      "give a file on a local filesystem");
+	}
+	return std::move(*p->result);
+}
+
+int stuck_config_reads() { return g_stuck.load(std::memory_order_acquire); }
 
 } // namespace kvfdp
