@@ -8,17 +8,9 @@ T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
 SIZE_MIB=96
 STATE=/tmp/learned.state
-CG=/sys/fs/cgroup
 
 # The writers are cgroups the scenario makes: what the learned map must separate.
-mkdir -p $CG
-mount -t cgroup2 none $CG 2>/dev/null || grep -q " $CG cgroup2 " /proc/mounts || die "cannot mount cgroup2 on $CG"
-mkdir -p $CG/engine $CG/staging
-# in_cg NAME CMD...: runs CMD as a member of cgroup NAME (so the files it creates are NAME's)
-in_cg() {
-	_cg=$1; shift
-	sh -c 'echo $$ > '$CG/$_cg'/cgroup.procs && exec "$@"' sh "$@"
-}
+writer_cgroups engine staging
 : > /tmp/kvfdp.toml  # no rules, no writers: the learner keys writers by cgroup
 
 start_kvfdpd() {  # $1: log name; the rest: options
@@ -37,9 +29,6 @@ stop_kvfdpd() {
 	check "$1: kvfdpd exits 0" wait $KPID
 }
 
-# handle_of POLICY_TXT CGROUP: the handle `kvfdp policy` shows for the cgroup's not_set key
-handle_of() { awk -v w="$2" '$2 == w && $3 == "not_set" { print $1; exit }' "$1"; }
-
 mkfs_mount() {  # $1 fs, $2 dev
 	case $1 in
 	xfs) # xfsprogs refuses filesystems under 300 MB unless run by fstests (its variables)
@@ -50,7 +39,6 @@ mkfs_mount() {  # $1 fs, $2 dev
 	# Online discard: a deleted file's blocks are deallocated at once, so the learner sees
 	# the data die (with its age on the device write clock).
 	check "$1: mounts with -o discard" mount -t $1 -o discard $2 /mnt/kv || die "cannot mount $1"
-	mkdir -p /mnt/kv/engine /mnt/kv/staging
 }
 
 # The workload: the engine writes 14 x 4 MiB files that stay a while; then each round it
@@ -59,27 +47,7 @@ mkfs_mount() {  # $1 fs, $2 dev
 # pieces side by side, so on one handle their data shares reclaim units. About 450 MiB in all
 # on a 96 MiB namespace kept two-thirds full: the model garbage-collects, and what it must
 # copy depends on whether the engine's data shares units with the staging area's.
-workload() {  # $1: label
-	i=1
-	while [ $i -le 14 ]; do
-		in_cg engine $T write /mnt/kv/engine/e$i 0 4096 --direct --seed $i || die "$1: engine write"
-		i=$((i + 1))
-	done
-	r=1
-	while [ $r -le 28 ]; do
-		k=$(( r % 14 + 1 ))
-		rm /mnt/kv/engine/e$k
-		in_cg engine $T write /mnt/kv/engine/e$k 0 4096 --direct --chunk 64 --seed $((300 + r)) &
-		epid=$!
-		in_cg staging $T write /mnt/kv/staging/a 0 5120 --direct --chunk 64 --seed $((100 + r)) || die "$1: staging write"
-		in_cg staging $T write /mnt/kv/staging/b 0 5120 --direct --chunk 64 --seed $((200 + r)) || die "$1: staging write"
-		wait $epid || die "$1: engine write"
-		sync
-		rm /mnt/kv/staging/a /mnt/kv/staging/b
-		sync
-		r=$((r + 1))
-	done
-}
+workload() { two_lifetimes "$1" /mnt/kv 14 28 4096 5120; }  # $1: label
 
 # waf_of LABEL: the model's projected WAF (mbmw / hbmw) from `kvfdp stats`
 waf_of() {
@@ -100,8 +68,8 @@ for fs in xfs ext4; do
 	wait_until 30 sh -c "test \$(kvfdp policy show --socket $SOCK -o json | sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p') -gt $((g0 + 1))"
 	kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_${fs}.txt"
 	kvfdp policy show --socket $SOCK -o json > "$OUT/policy_${fs}.json"
-	he=$(handle_of "$OUT/policy_${fs}.txt" /engine)
-	hs=$(handle_of "$OUT/policy_${fs}.txt" /staging)
+	he=$(learned_handle_of "$OUT/policy_${fs}.txt" /engine)
+	hs=$(learned_handle_of "$OUT/policy_${fs}.txt" /staging)
 	echo "$fs: /engine on handle '$he', /staging on handle '$hs'"
 	check "$fs: kvfdp policy lists the /engine writer" test -n "$he"
 	check "$fs: kvfdp policy lists the /staging writer" test -n "$hs"
@@ -123,8 +91,8 @@ for fs in xfs ext4; do
 	step "$fs, restart: a new kvfdpd on the same state file resumes the map before any write"
 	start_kvfdpd ${fs}_restart --placement learned --learn-state $STATE --learn-period 0.5
 	kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_${fs}_restart.txt"
-	expect_eq "$fs: /engine keeps handle $he" "$(handle_of "$OUT/policy_${fs}_restart.txt" /engine)" "$he"
-	expect_eq "$fs: /staging keeps handle $hs" "$(handle_of "$OUT/policy_${fs}_restart.txt" /staging)" "$hs"
+	expect_eq "$fs: /engine keeps handle $he" "$(learned_handle_of "$OUT/policy_${fs}_restart.txt" /engine)" "$he"
+	expect_eq "$fs: /staging keeps handle $hs" "$(learned_handle_of "$OUT/policy_${fs}_restart.txt" /staging)" "$hs"
 	expect_ge "$fs: the restored map has two groups" "$(kvfdp policy show --socket $SOCK -o json | json_num groups)" 2
 	check "$fs: the data is intact after the restart" mount -t $fs $DEV /mnt/kv
 	check "$fs: engine files' checksums" sh -c 'cd /mnt/kv/engine && md5sum -c /tmp/sums'
