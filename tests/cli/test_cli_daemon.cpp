@@ -223,6 +223,74 @@ TEST_CASE("cli: ruh through the fake daemon adds kvfdpd's bytes per handle")
 	CHECK(doc["ruhss"][1]["ruamw_bytes"] == 208u * 4096u);
 }
 
+// A striped kvfdpd's replies (two members): the totals as before plus each member's own.
+const char *kStripeRuh = R"({"ok":true,"data":{"nruhsd":2,"stripe_bytes":524288,"ruhss":[
+ {"index":0,"pid":0,"ruhid":0,"earutr":0,"ruamw":400,"bytes":73728,"writes":3,"classes":["not_set","none"]},
+ {"index":1,"pid":1,"ruhid":1,"earutr":0,"ruamw":300,"bytes":851968,"writes":2,"classes":["short"]}],
+ "classes":[],
+ "members":[
+  {"member":0,"device":"/dev/ng0n1","nsid":1,"nruhsd":2,"bytes":458752,"ruhss":[
+   {"index":0,"pid":0,"ruhid":0,"earutr":0,"ruamw":200,"bytes":32768},{"index":1,"pid":1,"ruhid":1,"earutr":0,"ruamw":152,"bytes":425984}]},
+  {"member":1,"device":"/dev/ng1n1","nsid":1,"nruhsd":2,"bytes":466944,"ruhss":[
+   {"index":0,"pid":0,"ruhid":0,"earutr":0,"ruamw":200,"bytes":40960},{"index":1,"pid":1,"ruhid":1,"earutr":0,"ruamw":148,"bytes":425984}]}]}})";
+const char *kStripeStats = R"({"ok":true,"data":{"hbmw":925696,"mbmw":925696,"mbe":0,"waf":1.0,"members":[
+ {"member":0,"device":"/dev/ng0n1","hbmw":458752,"mbmw":458752,"mbe":0,"waf":1.0},
+ {"member":1,"device":"/dev/ng1n1","hbmw":466944,"mbmw":933888,"mbe":0,"waf":2.0}]}})";
+
+TEST_CASE("cli: a striped kvfdpd: status lists the members and stripe size, ruh and stats each member and the total")
+{
+	std::string st = kStatus;
+	const std::string fua = R"("fua":false})";
+	st.replace(st.find(fua), fua.size(),
+		   R"("fua":false,"stripe":{"members":2,"stripe_bytes":524288,"member_nlb":131072,"note":"","devices":[)"
+		   R"({"member":0,"path":"/dev/ng0n1","nsid":1,"lba_size":4096,"nlb":131072,"max_transfer":524288,"nruh":2,"ru_size":1048576,"fdp_enabled":true},)"
+		   R"({"member":1,"path":"/dev/ng1n1","nsid":1,"lba_size":4096,"nlb":131072,"max_transfer":524288,"nruh":2,"ru_size":1048576,"fdp_enabled":true}]}})");
+	FakeDaemon d({{"status", st}, {"ruh", kStripeRuh}, {"stats", kStripeStats}});
+	auto wide = [&d](std::vector<std::string> a) {
+		a.insert(a.end(), {"--socket", d.path(), "--width", "200", "--probe-root", "/nonexistent-kvfdp-root"});
+		return run_cli(a);
+	};
+	Ran r = wide({"status"});
+	INFO(r.out);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("stripe:      2 members, stripe size 512.00 KiB, 512.00 MiB used on each") != std::string::npos);
+	CHECK(r.out.find("member 1:    /dev/ng1n1, nsid 1, 512.00 MiB, 2 handles, FDP enabled") != std::string::npos);
+
+	r = wide({"ruh"});
+	INFO(r.out);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("total of 2 members") != std::string::npos);
+	CHECK(r.out.find("member 0: /dev/ng0n1, 448.00 KiB written through kvfdpd") != std::string::npos);
+	CHECK(r.out.find("member 1: /dev/ng1n1, 456.00 KiB written through kvfdpd") != std::string::npos);
+	CHECK(r.out.find("a stripe of 2 members, unit 512.00 KiB") != std::string::npos);
+	auto doc = json::parse(wide({"ruh", "-o", "json"}).out);
+	CHECK(doc["stripe_bytes"] == 524288);
+	REQUIRE(doc["members"].size() == 2);
+	CHECK(doc["members"][1]["device"] == "/dev/ng1n1");
+	CHECK(doc["members"][1]["bytes_written"] == 466944);
+	CHECK(doc["members"][1]["ruhss"][1]["ruamw"] == 148);
+	CHECK(doc["members"][1]["ruhss"][1]["bytes_written"] == 425984);
+	CHECK(doc["members"][1]["ruhss"][1]["ruamw_bytes"] == 148 * 4096);
+	CHECK(doc["ruhss"][1]["bytes_written"] == 851968);
+
+	r = wide({"stats"});
+	INFO(r.out);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("per member (the totals above are their sums):") != std::string::npos);
+	CHECK(r.out.find("/dev/ng1n1") != std::string::npos);
+	doc = json::parse(wide({"stats", "-o", "json"}).out);
+	CHECK(doc["hbmw"] == 925696);
+	REQUIRE(doc["members"].size() == 2);
+	CHECK(doc["members"][1]["hbmw"] == 466944);
+	CHECK(doc["members"][1]["mbmw"] == 933888);
+	CHECK(doc["members"][1]["device"] == "/dev/ng1n1");
+	CHECK(doc["members"][1]["lifetime"].contains("waf"));
+	// One namespace: no member keys.
+	FakeDaemon one(all_replies());
+	CHECK(!json::parse(ask(one, {"ruh", "-o", "json"}).out).contains("members"));
+	CHECK(!json::parse(ask(one, {"stats", "-o", "json"}).out).contains("members"));
+}
+
 TEST_CASE("cli: files asks kvfdpd to rank by bytes and filter over all files; shows writer, age or lifetime")
 {
 	FakeDaemon d(all_replies());

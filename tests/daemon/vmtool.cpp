@@ -34,6 +34,8 @@ int usage()
 		     "       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
 		     "       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
 		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--handle CLASS=H]... [--nvme-json F]\n"
+		     "       kvfdp-daemon-vmtool members SOCK DIR CLASS=KIB... [--handle CLASS=H]...  (a stripe, from `kvfdp ruh/stats -o json`\n"
+		     "                                    before and after in DIR: ruh0 ruh1 stats0 stats1 st0, nvme<M>.json)\n"
 		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
 		     "       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
 		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n");
@@ -214,33 +216,43 @@ json load(const char *path)
 	return json::parse(ss.str(), nullptr, false);
 }
 
-int cmd_placement(int argc, char **argv)
+// The expectations of a placement check from argv[first..]: CLASS=KIB (expect_kib), --handle
+// CLASS=H (expect_handle, from the config the scenario wrote), --nvme-json F (nvme_json, when
+// given a place for it). False on anything else.
+bool parse_expectations(int argc, char **argv, int first, std::map<std::string, uint64_t> &expect_kib,
+			std::map<std::string, uint64_t> &expect_handle, std::string *nvme_json)
 {
-	if (argc < 5)
-		return usage();
-	const std::string sock = argv[2];
-	json ruh0 = load(argv[3]), st0 = load(argv[4]);
-	std::map<std::string, uint64_t> expect_kib;
-	std::map<std::string, uint64_t> expect_handle;  // from the config the scenario wrote
-	std::string nvme_json;
-	for (int i = 5; i < argc; i++) {
-		if (!std::strcmp(argv[i], "--nvme-json") && i + 1 < argc) {
-			nvme_json = argv[++i];
+	for (int i = first; i < argc; i++) {
+		if (nvme_json && !std::strcmp(argv[i], "--nvme-json") && i + 1 < argc) {
+			*nvme_json = argv[++i];
 			continue;
 		}
 		if (!std::strcmp(argv[i], "--handle") && i + 1 < argc) {
 			const char *m = argv[++i];
 			const char *e = std::strchr(m, '=');
 			if (!e)
-				return usage();
+				return false;
 			expect_handle[std::string(m, static_cast<size_t>(e - m))] = std::strtoull(e + 1, nullptr, 0);
 			continue;
 		}
 		const char *eq = std::strchr(argv[i], '=');
 		if (!eq)
-			return usage();
+			return false;
 		expect_kib[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = std::strtoull(eq + 1, nullptr, 0);
 	}
+	return true;
+}
+
+int cmd_placement(int argc, char **argv)
+{
+	if (argc < 5)
+		return usage();
+	const std::string sock = argv[2];
+	json ruh0 = load(argv[3]), st0 = load(argv[4]);
+	std::map<std::string, uint64_t> expect_kib, expect_handle;
+	std::string nvme_json;
+	if (!parse_expectations(argc, argv, 5, expect_kib, expect_handle, &nvme_json))
+		return usage();
 	json ruh1, st1;
 	if (ruh0.is_discarded() || st0.is_discarded() || !get_data(sock, "ruh", ruh1) || !get_data(sock, "status", st1))
 		return 1;
@@ -309,6 +321,106 @@ int cmd_placement(int argc, char **argv)
 			same = rs[h]["ruamw"].get<uint64_t>() == ruh1["ruhss"][h]["ruamw"].get<uint64_t>() &&
 			       rs[h]["pid"].get<uint64_t>() == ruh1["ruhss"][h]["pid"].get<uint64_t>();
 		report(same, "nvme fdp status agrees with kvfdpd's ruh (pid, ruamw per handle)");
+	}
+	return fails ? 1 : 0;
+}
+
+// The placement check of a stripe, per member, from the CLI's own JSON (kvfdp ruh -o json, kvfdp
+// stats -o json) taken before and after the writes (DIR/ruh0.json, ruh1.json, stats0.json,
+// stats1.json; kvfdpd's status before: st0.json; nvme-cli's `fdp status` of member M after:
+// nvme<M>.json). Per member and handle, the drive's RUAMW moved by what kvfdpd wrote there
+// (modulo RU rollover); the members add up to kvfdpd's per-handle total; each member's HBMW moved
+// by what kvfdpd wrote to it; a hinted class's handle carries exactly its bytes, spread over
+// every member; nvme-cli agrees with the CLI per member.
+int cmd_members(int argc, char **argv)
+{
+	if (argc < 4)
+		return usage();
+	const std::string sock = argv[2], dir = argv[3];
+	std::map<std::string, uint64_t> expect_kib, expect_handle;
+	if (!parse_expectations(argc, argv, 4, expect_kib, expect_handle, nullptr))
+		return usage();
+	json r0 = load((dir + "/ruh0.json").c_str()), r1 = load((dir + "/ruh1.json").c_str());
+	json s0 = load((dir + "/stats0.json").c_str()), s1 = load((dir + "/stats1.json").c_str());
+	json st0 = load((dir + "/st0.json").c_str()), st1;
+	if (r0.is_discarded() || r1.is_discarded() || s0.is_discarded() || s1.is_discarded() || st0.is_discarded() ||
+	    !get_data(sock, "status", st1)) {
+		std::printf("FAIL: a snapshot in %s is missing or not JSON\n", dir.c_str());
+		return 1;
+	}
+	int fails = 0;
+	auto report = [&](bool ok, const std::string &what) {
+		std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
+		fails += !ok;
+	};
+	const uint64_t lba = st1["device"]["lba_size"];
+	const uint64_t ru_lbas = st1["device"]["ru_size"].get<uint64_t>() / lba;
+	const size_t n = r1.value("members", json::array()).size();
+	report(n >= 2 && n == st1["device"]["stripe"]["members"].get<size_t>(),
+	       "kvfdp ruh shows " + std::to_string(n) + " members, as status says");
+	report(s1.value("members", json::array()).size() == n, "kvfdp stats shows every member");
+	auto bw = [](const json &row) { return row["bytes_written"].is_null() ? uint64_t{0} : row["bytes_written"].get<uint64_t>(); };
+	const size_t nh = r1["ruhss"].size();
+	std::vector<uint64_t> sum(nh, 0);
+	for (size_t m = 0; m < n; m++) {
+		const json &a = r0["members"][m], &b = r1["members"][m];
+		const std::string who = "member " + std::to_string(m) + " (" + b["device"].get<std::string>() + ")";
+		uint64_t member_bytes = 0;
+		for (size_t h = 0; h < nh && h < b["ruhss"].size(); h++) {
+			const uint64_t wrote = bw(b["ruhss"][h]) - bw(a["ruhss"][h]);
+			sum[h] += wrote;
+			member_bytes += wrote;
+			const uint64_t x0 = a["ruhss"][h]["ruamw"], x1 = b["ruhss"][h]["ruamw"];
+			const uint64_t consumed = ((x0 + ru_lbas * 1024) - x1) % ru_lbas;
+			report(consumed == (wrote / lba) % ru_lbas,
+			       who + " handle " + std::to_string(h) + " (pid " + std::to_string(b["ruhss"][h]["pid"].get<int>()) +
+				       "): kvfdpd wrote " + std::to_string(wrote / lba) + " LBAs there, its RUAMW " +
+				       std::to_string(x0) + " -> " + std::to_string(x1) + " (consumed " + std::to_string(consumed) +
+				       " mod " + std::to_string(ru_lbas) + ")");
+		}
+		const uint64_t h0 = s0["members"][m]["hbmw"], h1 = s1["members"][m]["hbmw"];
+		report(h1 - h0 == member_bytes, who + ": the drive's HBMW moved by " + std::to_string(h1 - h0) +
+							" bytes, kvfdpd wrote " + std::to_string(member_bytes) + " there");
+		report(s1["members"][m]["lifetime"].contains("waf"), who + ": stats gives its WAF (or why not)");
+		json nv = load((dir + "/nvme" + std::to_string(m) + ".json").c_str());
+		const json &rs = !nv.is_discarded() && nv.contains("ruhss") ? nv["ruhss"] : json::array();
+		bool same = rs.size() == b["ruhss"].size();
+		for (size_t h = 0; same && h < rs.size(); h++)
+			same = rs[h]["ruamw"].get<uint64_t>() == b["ruhss"][h]["ruamw"].get<uint64_t>() &&
+			       rs[h]["pid"].get<uint64_t>() == b["ruhss"][h]["pid"].get<uint64_t>();
+		report(same, who + ": nvme fdp status agrees with kvfdp ruh (pid, ruamw per handle)");
+	}
+	for (size_t h = 0; h < nh; h++)
+		report(sum[h] == bw(r1["ruhss"][h]) - bw(r0["ruhss"][h]),
+		       "handle " + std::to_string(h) + ": the members' bytes add up to kvfdpd's total (" +
+			       std::to_string(sum[h]) + ")");
+	std::map<std::string, uint64_t> class_handle, class_delta;
+	for (size_t i = 0; i < st1["classes"].size(); i++) {
+		const std::string name = st1["classes"][i]["class"];
+		class_handle[name] = st1["classes"][i]["handle"];
+		class_delta[name] = st1["classes"][i]["bytes"].get<uint64_t>() - st0["classes"][i]["bytes"].get<uint64_t>();
+	}
+	for (auto &[name, kib] : expect_kib) {
+		const uint64_t want = kib << 10;
+		const bool exact = name != "not_set";  // not_set also carries the filesystem's metadata
+		report(exact ? class_delta[name] == want : class_delta[name] >= want,
+		       "class " + name + " wrote " + std::to_string(class_delta[name]) + (exact ? " == " : " >= ") +
+			       std::to_string(want));
+		if (!expect_handle.count(name) || expect_handle[name] >= nh) {
+			report(false, "class " + name + ": no --handle within the stripe's " + std::to_string(nh) + " handles");
+			continue;
+		}
+		const size_t h = expect_handle[name];
+		report(class_handle[name] == h, "class " + name + " is on handle " + std::to_string(h) + " as the config says");
+		if (!exact)
+			continue;
+		report(sum[h] == want, "handle " + std::to_string(h) + " carries exactly class " + name + "'s bytes over the members (" +
+					       std::to_string(sum[h]) + ")");
+		for (size_t m = 0; m < n; m++) {
+			const uint64_t got = bw(r1["members"][m]["ruhss"][h]) - bw(r0["members"][m]["ruhss"][h]);
+			report(got > 0, "class " + name + " reached member " + std::to_string(m) + " (" + std::to_string(got) +
+						" bytes on handle " + std::to_string(h) + ")");
+		}
 	}
 	return fails ? 1 : 0;
 }
@@ -427,6 +539,8 @@ int main(int argc, char **argv)
 		return cmd_placement(argc, argv);
 	if (cmd == "get")
 		return cmd_get(argc, argv);
+	if (cmd == "members")
+		return cmd_members(argc, argv);
 	if (cmd == "file-seen")
 		return cmd_file_seen(argc, argv);
 	if (cmd == "notify-listen")

@@ -21,8 +21,9 @@ std::string join(const std::vector<std::string> &v, const char *sep)
 
 void print_human(Context &ctx, const RuhView &v)
 {
-	ctx.out << v.device << " (" << v.backend << ", via " << v.source << "): " << v.rows.size()
-		<< " placement handles, LBA " << v.lba_size << " B\n";
+	ctx.out << v.device << " (" << v.backend << (v.members.empty() ? "" : " stripe") << ", via " << v.source
+		<< "): " << v.rows.size() << " placement handles, LBA " << v.lba_size << " B"
+		<< (v.members.empty() ? "" : ", total of " + std::to_string(v.members.size()) + " members") << "\n";
 	bool daemon = v.source == "daemon";
 	std::vector<Column> cols = {{"IDX", Align::right},     {"PID", Align::right},
 				    {"RUHID", Align::right},   {"CLASSES", Align::left, true},
@@ -48,6 +49,26 @@ void print_human(Context &ctx, const RuhView &v)
 		t.add_row(std::move(cells));
 	}
 	t.render(ctx.out, ctx.table_width());
+	for (const auto &m : v.members) {
+		ctx.out << "\nmember " << m.member << ": " << m.device << ", " << format_bytes(m.bytes)
+			<< " written through kvfdpd\n";
+		Table mt({{"IDX", Align::right},
+			  {"PID", Align::right},
+			  {"RUHID", Align::right},
+			  {"RUAMW_LBAS", Align::right},
+			  {"RUAMW", Align::right},
+			  {"EARUTR_S", Align::right},
+			  {"WRITTEN", Align::right}});
+		for (const auto &r : m.rows)
+			mt.add_row({std::to_string(r.index), std::to_string(r.pid), std::to_string(r.ruhid),
+				    std::to_string(r.ruamw), format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
+				    std::to_string(r.earutr), r.bytes ? format_bytes(*r.bytes) : "-"});
+		mt.render(ctx.out, ctx.table_width());
+	}
+	if (!v.members.empty())
+		ctx.out << "a stripe of " << v.members.size() << " members, unit " << format_bytes(v.stripe_bytes)
+			<< ": the first table is the total (RUAMW summed over the members, each member's own "
+			   "PIDs), then each member's own RUH Status\n";
 	if (daemon)
 		ctx.out << "WRITES, WRITTEN: what kvfdpd placed on each handle since it started\n";
 	else

@@ -26,6 +26,7 @@ struct StatsOptions {
 struct Sampler {
 	Context &ctx;
 	std::unique_ptr<nvme::Device> dev;
+	json last;  // kvfdpd's last stats reply (a stripe's has "members")
 
 	Result<nvme::FdpStats> sample()
 	{
@@ -36,6 +37,7 @@ struct Sampler {
 			int code = r.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
 			return cli_error(code, r.error.message);
 		}
+		last = r.data;
 		return stats_from_daemon_data(r.data);
 	}
 };
@@ -64,7 +66,7 @@ json counters_json(const nvme::FdpStats &s)
 
 int run_stats(Context &ctx, const StatsOptions &o)
 {
-	Sampler sm{ctx, nullptr};
+	Sampler sm{ctx, nullptr, {}};
 	std::string device_name;
 	bool emulated = false;
 	if (ctx.direct()) {
@@ -106,6 +108,30 @@ int run_stats(Context &ctx, const StatsOptions &o)
 		kv.render(ctx.out, ctx.table_width());
 		if (!life.reason.empty())
 			ctx.out << "note: " << life.reason << '\n';
+	}
+	// A stripe: the counters above are the members' sums; each member's own and its WAF.
+	if (sm.last.contains("members") && sm.last["members"].is_array()) {
+		json members = json::array();
+		if (!ctx.json())
+			ctx.out << "\nper member (the totals above are their sums):\n";
+		Table t({{"MEMBER", Align::right}, {"DEVICE"}, {"HOST", Align::right}, {"MEDIA", Align::right},
+			 {"ERASED", Align::right}, {"WAF", Align::right}});
+		for (const auto &m : sm.last["members"]) {
+			const nvme::FdpStats ms{u128_from_json(m.value("hbmw", json())), u128_from_json(m.value("mbmw", json())),
+						u128_from_json(m.value("mbe", json()))};
+			const std::string dev = json_str(m, "device");
+			const WafReading mw = assess_waf(nvme::FdpStats{}, ms, emulated);
+			json mj = counters_json(ms);
+			mj["member"] = json_u64(m, "member");
+			mj["device"] = dev;
+			mj["lifetime"] = waf_json(mw);
+			members.push_back(mj);
+			t.add_row({std::to_string(json_u64(m, "member")), dev, format_bytes(ms.hbmw), format_bytes(ms.mbmw),
+				   format_bytes(ms.mbe), waf_text(mw)});
+		}
+		doc["members"] = members;
+		if (!ctx.json())
+			t.render(ctx.out, ctx.table_width());
 	}
 	nvme::FdpStats prev = *first;
 	auto row = [&ctx](const std::string &a, const std::string &b, const std::string &c,

@@ -82,6 +82,21 @@ void print_daemon_human(Context &ctx, const json &d)
 	const json &dev = d.value("device", json::object());
 	kv.add("device", device_line(dev));
 	kv.add("fdp", fdp_line(dev));
+	if (dev.contains("stripe") && dev["stripe"].is_object()) {
+		const json &sp = dev["stripe"];
+		kv.add("stripe", std::to_string(json_u64(sp, "members")) + " members, stripe size " +
+					 format_bytes(json_u64(sp, "stripe_bytes")) + ", " +
+					 format_bytes(static_cast<u128>(json_u64(sp, "member_nlb")) * json_u64(dev, "lba_size")) +
+					 " used on each");
+		for (const auto &m : sp.value("devices", json::array()))
+			kv.add("member " + text(m, "member"),
+			       text(m, "path") + ", nsid " + text(m, "nsid") + ", " +
+				       format_bytes(static_cast<u128>(json_u64(m, "nlb")) * json_u64(m, "lba_size")) + ", " +
+				       std::to_string(json_u64(m, "nruh")) + " handles, FDP " +
+				       (m.value("fdp_enabled", false) ? "enabled" : "disabled"));
+		if (!text(sp, "note").empty() && text(sp, "note") != "-")
+			kv.add("stripe note", text(sp, "note"));
+	}
 	kv.add("kernel", kernel_line(d.value("kernel", json::object())));
 	const json &tg = d.value("tagging", json::object());
 	std::string tagging;

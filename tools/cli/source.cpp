@@ -62,8 +62,26 @@ Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::
 	v.device = json_str(dev, "path");
 	v.backend = json_str(dev, "backend");
 	v.lba_size = static_cast<uint32_t>(json_u64(dev, "lba_size"));
+	v.rows = ruh_rows(ruh["ruhss"]);
+	v.stripe_bytes = json_u64(ruh, "stripe_bytes");
+	if (ruh.contains("members") && ruh["members"].is_array())
+		for (const auto &m : ruh["members"]) {
+			RuhMember rm;
+			rm.member = static_cast<uint32_t>(json_u64(m, "member", v.members.size()));
+			rm.device = json_str(m, "device");
+			rm.bytes = json_u64(m, "bytes");
+			if (m.contains("ruhss") && m["ruhss"].is_array())
+				rm.rows = ruh_rows(m["ruhss"]);
+			v.members.push_back(std::move(rm));
+		}
+	return v;
+}
+
+std::vector<RuhRow> ruh_rows(const nlohmann::json &ruhss)
+{
+	std::vector<RuhRow> rows;
 	uint16_t pos = 0;
-	for (const auto &h : ruh["ruhss"]) {
+	for (const auto &h : ruhss) {
 		RuhRow r;
 		r.index = static_cast<uint16_t>(json_u64(h, "index", pos));
 		r.pid = static_cast<uint16_t>(json_u64(h, "pid"));
@@ -78,33 +96,52 @@ Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::
 			r.bytes = json_u64(h, "bytes");
 		if (h.contains("writes"))
 			r.writes = json_u64(h, "writes");
-		v.rows.push_back(std::move(r));
+		rows.push_back(std::move(r));
 		pos++;
 	}
-	return v;
+	return rows;
 }
 
-nlohmann::json to_json(const RuhView &v)
+namespace {
+nlohmann::json rows_json(const std::vector<RuhRow> &rs, uint32_t lba_size)
 {
 	nlohmann::json rows = nlohmann::json::array();
-	for (const auto &r : v.rows) {
+	for (const auto &r : rs) {
 		nlohmann::json j = {{"index", r.index},
 				    {"pid", r.pid},
 				    {"ruhid", r.ruhid},
 				    {"earutr", r.earutr},
 				    {"ruamw", r.ruamw},
-				    {"ruamw_bytes", r.ruamw * v.lba_size},
+				    {"ruamw_bytes", r.ruamw * lba_size},
 				    {"classes", r.classes}};
 		j["bytes_written"] = r.bytes ? nlohmann::json(*r.bytes) : nlohmann::json(nullptr);
 		j["writes"] = r.writes ? nlohmann::json(*r.writes) : nlohmann::json(nullptr);
 		rows.push_back(std::move(j));
 	}
-	return {{"source", v.source},
-		{"device", v.device},
-		{"backend", v.backend},
-		{"lba_size", v.lba_size},
-		{"nruhsd", v.rows.size()},
-		{"ruhss", rows}};
+	return rows;
+}
+} // namespace
+
+nlohmann::json to_json(const RuhView &v)
+{
+	nlohmann::json d = {{"source", v.source},
+			    {"device", v.device},
+			    {"backend", v.backend},
+			    {"lba_size", v.lba_size},
+			    {"nruhsd", v.rows.size()},
+			    {"ruhss", rows_json(v.rows, v.lba_size)}};
+	if (!v.members.empty()) {
+		d["stripe_bytes"] = v.stripe_bytes;
+		nlohmann::json ms = nlohmann::json::array();
+		for (const auto &m : v.members)
+			ms.push_back({{"member", m.member},
+				      {"device", m.device},
+				      {"bytes_written", m.bytes},
+				      {"nruhsd", m.rows.size()},
+				      {"ruhss", rows_json(m.rows, v.lba_size)}});
+		d["members"] = ms;
+	}
+	return d;
 }
 
 Result<nvme::FdpStats> stats_from_device(nvme::Device &dev)

@@ -28,12 +28,22 @@ struct RuhRow {
 	std::optional<uint64_t> writes;
 };
 
+// One member of a striped kvfdpd: its own RUH Status with kvfdpd's bytes per handle there.
+struct RuhMember {
+	uint32_t member = 0;
+	std::string device;
+	uint64_t bytes = 0;  // kvfdpd wrote to this member, all handles
+	std::vector<RuhRow> rows;
+};
+
 struct RuhView {
 	std::string source;    // "daemon" or "device"
-	std::string device;    // path of the namespace (or model)
+	std::string device;    // path of the namespace (or model; a stripe: the members' paths)
 	std::string backend;
 	uint32_t lba_size = 0;
-	std::vector<RuhRow> rows;
+	std::vector<RuhRow> rows;        // a stripe: the totals (RUAMW summed over members)
+	uint64_t stripe_bytes = 0;       // a stripe's unit; 0: one namespace
+	std::vector<RuhMember> members;  // a stripe's members; empty: one namespace
 };
 
 // RUH Status of an open device with the default class map (ARCHITECTURE.md decision 4).
@@ -41,6 +51,8 @@ struct RuhView {
 // kvfdpd's `ruh` reply joined with its `status` device facts.
 [[nodiscard]] Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh,
 						   const nlohmann::json &status);
+// The rows of a ruhss array (kvfdpd's, total or one member's).
+[[nodiscard]] std::vector<RuhRow> ruh_rows(const nlohmann::json &ruhss);
 [[nodiscard]] nlohmann::json to_json(const RuhView &v);
 
 // Reads log 0x22 from the device.

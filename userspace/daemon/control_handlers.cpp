@@ -15,6 +15,7 @@
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
+#include "userspace/daemon/member_view.hpp"
 
 namespace kvfdp::daemon {
 
@@ -61,6 +62,8 @@ json status_json(State &s)
 		       {"ru_size", s.info.ru_size}, {"queues", s.dev.nr_hw_queues},
 		       {"depth", s.dev.queue_depth}, {"volatile_cache", s.info.volatile_cache},
 		       {"fua", false}};
+	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
+		d["device"]["stripe"] = stripe_status_json(*sd);
 	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)}};
 	d["tagging"] = {{"active", s.tagger.active()}, {"reason", s.tagger.reason()}, {"sources", s.tagger.sources()},
 			{"pinned", s.tagger.pinned_at()}, {"reopened", s.tagger.reopened()},
@@ -86,7 +89,11 @@ bool ruh_json(State &s, json &out, std::string &err)
 	}
 	// RUH Status and the counters as one pair: retry while writes land in between (a quiet
 	// device gives an exact pair; a busy one the last try).
+	// A stripe's members are read inside the same pair: each member's own RUH Status and
+	// kvfdpd's bytes per handle there.
+	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	Result<std::vector<nvme::Handle>> hs = std::vector<nvme::Handle>{};
+	Result<json> members = json(nullptr);
 	CounterSnapshot c;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		const CounterSnapshot before = snapshot(s);
@@ -96,6 +103,13 @@ bool ruh_json(State &s, json &out, std::string &err)
 			return false;
 		}
 		c = snapshot(s);
+		if (sd) {
+			members = members_ruh_json(*sd, c);
+			if (!members) {
+				err = members.error().message();
+				return false;
+			}
+		}
 		if (c.writes == before.writes)
 			break;
 	}
@@ -112,19 +126,11 @@ bool ruh_json(State &s, json &out, std::string &err)
 				{"writes", counted ? c.handle_writes[h.index] : 0}, {"classes", classes}});
 	}
 	out = {{"nruhsd", hs->size()}, {"ruhss", rows}, {"classes", class_rows(s, c, *p, true)}};
-	return true;
-}
-
-json u128_json(nvme::u128 v)
-{
-	if (v >> 64 == 0)
-		return static_cast<uint64_t>(v);
-	std::string digits;
-	while (v) {
-		digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-		v /= 10;
+	if (sd) {
+		out["stripe_bytes"] = sd->stripe_bytes();
+		out["members"] = std::move(*members);
 	}
-	return digits;
+	return true;
 }
 
 bool stats_json(State &s, json &out, std::string &err)
@@ -141,6 +147,15 @@ bool stats_json(State &s, json &out, std::string &err)
 	}
 	out = {{"hbmw", u128_json(st->hbmw)}, {"mbmw", u128_json(st->mbmw)}, {"mbe", u128_json(st->mbe)},
 	       {"waf", st->hbmw ? json(nvme::to_double(st->mbmw) / nvme::to_double(st->hbmw)) : json(nullptr)}};
+	// A stripe: the totals above are the members' sums (nvme/stripe.hpp); each member's own.
+	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
+		auto ms = read_member_stats(*sd);
+		if (!ms) {
+			err = ms.error().message();
+			return false;
+		}
+		out["members"] = members_stats_json(*ms);
+	}
 	return true;
 }
 

@@ -15,6 +15,9 @@ CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
 			s.handle_bytes[i] += q->handle_bytes[i].get();
 			s.handle_writes[i] += q->handle_writes[i].get();
 		}
+		for (unsigned m = 0; m < nvme::kMaxStripeMembers; m++)
+			for (unsigned i = 0; i < kMaxHandles; i++)
+				s.member_handle_bytes[m][i] += q->member_handle_bytes[m][i].get();
 		s.reads += q->reads.get();
 		s.read_bytes += q->read_bytes.get();
 		s.writes += q->writes.get();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "nvme/stripe.hpp"
 #include "userspace/daemon/classes.hpp"
 #include "userspace/daemon/policy.hpp"
 
@@ -27,6 +28,9 @@ struct QueueCounters {
 	std::array<Counter, kNumClasses> class_writes;
 	std::array<Counter, kMaxHandles> handle_bytes;
 	std::array<Counter, kMaxHandles> handle_writes;
+	// Bytes written per stripe member and handle (member 0 only on a single namespace): what
+	// `kvfdp ruh` shows per member beside that member's own RUH Status.
+	std::array<std::array<Counter, kMaxHandles>, nvme::kMaxStripeMembers> member_handle_bytes;
 	Counter reads, read_bytes;
 	Counter writes, write_bytes;
 	Counter flushes;
@@ -46,6 +50,7 @@ struct CounterSnapshot {
 	std::array<uint64_t, kNumClasses> class_writes{};
 	std::array<uint64_t, kMaxHandles> handle_bytes{};
 	std::array<uint64_t, kMaxHandles> handle_writes{};
+	std::array<std::array<uint64_t, kMaxHandles>, nvme::kMaxStripeMembers> member_handle_bytes{};
 	uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0, flushes = 0;
 	uint64_t discards = 0, discard_bytes = 0, write_zeroes = 0, write_zeroes_bytes = 0;
 	uint64_t stale_tags = 0, errors = 0, unsupported = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "nvme/waf.hpp"
+#include "userspace/daemon/member_view.hpp"
 #include "userspace/daemon/metrics.hpp"
 
 namespace kvfdp::daemon {
@@ -26,6 +27,15 @@ MetricsInput metrics_input(State &s)
 	m.start_time_s = static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::seconds>(s.started_wall.time_since_epoch()).count());
 	m.recovered = s.recovered;
+	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
+		for (const nvme::StripeMember &mb : sd->members()) {
+			m.members.push_back(mb.path);
+			std::vector<uint16_t> pids;
+			if (auto hs = mb.device->handles())
+				for (const nvme::Handle &h : *hs)
+					pids.push_back(h.pid);
+			m.member_pids.push_back(std::move(pids));
+		}
 	return m;
 }
 
@@ -34,17 +44,38 @@ MetricsInput metrics_input(State &s)
 std::string metrics_exposition(State &s)
 {
 	std::vector<MetricFamily> fams = counter_families(metrics_input(s));
-	if (s.nruh > 0)
-		if (auto hs = s.device->handles())
-			for (auto &f : ruh_families(*hs, s.info.lba_size))
-				fams.push_back(std::move(f));
-	if (s.info.fdp_enabled)
-		if (auto raw = s.device->log_page(0x22))
-			if (auto st = nvme::parse_fdp_stats(*raw)) {
-				const bool emulated = s.info.backend == "passthru" && nvme::controller_is_emulated(s.info.path);
-				for (auto &f : fdp_stats_families(*st, emulated))
+	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
+		// A stripe: the RUH and FDP statistics families per member (labels member, device);
+		// sum by the other labels for the stripe's totals.
+		const auto ms = sd->members();
+		for (uint32_t m = 0; m < ms.size(); m++) {
+			std::vector<MetricFamily> mf;
+			if (s.nruh > 0)
+				if (auto hs = ms[m].device->handles())
+					mf = ruh_families(*hs, s.info.lba_size);
+			if (s.info.fdp_enabled)
+				if (auto raw = ms[m].device->log_page(0x22))
+					if (auto st = nvme::parse_fdp_stats(*raw)) {
+						const nvme::DeviceInfo &mi = ms[m].device->info();
+						const bool emulated = mi.backend == "passthru" && nvme::controller_is_emulated(mi.path);
+						merge_families(mf, fdp_stats_families(*st, emulated));
+					}
+			label_member(mf, m, ms[m].path);
+			merge_families(fams, std::move(mf));
+		}
+	} else {
+		if (s.nruh > 0)
+			if (auto hs = s.device->handles())
+				for (auto &f : ruh_families(*hs, s.info.lba_size))
 					fams.push_back(std::move(f));
-			}
+		if (s.info.fdp_enabled)
+			if (auto raw = s.device->log_page(0x22))
+				if (auto st = nvme::parse_fdp_stats(*raw)) {
+					const bool emulated = s.info.backend == "passthru" && nvme::controller_is_emulated(s.info.path);
+					for (auto &f : fdp_stats_families(*st, emulated))
+						fams.push_back(std::move(f));
+				}
+	}
 	fams.push_back(daemon_up_family(true));
 	std::string text = render_metrics(fams);
 	if (s.learned)  // --placement learned: kvfdp_learned_* per key (learned.hpp)

@@ -85,11 +85,23 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 	}
 	auto handle_bytes = family("kvfdp_handle_bytes_total", "counter", "Bytes written per placement handle.");
 	const unsigned nh = m.nruh ? m.nruh : 1;
-	for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
-		std::vector<std::pair<std::string, std::string>> l = {{"handle", std::to_string(h)}};
-		if (h < m.pids.size())
-			l.emplace_back("pid", std::to_string(m.pids[h]));
-		add(handle_bytes, std::move(l), c.handle_bytes[h]);
+	if (m.members.size() > 1) {
+		for (unsigned mb = 0; mb < m.members.size() && mb < nvme::kMaxStripeMembers; mb++)
+			for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
+				std::vector<std::pair<std::string, std::string>> l = {{"handle", std::to_string(h)}};
+				if (mb < m.member_pids.size() && h < m.member_pids[mb].size())
+					l.emplace_back("pid", std::to_string(m.member_pids[mb][h]));
+				l.emplace_back("member", std::to_string(mb));
+				l.emplace_back("device", m.members[mb]);
+				add(handle_bytes, std::move(l), c.member_handle_bytes[mb][h]);
+			}
+	} else {
+		for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
+			std::vector<std::pair<std::string, std::string>> l = {{"handle", std::to_string(h)}};
+			if (h < m.pids.size())
+				l.emplace_back("pid", std::to_string(m.pids[h]));
+			add(handle_bytes, std::move(l), c.handle_bytes[h]);
+		}
 	}
 	auto io = family("kvfdp_io_total", "counter", "Requests served per operation.");
 	add(io, {{"op", "read"}}, c.reads);

@@ -44,6 +44,11 @@ struct MetricsInput {
 	uint64_t uptime_s = 0;
 	uint64_t start_time_s = 0;  // Unix time this kvfdpd started (a restart changes it)
 	bool recovered = false;     // this kvfdpd re-attached to a disk a previous one left
+	// A stripe's members (paths, in order) and each member's pid per handle: then
+	// kvfdp_handle_bytes_total has one sample per member and handle, labelled member and
+	// device (sum by handle for the totals). Empty for a single namespace: no member label.
+	std::vector<std::string> members;
+	std::vector<std::vector<uint16_t>> member_pids;
 };
 
 // kvfdp_class_bytes_total, kvfdp_class_writes_total, kvfdp_handle_bytes_total, kvfdp_io_total,
