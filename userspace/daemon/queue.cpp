@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <liburing.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "common/log.hpp"
 #include "userspace/daemon/user_data.hpp"
@@ -43,6 +46,32 @@ unsigned usable_cpus()
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
 		return static_cast<unsigned>(CPU_COUNT(&set));
 	return std::max(1u, std::thread::hardware_concurrency());
+}
+
+unsigned ring_setup_flags(RingMode mode)
+{
+	unsigned flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	if (mode >= RingMode::coop_taskrun)
+		flags |= IORING_SETUP_COOP_TASKRUN;
+	if (mode >= RingMode::defer_taskrun)
+		flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
+	return flags;
+}
+
+RingMode ring_mode_ceiling()
+{
+	// Experiment knob (docs/perf.md): KVFDPD_RING=plain|coop|defer caps the ring mode.
+	static const RingMode ceiling = [] {
+		const char *e = getenv("KVFDPD_RING");
+		if (!e)
+			return RingMode::defer_taskrun;
+		if (!strcmp(e, "plain"))
+			return RingMode::plain;
+		if (!strcmp(e, "coop"))
+			return RingMode::coop_taskrun;
+		return RingMode::defer_taskrun;
+	}();
+	return ceiling;
 }
 
 UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>()) {}
@@ -83,12 +112,27 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 	// own count) plus its commit; the CQ (twice the SQ) holds every command in flight.
 	const uint32_t per_request = IoEngine::max_subs_per_request(ec) + 1 + (setup.register_bufs ? 2 : 0);
 	const uint32_t entries = std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * per_request);
-	io_uring_params params{};
-	params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
-	int ret = io_uring_queue_init_params(entries, q->ring_.get(), &params);
+	int ret = -EINVAL;
+	for (const RingMode mode : {RingMode::defer_taskrun, RingMode::coop_taskrun, RingMode::plain}) {
+		if (mode > ring_mode_ceiling())
+			continue;
+		io_uring_params params{};
+		params.flags = ring_setup_flags(mode);
+		ret = io_uring_queue_init_params(entries, q->ring_.get(), &params);
+		if (ret == 0) {
+			q->ring_mode_ = mode;
+			break;
+		}
+		if (ret != -EINVAL)
+			break;  // an older kernel refuses an unknown flag with -EINVAL; anything else is real
+	}
 	if (ret < 0)
 		return errno_error(ret, what + "io_uring_queue_init (SQE128|CQE32)");
 	q->ring_ready_ = true;
+	if (setup.q_id == 0)
+		log::info("queue rings run task work %s", q->ring_mode_ == RingMode::defer_taskrun ? "deferred (DEFER_TASKRUN)"
+							  : q->ring_mode_ == RingMode::coop_taskrun ? "cooperatively (COOP_TASKRUN)"
+												    : "by signal");
 
 	if (ec.zero_copy) {
 		// The driver fills slot <tag> with each request's pages and empties it at commit.
@@ -175,6 +219,19 @@ void UblkQueue::run()
 {
 	io_uring *ring = ring_.get();
 	const uint16_t depth = setup_.engine.depth;
+	if (ring_mode_ == RingMode::defer_taskrun) {
+		// Created disabled in create()'s thread: enabling it here makes this thread its single issuer.
+		// (liburing 2.3's .so lacks io_uring_enable_rings, which its header declares.)
+		int en = static_cast<int>(syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0));
+		if (en < 0)
+			en = -errno;
+		if (en < 0) {
+			exit_status_.store(en);
+			log::error("queue %u: enabling the ring: %s", setup_.q_id, strerror(-en));
+			fetched_.store(true, std::memory_order_release);
+			return;
+		}
+	}
 	for (uint16_t t = 0; t < depth; t++) {
 		io_uring_sqe *sqe = io_uring_get_sqe(ring);
 		if (!sqe) {

@@ -54,6 +54,16 @@ struct QueueSetup {
 // CPUs this process may run on (its affinity mask; at least 1).
 [[nodiscard]] unsigned usable_cpus();
 
+// How the queue's ring runs task work (the driver's request dispatch and the device's completions):
+// plain: the kernel interrupts the thread for it (TWA_SIGNAL); coop_taskrun: it runs at the thread's
+// next kernel entry, without an IPI to a running thread (5.19+); defer_taskrun: only while the thread
+// waits in io_uring_enter, batched (6.1+; with SINGLE_ISSUER, the queue thread the only submitter).
+// create() takes the highest the kernel accepts.
+enum class RingMode : uint8_t { plain, coop_taskrun, defer_taskrun };
+[[nodiscard]] unsigned ring_setup_flags(RingMode mode);
+// The highest mode create() tries (defer_taskrun unless capped for measurements).
+[[nodiscard]] RingMode ring_mode_ceiling();
+
 class UblkQueue final : public Committer {
 public:
 	// Sets up the ring, per-tag buffers (registered), the device queue and the descriptor
@@ -89,6 +99,7 @@ private:
 	QueueSetup setup_;
 	std::unique_ptr<io_uring> ring_;
 	bool ring_ready_ = false;
+	RingMode ring_mode_ = RingMode::plain;
 	ublk::DescMap descs_;
 	std::unique_ptr<uint8_t *[]> bufs_;  // copy mode: each tag's buffer; zero copy: none
 	uint8_t *buf_area_ = nullptr;
