@@ -53,6 +53,7 @@ grep -q 'systemd-sysusers kvfdp.conf' "$ctl/postinst" || fail "postinst does not
 grep -q 'daemon-reload' "$ctl/postinst" || fail "postinst does not reload systemd"
 grep -q 'daemon-reload' "$ctl/postrm" || fail "postrm does not reload systemd"
 grep -q 'purge' "$ctl/postrm" || fail "postrm does nothing on purge"
+grep -q 'groupdel kvfdp' "$ctl/postrm" || fail "postrm does not remove the kvfdp group on purge"
 grep -q 'stop kvfdpd.service' "$ctl/prerm" || fail "prerm does not stop kvfdpd"
 for s in postinst prerm postrm; do
 	sh -n "$ctl/$s" || fail "$s: shell syntax error"
@@ -69,7 +70,9 @@ grep -q 'file:///usr/share/doc/kvfdp/deploy.md' "$root/usr/lib/systemd/system/kv
 got=$("$root/usr/bin/kvfdp" version) || fail "packaged kvfdp version exited non-zero"
 [ "$got" = "kvfdp $version" ] || fail "packaged kvfdp version says '$got', package is $version"
 "$root/usr/bin/kvfdpd" --help > /dev/null || fail "packaged kvfdpd --help exited non-zero"
-grep -q '^KVFDPD_DEVICE=' "$root/etc/default/kvfdpd" || fail "/etc/default/kvfdpd does not set KVFDPD_DEVICE"
+grep -qx 'KVFDPD_DEVICE=' "$root/etc/default/kvfdpd" || fail "/etc/default/kvfdpd does not ship KVFDPD_DEVICE unset"
+grep -q 'in /etc/default/kvfdpd' "$root/usr/lib/systemd/system/kvfdpd.service" ||
+	fail "the unit does not check KVFDPD_DEVICE (one line naming /etc/default/kvfdpd)"
 gzip -dc "$root/usr/share/doc/kvfdp/changelog.gz" | head -1 | grep -q "^kvfdp ($version)" ||
 	fail "changelog.gz does not start with kvfdp ($version)"
 

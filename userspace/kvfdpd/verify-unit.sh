@@ -13,7 +13,8 @@ rc=$?
 # Warnings about this unit fail the test too (other units' warnings on the host do not).
 echo "$out" | grep -q "kvfdpd.service:" && { echo "FAIL: warnings about kvfdpd.service"; exit 1; }
 for want in '^Type=notify$' '^ExecReload=/bin/kill -HUP \$MAINPID$' '^RuntimeDirectory=kvfdp$' \
-	'^Restart=on-failure$' '^RestartPreventExitStatus=1 2$' '--attach' 'modprobe -q ublk_drv'; do
+	'^Restart=on-abnormal$' '^RestartForceExitStatus=3$' '^RestartPreventExitStatus=1 2$' '--attach' \
+	'modprobe -q ublk_drv' 'in /etc/default/kvfdpd'; do
 	grep -q -e "$want" "$unit" || { echo "FAIL: $unit lacks $want"; exit 1; }
 done
 sysusers=$(dirname "$unit")/kvfdp.sysusers
