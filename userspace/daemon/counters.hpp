@@ -28,8 +28,9 @@ struct QueueCounters {
 	std::array<Counter, kNumClasses> class_writes;
 	std::array<Counter, kMaxHandles> handle_bytes;
 	std::array<Counter, kMaxHandles> handle_writes;
-	// Bytes written per stripe member and handle (member 0 only on a single namespace): what
-	// `kvfdp ruh` shows per member beside that member's own RUH Status.
+	// Bytes written per stripe member and handle, counted on a stripe only (a single namespace
+	// leaves them 0: handle_bytes is its figure): what `kvfdp ruh` shows per member beside that
+	// member's own RUH Status.
 	std::array<std::array<Counter, kMaxHandles>, nvme::kMaxStripeMembers> member_handle_bytes;
 	Counter reads, read_bytes;
 	Counter writes, write_bytes;

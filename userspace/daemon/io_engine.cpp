@@ -147,7 +147,8 @@ void IoEngine::start(uint16_t tag)
 			req.member = static_cast<uint8_t>(p.member);
 			req.slba = p.mlba;
 			req.nlb = n;
-			if (req.op == nvme::IoOp::write && req.handle < kMaxHandles)
+			// A stripe's writes count their bytes per member and handle (one namespace: handle_bytes).
+			if (p.nlb != UINT64_MAX && req.op == nvme::IoOp::write && req.handle < kMaxHandles)
 				ctr_.member_handle_bytes[p.member][req.handle].add(uint64_t{n} * cfg_.lba_size);
 			req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
 			req.user_data = pack_user_data(tag, UdKind::device, sub++);
