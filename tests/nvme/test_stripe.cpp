@@ -640,3 +640,27 @@ TEST_CASE("ublk params of a stripe: a power-of-two unit is chunk_sectors and io_
 	REQUIRE(p.ok());
 	CHECK(p->basic.chunk_sectors == 0);
 }
+
+TEST_CASE("stripe fingerprint: the same members, order and stripe size give the same; any change another")
+{
+	test::TempDir dir;
+	const std::string a = dir.path + "/a", b = dir.path + "/b";
+	auto fp = [&](const std::string &x, const std::string &y, uint64_t stripe) {
+		std::vector<nvme::StripeMemberSpec> ms;
+		ms.push_back({x, make_model(x, 64 * kMiB)});
+		ms.push_back({y, make_model(y, 64 * kMiB)});
+		nvme::StripeOptions so;
+		so.stripe_bytes = stripe;
+		auto sd = nvme::open_stripe_device(std::move(ms), so);
+		REQUIRE(sd.ok());
+		return (*sd)->fingerprint();
+	};
+	const uint64_t base = fp(a, b, 512 * 1024);
+	CHECK(base != 0);
+	CHECK(fp(a, b, 512 * 1024) == base);         // a restart: the same
+	CHECK(fp(b, a, 512 * 1024) != base);         // swapped order
+	CHECK(fp(a, b, 1024 * 1024) != base);        // another stripe size
+	const std::string link = dir.path + "/link-to-a";
+	REQUIRE(::symlink(a.c_str(), link.c_str()) == 0);
+	CHECK(fp(link, b, 512 * 1024) == base);      // the same file by another path
+}
