@@ -190,6 +190,34 @@ two_lifetimes() {
 # learned_handle_of POLICY_TXT WRITER: the handle `kvfdp policy show` lists for WRITER's not_set key
 learned_handle_of() { awk -v w="$2" '$2 == w && $3 == "not_set" { print $1; exit }' "$1"; }
 
+# --- kvfdpd under fio (daemon_fio, daemon_fio_probe) ---
+# kvfdpd_start [ARGS...]: kvfdpd on /dev/ng0n1 (control socket /tmp/kvfdpd.sock, log $OUT/kvfdpd.log)
+# with its default data path, or ARGS; waits until it is ready and sets UB (its /dev/ublkbN) and KPID.
+kvfdpd_start() {
+	rm -f /tmp/kvfdpd.ready
+	kvfdpd --device /dev/ng0n1 --socket /tmp/kvfdpd.sock --ready-file /tmp/kvfdpd.ready "$@" >> "$OUT/kvfdpd.log" 2>&1 &
+	KPID=$!
+	wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd $* did not become ready"; }
+	UB=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
+	test -b "$UB" || die "no ublk device $UB"
+}
+# kvfdpd_stop LABEL: kvfdpd's status to $OUT/status-LABEL.json (checks it counted no I/O errors),
+# then SIGTERM; checks that it exits 0.
+kvfdpd_stop() {
+	kvfdp-daemon-vmtool snap /tmp/kvfdpd.sock status "$OUT/status-$1.json"
+	expect_eq "$1: kvfdpd counted no I/O errors" "$(kvfdp-daemon-vmtool get "$OUT/status-$1.json" io errors)" 0
+	kill -TERM $KPID
+	check "$1: kvfdpd exits 0" wait $KPID
+}
+# fio_write_stat FILE: "bw_kib iops lat_mean_ns" of the write side of fio's JSON output FILE.
+fio_write_stat() {
+	awk '/"write" : \{/ { w = 1 }
+	     w && /"bw" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); bw = a[2] }
+	     w && /"iops" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); iops = a[2] }
+	     w && /"lat_ns" : \{/ { l = 1 }
+	     w && l && /"mean" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); print bw, iops, a[2]; exit }' "$1"
+}
+
 # finish: ends the scenario; exit 1 if any check failed
 finish() {
 	echo

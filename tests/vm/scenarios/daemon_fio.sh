@@ -10,31 +10,14 @@ T=kvfdp-daemon-vmtool
 ROUNDS=5
 SECS=2
 AREA=256M   # every target writes the same preconditioned first 256 MiB of the namespace
-SOCK=/tmp/kvfdpd.sock
-
-# start_kvfdpd [ARGS...]: kvfdpd on /dev/ng0n1 with its default data path (or ARGS); sets UB, KPID.
-start_kvfdpd() {
-	rm -f /tmp/kvfdpd.ready
-	kvfdpd --device /dev/ng0n1 --socket $SOCK --ready-file /tmp/kvfdpd.ready "$@" >> "$OUT/kvfdpd.log" 2>&1 &
-	KPID=$!
-	wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd $* did not become ready"; }
-	UB=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
-	test -b "$UB" || die "no ublk device $UB"
-}
-# stop_kvfdpd LABEL: its status to $OUT/status-LABEL.json (no I/O errors), then SIGTERM.
-stop_kvfdpd() {
-	$T snap $SOCK status "$OUT/status-$1.json"
-	expect_eq "$1: kvfdpd counted no I/O errors" "$($T get "$OUT/status-$1.json" io errors)" 0
-	kill -TERM $KPID
-	check "$1: kvfdpd exits 0" wait $KPID
-}
+SOCK=/tmp/kvfdpd.sock   # kvfdpd_start's
 
 step "which data path does kvfdpd choose here?"
-start_kvfdpd
+kvfdpd_start
 $T snap $SOCK status /tmp/status-probe.json
 MODE=$($T get /tmp/status-probe.json data_path mode)
 echo "kvfdpd's default data path: $MODE ($($T get /tmp/status-probe.json data_path note))"
-stop_kvfdpd probe
+kvfdpd_stop probe
 # targets: raw, kvfdpd as it chooses ("ublk"), and with zero copy also kvfdpd in copy mode
 TARGETS="raw ublk"
 [ "$MODE" = zero-copy ] && TARGETS="raw ublk copy"
@@ -55,14 +38,6 @@ run_job() {
 	check "fio $name on $label ($dev)" fio --name="$name" --filename="$dev" --direct=1 --ioengine=io_uring \
 		--size=$AREA --time_based --runtime="$SECS" --ramp_time=500ms --output-format=json \
 		--output="$OUT/fio-$name-$label.json" $args
-}
-# write_stat FILE: "bw_kib iops lat_mean_ns" of the job's write side.
-write_stat() {
-	awk '/"write" : \{/ { w = 1 }
-	     w && /"bw" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); bw = a[2] }
-	     w && /"iops" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); iops = a[2] }
-	     w && /"lat_ns" : \{/ { l = 1 }
-	     w && l && /"mean" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); print bw, iops, a[2]; exit }' "$1"
 }
 # median: the middle of the numbers on stdin (the lower middle for an even count).
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -87,12 +62,12 @@ while [ $r -le $ROUNDS ]; do
 	for t in $order; do
 		case $t in
 		raw) dev=/dev/nvme0n1 ;;
-		ublk) start_kvfdpd; dev=$UB ;;
-		copy) start_kvfdpd --no-zero-copy; dev=$UB ;;
+		ublk) kvfdpd_start; dev=$UB ;;
+		copy) kvfdpd_start --no-zero-copy; dev=$UB ;;
 		esac
 		run_job seq128k-$r $t "$dev"
 		run_job rand4k-$r $t "$dev"
-		[ $t = raw ] || stop_kvfdpd "$t-$r"
+		[ $t = raw ] || kvfdpd_stop "$t-$r"
 	done
 	r=$((r + 1))
 done
@@ -110,7 +85,7 @@ for job in seq128k rand4k; do
 	while [ $r -le $ROUNDS ]; do
 		line=""
 		for t in $TARGETS; do
-			s=$(write_stat "$OUT/fio-$job-$r-$t.json")
+			s=$(fio_write_stat "$OUT/fio-$job-$r-$t.json")
 			[ "$(echo $s | wc -w)" = 3 ] || die "$job round $r: no write figures in $OUT/fio-$job-$r-$t.json"
 			line="$line $s"
 		done
