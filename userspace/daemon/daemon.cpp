@@ -68,8 +68,9 @@ public:
 		text_ += (text_.empty() ? "" : ", ") + std::string(step) + " " + std::to_string(ms(last_, now));
 		last_ = now;
 	}
-	// "T ms after exec (main at E, step ms, ...)": exec to main is the process's own start
-	// (resolution one clock tick, 10 ms), unknown where /proc is not readable.
+	// "T ms after exec (ms per step: main M, checks C, ...)": main is from the process's start
+	// (its fork; one clock tick, 10 ms, of resolution) to main(), left out where /proc is not
+	// readable.
 	[[nodiscard]] std::string line() const
 	{
 		const long main_ms = ms(t0_, last_);
