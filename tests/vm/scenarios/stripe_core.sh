@@ -108,4 +108,28 @@ check "data written before the kill" sh -c 'dd if=/dev/ublkb0 bs=1M skip=100 cou
 kill $KPID; wait $KPID
 expect_eq "SIGTERM: kvfdpd exits 0" "$?" 0
 check "the disk is gone" sh -c '! test -e /sys/block/ublkb0'
+
+if [ "$KVFDP_KERNEL" = 6.18 ]; then
+	step "6.18: a stripe of the streams backend (block devices, write streams; its default stripe follows its own transfer limit, so 512K is given): units on the raw members"
+	rm -f /tmp/kvfdpd.ready
+	kvfdpd --backend streams --device /dev/nvme0n1 --device /dev/nvme1n1 --stripe-size 512K --socket $SOCK --ready-file /tmp/kvfdpd.ready \
+		> "$OUT/kvfdpd_streams.log" 2>&1 &
+	KPID=$!
+	wait_until 60 sh -c "test -e /tmp/kvfdpd.ready || ! kill -0 $KPID"
+	cat "$OUT/kvfdpd_streams.log"
+	if check "streams stripe ready" test -e /tmp/kvfdpd.ready; then
+		dev=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
+		check "streams: write 2 MiB at 1 MiB" dd if=/tmp/src of=$dev bs=1M seek=1 count=2 oflag=direct conv=fsync
+		u=0
+		while [ $u -lt 4 ]; do
+			lu=$((2 + u))
+			dd if=/tmp/src of=/tmp/want bs=512K skip=$u count=1 2>/dev/null
+			dd if=/dev/nvme$((lu % 2))n1 of=/tmp/got bs=512K skip=$((lu / 2)) count=1 iflag=direct 2>/dev/null
+			check "streams: unit $lu on member $((lu % 2))" cmp -s /tmp/want /tmp/got
+			u=$((u + 1))
+		done
+		kill $KPID; wait $KPID
+		expect_eq "streams: SIGTERM exit" "$?" 0
+	fi
+fi
 finish
