@@ -9,6 +9,9 @@
 #include <ctime>
 #include <fcntl.h>
 #include <fstream>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <map>
 #include <sstream>
 #include <string>
@@ -36,6 +39,8 @@ int usage()
 		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--handle CLASS=H]... [--nvme-json F]\n"
 		     "       kvfdp-daemon-vmtool members SOCK DIR CLASS=KIB... [--handle CLASS=H]...  (a stripe, from `kvfdp ruh/stats -o json`\n"
 		     "                                    before and after in DIR: ruh0 ruh1 stats0 stats1 st0, nvme<M>.json)\n"
+		     "       kvfdp-daemon-vmtool extents DIR HANDLE FILE...  (a stripe: the files' extents, mapped to members, against\n"
+		     "                                    kvfdpd's bytes per member on HANDLE between DIR/ruh0.json and ruh1.json)\n"
 		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
 		     "       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
 		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n");
@@ -425,6 +430,70 @@ int cmd_members(int argc, char **argv)
 	return fails ? 1 : 0;
 }
 
+// Where a stripe put files, independently of kvfdpd's counters: each file's written extents
+// on the ublk disk (FIEMAP, physical offsets), mapped through the stripe layout (unit u =
+// LBA / unit LBAs on member u mod N, docs/nvme.md "Striping"), summed per member; those sums
+// must equal the bytes kvfdpd counted per member on HANDLE between the two `kvfdp ruh -o json`
+// snapshots in DIR (the files are the only data written on HANDLE then).
+int cmd_extents(int argc, char **argv)
+{
+	if (argc < 5)
+		return usage();
+	const std::string dir = argv[2];
+	const size_t handle = std::strtoull(argv[3], nullptr, 0);
+	json r0 = load((dir + "/ruh0.json").c_str()), r1 = load((dir + "/ruh1.json").c_str());
+	json st = load((dir + "/st0.json").c_str());
+	if (r0.is_discarded() || r1.is_discarded() || st.is_discarded() || !st["device"].contains("stripe"))
+		return std::printf("FAIL: %s lacks the ruh0/ruh1/st0 snapshots of a stripe\n", dir.c_str()), 1;
+	const uint64_t unit = st["device"]["stripe"]["stripe_bytes"];
+	const size_t n = st["device"]["stripe"]["members"];
+	std::vector<uint64_t> expect(n, 0);
+	for (int i = 4; i < argc; i++) {
+		const int fd = ::open(argv[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return std::printf("FAIL: open %s: %s\n", argv[i], std::strerror(errno)), 1;
+		constexpr unsigned kMax = 512;
+		std::vector<uint8_t> mem(sizeof(fiemap) + kMax * sizeof(fiemap_extent));
+		auto *fm = reinterpret_cast<fiemap *>(mem.data());
+		fm->fm_start = 0;
+		fm->fm_length = ~0ull;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = kMax;
+		if (::ioctl(fd, FS_IOC_FIEMAP, fm) != 0 || fm->fm_mapped_extents == kMax) {
+			::close(fd);
+			return std::printf("FAIL: FIEMAP of %s (%u extents)\n", argv[i], fm->fm_mapped_extents), 1;
+		}
+		struct stat sb {};
+		::fstat(fd, &sb);
+		::close(fd);
+		for (unsigned e = 0; e < fm->fm_mapped_extents; e++) {
+			const fiemap_extent &x = fm->fm_extents[e];
+			if (x.fe_flags & (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN))
+				continue;
+			// Only the part below the file's size holds its data (the rest was never written).
+			const uint64_t len = std::min<uint64_t>(x.fe_length, static_cast<uint64_t>(sb.st_size) > x.fe_logical
+										   ? ((static_cast<uint64_t>(sb.st_size) - x.fe_logical + 4095) & ~4095ull)
+										   : 0);
+			for (uint64_t at = x.fe_physical, end = x.fe_physical + len; at < end;) {
+				const uint64_t u = at / unit, upto = std::min(end, (u + 1) * unit);
+				expect[u % n] += upto - at;
+				at = upto;
+			}
+		}
+	}
+	int fails = 0;
+	for (size_t m = 0; m < n; m++) {
+		const uint64_t got = r1["members"][m]["ruhss"][handle]["bytes_written"].get<uint64_t>() -
+				     r0["members"][m]["ruhss"][handle]["bytes_written"].get<uint64_t>();
+		const bool ok = got == expect[m];
+		std::printf("%s: member %zu handle %zu: the files' extents put %llu bytes there, kvfdpd wrote %llu\n",
+			    ok ? "ok" : "FAIL", m, handle, static_cast<unsigned long long>(expect[m]),
+			    static_cast<unsigned long long>(got));
+		fails += !ok;
+	}
+	return fails ? 1 : 0;
+}
+
 int cmd_get(int argc, char **argv)
 {
 	if (argc < 4)
@@ -541,6 +610,8 @@ int main(int argc, char **argv)
 		return cmd_get(argc, argv);
 	if (cmd == "members")
 		return cmd_members(argc, argv);
+	if (cmd == "extents")
+		return cmd_extents(argc, argv);
 	if (cmd == "file-seen")
 		return cmd_file_seen(argc, argv);
 	if (cmd == "notify-listen")

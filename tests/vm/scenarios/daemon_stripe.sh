@@ -81,6 +81,14 @@ cp /tmp/members/*.json "$OUT/"
 step "per member and handle: RUAMW and HBMW against kvfdpd's bytes, each class spread over every member"
 check "placement per member" $T members $SOCK /tmp/members \
 	short=$HINT_SUM_KIB medium=$HINT_SUM_KIB long=$HINT_SUM_KIB extreme=$HINT_SUM_KIB not_set=$HINT_SUM_KIB $HINT_HANDLES
+# Independently of kvfdpd's counters: each hinted class's two files, by their XFS extents and the
+# stripe layout, put on each member exactly what kvfdpd wrote there on the class's handle.
+check "xfs remounts for the extent maps" mount $DEV /mnt/kv
+for m in "2 5" "3 7" "4 6" "5 3"; do
+	set -- $m
+	check "hint $1: its files' extents per member = kvfdpd's bytes per member on handle $2" $T extents /tmp/members $2 /mnt/kv/b$1 /mnt/kv/d$1
+done
+check "xfs unmounts" umount /mnt/kv
 kvfdp ruh --socket $SOCK > "$OUT/kvfdp-ruh.txt" 2>&1
 kvfdp stats --socket $SOCK > "$OUT/kvfdp-stats.txt" 2>&1
 cat "$OUT/kvfdp-ruh.txt" "$OUT/kvfdp-stats.txt"
