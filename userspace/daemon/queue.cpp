@@ -74,6 +74,33 @@ RingMode ring_mode_ceiling()
 	return ceiling;
 }
 
+Result<RingMode> init_queue_ring(io_uring &ring, unsigned entries, RingMode ceiling)
+{
+	int ret = -EINVAL;
+	for (const RingMode mode : {RingMode::defer_taskrun, RingMode::coop_taskrun, RingMode::plain}) {
+		if (mode > ceiling)
+			continue;
+		io_uring_params params{};
+		params.flags = ring_setup_flags(mode);
+		ret = io_uring_queue_init_params(entries, &ring, &params);
+		if (ret == 0)
+			return mode;
+		if (ret != -EINVAL)
+			break;  // an older kernel refuses an unknown flag with -EINVAL; anything else is real
+	}
+	return errno_error(ret, "io_uring_queue_init");
+}
+
+int enable_queue_ring(io_uring &ring, RingMode mode)
+{
+	if (mode != RingMode::defer_taskrun)
+		return 0;
+	// (liburing 2.3's .so lacks io_uring_enable_rings, which its header declares.)
+	if (syscall(__NR_io_uring_register, ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>()) {}
 
 UblkQueue::~UblkQueue()
@@ -112,28 +139,17 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 	// own count) plus its commit; the CQ (twice the SQ) holds every command in flight.
 	const uint32_t per_request = IoEngine::max_subs_per_request(ec) + 1 + (setup.register_bufs ? 2 : 0);
 	const uint32_t entries = std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * per_request);
-	int ret = -EINVAL;
-	for (const RingMode mode : {RingMode::defer_taskrun, RingMode::coop_taskrun, RingMode::plain}) {
-		if (mode > ring_mode_ceiling())
-			continue;
-		io_uring_params params{};
-		params.flags = ring_setup_flags(mode);
-		ret = io_uring_queue_init_params(entries, q->ring_.get(), &params);
-		if (ret == 0) {
-			q->ring_mode_ = mode;
-			break;
-		}
-		if (ret != -EINVAL)
-			break;  // an older kernel refuses an unknown flag with -EINVAL; anything else is real
-	}
-	if (ret < 0)
-		return errno_error(ret, what + "io_uring_queue_init (SQE128|CQE32)");
+	auto mode = init_queue_ring(*q->ring_, entries, ring_mode_ceiling());
+	if (!mode)
+		return errno_error(mode.error().code.value(), what + "io_uring_queue_init (SQE128|CQE32)");
+	q->ring_mode_ = *mode;
 	q->ring_ready_ = true;
 	if (setup.q_id == 0)
 		log::info("queue rings run task work %s", q->ring_mode_ == RingMode::defer_taskrun ? "deferred (DEFER_TASKRUN)"
 							  : q->ring_mode_ == RingMode::coop_taskrun ? "cooperatively (COOP_TASKRUN)"
 												    : "by signal");
 
+	int ret = 0;
 	if (ec.zero_copy) {
 		// The driver fills slot <tag> with each request's pages and empties it at commit.
 		ret = io_uring_register_buffers_sparse(q->ring_.get(), depth);
@@ -219,12 +235,9 @@ void UblkQueue::run()
 {
 	io_uring *ring = ring_.get();
 	const uint16_t depth = setup_.engine.depth;
-	if (ring_mode_ == RingMode::defer_taskrun) {
+	{
 		// Created disabled in create()'s thread: enabling it here makes this thread its single issuer.
-		// (liburing 2.3's .so lacks io_uring_enable_rings, which its header declares.)
-		int en = static_cast<int>(syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0));
-		if (en < 0)
-			en = -errno;
+		const int en = enable_queue_ring(*ring, ring_mode_);
 		if (en < 0) {
 			exit_status_.store(en);
 			log::error("queue %u: enabling the ring: %s", setup_.q_id, strerror(-en));

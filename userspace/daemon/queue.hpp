@@ -63,6 +63,12 @@ enum class RingMode : uint8_t { plain, coop_taskrun, defer_taskrun };
 [[nodiscard]] unsigned ring_setup_flags(RingMode mode);
 // The highest mode create() tries (defer_taskrun unless capped for measurements).
 [[nodiscard]] RingMode ring_mode_ceiling();
+// io_uring_queue_init of a queue ring (SQE128 | CQE32) in the highest mode up to ceiling that
+// the kernel takes; a defer_taskrun ring is created disabled (IORING_SETUP_R_DISABLED).
+[[nodiscard]] Result<RingMode> init_queue_ring(io_uring &ring, unsigned entries, RingMode ceiling);
+// In the thread that will submit to it: enables a defer_taskrun ring, making that thread its
+// single issuer (no-op for the other modes). 0 or -errno.
+[[nodiscard]] int enable_queue_ring(io_uring &ring, RingMode mode);
 
 class UblkQueue final : public Committer {
 public:
