@@ -22,10 +22,10 @@ HZ=100   # USER_HZ: /proc/stat and /proc/PID/stat tick
 
 # busy_ticks: "busy total" ticks of all CPUs from /proc/stat
 busy_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat; }
-# kvfdpd_ticks: utime + stime of every kvfdpd thread
+# kvfdpd_ticks: "utime stime" summed over every kvfdpd thread
 kvfdpd_ticks() {
-	[ -n "$KPID" ] || { echo 0; return; }
-	cat /proc/$KPID/task/*/stat 2>/dev/null | awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
+	[ -n "$KPID" ] || { echo 0 0; return; }
+	cat /proc/$KPID/task/*/stat 2>/dev/null | awk '{ sub(/^.*\) /, ""); u += $12; k += $13 } END { print u + 0, k + 0 }'
 }
 # writes: kvfdpd's count of write requests
 writes() { [ -n "$KPID" ] || { echo 0; return; }; $T snap $SOCK status /tmp/st.json && $T get /tmp/st.json io writes; }
@@ -74,7 +74,7 @@ check "fill" fio --name=fill --filename=/dev/nvme0n1 --rw=write --bs=1M --size=$
 	--ioengine=io_uring --iodepth=8 --output=/dev/null
 
 JOBS=$(echo "${PROBE_JOBS:-seq128k-qd1:seq128k-qd16:rand4k-qd32}" | tr : " ")
-printf '%-6s %-13s %10s %8s %9s %12s %6s %8s %9s %8s\n' target job bw_kib iops lat_us kvfdpd_us/io busy% tw_calls tw_mean_us io/tw \
+printf '%-6s %-13s %10s %8s %9s %12s %9s %6s %8s %9s %8s\n' target job bw_kib iops lat_us kvfdpd_us/io of_it_usr busy% tw_calls tw_mean_us io/tw \
 	| tee "$OUT/probe.txt"
 json=""
 ROUNDS=${PROBE_ROUNDS:-1}
@@ -106,13 +106,15 @@ for t in $order; do
 		[ $t = raw ] || trace_on
 		set -- $(busy_ticks)
 		b0=$1 a0=$2
-		k0=$(kvfdpd_ticks)
+		set -- $(kvfdpd_ticks)
+		u0=$1 k0=$2
 		w0=$(writes)
 		# shellcheck disable=SC2086
 		check "fio $j on $t" fio --name="$j" --filename="$dev" --direct=1 --ioengine=io_uring --size=$AREA \
 			--time_based --runtime="$SECS" --output-format=json --output="$OUT/fio-$j-$t-$r.json" $args
 		w1=$(writes)
-		k1=$(kvfdpd_ticks)
+		set -- $(kvfdpd_ticks)
+		u1=$1 k1=$2
 		set -- $(busy_ticks)
 		b1=$1 a1=$2
 		tw="0 0"
@@ -120,13 +122,14 @@ for t in $order; do
 		set -- $(fio_write_stat "$OUT/fio-$j-$t-$r.json") $tw
 		bw=$1 iops=$2 lat=$3 calls=$4 twmean=$5
 		n=$((w1 - w0))
-		kus=$(awk -v k=$((k1 - k0)) -v n=$n -v hz=$HZ 'BEGIN { printf "%.1f", (n > 0 ? k * 1e6 / hz / n : 0) }')
+		kus=$(awk -v k=$((u1 - u0 + k1 - k0)) -v n=$n -v hz=$HZ 'BEGIN { printf "%.1f", (n > 0 ? k * 1e6 / hz / n : 0) }')
+		kusr=$(awk -v k=$((u1 - u0)) -v n=$n -v hz=$HZ 'BEGIN { printf "%.1f", (n > 0 ? k * 1e6 / hz / n : 0) }')
 		busy=$(awk -v b=$((b1 - b0)) -v a=$((a1 - a0)) 'BEGIN { printf "%.0f", (a > 0 ? 100 * b / a : 0) }')
 		iotw=$(awk -v n=$n -v c=$calls 'BEGIN { printf "%.1f", (c > 0 ? n / c : 0) }')
 		latus=$(awk -v l=$lat 'BEGIN { printf "%.0f", l / 1000 }')
-		printf '%-6s %-13s %10s %8.0f %9s %12s %6s %8s %9s %8s\n' $t $j $bw $iops $latus $kus $busy $calls $twmean $iotw \
+		printf '%-6s %-13s %10s %8.0f %9s %12s %9s %6s %8s %9s %8s\n' $t $j $bw $iops $latus $kus $kusr $busy $calls $twmean $iotw \
 			| tee -a "$OUT/probe.txt"
-		json="$json${json:+,}{\"round\":$r,\"target\":\"$t\",\"job\":\"$j\",\"bw_kib\":$bw,\"iops\":$iops,\"lat_us\":$latus,\"kvfdpd_cpu_us_per_io\":$kus,\"busy_pct\":$busy,\"tw_calls\":$calls,\"tw_mean_us\":$twmean,\"io_per_tw\":$iotw}"
+		json="$json${json:+,}{\"round\":$r,\"target\":\"$t\",\"job\":\"$j\",\"bw_kib\":$bw,\"iops\":$iops,\"lat_us\":$latus,\"kvfdpd_cpu_us_per_io\":$kus,\"kvfdpd_user_us_per_io\":$kusr,\"busy_pct\":$busy,\"tw_calls\":$calls,\"tw_mean_us\":$twmean,\"io_per_tw\":$iotw}"
 	done
 	[ $t = raw ] || kvfdpd_stop "$t-$r"
 done
