@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -198,7 +199,9 @@ TEST_CASE("http metrics: at the connection cap the oldest unfinished request mak
 TEST_CASE("http metrics: concurrent scrapes all get the whole text")
 {
 	std::atomic<int> renders{0};
-	auto s = serve({}, [&renders] {
+	HttpMetricsOptions o;
+	o.reuse = std::chrono::milliseconds(0);  // a render per GET (the reuse case is below)
+	auto s = serve(o, [&renders] {
 		renders++;
 		return std::string(kText);
 	});
@@ -214,6 +217,24 @@ TEST_CASE("http metrics: concurrent scrapes all get the whole text")
 		t.join();
 	CHECK(good.load() == 16 * 25);
 	CHECK(renders.load() == 16 * 25);
+}
+
+TEST_CASE("http metrics: GETs within the reuse interval share one render; a failed render is not kept")
+{
+	std::atomic<int> renders{0};
+	std::atomic<bool> fail_next{true};
+	HttpMetricsOptions o;
+	o.reuse = std::chrono::hours(1);  // longer than the test: every GET after a good render reuses it
+	auto s = serve(o, [&] {
+		const int n = ++renders;
+		if (fail_next.exchange(false))
+			throw std::runtime_error("device busy");
+		return "kvfdp_render " + std::to_string(n) + "\n";
+	});
+	CHECK(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 500 ", 0) == 0);
+	for (int i = 0; i < 20; i++)
+		CHECK(body_of(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n")) == "kvfdp_render 2\n");
+	CHECK(renders.load() == 2);
 }
 
 TEST_CASE("http metrics: a port in use is refused at listen with one line")

@@ -190,6 +190,17 @@ HttpMetricsServer::HttpMetricsServer(HttpMetricsOptions o, UniqueFd listen_fd, U
 
 HttpMetricsServer::~HttpMetricsServer() { stop(); }
 
+std::string HttpMetricsServer::render_reused()
+{
+	const Clock::time_point now = Clock::now();
+	if (!have_last_ || opts_.reuse.count() <= 0 || now - last_at_ >= opts_.reuse) {
+		last_text_ = render_();  // a throw leaves the last text as it was (the GET gets 500)
+		last_at_ = now;
+		have_last_ = true;
+	}
+	return last_text_;
+}
+
 void HttpMetricsServer::start()
 {
 	if (!thread_.joinable())
@@ -258,7 +269,7 @@ void HttpMetricsServer::loop()
 					c.in.append(buf, static_cast<size_t>(r));
 				const size_t end = head_end(c.in);
 				if (end != std::string::npos)
-					c.out = http_reply(c.in.substr(0, end), render_);
+					c.out = http_reply(c.in.substr(0, end), [this] { return render_reused(); });
 				else if (c.in.size() >= opts_.max_request_bytes)
 					c.out = plain(431, "Request Header Fields Too Large",
 						      "request over " + std::to_string(opts_.max_request_bytes) + " bytes\n");

@@ -26,6 +26,9 @@ struct HttpMetricsOptions {
 	size_t max_connections = 128;             // 100 concurrent scrapers fit
 	size_t max_request_bytes = 8192;          // request line and headers; a body is not read
 	std::chrono::milliseconds timeout{10000};  // to receive the request and send the reply
+	// A render younger than this answers further GETs: however many scrapers there are, the
+	// device is asked for RUH Status and FDP statistics at most once per interval (0: every GET).
+	std::chrono::milliseconds reuse{1000};
 };
 
 // A parsed listen address. A bare port means loopback (127.0.0.1); any other interface must
@@ -39,7 +42,8 @@ struct ListenAddress {
 
 class HttpMetricsServer {
 public:
-	// Returns the exposition text; called on the server thread, once per GET /metrics.
+	// Returns the exposition text; called on the server thread for a GET /metrics, at most once
+	// per HttpMetricsOptions::reuse (later GETs in the interval get the same text).
 	using Render = std::function<std::string()>;
 
 	// Binds and listens now (so a port in use is refused before anything else starts);
@@ -59,6 +63,7 @@ private:
 	HttpMetricsServer(HttpMetricsOptions o, UniqueFd listen_fd, UniqueFd wake_fd, uint16_t port,
 			  std::string address, Render render);
 	void loop();
+	std::string render_reused();  // render_(), or its last text while younger than opts_.reuse
 
 	HttpMetricsOptions opts_;
 	UniqueFd listen_fd_;
@@ -66,6 +71,9 @@ private:
 	uint16_t port_;
 	std::string address_;
 	Render render_;
+	std::string last_text_;
+	std::chrono::steady_clock::time_point last_at_{};
+	bool have_last_ = false;
 	std::thread thread_;
 };
 
