@@ -116,10 +116,20 @@ if [ ${#want_main[@]} -gt 0 ]; then
 	log "installing: ${want_main[*]}"
 	apt-get install "${APT_OPTS[@]}" "${want_main[@]}"
 fi
-if [ ${#want_bp[@]} -gt 0 ]; then
-	refuse_upgrades -t bookworm-backports "${want_bp[@]}"
-	log "installing from bookworm-backports: ${want_bp[*]}"
-	apt-get install "${APT_OPTS[@]}" -t bookworm-backports "${want_bp[@]}"
-fi
+# Each backports package alone, in the narrowest form apt can resolve: PKG/bookworm-backports
+# takes only that package from backports (bpftool needs nothing else); -t bookworm-backports
+# also takes its dependencies from there (QEMU 10 needs its own data and firmware packages), but
+# applied to bpftool it would drag installed packages of the same source (linux-perf,
+# linux-libc-dev) to 6.12, which refuse_upgrades would rightly refuse.
+for p in "${want_bp[@]}"; do
+	if apt-get -s "${APT_OPTS[@]}" install "$p/bookworm-backports" >/dev/null 2>&1; then
+		form=("$p/bookworm-backports")
+	else
+		form=(-t bookworm-backports "$p")
+	fi
+	refuse_upgrades "${form[@]}"
+	log "installing from bookworm-backports: ${form[*]}"
+	apt-get install "${APT_OPTS[@]}" "${form[@]}"
+done
 check_qemu
 log "done"
