@@ -1,6 +1,6 @@
 // kvfdpd's policy reload (SIGHUP and the `reload` request) with a config that is not a
-// readable regular file: the old policy stays in force, the generation does not move and
-// the error is one line naming the file.
+// readable regular file, or is gone: the old policy stays in force, the generation does not
+// move and the error is one line naming the file.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -13,6 +13,7 @@
 
 #include "common/unique_fd.hpp"
 #include "tests/support/temp_files.hpp"
+#include "userspace/daemon/config.hpp"
 #include "userspace/daemon/daemon_state.hpp"
 
 using namespace kvfdp;
@@ -91,4 +92,54 @@ TEST_CASE("reload: a config that is a directory, FIFO, socket, /dev/zero or too 
 	REQUIRE(again.ok());
 	CHECK(*again == 2);
 	CHECK(s.table.handle_of(KVFDP_CLASS_SHORT) == 7);
+}
+
+TEST_CASE("reload: a missing default config keeps the old policy; at start it is the built-in map")
+{
+	TempDir d;
+	State s;
+	s.nruh = 8;
+	s.opts.config_path = d.path + "/kvfdp.toml";
+	s.opts.config_explicit = false;  // the unit's default path, no --config
+	const auto builtin = make_policy(placement::PolicyConfig{}, s.nruh);
+	REQUIRE(builtin.ok());
+
+	// At start, no file: the built-in map, generation 1 (documented in docs/deploy.md).
+	auto start = reload_policy(s);
+	REQUIRE_MESSAGE(start.ok(), start.error().message());
+	CHECK(*start == 1);
+	CHECK(current_policy(s)->handle == builtin->handle);
+
+	write_file(s.opts.config_path, "[placement]\nshort = 6\n");
+	REQUIRE(reload_policy(s).ok());
+	const auto good = current_policy(s);
+	REQUIRE(good->handle[KVFDP_CLASS_SHORT] == 6);
+	REQUIRE(good->handle != builtin->handle);
+
+	// Deleted, then a dangling symlink: refused, nothing moves.
+	const std::string gone = d.path + "/gone.toml";
+	for (const bool dangling : {false, true}) {
+		INFO("dangling symlink: " << dangling);
+		(void)::unlink(s.opts.config_path.c_str());
+		if (dangling)
+			link_to(s.opts.config_path, gone);
+		auto r = reload_policy(s);
+		REQUIRE_FALSE(r.ok());
+		const std::string m = r.error().message();
+		CHECK(m.find("config " + s.opts.config_path + " is missing") != std::string::npos);
+		CHECK(m.find("restore it") != std::string::npos);
+		CHECK((m.find("a symlink to " + gone) != std::string::npos) == dangling);
+		CHECK(m.find('\n') == std::string::npos);
+		CHECK(current_policy(s) == good);
+		CHECK(s.generation == 2);
+		CHECK(s.table.handle_of(KVFDP_CLASS_SHORT) == 6);
+	}
+
+	// What the refusal suggests: an empty file reloads the built-in map.
+	(void)::unlink(s.opts.config_path.c_str());
+	write_file(s.opts.config_path, "");
+	auto empty = reload_policy(s);
+	REQUIRE_MESSAGE(empty.ok(), empty.error().message());
+	CHECK(*empty == 3);
+	CHECK(current_policy(s)->handle == builtin->handle);
 }

@@ -57,7 +57,9 @@ struct State {
 // The policy in force.
 [[nodiscard]] std::shared_ptr<const Policy> current_policy(State &s);
 // Loads the config, validates it against the device and publishes it (and its directory
-// rules to the tagger). A bad config keeps the old policy; the error names the key.
+// rules to the tagger). A bad config keeps the old policy; the error names the key. A missing
+// default config (no --config) is the built-in map only at start (no policy yet): on a
+// reload it is refused like any bad file.
 [[nodiscard]] Result<uint64_t> reload_policy(State &s);
 
 } // namespace kvfdp::daemon
