@@ -42,10 +42,15 @@ has_nvidia_gpu() {
 }
 
 # The capabilities whose skips this run accepts: KVFDP_ALLOW_SKIP, plus gpu and cuda on a
-# machine without a GPU. Every other skip (root, btf, qemu, archive, ...) fails the run.
+# machine without a GPU, and gpu2 on one with fewer than two (counted as has_nvidia_gpu does).
+# Every other skip (root, btf, qemu, archive, ...) fails the run.
 allowed_skips() {
-	local a=${KVFDP_ALLOW_SKIP:-}
+	local a=${KVFDP_ALLOW_SKIP:-} d n=0
 	has_nvidia_gpu || a="$a gpu cuda"
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] && case $(cat "$d/class" 2>/dev/null) in 0x03*) n=$((n + 1)) ;; esac
+	done
+	[ "$n" -ge 2 ] || a="$a gpu2"
 	echo "$a" | tr ',' ' '
 }
 

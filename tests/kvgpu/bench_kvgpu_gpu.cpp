@@ -28,15 +28,22 @@ using namespace kvfdp::gpu;
 
 #ifndef KVGPU_WITH_CUDA
 
+static const kvfdp::test::Requires need_cuda("cuda", [] {
+	return std::string("libkvgpu was built without CUDA (no nvcc at configure time)");
+});
+
 TEST_CASE("kvgpu gpu bench: CUDA engine bandwidth")
 {
 	CHECK(kvgpu_has_cuda() == 0);
-	kvfdp::test::skip("cuda", "libkvgpu was built without CUDA (no nvcc at configure time)");
 }
 
 #else
 
 namespace {
+
+// The capability is an NVIDIA GPU on the PCI bus, decided before any check. With one there, a
+// CUDA error (a driver too old for this build, no libcuda.so.1) fails the bench.
+const kvfdp::test::Requires need_gpu("gpu", kvfdp::test::probe_gpu());
 
 constexpr uint64_t kVerifyPiece = 64u << 20;
 
@@ -76,14 +83,13 @@ double memcpy_bw(char *dev, uint64_t total, unsigned piece, unsigned slots, bool
 
 TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw O_DIRECT files")
 {
-	if (kvgpu_has_cuda() != 1)
-		kvfdp::test::skip("cuda", "libkvgpu was built without CUDA");
+	REQUIRE(kvgpu_has_cuda() == 1);
 	int ndev = 0;
-	if (cudaError_t e = cudaGetDeviceCount(&ndev); e != cudaSuccess || ndev == 0) {
-		std::string why = std::string("no usable CUDA device: ") +
-				  (e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports no GPU");
-		kvfdp::test::skip("gpu", why);
-	}
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+	REQUIRE_MESSAGE(e == cudaSuccess, "a GPU is on the PCI bus but CUDA cannot use it: cudaGetDeviceCount: "
+						  << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
+						  << "; is the NVIDIA driver, libcuda.so.1, installed and new enough for this CUDA build?)");
+	REQUIRE_MESSAGE(ndev > 0, "a GPU is on the PCI bus but the CUDA driver reports none");
 	const int device = int(bench::env_u64("KVGPU_BENCH_DEVICE", 0));
 	REQUIRE_MESSAGE(device < ndev, "KVGPU_BENCH_DEVICE=" << device << " but there are " << ndev << " GPUs");
 	REQUIRE(cudaSetDevice(device) == cudaSuccess);

@@ -1,6 +1,7 @@
 // libkvgpu's CUDA engine on a real device: round trips from and to device memory (many sizes,
 // unaligned ones too), stream ordering, concurrent evicts, checksums. Skips (77) with the
-// reason when libkvgpu was built without CUDA or no GPU / driver is usable.
+// reason when libkvgpu was built without CUDA or no GPU is on the PCI bus (a driver CUDA cannot
+// use is a failure); the second-device case needs two GPUs (capability gpu2).
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -246,15 +247,15 @@ TEST_CASE("kvgpu gpu: a damaged payload fails its checksum on load; host memory 
 	CHECK(back == v);
 }
 
-TEST_CASE("kvgpu gpu: a store on another device leaves the caller's current device alone")
+// Two GPUs on the PCI bus, decided when the case is registered: with one, the case does not
+// run and the executable exits 77 "SKIP: gpu2: ..." only if every other case passed.
+TEST_CASE("kvgpu gpu: a store on another device leaves the caller's current device alone" *
+	  kvfdp::test::case_requires("gpu2", kvfdp::test::probe_gpus(2)))
 {
 	require_gpu();
 	int n = 0;
 	REQUIRE(cudaGetDeviceCount(&n) == cudaSuccess);
-	if (n < 2) {
-		MESSAGE("SKIP case: needs two GPUs, found " << n);
-		return;
-	}
+	REQUIRE_MESSAGE(n >= 2, "two NVIDIA GPUs are on the PCI bus but CUDA reports " << n << " (CUDA_VISIBLE_DEVICES?)");
 	TempDir dir;
 	REQUIRE(dir.ok());
 	REQUIRE(cudaSetDevice(0) == cudaSuccess);

@@ -130,15 +130,25 @@ std::function<std::string()> probe_loop()
 
 std::function<std::string()> probe_gpu()
 {
-	return []() -> std::string {
+	return probe_gpus(1);
+}
+
+std::function<std::string()> probe_gpus(int n)
+{
+	return [n]() -> std::string {
+		int found = 0;
 		std::error_code ec;
 		for (const auto &d : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
 			std::ifstream v(d.path() / "vendor"), c(d.path() / "class");
 			std::string vendor, cls;
 			if ((v >> vendor) && (c >> cls) && vendor == "0x10de" && cls.rfind("0x03", 0) == 0)
-				return "";
+				found++;
 		}
-		return "no NVIDIA GPU on this machine's PCI bus";
+		if (found >= n)
+			return "";
+		if (found == 0)
+			return "no NVIDIA GPU on this machine's PCI bus";
+		return "needs " + std::to_string(n) + " NVIDIA GPUs, this machine's PCI bus has " + std::to_string(found);
 	};
 }
 

@@ -38,6 +38,8 @@ std::function<std::string()> probe_loop();                  // losetup and /dev/
 // An NVIDIA GPU on the PCI bus (vendor 0x10de, display class), whatever its driver: with one
 // present, a CUDA error (driver or runtime mismatch) is a failure, not a missing capability.
 std::function<std::string()> probe_gpu();
+// At least n NVIDIA GPUs on the PCI bus, counted as probe_gpu does (capability "gpu2" for 2).
+std::function<std::string()> probe_gpus(int n);
 
 // A capability only one test case needs, as a doctest decorator decided when the case is
 // registered (before any case runs):
