@@ -1,6 +1,8 @@
 // bench_daemon_engine: kvfdpd's user-space cost per request (IoEngine + the queue loop's
 // dispatch and commit) against a null passthrough device on a loopback ring, no syscalls.
 // Prints one JSON line: allocations per request in steady state and wall ns per request.
+// --learned runs it with --placement learned (userspace/daemon/learned.hpp): writes placed by
+// (writer, class), every write overwriting an earlier one once the 1 GiB span wraps.
 // Instructions per request come from tools/bench/callgrind-per-io.sh, which runs this
 // program under callgrind at two request counts.
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "tests/daemon/bench_learned.hpp"
 #include "tests/daemon/bench_rig.hpp"
 
 using namespace kvfdp;
@@ -23,6 +26,7 @@ struct Options {
 	uint8_t op = ublk::kOpWrite;
 	bool tagged = true;
 	bool zero_copy = false;
+	bool learned = false;
 };
 
 int usage(const char *msg)
@@ -31,7 +35,7 @@ int usage(const char *msg)
 		     "bench_daemon_engine: %s\n"
 		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
 		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
-		     "                           [--zero-copy]\n",
+		     "                           [--zero-copy] [--learned]\n",
 		     msg);
 	return 2;
 }
@@ -60,6 +64,8 @@ int main(int argc, char **argv)
 			o.tagged = false;
 		} else if (a == "--zero-copy") {
 			o.zero_copy = true;
+		} else if (a == "--learned") {
+			o.learned = true;
 		} else if (a == "--op" && has_value) {
 			const std::string op = argv[++i];
 			if (op == "write")
@@ -88,6 +94,11 @@ int main(int argc, char **argv)
 		return usage("--max-transfer must be a multiple of 4096 up to 524288");
 	rc.max_transfer = o.max_transfer;
 	rc.zero_copy = o.zero_copy;
+	std::unique_ptr<test::RigLearned> learned;
+	if (o.learned) {
+		learned = std::make_unique<test::RigLearned>(rc);
+		rc.learned = learned->lp.get();
+	}
 
 	const uint32_t sectors = o.size >> 9;
 	const uint64_t span = rc.nlb * (rc.lba_size >> 9) / sectors;  // requests before wrapping
@@ -97,6 +108,7 @@ int main(int argc, char **argv)
 		r.sector = (i % span) * sectors;
 		r.sectors = sectors;
 		r.cls = o.tagged ? static_cast<uint8_t>(KVFDP_CLASS_SHORT + i % 4) : static_cast<uint8_t>(KVFDP_NR_CLASSES);
+		r.writer = o.learned ? static_cast<uint32_t>(1 + (i / 4) % 2) : 0;  // two writers x 4 classes
 		return r;
 	};
 	test::EngineRig<decltype(gen)> rig(rc, gen);
@@ -106,6 +118,8 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "bench_daemon_engine: the queue loop stalled during warm-up\n");
 		return 1;
 	}
+	if (learned)
+		(void)learned->lp->recompute_now();  // off the data path, as the regroup thread does
 	const uint64_t a0 = test::allocation_count();
 	const auto t0 = std::chrono::steady_clock::now();
 	const bool ok = rig.serve(o.requests);
@@ -119,11 +133,11 @@ int main(int argc, char **argv)
 	}
 	const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
 	std::printf("{\"bench\":\"daemon_engine\",\"op\":\"%s\",\"size\":%u,\"max_transfer\":%u,\"tagged\":%s,"
-		    "\"zero_copy\":%s,\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,"
+		    "\"zero_copy\":%s,\"learned\":%s,\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,"
 		    "\"copied_bytes_per_request\":%.1f,\"allocations\":%llu,"
 		    "\"allocations_per_request\":%.6f,\"ns_per_request\":%.1f}\n",
 		    o.op == ublk::kOpWrite ? "write" : "read", o.size, o.max_transfer, o.tagged ? "true" : "false",
-		    o.zero_copy ? "true" : "false", rc.depth, static_cast<unsigned long long>(o.requests),
+		    o.zero_copy ? "true" : "false", o.learned ? "true" : "false", rc.depth, static_cast<unsigned long long>(o.requests),
 		    static_cast<double>(rig.device_cmds()) / static_cast<double>(rig.done()),
 		    static_cast<double>(rig.counters().copied_bytes.get()) / static_cast<double>(rig.done()),
 		    static_cast<unsigned long long>(allocs), static_cast<double>(allocs) / static_cast<double>(o.requests),

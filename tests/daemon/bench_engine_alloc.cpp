@@ -1,12 +1,15 @@
 // kvfdpd's per-request path allocates nothing in steady state: every op through IoEngine and
 // the queue loop's dispatch/commit on the loopback rig (bench_rig.hpp), counted by the
-// program's own malloc (bench_alloc_hook.cpp).
+// program's own malloc (bench_alloc_hook.cpp). Also with --placement learned, where every
+// write and discard also goes through the learner and its chunk table of deaths.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <new>
 
+#include "tests/daemon/bench_learned.hpp"
 #include "tests/daemon/bench_rig.hpp"
+#include "userspace/daemon/writers.hpp"
 
 using namespace kvfdp;
 
@@ -18,8 +21,11 @@ test::RigRequest mixed(uint64_t i)
 {
 	test::RigRequest r;
 	const uint64_t k = i % 8;
-	r.sector = (i % 1000) * 1024;
+	// 999 slots of 512 KiB: not a multiple of 8, so each slot takes every op in turn (a
+	// discard or write zeroes finds data there, for learned placement's death path).
+	r.sector = (i % 999) * 1024;
 	r.sectors = 256;  // 128 KiB
+	r.writer = static_cast<uint32_t>(1 + (i / 8) % 3);  // keys of learned placement; the class map ignores it
 	switch (k) {
 	case 0:
 	case 1:
@@ -54,17 +60,27 @@ test::RigRequest mixed(uint64_t i)
 namespace {
 
 // members > 1: a stripe of that many passthru queues with 64 KiB units (each 128 KiB request,
-// at a multiple of 512 KiB, covers two units on two members).
-void check_no_allocation(bool zero_copy, uint32_t members = 1)
+// at a multiple of 512 KiB, covers two units on two members). learned: --placement learned;
+// the 999 request slots are written, overwritten, discarded and zeroed again and again, so
+// the learner's death path runs for every write after the first pass.
+void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = false)
 {
 	CAPTURE(zero_copy);
 	CAPTURE(members);
+	CAPTURE(learned);
 	test::RigConfig rc;
 	rc.max_transfer = 128 * 1024;
 	rc.zero_copy = zero_copy;
 	rc.members = members;
+	std::unique_ptr<test::RigLearned> lp;
+	if (learned) {
+		lp = std::make_unique<test::RigLearned>(rc);
+		rc.learned = lp->lp.get();
+	}
 	test::EngineRig<decltype(&mixed)> rig(rc, &mixed);
 	REQUIRE(rig.serve(4 * rc.depth));  // warm-up
+	if (lp)
+		(void)lp->lp->recompute_now();  // off the data path (the regroup thread)
 	const uint64_t a0 = test::allocation_count();
 	const bool ok = rig.serve(4000);
 	const uint64_t allocs = test::allocation_count() - a0;
@@ -89,9 +105,26 @@ void check_no_allocation(bool zero_copy, uint32_t members = 1)
 		CHECK(rig.device_cmds() == total / 8 * (3 + 4 + 4));
 	else
 		CHECK(rig.device_cmds() == total / 8 * (3 * 2 + 8 + 2 + members + 2 + 2));
-	// The tagged classes reached their default handles (SHORT..EXTREME -> 1..4).
-	for (unsigned h = 1; h <= 4; h++)
-		CHECK(c.handle_writes[h].get() == total / 8 * 3 / 4);
+	if (lp) {
+		// Every write went to a handle the learner gave; the deaths reached it: each of the
+		// 12 keys (3 writers x 4 classes) and the untagged one saw its data overwritten,
+		// discarded or zeroed.
+		uint64_t placed = 0;
+		for (unsigned h = 0; h < rc.nruh; h++)
+			placed += c.handle_writes[h].get();
+		CHECK(placed == c.writes.get());
+		(void)lp->lp->recompute_now();
+		daemon::WriterNames names;
+		const nlohmann::json p = lp->lp->policy_json(names);
+		INFO(p.dump());
+		CHECK(p["keys"].size() == 3 * 4 + 1);
+		for (const nlohmann::json &k : p["keys"])
+			CHECK(k["died_bytes"].get<uint64_t>() > 0);
+	} else {
+		// The tagged classes reached their default handles (SHORT..EXTREME -> 1..4).
+		for (unsigned h = 1; h <= 4; h++)
+			CHECK(c.handle_writes[h].get() == total / 8 * 3 / 4);
+	}
 	// Copy mode: the driver copied every read/write through kvfdpd's buffers; zero copy: none.
 	const uint64_t data_bytes = c.read_bytes.get() + c.write_bytes.get();
 	CHECK(data_bytes == total / 8 * (3 * 128 + 512 + 128) * 1024);
@@ -114,6 +147,12 @@ TEST_CASE("engine: no heap allocation per request on a 4-member stripe, every op
 {
 	check_no_allocation(false, 4);
 	check_no_allocation(true, 4);
+}
+
+TEST_CASE("engine: no heap allocation per request with learned placement, every op (copy and zero copy)")
+{
+	check_no_allocation(false, 1, true);
+	check_no_allocation(true, 1, true);
 }
 
 TEST_CASE("engine rig: the counting malloc sees an allocation")

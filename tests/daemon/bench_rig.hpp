@@ -111,6 +111,7 @@ struct RigRequest {
 	uint64_t sector = 0;
 	uint32_t sectors = 0;
 	uint8_t cls = KVFDP_NR_CLASSES;
+	uint32_t writer = 0;  // the tagger's writer id in the slot (learned placement keys on it)
 };
 
 struct RigConfig {
@@ -123,6 +124,7 @@ struct RigConfig {
 	bool zero_copy = false;              // the request's registered pages instead of tag buffers
 	uint32_t members = 1;                // > 1: a stripe of passthru queues (nvme/stripe.hpp), nlb in all
 	uint32_t stripe_bytes = 64 * 1024;   // with members > 1
+	daemon::LearnedPlacement *learned = nullptr;  // --placement learned (bench_learned.hpp)
 };
 
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's
@@ -149,6 +151,7 @@ public:
 		ec.fixed_buffers = true;
 		ec.zero_copy = rc.zero_copy;
 		ec.stripe = layout(rc);
+		ec.learned = rc.learned;
 		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(),
 							     rc.zero_copy ? nullptr : bufs_.data(), reader_, policy_, ctr_,
 							     *this);
@@ -289,6 +292,7 @@ private:
 			s.sector = r.sector;
 			s.sectors = r.sectors;
 			s.cls = r.cls;
+			s.writer = r.writer;
 			s.source = KVFDP_SRC_BIO_HINT;
 			s.op = 1;
 			__atomic_store_n(&s.seq, ++seq_, __ATOMIC_RELEASE);
