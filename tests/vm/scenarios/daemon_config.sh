@@ -1,5 +1,5 @@
 #!/bin/sh
-# daemon_config: a bad config (bad TOML, a directory, a FIFO, /dev/zero), a bad socket path, a bad command line (exit 2) and a non-FDP namespace each fail with one line and leave no ublk device (nor the model's --file); a reload of a non-regular config keeps the old policy; SIGHUP reloads (a bad reload keeps the old policy); sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; --force-remove removes a mounted device; the control socket survives bad input; on XFS and ext4.
+# daemon_config: a bad config (bad TOML, a directory, a FIFO, /dev/zero), a bad socket path, a bad command line (exit 2) and a non-FDP namespace each fail with one line and leave no ublk device (nor the model's --file); a reload of a non-regular config keeps the old policy; SIGHUP reloads (a bad reload keeps the old policy); a [[writer]] naming a missing cgroup or directory is logged and skipped, at start and on reload, and kvfdpd serves on; sd_notify READY/RELOADING/STOPPING reach NOTIFY_SOCKET; --attach refuses a served device; --force-remove removes a mounted device; the control socket survives bad input; on XFS and ext4.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 512M --plain-ns 64M --timeout 240
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp-daemon-vmtool
@@ -95,8 +95,9 @@ umount /mnt/force 2>/dev/null || umount -l /mnt/force
 check "kvfdpd --force-remove exits 0 once it is unmounted" wait $FPID
 rm -f /tmp/force.img
 
-step "SIGHUP reloads the policy; a bad reload keeps the old one"
-printf '[placement]\nshort = 1\n' > /tmp/kvfdp.toml
+step "SIGHUP reloads the policy; a bad reload keeps the old one; a writer rule naming a missing cgroup or directory is logged and skipped"
+# Lines 3 and 6: the [[writer]] headers the warnings name.
+printf '[placement]\nshort = 1\n[[writer]]\nname = "ghost-cgroup"\ncgroup = "/no-such.slice/ghost.service"\n[[writer]]\nname = "ghost-dir"\ndir = "/mnt/no-such-dir"\n' > /tmp/kvfdp.toml
 # A service manager's notify socket, as systemd gives a Type=notify unit.
 $T notify-listen /tmp/notify.sock /tmp/notify.log &
 NPID=$!
@@ -105,6 +106,9 @@ NOTIFY_SOCKET=/tmp/notify.sock kvfdpd --device /dev/ng0n1 --config /tmp/kvfdp.to
 KPID=$!
 wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd.log"; die "kvfdpd did not become ready"; }
 dev=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
+check "a missing writer cgroup is logged and skipped" grep -q "writer ghost-cgroup (line 3): .*/no-such.slice/ghost.service.*; skipped" "$OUT/kvfdpd.log"
+check "a missing writer directory is logged and skipped" grep -q "writer ghost-dir (line 6): .*/mnt/no-such-dir.*; skipped" "$OUT/kvfdpd.log"
+check "kvfdpd serves with the skipped writers" kill -0 $KPID
 gen() { $T ctl $SOCK '{"cmd":"policy"}' | sed -n 's/.*"generation":\([0-9]*\).*/\1/p'; }
 short_handle() { $T snap $SOCK policy /tmp/pol.json && $T get /tmp/pol.json map 2 handle; }
 handle_bytes() { $T snap $SOCK ruh /tmp/r.json && $T get /tmp/r.json ruhss "$1" bytes; }
@@ -124,8 +128,10 @@ for fs in xfs ext4; do
 	mkdir -p /mnt/kv
 	check "$fs mounts" mount -o discard $dev /mnt/kv || continue
 	new=$((6 + ($g % 2)))   # alternate 6 / 7 so each filesystem sees a change
-	printf '[placement]\nshort = %s\n' $new > /tmp/kvfdp.toml
+	# ... with a writer directory that is not there: logged and skipped, the rest applies.
+	printf '[placement]\nshort = %s\n[[writer]]\nname = "ghost-%s"\ndir = "/mnt/kv/no-such-dir"\n' $new $fs > /tmp/kvfdp.toml
 	kill -HUP $KPID
+	check "$fs: the reload logs and skips the missing writer directory" wait_until 20 grep -q "writer ghost-$fs (line 3): .*/mnt/kv/no-such-dir.*; skipped" "$OUT/kvfdpd.log"
 	check "$fs: SIGHUP bumps the generation" wait_until 20 sh -c "[ \"\$($T ctl $SOCK '{\"cmd\":\"policy\"}' | sed -n 's/.*\"generation\":\([0-9]*\).*/\1/p')\" = $((g + 1)) ]"
 	g=$((g + 1))
 	expect_eq "$fs: short now maps to handle $new" "$(short_handle)" $new
