@@ -22,14 +22,25 @@ TIMES=$OUT/restart_times.txt
 
 now() { cut -d' ' -f1 /proc/uptime; }
 
-# Every thread's kernel stack of pid $1, the blocked tasks (sysrq w), what each CPU runs
-# (sysrq l: a spinning kworker) and the dmesg tail.
-dump_stacks() {
-	echo "---- kernel stacks of pid $1 ($2)"
+# Every thread's kernel stack of pid $1 and of its children (a writer's subshell: its
+# kvfdp-daemon-vmtool), the blocked tasks (sysrq w), what each CPU runs (sysrq l: a spinning
+# kworker) and the dmesg tail.
+task_stacks() {
 	for t in /proc/$1/task/*; do
 		[ -d "$t" ] || continue
 		echo "task ${t##*/} state $(awk '{print $3}' $t/stat 2>/dev/null) comm $(cat $t/comm 2>/dev/null)"
 		cat $t/stack 2>/dev/null
+	done
+}
+dump_stacks() {
+	echo "---- kernel stacks of pid $1 ($2)"
+	task_stacks $1
+	for st in /proc/[0-9]*/stat; do
+		# the field after ") " that follows comm is the state, then the parent's pid
+		[ "$(sed 's/.*) //' $st 2>/dev/null | cut -d' ' -f2)" = "$1" ] || continue
+		c=${st#/proc/}; c=${c%/stat}
+		echo "---- its child $c: $(tr '\0' ' ' < /proc/$c/cmdline 2>/dev/null)"
+		task_stacks $c
 	done
 	echo w > /proc/sysrq-trigger 2>/dev/null
 	echo l > /proc/sysrq-trigger 2>/dev/null
@@ -41,6 +52,24 @@ dump_stacks() {
 reaped() {
 	[ -d /proc/$1 ] || return 0
 	[ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" = Z ] && [ "$(ls /proc/$1/task 2>/dev/null | wc -l)" -le 1 ]
+}
+
+# reap_within SECONDS PID WHAT: waits for this shell's child PID and returns its status; if it
+# has not exited within SECONDS, fails the run with its kernel stacks (a hang is a FAIL with
+# the evidence, never the harness's TIMEOUT).
+reap_within() {
+	if ! wait_until $1 reaped $2; then
+		dump_stacks $2 "$3: still running after $1 s"
+		die "$3 did not finish within $1 s: hang"
+	fi
+	wait $2
+}
+
+# bounded SECONDS CMD...: CMD's status, or the run fails with its stacks after SECONDS.
+bounded() {
+	_bs=$1; shift
+	"$@" &
+	reap_within $_bs $! "$*"
 }
 
 # start_kvfdpd LOG ARGS...: starts kvfdpd; fails the run (with the stacks of the previous
@@ -111,9 +140,10 @@ for fs in xfs ext4; do
 	start_kvfdpd kvfdpd_$fs.log --dev-id 0 --attach
 	echo "first start ready in $READY_S s"
 	dev=/dev/ublkb0
-	if [ $fs = xfs ]; then mkfs.xfs -q -f $dev; else mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $dev; fi
+	if [ $fs = xfs ]; then bounded 120 mkfs.xfs -q -f $dev; else bounded 120 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $dev; fi
 	mkdir -p $MNT
-	check "$fs mounts with -o discard" mount -o discard $dev $MNT || { kill $KPID; wait $KPID; continue; }
+	check "$fs mounts with -o discard" bounded 60 mount -o discard $dev $MNT || {
+		kill $KPID; reap_within 60 $KPID "kvfdpd after SIGTERM"; continue; }
 	rm -rf /tmp/stop /tmp/errors /tmp/writers.log /tmp/m_b /tmp/m_d
 	: > /tmp/errors
 	writer b 1 & WB=$!
@@ -126,7 +156,7 @@ for fs in xfs ext4; do
 		if [ $((k % 2)) = 1 ]; then restart="--recover 0"; else restart="--dev-id 0 --attach"; fi
 		step "$fs: kill $k/$KILLS after $delay s, then kvfdpd $restart"
 		sleep "$delay"   # the random point of the kill (the probe's delay), not a wait for anything
-		written=$($T ctl $SOCK '{"cmd":"status"}' 2>/dev/null | sed -n 's/.*"write_bytes":\([0-9]*\).*/\1/p')
+		written=$(timeout 20 $T ctl $SOCK '{"cmd":"status"}' 2>/dev/null | sed -n 's/.*"write_bytes":\([0-9]*\).*/\1/p')
 		tk=$(now)
 		kill -9 $KPID
 		if ! wait_until 40 reaped $KPID; then
@@ -147,7 +177,8 @@ for fs in xfs ext4; do
 		start_kvfdpd kvfdpd_${fs}_restarts.log $restart
 		PREV=
 		if [ -z "$PIN_ARGS" ]; then
-			$T snap $SOCK status /tmp/ks.json
+			rm -f /tmp/ks.json
+			check "$fs kill $k: status answers within 20 s" timeout 20 $T snap $SOCK status /tmp/ks.json
 			expect_eq "$fs kill $k: tagging on after the restart" "$($T get /tmp/ks.json tagging active)" true
 			if [ -n "$stale" ]; then
 				expect_eq "$fs kill $k: a stale set is not re-opened" "$($T get /tmp/ks.json tagging reopened)" false
@@ -164,7 +195,10 @@ for fs in xfs ext4; do
 
 	step "$fs: stop the writers, check every fsync'ed file"
 	touch /tmp/stop
-	wait $WB; wait $WD; wait $WC
+	# Each finishes the file it is writing (2 MiB, fsync'ed) and stops.
+	reap_within 60 $WB "the buffered writer"
+	reap_within 60 $WD "the O_DIRECT writer"
+	reap_within 60 $WC "the churner"
 	cat /tmp/writers.log
 	expect_eq "$fs: writes that failed (I/O errors)" "$(grep -c . /tmp/errors)" 0
 	head -n 5 /tmp/errors
@@ -182,14 +216,14 @@ for fs in xfs ext4; do
 	echo "$n fsync'ed files checked"
 	expect_ge "$fs: fsync'ed files checked" $n 8
 	expect_eq "$fs: md5 mismatches" $bad 0
-	check "$fs unmounts" umount $MNT
+	check "$fs unmounts" bounded 120 umount $MNT
 	if [ $fs = xfs ]; then
-		check "xfs_repair -n is clean" xfs_repair -n $dev
+		check "xfs_repair -n is clean" bounded 180 xfs_repair -n $dev
 	else
-		check "e2fsck -fn is clean" e2fsck -fn $dev
+		check "e2fsck -fn is clean" bounded 180 e2fsck -fn $dev
 	fi
 	kill -TERM $KPID
-	check "$fs: kvfdpd exits 0 on SIGTERM" wait $KPID
+	check "$fs: kvfdpd exits 0 on SIGTERM" reap_within 60 $KPID "kvfdpd after SIGTERM"
 	check "$fs: with nothing mounted, SIGTERM removes the device" sh -c "! test -e $dev"
 	if [ -z "$PIN_ARGS" ]; then
 		check "$fs: the removed device's tagger set is unpinned" sh -c "! test -e /sys/fs/bpf/kvfdp/ublkb0"
