@@ -17,7 +17,7 @@ if [ ! -x "$bin" ]; then
 fi
 if [ ! -x "$bin" ]; then
 	if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^KVFDP_WITH_CUDA:BOOL=ON' "$build/CMakeCache.txt"; then
-		echo "SKIP: $build was configured without CUDA (reconfigure with nvcc on PATH or -DKVFDP_WITH_CUDA=ON)"
+		echo "SKIP: cuda: $build was configured without CUDA (reconfigure with nvcc on PATH or -DKVFDP_WITH_CUDA=ON)"
 		exit 77
 	fi
 	echo "run_gpu_bench: no $bin: pass a configured build dir (cmake -S . -B build && cmake --build build)" >&2
