@@ -255,6 +255,10 @@ TEST_CASE("cli: a striped kvfdpd: status lists the members and stripe size, ruh 
 	REQUIRE(r.rc == kExitOk);
 	CHECK(r.out.find("stripe:      2 members, stripe size 512.00 KiB, 512.00 MiB used on each") != std::string::npos);
 	CHECK(r.out.find("member 1:    /dev/ng1n1, nsid 1, 512.00 MiB, 2 handles, FDP enabled") != std::string::npos);
+	const size_t row = r.out.find("device:");
+	REQUIRE(row != std::string::npos);
+	const std::string device_row = r.out.substr(row, r.out.find('\n', row) - row);
+	CHECK_MESSAGE(device_row.find("nsid") == std::string::npos, "a stripe's device row names no nsid: " << device_row);
 
 	r = wide({"ruh"});
 	INFO(r.out);

@@ -53,8 +53,11 @@ std::string device_line(const json &d)
 	std::ostringstream s;
 	if (d.contains("ublk_path"))
 		s << text(d, "ublk_path") << " -> ";
-	s << text(d, "path") << " (" << text(d, "backend") << "), nsid " << text(d, "nsid") << ", "
-	  << format_bytes(static_cast<u128>(json_u64(d, "nlb")) * json_u64(d, "lba_size")) << ", LBA "
+	s << text(d, "path") << " (" << text(d, "backend") << "), ";
+	// A stripe has no namespace of its own: each member line gives its nsid.
+	if (!(d.contains("stripe") && d["stripe"].is_object()))
+		s << "nsid " << text(d, "nsid") << ", ";
+	s << format_bytes(static_cast<u128>(json_u64(d, "nlb")) * json_u64(d, "lba_size")) << ", LBA "
 	  << json_u64(d, "lba_size") << " B";
 	return s.str();
 }
