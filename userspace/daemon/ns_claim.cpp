@@ -82,11 +82,12 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 	std::vector<std::string> paths{node};
 	if (!block.empty() && block != node)
 		paths.push_back(block);
-	const std::string opener = other_opener(paths);
+	std::string held;
+	const std::string opener = other_opener(paths, &held);
 	if (!opener.empty() && opener.find("(kvfdpd)") != std::string::npos) {
 		const int pid = std::atoi(opener.c_str() + 4);
 		const std::string disk = served_by ? served_by(pid) : std::string();
-		return opener + " serves " + node + (disk.empty() ? "" : " as " + disk) +
+		return opener + " serves " + held + (disk.empty() ? "" : " as " + disk) +
 		       ": stop it first, or serve another namespace";
 	}
 	if (!block.empty()) {
@@ -142,7 +143,7 @@ std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector
 	return out;
 }
 
-std::string other_opener(const std::vector<std::string> &paths)
+std::string other_opener(const std::vector<std::string> &paths, std::string *held)
 {
 	const int self = ::getpid();
 	DIR *proc = ::opendir("/proc");
@@ -164,8 +165,11 @@ std::string other_opener(const std::vector<std::string> &paths)
 				continue;
 			target[n] = 0;
 			for (const std::string &p : paths)
-				if (p == target)
+				if (found.empty() && p == target) {
 					found = "pid " + std::to_string(pid) + " (" + read_line(std::string("/proc/") + pe->d_name + "/comm") + ")";
+					if (held)
+						*held = p;
+				}
 			if (!found.empty())
 				break;
 		}

@@ -30,7 +30,8 @@ struct NsClaim {
 [[nodiscard]] std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector<std::string> &devs);
 
 // Names another process that has one of paths open: "pid N (comm)"; "" when there is none.
-[[nodiscard]] std::string other_opener(const std::vector<std::string> &paths);
+// held, when given, gets the path it has open (a streams kvfdpd holds /dev/nvmeXnY, not ngXnY).
+[[nodiscard]] std::string other_opener(const std::vector<std::string> &paths, std::string *held = nullptr);
 
 // Claims the namespace at node (the backend's device: /dev/ngXnY for passthru, /dev/nvmeXnY
 // for streams; a stripe claims each member). The refusal is one line naming the
