@@ -111,6 +111,8 @@ private:
 		case sim::Placement::none:
 			return KVFDP_CLASS_NOT_SET;
 		case sim::Placement::hint:
+		case sim::Placement::writer: // simulate runs the workload with hint for these
+		case sim::Placement::learned:
 			if (g == kShared)
 				return KVFDP_CLASS_LONG;
 			return learner_.rate(g) >= cfg_.medium_reuse ? KVFDP_CLASS_MEDIUM

@@ -117,6 +117,8 @@ private:
 		case sim::Placement::none:
 			return KVFDP_CLASS_NOT_SET;
 		case sim::Placement::hint:
+		case sim::Placement::writer: // simulate runs the workload with hint for these
+		case sim::Placement::learned:
 			return kHintClass[p];
 		case sim::Placement::oracle:
 			break;
