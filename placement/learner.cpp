@@ -451,6 +451,9 @@ RecomputeResult Learner::recompute(double now_s)
 
 	// 3. Handles: each group keeps the handle most of its writes went to, if free; the
 	// other groups take free handles; handles that held groups and hold none are abandoned.
+	// A free handle no group held at the last recompute has no open RU of anyone's data
+	// (never written, or closed by the RUH Update that abandoned it), so it is taken before
+	// one another group leaves now; taking such a handle is a remap, reported for RUH Update.
 	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
 	{
 		struct Claim {
@@ -484,17 +487,30 @@ RecomputeResult Learner::recompute(double now_s)
 			group_handle[c.group] = c.handle;
 			mask_set(taken_lo, taken_hi, c.handle);
 		}
+		// The lowest free handle; with clean, only one no group held at the last recompute.
+		auto free_handle = [&](bool clean) {
+			for (uint16_t h : avail)
+				if (!mask_has(taken_lo, taken_hi, h) && !(clean && mask_has(used_lo_, used_hi_, h)))
+					return h;
+			return kNoHandle;
+		};
 		for (uint32_t g = 0; g < groups.size(); g++) {
 			if (group_handle[g] != kNoHandle)
 				continue;
-			for (uint16_t h : avail)
-				if (!mask_has(taken_lo, taken_hi, h)) {
-					group_handle[g] = h;
-					mask_set(taken_lo, taken_hi, h);
-					break;
-				}
-			if (group_handle[g] == kNoHandle)  // cannot happen: groups <= avail
+			uint16_t h = free_handle(true);
+			if (h == kNoHandle) {
+				h = free_handle(false);
+				// A group that claimed none of its handles has no key on h (its claim on
+				// h would have won): h held another group's data.
+				if (h != kNoHandle)
+					out.remapped.push_back(h);
+			}
+			if (h == kNoHandle) {  // cannot happen: groups <= avail
 				group_handle[g] = avail.front();
+				continue;
+			}
+			group_handle[g] = h;
+			mask_set(taken_lo, taken_hi, h);
 		}
 		// Abandoned: used by the learner before, not now.
 		for (uint16_t h : avail)
@@ -526,7 +542,7 @@ RecomputeResult Learner::recompute(double now_s)
 		mask_set(used_lo_, used_hi_, biggest);
 	publish_class_defaults(biggest);
 	out.groups = static_cast<uint32_t>(groups.size());
-	if (out.moved_keys || !out.abandoned.empty())
+	if (out.moved_keys || !out.abandoned.empty() || !out.remapped.empty())
 		generation_++;
 	out.generation = generation_;
 	return out;

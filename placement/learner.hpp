@@ -19,8 +19,9 @@
 // - died() may also be called from the tagger's event thread (unlink of a file).
 //
 // The caller owns the device-side consequences: recompute() returns the handles nothing is
-// placed on any more; the caller issues NVMe RUH Update on them (so their open reclaim units
-// do not hold spare space) and counts a refusal (the handle then stays open, harmlessly).
+// placed on any more (abandoned) and those handed from one group to another (remapped); the
+// caller issues NVMe RUH Update on both (so open reclaim units neither hold spare space nor
+// mix two groups' data) and counts a refusal (the handle then stays open, harmlessly).
 #pragma once
 
 #include <array>
@@ -104,6 +105,10 @@ struct KeyInfo {
 struct RecomputeResult {
 	// Handles that held groups before and hold none now: issue RUH Update on each.
 	std::vector<uint16_t> abandoned;
+	// Handles that held a group before and were handed to another group now, because no
+	// handle free of data was left: issue RUH Update on these too, or the new group fills
+	// the reclaim unit the old group left open. Not in abandoned.
+	std::vector<uint16_t> remapped;
 	// Keys whose handle changed.
 	uint32_t moved_keys = 0;
 	// Groups after this recompute (pinned keys not counted).

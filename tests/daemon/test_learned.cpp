@@ -10,9 +10,12 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "nvme/backends.hpp"
 #include "nvme/model/model_device.hpp"
 #include "tests/daemon/bench_rig.hpp"
+#include "tests/model/model_io.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/writers.hpp"
 
@@ -82,6 +85,23 @@ void drive(LearnedPlacement &lp, uint64_t staging_mib, uint64_t regroup_mib, uin
 	(void)lp.recompute_now();
 }
 
+// After drive(): the staging writer stops and its data is discarded; the engine alone
+// rewrites its store, regrouping every 16 MiB, until a recompute drops a handle or
+// max_mib is written. Returns the handles that recompute abandoned.
+std::vector<uint16_t> staging_stops(LearnedPlacement &lp, uint64_t *engine_done, uint64_t max_mib)
+{
+	const uint32_t per = kMiB / kLba;
+	lp.discard(160 * per, 64 * per);
+	for (uint64_t i = 1; i <= max_mib; i++) {
+		(void)lp.place(kEngine, KVFDP_CLASS_NOT_SET, (*engine_done % 128) * per, per);
+		(*engine_done)++;
+		if (i % 16 == 0)
+			if (auto r = lp.recompute_now(); !r.abandoned.empty())
+				return r.abandoned;
+	}
+	return {};
+}
+
 std::map<uint32_t, uint16_t> handles_by_writer(const json &p)
 {
 	std::map<uint32_t, uint16_t> m;
@@ -127,6 +147,140 @@ TEST_CASE("learned placement: two writers with different turnover get two handle
 	CHECK(p2["groups"] == 2);
 	CHECK(lp2->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1) == learned[kEngine]);
 	CHECK(lp2->place(kStaging, KVFDP_CLASS_NOT_SET, 170 * (kMiB / kLba), 1) == learned[kStaging]);
+}
+
+TEST_CASE("learned placement: a writer that stops is merged away and its handle's RU closed with RUH Update")
+{
+	TempPath data("kvfdp-learned-data");
+	auto dev = make_model(data.path);
+	auto lp = LearnedPlacement::create(*dev, 4, LearnedOptions{});
+	uint64_t engine = 0;
+	drive(*lp, 1024, 16, &engine);
+	const uint16_t he = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
+	const uint16_t hs = lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * (kMiB / kLba), 1);
+	REQUIRE(he != hs);
+	const uint64_t updates_before = lp->ruh_updates();
+	// Real writes through both handles, so each has a partly written RU open.
+	const uint64_t ru_lbas = kMiB / kLba;
+	std::vector<uint8_t> buf(8 * kLba, 0x5A);
+	{
+		io_uring ring{};
+		auto q = dev->open_queue(ring);
+		REQUIRE(q.ok());
+		REQUIRE(test::model_io(**q, nvme::IoOp::write, he, 0, 8, buf.data()) == 0);
+		REQUIRE(test::model_io(**q, nvme::IoOp::write, hs, 160 * ru_lbas, 8, buf.data()) == 0);
+	}
+	auto before = dev->handles();
+	REQUIRE(before.ok());
+	REQUIRE((*before)[hs].ruamw == ru_lbas - 8);
+
+	const std::vector<uint16_t> abandoned = staging_stops(*lp, &engine, 2048);
+	REQUIRE(abandoned.size() == 1);
+	CHECK(abandoned[0] == hs);
+	CHECK(lp->ruh_updates() >= updates_before + 1);
+	CHECK(lp->ruh_updates() >= 1);
+	CHECK(lp->ruh_update_refused() == 0);
+	// The model closed the staging handle's RU (the next write opens a fresh one) and left
+	// the engine's alone.
+	auto after = dev->handles();
+	REQUIRE(after.ok());
+	CHECK((*after)[hs].ruamw == ru_lbas);
+	CHECK((*after)[he].ruamw == ru_lbas - 8);
+	CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * ru_lbas, 1) == he);
+	WriterNames names;
+	const json p = lp->policy_json(names);
+	INFO(p.dump(1));
+	CHECK(p["groups"] == 1);
+	CHECK(p["ruh_updates"].get<uint64_t>() >= 1);
+	CHECK(lp->metrics_text(names).find("kvfdp_ruh_updates_total " + std::to_string(lp->ruh_updates()) + "\n") !=
+	      std::string::npos);
+}
+
+TEST_CASE("learned placement: a handle handed from one group to another is closed with RUH Update")
+{
+	// Two handles for the learner: when the engine stops and a third, shorter-lived writer
+	// starts, one regroup hands the engine's handle to the newcomer (staging keeps the other).
+	TempPath data("kvfdp-learned-data");
+	auto dev = make_model(data.path);
+	auto lp = LearnedPlacement::create(*dev, 2, LearnedOptions{});
+	const uint32_t per = kMiB / kLba;
+	constexpr uint32_t kScratch = 303;
+	uint64_t engine = 0;
+	drive(*lp, 1024, 16, &engine);
+	const uint16_t hs = lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * per, 1);
+	const uint16_t he = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
+	REQUIRE(hs == 0);
+	REQUIRE(he == 1);
+	{
+		std::vector<uint8_t> buf(8 * kLba, 0x5A);
+		io_uring ring{};
+		auto q = dev->open_queue(ring);
+		REQUIRE(q.ok());
+		REQUIRE(test::model_io(**q, nvme::IoOp::write, he, 0, 8, buf.data()) == 0);
+	}
+	const uint64_t updates_before = lp->ruh_updates();
+	// The engine stops and its store is discarded; staging (3 MiB a round, 4 MiB lifetime)
+	// and scratch (2 MiB a round, each 1 MiB discarded once the next is written) write 512 MiB
+	// with no regroup in between.
+	lp->discard(0, 128 * per);
+	for (uint64_t i = 0; i < 100; i++) {
+		for (uint64_t k = 0; k < 3; k++) {
+			const uint64_t n = 3 * i + k;
+			(void)lp->place(kStaging, KVFDP_CLASS_NOT_SET, (160 + n % 64) * per, per);
+			if (n >= 4)
+				lp->discard((160 + (n - 4) % 64) * per, per);
+		}
+		for (uint64_t k = 0; k < 2; k++) {
+			const uint64_t n = 2 * i + k;
+			REQUIRE(lp->place(kScratch, KVFDP_CLASS_NOT_SET, (128 + n % 32) * per, per) == hs);
+			if (n >= 1)
+				lp->discard((128 + (n - 1) % 32) * per, per);
+		}
+	}
+	const placement::RecomputeResult r = lp->recompute_now();
+	CHECK(r.abandoned.empty());
+	REQUIRE(r.remapped.size() == 1);
+	CHECK(r.remapped[0] == he);
+	CHECK(lp->place(kScratch, KVFDP_CLASS_NOT_SET, 128 * per, 1) == he);
+	CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * per, 1) == hs);
+	CHECK(lp->ruh_updates() == updates_before + 1);
+	// The RU holding the engine's data was closed before the newcomer writes there.
+	auto after = dev->handles();
+	REQUIRE(after.ok());
+	CHECK((*after)[he].ruamw == kMiB / kLba);
+}
+
+TEST_CASE("learned placement: a drive that refuses RUH Update is counted and keeps placing")
+{
+	TempPath data("kvfdp-learned-file");
+	nvme::FileDeviceOptions fo;
+	fo.lba_size = kLba;
+	fo.size_bytes = 256 * kMiB;
+	fo.nruh = 4;
+	auto dev = nvme::open_file_device(data.path, fo);  // RUH Update: ENOTSUP
+	REQUIRE(dev.ok());
+	auto lp = LearnedPlacement::create(**dev, 4, LearnedOptions{});
+	uint64_t engine = 0;
+	drive(*lp, 1024, 16, &engine);
+	const uint16_t he = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
+	REQUIRE(he != lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * (kMiB / kLba), 1));
+
+	const std::vector<uint16_t> abandoned = staging_stops(*lp, &engine, 2048);
+	REQUIRE(abandoned.size() == 1);
+	CHECK(lp->ruh_update_refused() == 1);
+	CHECK(lp->ruh_updates() == 0);
+	// The handle stays open, and placement goes on: valid handles, the engine's unchanged.
+	for (uint32_t w : {kEngine, kStaging, 303u}) {
+		const uint16_t h = lp->place(w, KVFDP_CLASS_NOT_SET, 0, 1);
+		CHECK(h < 4);
+		CHECK(h == he);
+	}
+	(void)lp->recompute_now();
+	CHECK(lp->place(kEngine, KVFDP_CLASS_NOT_SET, 8, 1) == he);
+	WriterNames names;
+	const json p = lp->policy_json(names);
+	CHECK(p["ruh_update_refused"] == 1);
+	CHECK(lp->metrics_text(names).find("kvfdp_ruh_update_refused_total 1\n") != std::string::npos);
 }
 
 TEST_CASE("learned placement: a corrupt state file is discarded and learning starts from one group")

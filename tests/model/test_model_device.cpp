@@ -17,6 +17,7 @@
 #include "nvme/model/ftl.hpp"
 #include "nvme/model/model_device.hpp"
 #include "nvme/spec.hpp"
+#include "tests/model/model_io.hpp"
 
 using namespace kvfdp;
 
@@ -48,19 +49,7 @@ model::ModelDeviceOptions options(const std::string &path)
 	return o;
 }
 
-int io(nvme::IoQueue &q, nvme::IoOp op, uint16_t handle, uint64_t slba, uint32_t nlb, void *buf)
-{
-	io_uring ring{};
-	nvme::IoRequest r;
-	r.op = op;
-	r.handle = handle;
-	r.slba = slba;
-	r.nlb = nlb;
-	r.buf = buf;
-	const nvme::Prep p = q.prep(ring, r);
-	REQUIRE_FALSE(p.queued);
-	return p.result;
-}
+constexpr auto &io = test::model_io;
 
 // A model device of options() shape, with its one queue open.
 struct Opened {

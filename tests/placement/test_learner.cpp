@@ -1,6 +1,7 @@
 // placement: the learner: starts as one group, splits writers whose lifetimes differ, keeps
-// writers of like lifetime together, pins win, abandoned handles are reported, soft state
-// survives a save/load and a bad file is discarded; the data path does not allocate.
+// writers of like lifetime together, pins win, abandoned and remapped handles are reported
+// (a new group prefers a handle no group held), soft state survives a save/load and a bad
+// file is discarded; the data path does not allocate.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <limits>
 #include <new>
 #include <string>
 #include <unistd.h>
@@ -56,12 +58,14 @@ struct Stream {
 	std::deque<uint64_t> born;
 };
 
-// Returns the handles recompute() reported abandoned meanwhile.
-std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t device_bytes, double &now)
+// Returns the handles recompute() reported abandoned meanwhile. regroup = false writes
+// device_bytes with no recompute (the caller calls it once after).
+std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t device_bytes, double &now,
+			    bool regroup = true)
 {
 	std::vector<uint16_t> abandoned;
 	const uint64_t end = l.clock() + device_bytes;
-	uint64_t next_recompute = l.clock() + (16 << 20);
+	uint64_t next_recompute = regroup ? l.clock() + (16 << 20) : std::numeric_limits<uint64_t>::max();
 	while (l.clock() < end) {
 		for (Stream &s : streams) {
 			for (uint32_t i = 0; i < s.weight; i++) {
@@ -201,6 +205,70 @@ TEST_CASE("learner: a group that stops writing is merged and its handle reported
 	}
 	CHECK(abandoned);
 	CHECK(l.handle_of({2, 0}) == l.handle_of({1, 0}));
+}
+
+namespace {
+
+// One recompute in which a group goes and a new one comes. Writers 1 (short-lived, most
+// writes) and 2 (long-lived) are split onto handles 0 and `gone`; then writer 2 stops and its
+// data is deleted, and a new writer 3, shorter-lived than 1, starts on handle 0 (where new
+// keys go). One recompute after 2 capacities sees three lifetimes: writer 2, now too small
+// for a handle, joins writer 1's group, which keeps handle 0; writer 3's group lost its only
+// claim (handle 0) to the bigger group and takes a free handle.
+struct Handover {
+	uint16_t gone = 0;      // writer 2's handle before
+	RecomputeResult r;      // the recompute that hands over
+};
+
+Handover handover(Learner &l)
+{
+	Handover out;
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 3, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 4 * kCap, now);
+	REQUIRE(l.handle_of({1, 0}) == 0);
+	out.gone = l.handle_of({2, 0});
+	REQUIRE(out.gone != 0);
+	while (!s[1].born.empty()) {
+		l.died(s[1].key, kChunk, l.clock() - s[1].born.front());
+		s[1].born.pop_front();
+	}
+	std::vector<Stream> next = {s[0], {{3, 0}, kCap / 64, 2, {}}};
+	(void)drive(l, next, 2 * kCap, now, false);
+	REQUIRE(l.handle_of({3, 0}) == 0);
+	out.r = l.recompute(now + 1);
+	REQUIRE(l.handle_of({1, 0}) == 0);
+	REQUIRE(l.handle_of({2, 0}) == 0);
+	return out;
+}
+
+} // namespace
+
+TEST_CASE("learner: a new group takes a handle no group held before the one a group just left")
+{
+	Learner l(config());  // 8 handles: 6 never used
+	const Handover h = handover(l);
+	const uint16_t got = l.handle_of({3, 0});
+	CHECK(got != 0);
+	CHECK(got != h.gone);  // not the RU writer 2's data fills
+	CHECK(h.r.remapped.empty());
+	REQUIRE(h.r.abandoned.size() == 1);
+	CHECK(h.r.abandoned[0] == h.gone);
+	CHECK(h.r.groups == 2);
+}
+
+TEST_CASE("learner: with no clean handle left, the one a group just left is handed over and reported remapped")
+{
+	LearnerConfig c = config();
+	c.nruh = 2;
+	Learner l(c);
+	const Handover h = handover(l);
+	REQUIRE(h.gone == 1);
+	CHECK(l.handle_of({3, 0}) == 1);
+	REQUIRE(h.r.remapped.size() == 1);
+	CHECK(h.r.remapped[0] == 1);
+	CHECK(h.r.abandoned.empty());
+	CHECK(h.r.generation >= 1);
 }
 
 TEST_CASE("learner: soft state survives save and load; a bad file is discarded with one line")

@@ -1,5 +1,6 @@
 // kvfdpd's learned placement: chunk table of write keys and clocks, the regroup thread,
-// RUH Update of abandoned handles, the soft state file, and the policy / metrics views.
+// RUH Update of abandoned and remapped handles, the soft state file, and the policy /
+// metrics views.
 #include "userspace/daemon/learned.hpp"
 
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include "bpf/tagger.h"
 #include "common/log.hpp"
@@ -137,13 +139,19 @@ placement::RecomputeResult LearnedPlacement::recompute_now()
 	recomputes_.fetch_add(1, std::memory_order_relaxed);
 	generation_ = r.generation;
 	groups_ = r.groups;
-	if (!r.abandoned.empty()) {
-		auto u = dev_.ruh_update(r.abandoned);
+	// Abandoned handles hold an open RU nothing writes to; remapped ones hold an open RU of
+	// the old group's data that the new group would fill. The map is already published, so
+	// a queue may put a few of the new group's writes in that RU before the update lands.
+	std::vector<uint16_t> close = r.abandoned;
+	close.insert(close.end(), r.remapped.begin(), r.remapped.end());
+	if (!close.empty()) {
+		auto u = dev_.ruh_update(close);
 		if (u) {
-			ruh_updates_.fetch_add(r.abandoned.size(), std::memory_order_relaxed);
+			ruh_updates_.fetch_add(close.size(), std::memory_order_relaxed);
 		} else {
-			// The handles stay open: harmless but for their RU's spare space.
-			ruh_refused_.fetch_add(r.abandoned.size(), std::memory_order_relaxed);
+			// The handles stay open: harmless but for their RU's spare space (and, when
+			// remapped, two groups' data in one RU).
+			ruh_refused_.fetch_add(close.size(), std::memory_order_relaxed);
 			const std::string e = u.error().message();
 			if (e != last_error_)
 				log::warn("learned placement: %s", e.c_str());

@@ -1,7 +1,8 @@
 // LearnedPlacement: kvfdpd's side of the placement learner (placement/learner.hpp) under
 // --placement learned. The queues ask it for each write's handle by (writer, class) and tell
 // it what died; a thread of its own regroups every period, issues RUH Update on the handles
-// the learner stops using, and saves the learner's soft state so a restart resumes.
+// the learner stops using or hands to another group, and saves the learner's soft state so
+// a restart resumes.
 //
 // Deaths come from what the device sees: a discard (or write zeroes) of data, and an
 // overwrite of it. A fixed table of chunks (at most 4 Mi entries; 4 KiB each up to 16 GiB)
@@ -54,8 +55,9 @@ public:
 	// Pins from the policy: explicit [placement] class handles and [[writer]] entries with a
 	// fixed class or handle (writer ids KVFDP_WRITER_NAMED | i + 1, as the tagger's).
 	void set_policy(const placement::Policy &p);
-	// One regroup now: RUH Update of abandoned handles, then the state is saved. Returns
-	// what the learner did.
+	// One regroup now: RUH Update of abandoned and remapped handles (one command; a refusal
+	// is counted and the handles stay open), then the state is saved. Returns what the
+	// learner did.
 	placement::RecomputeResult recompute_now();
 	// The periodic thread (recompute_now every period_s) and its stop (a last save).
 	void start();
