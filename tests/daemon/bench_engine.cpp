@@ -2,7 +2,8 @@
 // dispatch and commit) against a null passthrough device on a loopback ring, no syscalls.
 // Prints one JSON line: allocations per request in steady state and wall ns per request.
 // --learned runs it with --placement learned (userspace/daemon/learned.hpp): writes placed by
-// (writer, class), every write overwriting an earlier one once the 1 GiB span wraps.
+// (writer, class) (writer 0 here: the classes make 4 keys), every write overwriting an
+// earlier one once the 1 GiB span wraps, so each also counts the death of what it replaces.
 // Instructions per request come from tools/bench/callgrind-per-io.sh, which runs this
 // program under callgrind at two request counts.
 #include <cerrno>
@@ -108,7 +109,6 @@ int main(int argc, char **argv)
 		r.sector = (i % span) * sectors;
 		r.sectors = sectors;
 		r.cls = o.tagged ? static_cast<uint8_t>(KVFDP_CLASS_SHORT + i % 4) : static_cast<uint8_t>(KVFDP_NR_CLASSES);
-		r.writer = o.learned ? static_cast<uint32_t>(1 + (i / 4) % 2) : 0;  // two writers x 4 classes
 		return r;
 	};
 	test::EngineRig<decltype(gen)> rig(rc, gen);
