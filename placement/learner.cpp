@@ -29,7 +29,7 @@ constexpr uint16_t kNoHandle = 0xFFFF;
 uint64_t key_word(Key k)
 {
 	const uint64_t w = k.writer <= kWriterMask ? k.writer : (k.writer ^ (k.writer >> 60)) & kWriterMask;
-	const uint64_t c = k.cls < kNumClasses ? k.cls : KVFDP_CLASS_NOT_SET;
+	const uint64_t c = k.cls < kNumClasses ? k.cls : uint8_t{KVFDP_CLASS_NOT_SET};
 	return ((w << 3) | c) + 1;
 }
 
@@ -169,7 +169,7 @@ Learner::Slot *Learner::find_or_claim(Key k) noexcept
 
 uint16_t Learner::initial_handle(Key k) const noexcept
 {
-	const uint8_t cls = k.cls < kNumClasses ? k.cls : KVFDP_CLASS_NOT_SET;
+	const uint8_t cls = k.cls < kNumClasses ? k.cls : uint8_t{KVFDP_CLASS_NOT_SET};
 	uint16_t general = kNoHandle;
 	const uint64_t w = k.writer + 1;
 	for (uint32_t i = 0; i < kMaxWriterPins; i++) {
