@@ -1,5 +1,5 @@
 #!/bin/sh
-# systemd_deb: the kvfdp .deb under Debian's systemd as PID 1 (tests/vm/run --systemd): apt-get install ./kvfdp_*.deb (Depends from the guest's apt repo; postinst makes the group); a missing, then a wrong KVFDPD_DEVICE fails the unit with one journal line naming what to set; enable --now waits for READY; XFS on /dev/ublkb0 through a mount unit ordered after kvfdpd; directory-rule and hinted writes; reload with a good then a bad policy (refused, old policy kept); an edited kvfdp.toml survives a reinstall; kill -9 of the main PID, restarted by systemd with --attach, while a writer writes: no I/O error, contents verify, xfs_repair clean; stop with the disk mounted (left, I/O held; start re-attaches), stop after unmount (removed); apt-get purge leaves no file, group, unit or enable link.
+# systemd_deb: the kvfdp .deb under Debian's systemd as PID 1 (tests/vm/run --systemd): apt-get install ./kvfdp_*.deb (Depends from the guest's apt repo; postinst makes the group); a missing, then a wrong KVFDPD_DEVICE fails the unit with one journal line naming what to set; so do a bad KVFDPD_OPTS (kvfdpd exits 2) and a kvfdp.toml that is a directory (exit 1), none restarted, no disk; enable --now waits for READY; XFS on /dev/ublkb0 through a mount unit ordered after kvfdpd; directory-rule and hinted writes; reload with a good then a bad policy (refused, old policy kept); an edited kvfdp.toml survives a reinstall; kill -9 of the main PID, restarted by systemd with --attach, while a writer writes: no I/O error, contents verify, xfs_repair clean; stop with the disk mounted (left, I/O held; start re-attaches), stop after unmount (removed); apt-get purge leaves no file, group, unit or enable link.
 # vm-args: --systemd --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 480
 . /lib/kvfdp/vm-lib.sh
 [ "${KVFDP_SYSTEMD:-0}" = 1 ] || die "systemd_deb runs under systemd: tests/vm/run systemd_deb --systemd (its vm-args say so)"
@@ -48,7 +48,9 @@ cp /etc/kvfdp/kvfdp.toml /tmp/shipped.toml
 
 step "KVFDPD_DEVICE missing, then wrong: the start fails with one line that says what to set"
 expect_eq "/etc/default/kvfdpd ships KVFDPD_DEVICE unset" "$(sed -n 's/^KVFDPD_DEVICE=//p' /etc/default/kvfdpd)" ""
-bad_start() { # LABEL PATTERN: systemctl start fails, once, with one kvfdpd error line matching PATTERN
+# bad_start LABEL PATTERN [EXIT]: systemctl start fails, once, with one kvfdpd error line matching
+# PATTERN (and kvfdpd itself exited EXIT, when given)
+bad_start() {
 	_e0=$(jcount 'kvfdpd: error'); _p0=$(jcount "$2")
 	systemctl start kvfdpd; rc=$?
 	check "$1: systemctl start fails" test "$rc" -ne 0
@@ -56,6 +58,7 @@ bad_start() { # LABEL PATTERN: systemctl start fails, once, with one kvfdpd erro
 	journalctl --no-pager -o cat -u kvfdpd -n 4
 	expect_eq "$1: one error line in the journal" "$(($(jcount 'kvfdpd: error') - _e0))" 1
 	expect_eq "$1: the unit is failed" "$(systemctl is-failed kvfdpd)" failed
+	[ -z "${3:-}" ] || expect_eq "$1: kvfdpd exited $3" "$(prop ExecMainStatus)" "$3"
 	expect_eq "$1: and not restarted" "$(prop NRestarts)" 0
 	check "$1: no ublk disk" test ! -e /dev/ublkb0
 	systemctl reset-failed kvfdpd
@@ -67,8 +70,20 @@ mv /tmp/default.kvfdpd /etc/default/kvfdpd
 sed -i 's|^KVFDPD_DEVICE=.*|KVFDPD_DEVICE=/dev/nvme0n1|' /etc/default/kvfdpd
 bad_start "the block device" 'KVFDPD_DEVICE=/dev/nvme0n1 is not an NVMe generic character device: set KVFDPD_DEVICE=/dev/ngXnY'
 
-step "fix it (one line) and systemctl enable --now kvfdpd: READY"
+step "fix it (one line); kvfdpd's own refusals (bad KVFDPD_OPTS: exit 2, the config a directory: exit 1) are not restarted either"
 sed -i 's|^KVFDPD_DEVICE=.*|KVFDPD_DEVICE=/dev/ng0n1|' /etc/default/kvfdpd
+cp /etc/default/kvfdpd /tmp/default.good
+echo 'KVFDPD_OPTS="--depth many"' >> /etc/default/kvfdpd
+bad_start "KVFDPD_OPTS=\"--depth many\"" 'kvfdpd: error: Could not convert: --depth = many' 2
+cp /tmp/default.good /etc/default/kvfdpd
+mv /etc/kvfdp/kvfdp.toml /tmp/kvfdp.toml.good
+mkdir /etc/kvfdp/kvfdp.toml
+bad_start "kvfdp.toml a directory" 'kvfdpd: error: /etc/kvfdp/kvfdp.toml is a directory, not a regular file' 1
+rmdir /etc/kvfdp/kvfdp.toml
+mv /tmp/kvfdp.toml.good /etc/kvfdp/kvfdp.toml
+check "kvfdp.toml is the shipped one again" cmp -s /tmp/shipped.toml /etc/kvfdp/kvfdp.toml
+
+step "systemctl enable --now kvfdpd: READY"
 check "systemctl enable --now kvfdpd" systemctl enable --now kvfdpd
 expect_eq "active once READY=1 (Type=notify)" "$(prop ActiveState)/$(prop SubState)" active/running
 check "/dev/ublkb0 serves" test -b /dev/ublkb0
