@@ -3,7 +3,8 @@
 // Prints one JSON line: allocations per request in steady state and wall ns per request.
 // --learned runs it with --placement learned (userspace/daemon/learned.hpp): writes placed by
 // (writer, class) (writer 0 here: the classes make 4 keys), every write overwriting an
-// earlier one once the 1 GiB span wraps, so each also counts the death of what it replaces.
+// earlier one once the 1 GiB span wraps (--span BYTES wraps sooner), so each also counts the
+// death of what it replaces.
 // Instructions per request come from tools/bench/callgrind-per-io.sh, which runs this
 // program under callgrind at two request counts.
 #include <cerrno>
@@ -28,6 +29,7 @@ struct Options {
 	bool tagged = true;
 	bool zero_copy = false;
 	bool learned = false;
+	uint64_t span = 0;  // bytes the requests cycle over (0: the whole namespace)
 };
 
 int usage(const char *msg)
@@ -36,7 +38,7 @@ int usage(const char *msg)
 		     "bench_daemon_engine: %s\n"
 		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
 		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
-		     "                           [--zero-copy] [--learned]\n",
+		     "                           [--zero-copy] [--learned] [--span BYTES]\n",
 		     msg);
 	return 2;
 }
@@ -75,11 +77,13 @@ int main(int argc, char **argv)
 				o.op = ublk::kOpRead;
 			else
 				return usage("--op must be write or read");
-		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer") && has_value) {
+		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer" || a == "--span") && has_value) {
 			if (!parse_u64(argv[++i], v) || v == 0)
 				return usage((a + " needs a positive integer").c_str());
 			if (a == "--requests")
 				o.requests = v;
+			else if (a == "--span")
+				o.span = v;
 			else if (a == "--size")
 				o.size = static_cast<uint32_t>(v > 0xffffffffu ? 0 : v);
 			else
@@ -102,7 +106,9 @@ int main(int argc, char **argv)
 	}
 
 	const uint32_t sectors = o.size >> 9;
-	const uint64_t span = rc.nlb * (rc.lba_size >> 9) / sectors;  // requests before wrapping
+	if (o.span && (o.span < o.size || o.span > rc.nlb * rc.lba_size))
+		return usage("--span must be at least --size and at most the namespace (1 GiB)");
+	const uint64_t span = (o.span ? o.span >> 9 : rc.nlb * (rc.lba_size >> 9)) / sectors;  // requests before wrapping
 	auto gen = [&o, sectors, span](uint64_t i) {
 		test::RigRequest r;
 		r.op = o.op;
