@@ -93,8 +93,10 @@ LearnedPlacement::~LearnedPlacement() { stop(); }
 // Each chunk's old data dies with its own key and age, but one learner_.died() goes for a run
 // of chunks that one earlier write left (same key, same clock): a 128 KiB overwrite of a
 // 128 KiB write is one call instead of 32 (each a key lookup and a floating-point CAS), with
-// the same bytes and age. The members are read once into locals: the atomic exchanges would
-// otherwise make the compiler reload them for every chunk.
+// the same bytes and age. Every chunk joins a run (empty ones make runs of their own, which
+// nothing dies in), so the first run holds the first chunk and the last run the last. The
+// members are read once into locals: the atomic exchanges would otherwise make the compiler
+// reload them for every chunk.
 void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key) noexcept
 {
 	const uint32_t shift = chunk_shift_;
@@ -105,35 +107,35 @@ void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key
 	const uint64_t stamp = new_key ? now : 0;
 	const uint64_t first = slba >> shift, last = (end - 1) >> shift;
 	Chunk *const chunks = chunks_.get();
-	// The run: run_n valid chunks from run_from to run_to (empty ones may lie between).
-	uint64_t run_key = 0, run_then = 0, run_n = 0, run_from = 0, run_to = 0;
-	auto flush = [&] {
+	uint64_t run_key = 0, run_then = 0, run_n = 0;
+	bool head = true;  // the run holds the first chunk
+	auto flush = [&](bool tail) {
+		if (!(run_key & kValid))
+			return;
 		// Whole chunks, less the parts of the first and last chunk outside [slba, end).
 		uint64_t lbas = run_n << shift;
-		if (run_from == first)
+		if (head)
 			lbas -= slba - (first << shift);
-		if (run_to == last)
+		if (tail)
 			lbas -= ((last + 1) << shift) - end;
 		learner_.died(key_of(run_key), lbas * lba_size_, now > run_then ? now - run_then : 0);
 	};
 	for (uint64_t c = first; c <= last; c++) {
 		const uint64_t old = chunks[c].key.exchange(new_key, std::memory_order_relaxed);
 		const uint64_t then = chunks[c].clock.exchange(stamp, std::memory_order_relaxed);
-		if (!(old & kValid))
+		if (old == run_key && then == run_then) {
+			run_n++;
 			continue;
-		if (old != run_key || then != run_then) {
-			if (run_n)
-				flush();
-			run_key = old;
-			run_then = then;
-			run_n = 0;
-			run_from = c;
 		}
-		run_n++;
-		run_to = c;
+		if (run_n) {
+			flush(false);
+			head = false;
+		}
+		run_key = old;
+		run_then = then;
+		run_n = 1;
 	}
-	if (run_n)
-		flush();
+	flush(true);
 }
 
 uint16_t LearnedPlacement::place(uint32_t writer, uint8_t cls, uint64_t slba, uint32_t nlb) noexcept
