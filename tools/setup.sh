@@ -8,7 +8,15 @@
 # (/etc/apt/sources.list.d/kvfdp-backports.sources), apt's package lists, and the packages below.
 # The VM tests' prerequisites are hard requirements: it fails (exit 1) when QEMU with FDP
 # emulation cannot be installed, rather than leaving the vm tests to skip.
+# --check: change nothing, as any user: exit 0 when every package is installed and QEMU has FDP
+# emulation, else 1 naming what is missing (./tools/dev.sh runs it before asking sudo for more).
 set -euo pipefail
+CHECK=0
+case ${1:-} in
+--check) CHECK=1 ;;
+'') ;;
+*) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
 
 export DEBIAN_FRONTEND=noninteractive
 APT_OPTS=(-y -q --no-upgrade --no-install-recommends -o DPkg::Lock::Timeout=300)
@@ -26,7 +34,7 @@ BACKPORTS_PKGS=(qemu-system-x86 bpftool)
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-if [ "$(id -u)" -ne 0 ]; then
+if [ $CHECK -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
 	log "must run as root (it installs Debian packages); try: sudo $0"
 	exit 1
 fi
@@ -46,7 +54,7 @@ backports_present() {
 }
 
 need_update=0
-if ! backports_present; then
+if [ $CHECK -eq 0 ] && ! backports_present; then
 	log "adding bookworm-backports to apt sources"
 	cat > /etc/apt/sources.list.d/kvfdp-backports.sources <<'SRC'
 Types: deb
@@ -70,6 +78,11 @@ fi
 
 # QEMU's FDP emulation is what the vm tests run on: a hard requirement, checked after installing.
 check_qemu() {
+	if ! qemu-system-x86_64 --version >/dev/null 2>&1; then
+		log "error: qemu-system-x86_64 is not installed (or does not run); the VM tests need"
+		log "  qemu-system-x86 8.0+ from bookworm-backports"
+		exit 1
+	fi
 	if ! qemu-system-x86_64 -device nvme-subsys,help 2>/dev/null | grep -q fdp; then
 		log "error: qemu-system-x86_64 ($(qemu-system-x86_64 --version 2>/dev/null | head -n 1)) has no FDP emulation;"
 		log "  the VM tests need qemu-system-x86 8.0+ from bookworm-backports"
@@ -94,6 +107,15 @@ refuse_upgrades() {
 	exit 1
 }
 
+if [ $CHECK -eq 1 ]; then
+	if [ ${#want_main[@]} -gt 0 ] || [ ${#want_bp[@]} -gt 0 ]; then
+		log "missing: ${want_main[*]} ${want_bp[*]} (install as root: tools/setup.sh)"
+		exit 1
+	fi
+	check_qemu
+	log "all packages present (checked only)"
+	exit 0
+fi
 if [ ${#want_main[@]} -eq 0 ] && [ ${#want_bp[@]} -eq 0 ] && [ $need_update -eq 0 ]; then
 	check_qemu
 	log "all packages present"
