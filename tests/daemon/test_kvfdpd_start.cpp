@@ -212,13 +212,19 @@ TEST_CASE("kvfdpd: stripe members refused in one line naming the member (exit 1)
 	TempDir d;
 	const std::string a = d.path + "/a.img", b = d.path + "/b.img", sock = d.path + "/kvfdpd.sock";
 	write_file(d.path + "/dup.toml", "[device]\npaths = [\"" + a + "\", \"" + a + "\"]\n");
+	write_file(d.path + "/big.toml", "[device]\nstripe_size = \"2G\"\n");
 	const std::pair<std::vector<std::string>, std::string> cases[] = {
 		{{"--backend", "model", "--file", a, "--file", a},
 		 "stripe member 1 (" + a + ") is the same namespace as member 0 (" + a + "): give each namespace once"},
 		{{"--backend", "model", "--config", d.path + "/dup.toml"}, "stripe member 1 (" + a + ") is the same namespace"},
 		{{"--backend", "file", "--file", a, "--file", b},
 		 "stripe member 0 (" + a + ") has no FDP enabled: every stripe member must be an FDP namespace"},
-		{{"--backend", "model", "--file", a, "--stripe-size", "1M"}, "--stripe-size (or [device] stripe_size) is for a stripe"},
+		{{"--backend", "model", "--file", a, "--stripe-size", "1M"}, "--stripe-size is for a stripe"},
+		// [device] stripe_size applies to a stripe named on the command line too.
+		{{"--backend", "model", "--file", a, "--file", b, "--config", d.path + "/big.toml"}, "stripe size 2147483648 is not"},
+		// ... and a single namespace ignores it: the start goes on to the next check.
+		{{"--backend", "model", "--file", a, "--config", d.path + "/big.toml", "--ready-file", "/nonexistent-kvfdp/ready"},
+		 "--ready-file /nonexistent-kvfdp/ready"},
 		{{"--backend", "model", "--file", a, "--file", b, "--stripe-size", "6000"}, "stripe size 6000 is not a multiple"},
 		{{"--device", d.path + "/ng98n1", "--device", d.path + "/ng99n1"}, "stripe member 0 (" + d.path + "/ng98n1): "},
 	};

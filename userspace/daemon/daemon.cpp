@@ -119,8 +119,10 @@ Result<void> check_before_open(State &s)
 	auto cfg = load_config(s.opts.config_path, !s.opts.config_explicit);
 	if (!cfg)
 		return std::move(cfg).error();
-	// [device] paths and stripe_size stand in for --device and --stripe-size where the command
-	// line gives none (read at start only: a reload does not move the disk).
+	// [device] paths stand in for --device where the command line names none; stripe_size for
+	// --stripe-size on any stripe, whoever named its members (kvfdpd.service always passes one
+	// --device), and means nothing to a single namespace. Read at start only: a reload does not
+	// move the disk.
 	BackendOptions &b = s.opts.backend;
 	std::string &single = b.kind == "model" || b.kind == "file" ? b.file : b.device;
 	if (single.empty() && b.members.empty() && !cfg->devices.empty()) {
@@ -128,11 +130,11 @@ Result<void> check_before_open(State &s)
 		if (cfg->devices.size() > 1)
 			b.members = cfg->devices;
 	}
-	if (!b.stripe_bytes)
-		b.stripe_bytes = cfg->stripe_bytes;
 	if (b.stripe_bytes && b.members.size() < 2)
-		return fail("--stripe-size (or [device] stripe_size) is for a stripe: give --device two or more times (or "
-			    "[device] paths with two or more namespaces), or drop it");
+		return fail("--stripe-size is for a stripe: give --device two or more times (or [device] paths with two "
+			    "or more namespaces), or drop it");
+	if (!b.stripe_bytes && b.members.size() >= 2)
+		b.stripe_bytes = cfg->stripe_bytes;
 	// metrics_listen stands in for --metrics-listen where the command line gives none (start only).
 	if (s.opts.metrics_listen.empty() && !cfg->metrics_listen.empty()) {
 		if (auto a = parse_listen_address(cfg->metrics_listen); !a)
