@@ -30,6 +30,7 @@ struct Options {
 	bool zero_copy = false;
 	bool learned = false;
 	uint64_t span = 0;  // bytes the requests cycle over (0: the whole namespace)
+	uint64_t ns_bytes = 0;  // namespace size (0: the rig's 1 GiB)
 };
 
 int usage(const char *msg)
@@ -38,7 +39,7 @@ int usage(const char *msg)
 		     "bench_daemon_engine: %s\n"
 		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
 		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
-		     "                           [--zero-copy] [--learned] [--span BYTES]\n",
+		     "                           [--zero-copy] [--learned] [--span BYTES] [--namespace BYTES]\n",
 		     msg);
 	return 2;
 }
@@ -77,13 +78,17 @@ int main(int argc, char **argv)
 				o.op = ublk::kOpRead;
 			else
 				return usage("--op must be write or read");
-		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer" || a == "--span") && has_value) {
+		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer" || a == "--span" ||
+			    a == "--namespace") &&
+			   has_value) {
 			if (!parse_u64(argv[++i], v) || v == 0)
 				return usage((a + " needs a positive integer").c_str());
 			if (a == "--requests")
 				o.requests = v;
 			else if (a == "--span")
 				o.span = v;
+			else if (a == "--namespace")
+				o.ns_bytes = v;
 			else if (a == "--size")
 				o.size = static_cast<uint32_t>(v > 0xffffffffu ? 0 : v);
 			else
@@ -98,6 +103,12 @@ int main(int argc, char **argv)
 	if (o.max_transfer < rc.lba_size || o.max_transfer % rc.lba_size || o.max_transfer > rc.io_buf_bytes)
 		return usage("--max-transfer must be a multiple of 4096 up to 524288");
 	rc.max_transfer = o.max_transfer;
+	if (o.ns_bytes) {
+		// Learned placement's chunks grow with the namespace (capacity / 4 Mi above 16 GiB).
+		if (o.ns_bytes % rc.lba_size || o.ns_bytes < rc.io_buf_bytes)
+			return usage("--namespace must be a multiple of 4096 of at least 524288");
+		rc.nlb = o.ns_bytes / rc.lba_size;
+	}
 	rc.zero_copy = o.zero_copy;
 	std::unique_ptr<test::RigLearned> learned;
 	if (o.learned) {
@@ -107,7 +118,7 @@ int main(int argc, char **argv)
 
 	const uint32_t sectors = o.size >> 9;
 	if (o.span && (o.span < o.size || o.span > rc.nlb * rc.lba_size))
-		return usage("--span must be at least --size and at most the namespace (1 GiB)");
+		return usage("--span must be at least --size and at most the namespace");
 	const uint64_t span = (o.span ? o.span >> 9 : rc.nlb * (rc.lba_size >> 9)) / sectors;  // requests before wrapping
 	auto gen = [&o, sectors, span](uint64_t i) {
 		test::RigRequest r;

@@ -107,6 +107,15 @@ void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key
 	const uint64_t stamp = new_key ? now : 0;
 	const uint64_t first = slba >> shift, last = (end - 1) >> shift;
 	Chunk *const chunks = chunks_.get();
+	if (first == last) {
+		// Within one chunk (every request where chunks are larger than requests: namespaces
+		// over 16 GiB, or 4 KiB requests): no runs to keep.
+		const uint64_t old = chunks[first].key.exchange(new_key, std::memory_order_relaxed);
+		const uint64_t then = chunks[first].clock.exchange(stamp, std::memory_order_relaxed);
+		if (old & kValid)
+			learner_.died(key_of(old), (end - slba) * lba_size_, now > then ? now - then : 0);
+		return;
+	}
 	uint64_t run_key = 0, run_then = 0, run_n = 0;
 	bool head = true;  // the run holds the first chunk
 	auto flush = [&](bool tail) {
