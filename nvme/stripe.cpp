@@ -13,19 +13,12 @@
 #include <liburing.h>
 
 #include "nvme/logs.hpp"
+#include "nvme/paths.hpp"
 #include "nvme/spec.hpp"
 
 namespace kvfdp::nvme {
 
 namespace {
-
-std::string name_of(size_t m, const std::string &path) { return "stripe member " + std::to_string(m) + " (" + path + ")"; }
-
-std::string base_name(const std::string &p)
-{
-	const size_t slash = p.rfind('/');
-	return slash == std::string::npos ? p : p.substr(slash + 1);
-}
 
 std::string canonical(const std::string &path)
 {
@@ -73,6 +66,11 @@ private:
 
 } // namespace
 
+std::string stripe_member_name(size_t m, const std::string &path)
+{
+	return "stripe member " + std::to_string(m) + " (" + path + ")";
+}
+
 uint64_t default_stripe_bytes(std::span<const uint32_t> max_transfers)
 {
 	uint64_t largest = 4096;
@@ -96,11 +94,7 @@ std::vector<std::string> member_identity(const std::string &path, const std::str
 	// /dev/ngXnY and /dev/nvmeXnY both name namespace nvmeXnY, whose wwid is the same from
 	// every controller that reaches it.
 	const std::string name = base_name(real);
-	std::string block;
-	if (name.rfind("ng", 0) == 0)
-		block = "nvme" + name.substr(2);
-	else if (name.rfind("nvme", 0) == 0)
-		block = name;
+	const std::string block = name.rfind("nvme", 0) == 0 ? name : ng_block_name(name);
 	if (!block.empty()) {
 		std::ifstream f(sysfs_root + "/block/" + block + "/wwid");
 		std::string wwid;
@@ -129,46 +123,47 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 	std::vector<std::vector<Handle>> handles(n);
 	for (size_t m = 0; m < n; m++) {
 		const StripeMemberSpec &sm = members[m];
+		const std::string who = stripe_member_name(m, sm.path);
 		if (!sm.device)
-			return guidance_error(std::errc::invalid_argument, name_of(m, sm.path) + " is not open");
+			return guidance_error(std::errc::invalid_argument, who + " is not open");
 		const DeviceInfo &mi = sm.device->info();
 		const DeviceInfo &first = members[0].device->info();
 		if (mi.backend != first.backend)
 			return guidance_error(std::errc::invalid_argument,
-					      name_of(m, sm.path) + " is a " + mi.backend + " device but member 0 is " +
+					      who + " is a " + mi.backend + " device but member 0 is " +
 						      first.backend + ": stripe members of one backend");
 		if (!mi.fdp_enabled)
 			return guidance_error(std::errc::invalid_argument,
-					      name_of(m, sm.path) + " has no FDP enabled: every stripe member must be an FDP " +
+					      who + " has no FDP enabled: every stripe member must be an FDP " +
 						      "namespace; remove it from the --device list");
 		if (mi.lba_size != first.lba_size)
 			return guidance_error(std::errc::invalid_argument,
-					      name_of(m, sm.path) + " has " + std::to_string(mi.lba_size) +
+					      who + " has " + std::to_string(mi.lba_size) +
 						      "-byte LBAs but member 0 (" + members[0].path + ") has " +
 						      std::to_string(first.lba_size) +
 						      ": format the members to one LBA size (nvme format --lbaf) or stripe only "
 						      "like members");
 		if (mi.nlb == 0 || mi.max_transfer < mi.lba_size)
 			return guidance_error(std::errc::invalid_argument,
-					      name_of(m, sm.path) + " reports no usable size or transfer limit");
+					      who + " reports no usable size or transfer limit");
 		ids[m] = member_identity(sm.path, opts.sysfs_root);
 		for (size_t o = 0; o < m; o++)
 			for (const std::string &k : ids[m])
 				if (std::find(ids[o].begin(), ids[o].end(), k) != ids[o].end())
 					return guidance_error(std::errc::invalid_argument,
-							      name_of(m, sm.path) + " is the same namespace as member " +
+							      who + " is the same namespace as member " +
 								      std::to_string(o) + " (" + members[o].path + ")" +
 								      (k.rfind("wwid:", 0) == 0 ? " (" + k + ")" : "") +
 								      ": give each namespace once");
 		auto hs = sm.device->handles();
 		if (!hs) {
 			Error e = std::move(hs).error();
-			e.context = name_of(m, sm.path) + ": reading RUH Status: " + e.context;
+			e.context = who + ": reading RUH Status: " + e.context;
 			return e;
 		}
 		if (hs->empty())
 			return guidance_error(std::errc::invalid_argument,
-					      name_of(m, sm.path) + " has FDP enabled but no placement handles: recreate the " +
+					      who + " has FDP enabled but no placement handles: recreate the " +
 						      "namespace with handles, or remove it from the --device list");
 		handles[m] = std::move(*hs);
 	}
@@ -193,7 +188,7 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 		const DeviceInfo &mi = members[m].device->info();
 		if (mi.nlb < unit)
 			return guidance_error(std::errc::invalid_argument,
-					      name_of(m, members[m].path) + " holds " + std::to_string(mi.nlb * lba) +
+					      stripe_member_name(m, members[m].path) + " holds " + std::to_string(mi.nlb * lba) +
 						      " bytes, less than one stripe unit (" + std::to_string(stripe) +
 						      "): use a smaller --stripe-size or a larger namespace");
 		min_nlb = std::min(min_nlb, mi.nlb);
@@ -203,10 +198,10 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 	const size_t nh = handles[min_h].size();
 	for (size_t m = 0; m < n; m++)
 		if (handles[m].size() > nh)
-			sd->note_ += (sd->note_.empty() ? "" : "; ") + name_of(m, members[m].path) + " has " +
-				     std::to_string(handles[m].size()) + " handles, " + name_of(min_h, members[min_h].path) +
-				     " " + std::to_string(nh) + ": the stripe uses handles 0.." + std::to_string(nh - 1) +
-				     " on every member";
+			sd->note_ += (sd->note_.empty() ? "" : "; ") + stripe_member_name(m, members[m].path) + " has " +
+				     std::to_string(handles[m].size()) + " handles, " +
+				     stripe_member_name(min_h, members[min_h].path) + " " + std::to_string(nh) +
+				     ": the stripe uses handles 0.." + std::to_string(nh - 1) + " on every member";
 
 	sd->layout_ = StripeLayout{static_cast<uint32_t>(n), unit};
 	sd->member_nlb_ = min_nlb / unit * unit;
@@ -255,13 +250,13 @@ Result<std::vector<Handle>> StripeDevice::handles()
 		auto hs = members_[m].device->handles();
 		if (!hs) {
 			Error e = std::move(hs).error();
-			e.context = name_of(m, members_[m].path) + ": " + e.context;
+			e.context = stripe_member_name(m, members_[m].path) + ": " + e.context;
 			return e;
 		}
 		if (hs->size() < nruh_)
-			return guidance_error(std::errc::io_error, name_of(m, members_[m].path) + " now reports " +
-									   std::to_string(hs->size()) + " handles, fewer than the stripe's " +
-									   std::to_string(nruh_));
+			return guidance_error(std::errc::io_error, stripe_member_name(m, members_[m].path) + " now reports " +
+								   std::to_string(hs->size()) + " handles, fewer than the stripe's " +
+								   std::to_string(nruh_));
 		if (m == 0)
 			out.assign(hs->begin(), hs->begin() + nruh_);
 		else
@@ -282,7 +277,7 @@ Result<std::vector<uint8_t>> StripeDevice::log_page(uint8_t lid, uint8_t lsp)
 		auto raw = members_[m].device->log_page(lid, lsp);
 		if (!raw) {
 			Error e = std::move(raw).error();
-			e.context = name_of(m, members_[m].path) + ": " + e.context;
+			e.context = stripe_member_name(m, members_[m].path) + ": " + e.context;
 			return e;
 		}
 		if (lid == kLidFdpStats) {
@@ -324,7 +319,7 @@ Result<std::unique_ptr<IoQueue>> StripeDevice::open_queue(io_uring &ring)
 		auto q = members_[m].device->open_queue(ring);
 		if (!q) {
 			Error e = std::move(q).error();
-			e.context = name_of(m, members_[m].path) + ": " + e.context;
+			e.context = stripe_member_name(m, members_[m].path) + ": " + e.context;
 			return e;
 		}
 		qs.push_back(std::move(*q));
@@ -348,7 +343,7 @@ Result<void> StripeDevice::ruh_update(std::span<const uint16_t> handles)
 		auto r = members_[m].device->ruh_update(handles);
 		if (!r && first) {
 			Error e = std::move(r).error();
-			e.context = name_of(m, members_[m].path) + ": " + e.context;
+			e.context = stripe_member_name(m, members_[m].path) + ": " + e.context;
 			first = std::move(e);
 		}
 	}

@@ -10,11 +10,12 @@
 //   sd->member_nlb()       -> LBAs used on each member (whole stripe units)
 //   sd->note()             -> "" or one line about the members (e.g. a member with more handles)
 // The StripeDevice's own info()/handles()/log_page() are the totals: handles() has one entry
-// per stripe handle index with RUAMW summed over members (PID/RUHID/RUHT of member 0); log
+// per stripe handle index with RUAMW summed over members (see handles() for its PIDs); log
 // 0x22 sums HBMW/MBMW/MBE (so its WAF is the stripe's); 0x21 marks a RUH used when any member
 // has it used; 0x23 lists every member's events; 0x20 is member 0's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -80,6 +81,9 @@ struct StripeMember {
 	Device *device = nullptr;
 };
 
+// "stripe member M (PATH)": how every message about one member names it.
+[[nodiscard]] std::string stripe_member_name(size_t m, const std::string &path);
+
 // The member Devices a stripe is made of, in order, as given.
 struct StripeMemberSpec {
 	std::string path;
@@ -101,6 +105,9 @@ class StripeDevice final : public Device {
 public:
 	~StripeDevice() override;
 	[[nodiscard]] const DeviceInfo &info() const override { return info_; }
+	// PID, RUHID and RUHT are member 0's: members may have other PIDs at a handle index, so a
+	// member's own list is members()[m].device->handles(). Nothing addresses a member by these
+	// PIDs (its queue and ruh_update() map the handle index to that member's own).
 	[[nodiscard]] Result<std::vector<Handle>> handles() override;
 	[[nodiscard]] Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp = 0) override;
 	// One IoQueue per member on ring; requests name their member (IoRequest::member) and are

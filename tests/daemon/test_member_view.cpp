@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,11 +28,10 @@ using nlohmann::json;
 
 namespace {
 
-void init_state(State &s, BackendOptions b)
+// s over dev as kvfdpd starts on it: its info, RUH Status at start and the default policy.
+void init_state(State &s, std::unique_ptr<nvme::Device> dev)
 {
-	auto dev = open_backend(b);
-	REQUIRE_MESSAGE(dev.ok(), dev.error().message());
-	s.device = std::move(*dev);
+	s.device = std::move(dev);
 	s.info = s.device->info();
 	auto hs = s.device->handles();
 	REQUIRE(hs.ok());
@@ -39,6 +40,13 @@ void init_state(State &s, BackendOptions b)
 	auto p = make_policy(PolicyConfig{}, s.nruh);
 	REQUIRE(p.ok());
 	s.policy = std::make_shared<const Policy>(std::move(*p));
+}
+
+void init_state(State &s, BackendOptions b)
+{
+	auto dev = open_backend(b);
+	REQUIRE_MESSAGE(dev.ok(), dev.error().message());
+	init_state(s, std::move(*dev));
 }
 
 json ask(State &s, const char *cmd)
@@ -78,7 +86,68 @@ void write_member(nvme::Device &dev, uint8_t m, uint16_t h, uint64_t slba, uint3
 	io_uring_queue_exit(&ring);
 }
 
+// A member that counts its RUH Status reads and reports its PIDs moved by pid_offset (each
+// member of a stripe has its own PIDs, which need not be alike at a handle index).
+class CountingMember final : public nvme::Device {
+public:
+	CountingMember(std::unique_ptr<nvme::Device> d, uint16_t pid_offset) : d_(std::move(d)), pid_offset_(pid_offset) {}
+	const nvme::DeviceInfo &info() const override { return d_->info(); }
+	Result<std::vector<nvme::Handle>> handles() override
+	{
+		reads++;
+		auto hs = d_->handles();
+		if (hs)
+			for (nvme::Handle &h : *hs)
+				h.pid = static_cast<uint16_t>(h.pid + pid_offset_);
+		return hs;
+	}
+	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override { return d_->log_page(lid, lsp); }
+	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &ring) override { return d_->open_queue(ring); }
+	Result<void> ruh_update(std::span<const uint16_t> hs) override { return d_->ruh_update(hs); }
+
+	unsigned reads = 0;
+
+private:
+	std::unique_ptr<nvme::Device> d_;
+	uint16_t pid_offset_;
+};
+
 } // namespace
+
+TEST_CASE("member view: a render reads each member's RUH Status once and labels its own PIDs")
+{
+	test::TempDir dir;
+	std::vector<nvme::StripeMemberSpec> specs;
+	std::vector<CountingMember *> counted;
+	for (uint16_t m = 0; m < 2; m++) {
+		BackendOptions one;
+		one.kind = "model";
+		one.file = dir.path + "/m" + std::to_string(m);
+		one.size = 64ull << 20;
+		one.nruh = 8;
+		auto dev = open_backend(one);
+		REQUIRE_MESSAGE(dev.ok(), dev.error().message());
+		auto cm = std::make_unique<CountingMember>(std::move(*dev), static_cast<uint16_t>(m * 0x100));
+		counted.push_back(cm.get());
+		specs.push_back(nvme::StripeMemberSpec{one.file, std::move(cm)});
+	}
+	auto sd = nvme::open_stripe_device(std::move(specs));
+	REQUIRE_MESSAGE(sd.ok(), sd.error().message());
+	State s;
+	init_state(s, std::move(*sd));
+	CHECK(s.handles[3].pid == 3);  // the stripe's list is member 0's
+
+	for (CountingMember *cm : counted)
+		cm->reads = 0;
+	const std::string text = metrics_exposition(s);
+	for (CountingMember *cm : counted)
+		CHECK(cm->reads == 1);
+	// Member 1's samples carry member 1's PIDs, in the counter and the RUH Status families.
+	const std::string m1 = ",member=\"1\",device=\"" + dir.path + "/m1\"}";
+	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"3\",pid=\"259\"" + m1 + " 0\n") != std::string::npos);
+	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"3\",pid=\"259\",ruhid=\"3\"" + m1) != std::string::npos);
+	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"3\",pid=\"3\",member=\"0\"") != std::string::npos);
+}
 
 TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics")
 {

@@ -24,7 +24,7 @@ Result<std::unique_ptr<nvme::Device>> open_stripe(const BackendOptions &opts)
 		auto dev = open_one(one);
 		if (!dev) {
 			Error e = std::move(dev).error();
-			e.context = "stripe member " + std::to_string(m) + " (" + opts.members[m] + "): " + e.context;
+			e.context = nvme::stripe_member_name(m, opts.members[m]) + ": " + e.context;
 			return e;
 		}
 		specs.push_back(nvme::StripeMemberSpec{opts.members[m], std::move(*dev)});

@@ -11,6 +11,8 @@ namespace kvfdp::daemon {
 
 namespace {
 
+// Everything but the device's own figures: a stripe's members and their pids are added by
+// metrics_exposition from the RUH Status it reads for the RUH families.
 MetricsInput metrics_input(State &s)
 {
 	MetricsInput m;
@@ -27,15 +29,6 @@ MetricsInput metrics_input(State &s)
 	m.start_time_s = static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::seconds>(s.started_wall.time_since_epoch()).count());
 	m.recovered = s.recovered;
-	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
-		for (const nvme::StripeMember &mb : sd->members()) {
-			m.members.push_back(mb.path);
-			std::vector<uint16_t> pids;
-			if (auto hs = mb.device->handles())
-				for (const nvme::Handle &h : *hs)
-					pids.push_back(h.pid);
-			m.member_pids.push_back(std::move(pids));
-		}
 	return m;
 }
 
@@ -43,16 +36,23 @@ MetricsInput metrics_input(State &s)
 
 std::string metrics_exposition(State &s)
 {
-	std::vector<MetricFamily> fams = counter_families(metrics_input(s));
+	MetricsInput in = metrics_input(s);
+	std::vector<MetricFamily> dev;  // RUH Status and FDP statistics, after the counters
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
 		// A stripe: the RUH and FDP statistics families per member (labels member, device);
-		// sum by the other labels for the stripe's totals.
+		// sum by the other labels for the stripe's totals. One RUH Status read per member
+		// gives both its RUH families and its pids in kvfdp_handle_bytes_total.
 		const auto ms = sd->members();
 		for (uint32_t m = 0; m < ms.size(); m++) {
+			in.members.push_back(ms[m].path);
+			std::vector<uint16_t> &pids = in.member_pids.emplace_back();
 			std::vector<MetricFamily> mf;
 			if (s.nruh > 0)
-				if (auto hs = ms[m].device->handles())
+				if (auto hs = ms[m].device->handles()) {
+					for (const nvme::Handle &h : *hs)
+						pids.push_back(h.pid);
 					mf = ruh_families(*hs, s.info.lba_size);
+				}
 			if (s.info.fdp_enabled)
 				if (auto raw = ms[m].device->log_page(0x22))
 					if (auto st = nvme::parse_fdp_stats(*raw)) {
@@ -61,21 +61,23 @@ std::string metrics_exposition(State &s)
 						merge_families(mf, fdp_stats_families(*st, emulated));
 					}
 			label_member(mf, m, ms[m].path);
-			merge_families(fams, std::move(mf));
+			merge_families(dev, std::move(mf));
 		}
 	} else {
 		if (s.nruh > 0)
 			if (auto hs = s.device->handles())
-				for (auto &f : ruh_families(*hs, s.info.lba_size))
-					fams.push_back(std::move(f));
+				dev = ruh_families(*hs, s.info.lba_size);
 		if (s.info.fdp_enabled)
 			if (auto raw = s.device->log_page(0x22))
 				if (auto st = nvme::parse_fdp_stats(*raw)) {
 					const bool emulated = s.info.backend == "passthru" && nvme::controller_is_emulated(s.info.path);
 					for (auto &f : fdp_stats_families(*st, emulated))
-						fams.push_back(std::move(f));
+						dev.push_back(std::move(f));
 				}
 	}
+	std::vector<MetricFamily> fams = counter_families(in);
+	for (auto &f : dev)
+		fams.push_back(std::move(f));
 	fams.push_back(daemon_up_family(true));
 	std::string text = render_metrics(fams);
 	if (s.learned)  // --placement learned: kvfdp_learned_* per key (learned.hpp)

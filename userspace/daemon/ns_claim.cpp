@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nvme/paths.hpp"
 #include "userspace/daemon/stop_choice.hpp"
 
 namespace kvfdp::daemon {
@@ -24,12 +25,6 @@ std::string read_line(const std::string &path)
 	std::string s;
 	std::getline(in, s);
 	return s;
-}
-
-std::string base_name(const std::string &p)
-{
-	const size_t slash = p.rfind('/');
-	return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
 // The "maj:min" of a disk and of its partitions, from sysfs.
@@ -94,11 +89,12 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 		std::ifstream in("/proc/self/mountinfo");
 		std::stringstream ss;
 		ss << in.rdbuf();
-		const std::vector<std::string> mounts = mounts_of(ss.str(), disk_and_partition_devs(base_name(block)));
+		const std::vector<std::string> mounts =
+			mounts_of(ss.str(), disk_and_partition_devs(nvme::base_name(block)));
 		if (!mounts.empty())
 			return block + " is mounted at " + join(mounts, ", ") +
 			       ": unmount it first (kvfdpd would write under its filesystem)";
-		const std::vector<std::string> holders = all_holders(base_name(block));
+		const std::vector<std::string> holders = all_holders(nvme::base_name(block));
 		if (!holders.empty())
 			return block + " is held by " + join(holders, ", ") + ": release it first";
 	}
@@ -117,11 +113,8 @@ std::string namespace_block_path(const std::string &node)
 	struct stat st{};
 	if (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
 		return path;  // a block device (the streams backend's /dev/nvmeXnY) is its own
-	const std::string name = base_name(path);
-	if (name.rfind("ng", 0) != 0)
-		return "";
-	const std::string block = "/dev/nvme" + name.substr(2);
-	return ::access(("/sys/block/" + base_name(block)).c_str(), F_OK) == 0 ? block : "";
+	const std::string block = nvme::ng_block_name(nvme::base_name(path));
+	return !block.empty() && ::access(("/sys/block/" + block).c_str(), F_OK) == 0 ? "/dev/" + block : "";
 }
 
 std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector<std::string> &devs)

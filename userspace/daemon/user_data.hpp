@@ -1,5 +1,6 @@
 // user_data packing for a queue ring that carries both ublk uring_cmds and device SQEs:
-// tag (bits 15:0), kind (bits 23:16), sub-I/O index (bits 39:24). Checked widths.
+// tag (bits 15:0), kind (bits 23:16), sub-I/O index (bits 39:24); on a stripe, the member index
+// (bits 63:56, from nvme::kStripeUserDataShift; the stripe's queue sets it). Checked widths.
 #pragma once
 
 #include <cstdint>
