@@ -557,7 +557,7 @@ int run(State &s)
 		for (size_t m = 0; m < nodes.size(); m++) {
 			auto c = claim_namespace(nodes[m], [&s](int pid) { return served_disk(s, pid); });
 			if (!c) {
-				log::error("%s%s", sd ? ("stripe member " + std::to_string(m) + " (" + nodes[m] + "): ").c_str() : "",
+				log::error("%s%s", sd ? (nvme::stripe_member_name(m, nodes[m]) + ": ").c_str() : "",
 					   c.error().message().c_str());
 				return 1;
 			}
