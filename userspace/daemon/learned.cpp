@@ -44,6 +44,48 @@ void make_parent(const std::string &path)
 			::mkdir(path.substr(0, i).c_str(), 0755);
 }
 
+// LearnedPlacement::chunks_died's walk of a request over several chunks [slba, end): stamps
+// each chunk with new_key and stamp and calls died(key word, LBAs, clock) once per run of
+// chunks that hold one earlier write's data (same key word and clock). Every chunk joins a
+// run (empty ones make runs of their own, which nothing dies in), so the first run holds the
+// first chunk and the last run the last. Locals only: the atomic exchanges would otherwise
+// make the compiler reload members for every chunk.
+template <class Chunk, class Died>
+[[gnu::noinline]] void die_in_runs(Chunk *chunks, uint64_t slba, uint64_t end, uint32_t shift, uint64_t new_key,
+				   uint64_t stamp, Died died) noexcept
+{
+	const uint64_t first = slba >> shift, last = (end - 1) >> shift;
+	uint64_t run_key = 0, run_then = 0, run_n = 0;
+	bool head = true;  // the run holds the first chunk
+	auto flush = [&](bool tail) {
+		if (!(run_key & kValid))
+			return;
+		// Whole chunks, less the parts of the first and last chunk outside [slba, end).
+		uint64_t lbas = run_n << shift;
+		if (head)
+			lbas -= slba - (first << shift);
+		if (tail)
+			lbas -= ((last + 1) << shift) - end;
+		died(run_key, lbas, run_then);
+	};
+	for (uint64_t c = first; c <= last; c++) {
+		const uint64_t old = chunks[c].key.exchange(new_key, std::memory_order_relaxed);
+		const uint64_t then = chunks[c].clock.exchange(stamp, std::memory_order_relaxed);
+		if (old == run_key && then == run_then) {
+			run_n++;
+			continue;
+		}
+		if (run_n) {
+			flush(false);
+			head = false;
+		}
+		run_key = old;
+		run_then = then;
+		run_n = 1;
+	}
+	flush(true);
+}
+
 } // namespace
 
 LearnedPlacement::LearnedPlacement(nvme::Device &dev, uint16_t nruh, const LearnedOptions &o)
@@ -93,10 +135,9 @@ LearnedPlacement::~LearnedPlacement() { stop(); }
 // Each chunk's old data dies with its own key and age, but one learner_.died() goes for a run
 // of chunks that one earlier write left (same key, same clock): a 128 KiB overwrite of a
 // 128 KiB write is one call instead of 32 (each a key lookup and a floating-point CAS), with
-// the same bytes and age. Every chunk joins a run (empty ones make runs of their own, which
-// nothing dies in), so the first run holds the first chunk and the last run the last. The
-// members are read once into locals: the atomic exchanges would otherwise make the compiler
-// reload them for every chunk.
+// the same bytes and age. A request within one chunk (4 KiB requests; on namespaces over
+// 16 GiB, most requests) takes the short path here; the run walk is out of line so that this
+// path does not pay for its registers.
 void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key) noexcept
 {
 	const uint32_t shift = chunk_shift_;
@@ -105,46 +146,19 @@ void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key
 		return;
 	const uint64_t now = learner_.clock();
 	const uint64_t stamp = new_key ? now : 0;
-	const uint64_t first = slba >> shift, last = (end - 1) >> shift;
-	Chunk *const chunks = chunks_.get();
-	if (first == last) {
-		// Within one chunk (every request where chunks are larger than requests: namespaces
-		// over 16 GiB, or 4 KiB requests): no runs to keep.
-		const uint64_t old = chunks[first].key.exchange(new_key, std::memory_order_relaxed);
-		const uint64_t then = chunks[first].clock.exchange(stamp, std::memory_order_relaxed);
-		if (old & kValid)
-			learner_.died(key_of(old), (end - slba) * lba_size_, now > then ? now - then : 0);
+	const uint64_t first = slba >> shift;
+	auto died = [this, now](uint64_t old, uint64_t lbas, uint64_t then) {
+		learner_.died(key_of(old), lbas * lba_size_, now > then ? now - then : 0);
+	};
+	if (first != (end - 1) >> shift) {
+		die_in_runs(chunks_.get(), slba, end, shift, new_key, stamp, died);
 		return;
 	}
-	uint64_t run_key = 0, run_then = 0, run_n = 0;
-	bool head = true;  // the run holds the first chunk
-	auto flush = [&](bool tail) {
-		if (!(run_key & kValid))
-			return;
-		// Whole chunks, less the parts of the first and last chunk outside [slba, end).
-		uint64_t lbas = run_n << shift;
-		if (head)
-			lbas -= slba - (first << shift);
-		if (tail)
-			lbas -= ((last + 1) << shift) - end;
-		learner_.died(key_of(run_key), lbas * lba_size_, now > run_then ? now - run_then : 0);
-	};
-	for (uint64_t c = first; c <= last; c++) {
-		const uint64_t old = chunks[c].key.exchange(new_key, std::memory_order_relaxed);
-		const uint64_t then = chunks[c].clock.exchange(stamp, std::memory_order_relaxed);
-		if (old == run_key && then == run_then) {
-			run_n++;
-			continue;
-		}
-		if (run_n) {
-			flush(false);
-			head = false;
-		}
-		run_key = old;
-		run_then = then;
-		run_n = 1;
-	}
-	flush(true);
+	Chunk &ch = chunks_[first];
+	const uint64_t old = ch.key.exchange(new_key, std::memory_order_relaxed);
+	const uint64_t then = ch.clock.exchange(stamp, std::memory_order_relaxed);
+	if (old & kValid)
+		died(old, end - slba, then);
 }
 
 uint16_t LearnedPlacement::place(uint32_t writer, uint8_t cls, uint64_t slba, uint32_t nlb) noexcept
