@@ -456,7 +456,8 @@ int Context::check_header(std::string_view key, const char *block, ssize_t r, Op
 	return rc;
 }
 
-void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc)
+void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc,
+			 uint64_t *pre_seq)
 {
 	// Open the files the loads will read (a key the index lacks, or one staged by prefetch, is
 	// left to start_load: no I/O), then read their headers together: one io_uring submission
@@ -466,13 +467,18 @@ void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, O
 	for (size_t i = 0; i < n; i++) {
 		pre[i] = OpenChunk{};
 		pre_rc[i] = 1; // 1: not opened here
+		pre_seq[i] = 0;
 		if (arg_rc[i] < 0)
 			continue;
 		std::string_view key(keys[i], ::strlen(keys[i]));
 		if (store_) {
+			// The version before the open: start_load trusts this open (and its error) only
+			// while the key still has it; a replaced or re-put key is opened again there.
 			std::lock_guard lock(store_->mu());
-			if (!store_->find(key))
+			const StoreEntry *e = store_->find(key);
+			if (!e)
 				continue;
+			pre_seq[i] = e->seq;
 		}
 		if (!prefetch_.empty()) {
 			std::lock_guard lock(mu_);
@@ -629,7 +635,7 @@ void Context::read_job(Job &j, const OpenChunk &oc, char *dst)
 }
 
 int Context::start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch, uint32_t pos,
-			int64_t *ticket, uint64_t *len, OpenChunk *pre, int pre_rc)
+			int64_t *ticket, uint64_t *len, OpenChunk *pre, int pre_rc, uint64_t pre_seq)
 {
 	// pre: the chunk already opened and checked by open_batch (pre_rc 0), or its error; 1: not.
 	auto drop_pre = [&] {
@@ -649,6 +655,10 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 		}
 		indexed_bytes = e->payload_bytes;
 		seq = store_->hit(e);
+		// Opened before this version was published (evicted and put again, or replaced since):
+		// its result describes an older file, and drop/correct below act on seq, the newer one.
+		if (pre_rc != 1 && seq != pre_seq)
+			drop_pre();
 	}
 	// A staged chunk: copy it from its prefetch slot, no read.
 	int staged = -1;
@@ -780,6 +790,7 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 	// In groups of kHeaderReads: the group's headers are read together, then its loads queued
 	// (the worker starts on the first while the next group's headers are read).
 	int arg_rc[kHeaderReads], pre_rc[kHeaderReads];
+	uint64_t pre_seq[kHeaderReads];
 	OpenChunk pre[kHeaderReads];
 	for (size_t i = 0; i < n; i++) {
 		const char *k = keys[i];
@@ -795,7 +806,9 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 					    : sizes[i + q] == 0		    ? KVGPU_ERR_SIZE
 									    : 0;
 			}
-			open_batch(m, keys + i, arg_rc, pre, pre_rc);
+			open_batch(m, keys + i, arg_rc, pre, pre_rc, pre_seq);
+			if (batch_opened_)
+				batch_opened_(batch_opened_arg_);
 		}
 		int rc = arg_rc[g];
 		if (rc == 0) {
@@ -806,7 +819,7 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 			int64_t t = 0;
 			uint64_t len = 0;
 			rc = start_load(std::string_view(k, klen), dsts[i], sizes[i], stream, b, uint32_t(i), &t, &len,
-					&pre[g], pre_rc[g]);
+					&pre[g], pre_rc[g], pre_seq[g]);
 			if (rc == 0)
 				continue;
 			std::lock_guard lock(mu_);

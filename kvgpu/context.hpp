@@ -51,6 +51,14 @@ public:
 	[[nodiscard]] int batch_poll(int64_t batch);
 	[[nodiscard]] int prefetch(size_t n, const char *const *keys);
 	void stats(kvgpu_stats_t *out);
+	// Test seam (not in the C API): load_batch calls fn(arg) on its own thread, no lock held,
+	// after each group's chunks are opened and before their loads are queued, so a test can
+	// replace a key inside that window. Set it before the first load_batch; null otherwise.
+	void set_batch_opened_hook(void (*fn)(void *arg), void *arg)
+	{
+		batch_opened_ = fn;
+		batch_opened_arg_ = arg;
+	}
 	// Finishes everything in flight and stops the worker; returns the last unwaited error.
 	[[nodiscard]] int shutdown();
 
@@ -133,12 +141,15 @@ private:
 	// tracked: the caller will wait for the ticket (evict, load); batch and prefetch jobs report elsewhere.
 	[[nodiscard]] int reserve_job(Kind kind, unsigned *idx, int64_t *ticket, bool tracked = true);
 	// Queues one load (from a staged prefetch slot when there is one); *len is the chunk's length.
-	// pre/pre_rc: the chunk opened and checked by open_batch (0), its error (< 0), or 1: not.
+	// pre/pre_rc: the chunk opened and checked by open_batch (0), its error (< 0), or 1: not;
+	// pre_seq: the index version open_batch saw before opening it (a bounded store).
 	[[nodiscard]] int start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch,
 				     uint32_t pos, int64_t *ticket, uint64_t *len, OpenChunk *pre = nullptr,
-				     int pre_rc = 1);
-	// Opens up to kHeaderReads chunks of a batch and reads their headers in one submission.
-	void open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc);
+				     int pre_rc = 1, uint64_t pre_seq = 0);
+	// Opens up to kHeaderReads chunks of a batch and reads their headers in one submission;
+	// pre_seq[i]: key i's index version, read before its file was opened.
+	void open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc,
+			uint64_t *pre_seq);
 	void forget_prefetch(std::string_view key);
 	// Fills a load or prefetch job from the opened chunk: its file, length and checksum.
 	void read_job(Job &j, const OpenChunk &oc, char *dst);
@@ -196,6 +207,8 @@ private:
 	bool hdr_ring_usable_ = true; // false after a submission failed: headers are pread instead
 	void *hdr_bufs_ = nullptr; // kHeaderReads blocks, kBlock aligned
 	std::vector<int> hdr_res_;
+	void (*batch_opened_)(void *) = nullptr; // the test seam of set_batch_opened_hook
+	void *batch_opened_arg_ = nullptr;
 	std::thread worker_;
 
 	// Caller <-> worker handoff, guarded by mu_.
