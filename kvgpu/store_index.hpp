@@ -119,7 +119,8 @@ public:
 	void stats(kvgpu_stats_t *out) const;
 	[[nodiscard]] uint64_t stale_temps() const { return stale_temps_; }
 	// Bytes of evicted chunks renamed away and not yet unlinked, and the most there may be
-	// before a reservation waits for the reclaimer (on disk: capacity + this + 2 chunk files).
+	// before a reservation waits for the reclaimer; the disk bound this gives is stated once,
+	// at KVGPU_RECLAIM_BACKGROUND in kvgpu.h.
 	[[nodiscard]] uint64_t dead_bytes() const { return dead_bytes_; }
 	[[nodiscard]] uint64_t dead_bound() const { return dead_bound_; }
 	// Stops the reclaimer after its last unlink and writes the waiting touch records.
