@@ -39,24 +39,22 @@ do_build() {
 	cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
-# An NVIDIA GPU on the PCI bus (vendor 0x10de, display class), driver or not.
-has_nvidia_gpu() {
-	local d
-	for d in /sys/bus/pci/devices/*; do
-		[ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] && case $(cat "$d/class" 2>/dev/null) in 0x03*) return 0 ;; esac
-	done
-	return 1
-}
-
-# The capabilities whose skips this run accepts: KVFDP_ALLOW_SKIP, plus gpu and cuda on a
-# machine without a GPU, and gpu2 on one with fewer than two (counted as has_nvidia_gpu does).
-# Every other skip (root, btf, qemu, archive, ...) fails the run.
-allowed_skips() {
-	local a=${KVFDP_ALLOW_SKIP:-} d n=0
-	has_nvidia_gpu || a="$a gpu cuda"
+# NVIDIA GPUs on the PCI bus (vendor 0x10de, display class), driver or not.
+nvidia_gpu_count() {
+	local d n=0
 	for d in /sys/bus/pci/devices/*; do
 		[ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] && case $(cat "$d/class" 2>/dev/null) in 0x03*) n=$((n + 1)) ;; esac
 	done
+	echo $n
+}
+
+# The capabilities whose skips this run accepts: KVFDP_ALLOW_SKIP, plus gpu and cuda on a
+# machine without a GPU, and gpu2 on one with fewer than two. Every other skip (root, btf,
+# qemu, archive, ...) fails the run.
+allowed_skips() {
+	local a=${KVFDP_ALLOW_SKIP:-} n
+	n=$(nvidia_gpu_count)
+	[ "$n" -ge 1 ] || a="$a gpu cuda"
 	[ "$n" -ge 2 ] || a="$a gpu2"
 	echo "$a" | tr ',' ' '
 }
