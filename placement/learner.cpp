@@ -240,7 +240,48 @@ void Learner::set_pins(std::span<const Pin> pins)
 	}
 	for (uint32_t i = n; i < kMaxWriterPins; i++)
 		pin_writer_[i].store(0, std::memory_order_relaxed);
-	publish_class_defaults(base_handle());
+	const uint16_t base = base_handle();
+	publish_class_defaults(base);
+	if (clock_.load(std::memory_order_relaxed) == 0) {
+		// Nothing written yet (the pins kvfdpd sets at start): no handle holds anyone's
+		// data, so these pins hand nothing over.
+		recomputed_pins_ = pins_;
+		used_lo_ = used_hi_ = 0;
+		mask_set(used_lo_, used_hi_, base);
+	}
+}
+
+// A handle changes owner through set_pins() when the pins that name it now share none with
+// those that named it at the last recompute. One a learned group held that a pin takes now
+// holds the group's open RU, which the pinned writer would fill: remapped. One that pins
+// named before and not now holds their open RU: it counts as a handle a group held, so it is
+// abandoned unless a group keeps it, or remapped if another group must take it (step 3).
+// Pins that keep a handle while adding or dropping others on it hand nothing over, as a group
+// that gains or loses keys keeps its handle.
+void Learner::pins_handed_over(RecomputeResult &out)
+{
+	auto same = [](const Pin &a, const Pin &b) { return a.handle == b.handle && a.writer == b.writer && a.cls == b.cls; };
+	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++) {
+		bool was = false, now = false, kept = false;
+		for (const Pin &p : recomputed_pins_)
+			was = was || p.handle == h;
+		for (const Pin &p : pins_) {
+			if (p.handle != h)
+				continue;
+			now = true;
+			for (const Pin &q : recomputed_pins_)
+				kept = kept || same(p, q);
+		}
+		if (now && !kept && (was || mask_has(used_lo_, used_hi_, h)))
+			out.remapped.push_back(static_cast<uint16_t>(h));
+		else if (was && !now) {
+			if (usable(h))
+				mask_set(used_lo_, used_hi_, h);
+			else  // outside the learner's handles: nothing will write there again
+				out.abandoned.push_back(static_cast<uint16_t>(h));
+		}
+	}
+	recomputed_pins_ = pins_;
 }
 
 void Learner::publish_class_defaults(uint16_t base)
@@ -454,7 +495,9 @@ RecomputeResult Learner::recompute(double now_s)
 	// A free handle no group held at the last recompute has no open RU of anyone's data
 	// (never written, or closed by the RUH Update that abandoned it), so it is taken before
 	// one another group leaves now; taking such a handle is a remap, reported for RUH Update.
+	// Handles whose owner a reload's pins changed are reported first (pins_handed_over).
 	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
+	pins_handed_over(out);
 	{
 		struct Claim {
 			double share;

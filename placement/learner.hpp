@@ -103,11 +103,15 @@ struct KeyInfo {
 
 // What one recompute() did.
 struct RecomputeResult {
-	// Handles that held groups before and hold none now: issue RUH Update on each.
+	// Handles that held groups before and hold none now: issue RUH Update on each. A handle
+	// a pin held and no pin names since set_pins() counts as having held a group: it is here
+	// unless a group keeps it (the group of the keys that were pinned there).
 	std::vector<uint16_t> abandoned;
 	// Handles that held a group before and were handed to another group now, because no
 	// handle free of data was left: issue RUH Update on these too, or the new group fills
-	// the reclaim unit the old group left open. Not in abandoned.
+	// the reclaim unit the old group left open. Also a handle that set_pins() handed over:
+	// pinned now but a learned group's at the last recompute, or pinned now only by pins
+	// none of which named it at the last recompute. Not in abandoned.
 	std::vector<uint16_t> remapped;
 	// Keys whose handle changed.
 	uint32_t moved_keys = 0;
@@ -144,7 +148,9 @@ public:
 	// ---- off the data path (serialised internally) ----
 
 	// Replaces the pins (config reload). Takes effect on the data path at once for keys
-	// not yet seen and at the next recompute() for the others.
+	// not yet seen and at the next recompute() for the others; that recompute reports the
+	// handles whose owner the new pins changed (RecomputeResult). Before anything is written
+	// (clock() == 0) nothing is handed over and nothing is reported.
 	void set_pins(std::span<const Pin> pins);
 	// A display name for writer (e.g. its [[writer]] name or cgroup path).
 	void set_writer_name(uint64_t writer, std::string name);
@@ -187,6 +193,8 @@ private:
 	[[nodiscard]] uint16_t base_handle() const;           // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(uint16_t base);
+	// Step 3 of recompute(): the handles whose owner set_pins() changed since the last one.
+	void pins_handed_over(RecomputeResult &out);
 
 	LearnerConfig cfg_;
 	std::unique_ptr<Slot[]> slots_;               // 2 * kMaxKeys
@@ -204,6 +212,7 @@ private:
 	mutable std::mutex mu_;                       // everything below
 	std::vector<KeyState> state_;                 // per slot, off path
 	std::vector<Pin> pins_;
+	std::vector<Pin> recomputed_pins_;            // pins_ at the last recompute
 	std::vector<std::pair<uint64_t, std::string>> names_;
 	uint64_t last_clock_ = 0;
 	double last_now_ = -1;

@@ -1,12 +1,13 @@
 // kvfdpd's learned placement (userspace/daemon/learned.*) on the FDP SSD model: two writers
 // with different turnover end up on two handles, the state file resumes the map, a handle
-// the learner stops using is closed with RUH Update, a refused RUH Update is counted, and
-// the data path allocates nothing.
+// the learner stops using (or a reload's pin takes or leaves) is closed with RUH Update, a
+// refused RUH Update is counted, and the data path allocates nothing.
 #include <doctest/doctest.h>
 
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
@@ -248,6 +249,64 @@ TEST_CASE("learned placement: a handle handed from one group to another is close
 	auto after = dev->handles();
 	REQUIRE(after.ok());
 	CHECK((*after)[he].ruamw == kMiB / kLba);
+}
+
+TEST_CASE("learned placement: a reload that pins a writer to a learned handle, then drops it, closes its RU")
+{
+	TempPath data("kvfdp-learned-data");
+	auto dev = make_model(data.path);
+	auto lp = LearnedPlacement::create(*dev, 4, LearnedOptions{});
+	const uint64_t ru_lbas = kMiB / kLba;
+	uint64_t engine = 0;
+	drive(*lp, 1024, 16, &engine);
+	const uint16_t he = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
+	const uint16_t hs = lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * ru_lbas, 1);
+	REQUIRE(he != hs);
+	// Writes 8 LBAs through h; the queue is closed again, so an RUH Update lands at once.
+	auto write8 = [&](uint16_t h, uint64_t slba) {
+		std::vector<uint8_t> buf(8 * kLba, 0x5A);
+		io_uring ring{};
+		auto q = dev->open_queue(ring);
+		REQUIRE(q.ok());
+		REQUIRE(test::model_io(**q, nvme::IoOp::write, h, slba, 8, buf.data()) == 0);
+	};
+	auto ruamw = [&](uint16_t h) {
+		auto hs_now = dev->handles();
+		REQUIRE(hs_now.ok());
+		return (*hs_now)[h].ruamw;
+	};
+	// Staging has a partly written RU open on hs; a reload pins the logs writer there.
+	write8(hs, 160 * ru_lbas);
+	REQUIRE(ruamw(hs) == ru_lbas - 8);
+	const uint64_t updates_before = lp->ruh_updates();
+	placement::Policy p;
+	p.nruh = 4;
+	placement::WriterRule w;
+	w.name = "logs";
+	w.dir = "/mnt/kv/logs";
+	w.handle = hs;
+	p.config.writers.push_back(w);
+	lp->set_policy(p);
+	const placement::RecomputeResult r = lp->recompute_now();
+	CHECK(std::find(r.remapped.begin(), r.remapped.end(), hs) != r.remapped.end());
+	CHECK(lp->ruh_updates() == updates_before + r.abandoned.size() + r.remapped.size());
+	CHECK(lp->ruh_updates() > updates_before);
+	CHECK(lp->ruh_update_refused() == 0);
+	CHECK(ruamw(hs) == ru_lbas);  // staging's RU closed before the logs writer fills it
+	CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 161 * ru_lbas, 1) != hs);
+	const uint32_t logs = named_writer_id(0);
+	CHECK(lp->place(logs, KVFDP_CLASS_NOT_SET, 230 * ru_lbas, 8) == hs);
+	write8(hs, 230 * ru_lbas);
+	REQUIRE(ruamw(hs) == ru_lbas - 8);
+	// A reload drops the pin: the logs writer's open RU on hs is closed too.
+	const uint64_t updates_mid = lp->ruh_updates();
+	lp->set_policy(placement::Policy{});
+	const placement::RecomputeResult r2 = lp->recompute_now();
+	CHECK(std::find(r2.abandoned.begin(), r2.abandoned.end(), hs) != r2.abandoned.end());
+	CHECK(lp->ruh_updates() == updates_mid + r2.abandoned.size() + r2.remapped.size());
+	CHECK(lp->ruh_updates() > updates_mid);
+	CHECK(ruamw(hs) == ru_lbas);
+	CHECK(lp->place(logs, KVFDP_CLASS_NOT_SET, 231 * ru_lbas, 1) != hs);
 }
 
 TEST_CASE("learned placement: a drive that refuses RUH Update is counted and keeps placing")

@@ -1,6 +1,7 @@
 // placement: the learner: starts as one group, splits writers whose lifetimes differ, keeps
 // writers of like lifetime together, pins win, abandoned and remapped handles are reported
-// (a new group prefers a handle no group held), soft state survives a save/load and a bad
+// (a new group prefers a handle no group held; a reload's pins that hand a handle to another
+// owner report it too), soft state survives a save/load and a bad
 // file is discarded; the data path does not allocate.
 #include <doctest/doctest.h>
 
@@ -179,6 +180,60 @@ TEST_CASE("learner: pins win at once and after recompute; pinned handles are not
 	l.set_pins({});
 	(void)l.recompute(now + 1);
 	CHECK(l.handle_of({7, KVFDP_CLASS_LONG}) != 5);
+}
+
+TEST_CASE("learner: a reload that pins a writer to a learned group's handle reports it remapped")
+{
+	Learner l(config());
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 4 * kCap, now);
+	const uint16_t h2 = l.handle_of({2, 0});
+	REQUIRE(h2 != l.handle_of({1, 0}));
+	// Writer 9 is pinned where writer 2's group has an open RU: that RU must be closed
+	// before writer 9's data fills it.
+	const Pin pins[] = {{9, std::nullopt, h2}};
+	l.set_pins(pins);
+	CHECK(l.place({9, 0}, kChunk) == h2);
+	const RecomputeResult r = l.recompute(now + 1);
+	CHECK(r.abandoned.empty());
+	REQUIRE(r.remapped.size() == 1);
+	CHECK(r.remapped[0] == h2);
+	CHECK(l.handle_of({2, 0}) != h2);
+	CHECK(l.handle_of({9, 0}) == h2);
+	// The same pins again hand nothing over.
+	l.set_pins(pins);
+	const RecomputeResult r2 = l.recompute(now + 2);
+	CHECK(r2.remapped.empty());
+	CHECK(r2.abandoned.empty());
+}
+
+TEST_CASE("learner: a reload that moves a pin reports the handle remapped; one that drops it, abandoned")
+{
+	Learner l(config());
+	const Pin first[] = {{7, std::nullopt, 5}};
+	l.set_pins(first);
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}, {{7, 0}, kCap / 8, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 3 * kCap, now);
+	REQUIRE(l.handle_of({7, 0}) == 5);
+	// Handle 5 goes from writer 7 to writer 8: 7's open RU there is handed over.
+	const Pin moved[] = {{8, std::nullopt, 5}};
+	l.set_pins(moved);
+	const RecomputeResult r = l.recompute(now + 1);
+	CHECK(r.abandoned.empty());
+	REQUIRE(r.remapped.size() == 1);
+	CHECK(r.remapped[0] == 5);
+	CHECK(l.handle_of({7, 0}) == l.handle_of({1, 0}));  // same lifetime: writer 1's group
+	// Writer 8 writes there; then its pin is dropped. No group keeps 5, which holds 8's open RU.
+	for (int i = 0; i < 8; i++)
+		CHECK(l.place({8, 0}, kChunk) == 5);
+	l.set_pins({});
+	const RecomputeResult r2 = l.recompute(now + 2);
+	CHECK(r2.remapped.empty());
+	REQUIRE(r2.abandoned.size() == 1);
+	CHECK(r2.abandoned[0] == 5);
+	CHECK(l.handle_of({8, 0}) != 5);
 }
 
 TEST_CASE("learner: a group that stops writing is merged and its handle reported abandoned")

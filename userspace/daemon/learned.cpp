@@ -184,6 +184,14 @@ void LearnedPlacement::set_policy(const placement::Policy &p)
 		const placement::WriterRule &w = p.config.writers[i];
 		learner_.set_writer_name(named_writer_id(i), !w.name.empty() ? w.name : !w.cgroup.empty() ? w.cgroup : w.dir);
 	}
+	// Until the regroup, a handle the pins handed over takes both owners' writes in one RU.
+	{
+		std::lock_guard g(mu_);
+		if (!thread_.joinable())
+			return;
+		regroup_ = true;
+	}
+	cv_.notify_all();
 }
 
 placement::RecomputeResult LearnedPlacement::recompute_now()
@@ -236,9 +244,10 @@ void LearnedPlacement::start()
 	thread_ = std::thread([this] {
 		std::unique_lock lk(mu_);
 		while (!stop_) {
-			cv_.wait_for(lk, std::chrono::duration<double>(opts_.period_s), [this] { return stop_; });
+			cv_.wait_for(lk, std::chrono::duration<double>(opts_.period_s), [this] { return stop_ || regroup_; });
 			if (stop_)
 				break;
+			regroup_ = false;
 			lk.unlock();
 			(void)recompute_now();
 			lk.lock();

@@ -53,7 +53,10 @@ public:
 
 	// ---- off the data path ----
 	// Pins from the policy: explicit [placement] class handles and [[writer]] entries with a
-	// fixed class or handle (writer ids KVFDP_WRITER_NAMED | i + 1, as the tagger's).
+	// fixed class or handle (writer ids KVFDP_WRITER_NAMED | i + 1, as the tagger's). A
+	// reload that hands a handle to another owner (a pin added on a learned group's handle,
+	// moved or dropped) has it closed with RUH Update by the next regroup, which the
+	// running thread does at once rather than at the end of its period.
 	void set_policy(const placement::Policy &p);
 	// One regroup now: RUH Update of abandoned and remapped handles (one command; a refusal
 	// is counted and the handles stay open), then the state is saved. Returns what the
@@ -92,6 +95,7 @@ private:
 	std::mutex mu_;            // recompute, save, the thread
 	std::condition_variable cv_;
 	bool stop_ = false;
+	bool regroup_ = false;     // set_policy: regroup now
 	std::thread thread_;
 	std::string last_error_;   // the last RUH Update refusal or save error, logged once
 	uint64_t generation_ = 0;
