@@ -284,6 +284,13 @@ void Learner::pins_handed_over(RecomputeResult &out)
 	recomputed_pins_ = pins_;
 }
 
+std::vector<uint16_t> RecomputeResult::to_close() const
+{
+	std::vector<uint16_t> out = abandoned;
+	out.insert(out.end(), remapped.begin(), remapped.end());
+	return out;
+}
+
 void Learner::publish_class_defaults(uint16_t base)
 {
 	for (unsigned c = 0; c < kNumClasses; c++) {

@@ -119,6 +119,9 @@ struct RecomputeResult {
 	uint32_t groups = 0;
 	// Incremented on every recompute that changed any key's handle.
 	uint64_t generation = 0;
+
+	// The handles to close with RUH Update: abandoned, then remapped.
+	[[nodiscard]] std::vector<uint16_t> to_close() const;
 };
 
 class Learner {

@@ -110,9 +110,7 @@ void Placer::recompute()
 	const auto r = learner_->recompute(static_cast<double>(learner_->clock()) / (1u << 30));
 	recomputes_++;
 	moved_keys_ += r.moved_keys;
-	std::vector<uint16_t> close = r.abandoned;  // as kvfdpd: abandoned and remapped handles
-	close.insert(close.end(), r.remapped.begin(), r.remapped.end());
-	for (uint16_t h : close) {
+	for (uint16_t h : r.to_close()) {  // as kvfdpd
 		if (ftl_.ruh_update(h) == 0)
 			ruh_updates_++;
 		else

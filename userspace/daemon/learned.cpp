@@ -204,8 +204,7 @@ placement::RecomputeResult LearnedPlacement::recompute_now()
 	// Abandoned handles hold an open RU nothing writes to; remapped ones hold an open RU of
 	// the old group's data that the new group would fill. The map is already published, so
 	// a queue may put a few of the new group's writes in that RU before the update lands.
-	std::vector<uint16_t> close = r.abandoned;
-	close.insert(close.end(), r.remapped.begin(), r.remapped.end());
+	const std::vector<uint16_t> close = r.to_close();
 	if (!close.empty()) {
 		auto u = dev_.ruh_update(close);
 		if (u) {
