@@ -63,10 +63,10 @@ TEST_CASE("ns_claim: a second claim of one node is refused naming the holder")
 	const std::string msg = second.error().message();
 	CHECK(msg.find("in use by pid ") != std::string::npos);
 	CHECK(msg.find('\n') == std::string::npos);
-	CHECK(other_opener({node}).find("pid " + std::to_string(child) + " (") == 0);
-	std::string held;
-	CHECK(other_opener({"/nonexistent-kvfdp-node", node}, &held).find("pid " + std::to_string(child) + " (") == 0);
-	CHECK(held == node);  // the path the other process has open, not the first one asked about
+	CHECK(other_opener({node}).text().find("pid " + std::to_string(child) + " (") == 0);
+	const Opener o = other_opener({"/nonexistent-kvfdp-node", node});
+	CHECK(o.pid == child);
+	CHECK(o.path == node);  // the path the other process has open, not the first one asked about
 	::kill(child, SIGKILL);
 	::waitpid(child, nullptr, 0);
 	::close(ready[0]);

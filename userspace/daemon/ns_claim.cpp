@@ -77,12 +77,10 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 	std::vector<std::string> paths{node};
 	if (!block.empty() && block != node)
 		paths.push_back(block);
-	std::string held;
-	const std::string opener = other_opener(paths, &held);
-	if (!opener.empty() && opener.find("(kvfdpd)") != std::string::npos) {
-		const int pid = std::atoi(opener.c_str() + 4);
-		const std::string disk = served_by ? served_by(pid) : std::string();
-		return opener + " serves " + held + (disk.empty() ? "" : " as " + disk) +
+	const Opener opener = other_opener(paths);
+	if (opener.pid && opener.comm == "kvfdpd") {
+		const std::string disk = served_by ? served_by(opener.pid) : std::string();
+		return opener.text() + " serves " + opener.path + (disk.empty() ? "" : " as " + disk) +
 		       ": stop it first, or serve another namespace";
 	}
 	if (!block.empty()) {
@@ -98,8 +96,8 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 		if (!holders.empty())
 			return block + " is held by " + join(holders, ", ") + ": release it first";
 	}
-	if (!opener.empty())
-		return node + " is in use by " + opener + ": stop it first, or serve another namespace";
+	if (opener.pid)
+		return node + " is in use by " + opener.text() + ": stop it first, or serve another namespace";
 	return node + " is in use (exclusively claimed by something else)";
 }
 
@@ -136,13 +134,13 @@ std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector
 	return out;
 }
 
-std::string other_opener(const std::vector<std::string> &paths, std::string *held)
+Opener other_opener(const std::vector<std::string> &paths)
 {
 	const int self = ::getpid();
+	Opener found;
 	DIR *proc = ::opendir("/proc");
 	if (!proc)
-		return "";
-	std::string found;
+		return found;
 	while (dirent *pe = ::readdir(proc)) {
 		const int pid = std::atoi(pe->d_name);
 		if (pid <= 0 || pid == self)
@@ -151,23 +149,23 @@ std::string other_opener(const std::vector<std::string> &paths, std::string *hel
 		DIR *fds = ::opendir(fd_dir.c_str());
 		if (!fds)
 			continue;
-		while (dirent *fe = ::readdir(fds)) {
+		while (!found.pid) {
+			const dirent *fe = ::readdir(fds);
+			if (!fe)
+				break;
 			char target[256];
 			const ssize_t n = ::readlink((fd_dir + "/" + fe->d_name).c_str(), target, sizeof(target) - 1);
 			if (n <= 0)
 				continue;
 			target[n] = 0;
 			for (const std::string &p : paths)
-				if (found.empty() && p == target) {
-					found = "pid " + std::to_string(pid) + " (" + read_line(std::string("/proc/") + pe->d_name + "/comm") + ")";
-					if (held)
-						*held = p;
+				if (p == target) {
+					found = Opener{pid, read_line(std::string("/proc/") + pe->d_name + "/comm"), p};
+					break;
 				}
-			if (!found.empty())
-				break;
 		}
 		::closedir(fds);
-		if (!found.empty())
+		if (found.pid)
 			break;
 	}
 	::closedir(proc);

@@ -29,9 +29,14 @@ struct NsClaim {
 // ("maj:min").
 [[nodiscard]] std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector<std::string> &devs);
 
-// Names another process that has one of paths open: "pid N (comm)"; "" when there is none.
-// held, when given, gets the path it has open (a streams kvfdpd holds /dev/nvmeXnY, not ngXnY).
-[[nodiscard]] std::string other_opener(const std::vector<std::string> &paths, std::string *held = nullptr);
+// Another process that has one of paths open (pid 0: none).
+struct Opener {
+	int pid = 0;
+	std::string comm;
+	std::string path;  // the one of paths it holds (a streams kvfdpd: /dev/nvmeXnY, not ngXnY)
+	[[nodiscard]] std::string text() const { return "pid " + std::to_string(pid) + " (" + comm + ")"; }
+};
+[[nodiscard]] Opener other_opener(const std::vector<std::string> &paths);
 
 // Claims the namespace at node (the backend's device: /dev/ngXnY for passthru, /dev/nvmeXnY
 // for streams; a stripe claims each member). The refusal is one line naming the
