@@ -58,6 +58,25 @@ std::unique_ptr<nvme::Device> make_model(const std::string &data)
 	return std::move(d).value();
 }
 
+// Writes 8 LBAs at slba through handle h on a queue of its own, closed again at once, so an
+// RUH Update sent next lands at once.
+void write8(nvme::Device &dev, uint16_t h, uint64_t slba)
+{
+	std::vector<uint8_t> buf(8 * kLba, 0x5A);
+	io_uring ring{};
+	auto q = dev.open_queue(ring);
+	REQUIRE(q.ok());
+	REQUIRE(test::model_io(**q, nvme::IoOp::write, h, slba, 8, buf.data()) == 0);
+}
+
+// Handle h's RUAMW (LBAs left in its open RU) from RUH Status.
+uint64_t ruamw(nvme::Device &dev, uint16_t h)
+{
+	auto hs = dev.handles();
+	REQUIRE(hs.ok());
+	return (*hs)[h].ruamw;
+}
+
 // What the queues would do for a host with a long-lived store and a staging area: the
 // engine fills [0, 128 MiB) and then rewrites it in turn, 1 MiB per 4 MiB of staging writes
 // (its data lives about 640 MiB of device writes); staging writes 1 MiB files in
@@ -163,17 +182,9 @@ TEST_CASE("learned placement: a writer that stops is merged away and its handle'
 	const uint64_t updates_before = lp->ruh_updates();
 	// Real writes through both handles, so each has a partly written RU open.
 	const uint64_t ru_lbas = kMiB / kLba;
-	std::vector<uint8_t> buf(8 * kLba, 0x5A);
-	{
-		io_uring ring{};
-		auto q = dev->open_queue(ring);
-		REQUIRE(q.ok());
-		REQUIRE(test::model_io(**q, nvme::IoOp::write, he, 0, 8, buf.data()) == 0);
-		REQUIRE(test::model_io(**q, nvme::IoOp::write, hs, 160 * ru_lbas, 8, buf.data()) == 0);
-	}
-	auto before = dev->handles();
-	REQUIRE(before.ok());
-	REQUIRE((*before)[hs].ruamw == ru_lbas - 8);
+	write8(*dev, he, 0);
+	write8(*dev, hs, 160 * ru_lbas);
+	REQUIRE(ruamw(*dev, hs) == ru_lbas - 8);
 
 	const std::vector<uint16_t> abandoned = staging_stops(*lp, &engine, 2048);
 	REQUIRE(abandoned.size() == 1);
@@ -183,10 +194,8 @@ TEST_CASE("learned placement: a writer that stops is merged away and its handle'
 	CHECK(lp->ruh_update_refused() == 0);
 	// The model closed the staging handle's RU (the next write opens a fresh one) and left
 	// the engine's alone.
-	auto after = dev->handles();
-	REQUIRE(after.ok());
-	CHECK((*after)[hs].ruamw == ru_lbas);
-	CHECK((*after)[he].ruamw == ru_lbas - 8);
+	CHECK(ruamw(*dev, hs) == ru_lbas);
+	CHECK(ruamw(*dev, he) == ru_lbas - 8);
 	CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * ru_lbas, 1) == he);
 	WriterNames names;
 	const json p = lp->policy_json(names);
@@ -212,13 +221,7 @@ TEST_CASE("learned placement: a handle handed from one group to another is close
 	const uint16_t he = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
 	REQUIRE(hs == 0);
 	REQUIRE(he == 1);
-	{
-		std::vector<uint8_t> buf(8 * kLba, 0x5A);
-		io_uring ring{};
-		auto q = dev->open_queue(ring);
-		REQUIRE(q.ok());
-		REQUIRE(test::model_io(**q, nvme::IoOp::write, he, 0, 8, buf.data()) == 0);
-	}
+	write8(*dev, he, 0);
 	const uint64_t updates_before = lp->ruh_updates();
 	// The engine stops and its store is discarded; staging (3 MiB a round, 4 MiB lifetime)
 	// and scratch (2 MiB a round, each 1 MiB discarded once the next is written) write 512 MiB
@@ -246,9 +249,7 @@ TEST_CASE("learned placement: a handle handed from one group to another is close
 	CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * per, 1) == hs);
 	CHECK(lp->ruh_updates() == updates_before + 1);
 	// The RU holding the engine's data was closed before the newcomer writes there.
-	auto after = dev->handles();
-	REQUIRE(after.ok());
-	CHECK((*after)[he].ruamw == kMiB / kLba);
+	CHECK(ruamw(*dev, he) == kMiB / kLba);
 }
 
 TEST_CASE("learned placement: a reload that pins a writer to a learned handle, then drops it, closes its RU")
@@ -262,22 +263,9 @@ TEST_CASE("learned placement: a reload that pins a writer to a learned handle, t
 	const uint16_t he = lp->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1);
 	const uint16_t hs = lp->place(kStaging, KVFDP_CLASS_NOT_SET, 160 * ru_lbas, 1);
 	REQUIRE(he != hs);
-	// Writes 8 LBAs through h; the queue is closed again, so an RUH Update lands at once.
-	auto write8 = [&](uint16_t h, uint64_t slba) {
-		std::vector<uint8_t> buf(8 * kLba, 0x5A);
-		io_uring ring{};
-		auto q = dev->open_queue(ring);
-		REQUIRE(q.ok());
-		REQUIRE(test::model_io(**q, nvme::IoOp::write, h, slba, 8, buf.data()) == 0);
-	};
-	auto ruamw = [&](uint16_t h) {
-		auto hs_now = dev->handles();
-		REQUIRE(hs_now.ok());
-		return (*hs_now)[h].ruamw;
-	};
 	// Staging has a partly written RU open on hs; a reload pins the logs writer there.
-	write8(hs, 160 * ru_lbas);
-	REQUIRE(ruamw(hs) == ru_lbas - 8);
+	write8(*dev, hs, 160 * ru_lbas);
+	REQUIRE(ruamw(*dev, hs) == ru_lbas - 8);
 	const uint64_t updates_before = lp->ruh_updates();
 	placement::Policy p;
 	p.nruh = 4;
@@ -292,12 +280,12 @@ TEST_CASE("learned placement: a reload that pins a writer to a learned handle, t
 	CHECK(lp->ruh_updates() == updates_before + r.abandoned.size() + r.remapped.size());
 	CHECK(lp->ruh_updates() > updates_before);
 	CHECK(lp->ruh_update_refused() == 0);
-	CHECK(ruamw(hs) == ru_lbas);  // staging's RU closed before the logs writer fills it
+	CHECK(ruamw(*dev, hs) == ru_lbas);  // staging's RU closed before the logs writer fills it
 	CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 161 * ru_lbas, 1) != hs);
 	const uint32_t logs = named_writer_id(0);
 	CHECK(lp->place(logs, KVFDP_CLASS_NOT_SET, 230 * ru_lbas, 8) == hs);
-	write8(hs, 230 * ru_lbas);
-	REQUIRE(ruamw(hs) == ru_lbas - 8);
+	write8(*dev, hs, 230 * ru_lbas);
+	REQUIRE(ruamw(*dev, hs) == ru_lbas - 8);
 	// A reload drops the pin: the logs writer's open RU on hs is closed too.
 	const uint64_t updates_mid = lp->ruh_updates();
 	lp->set_policy(placement::Policy{});
@@ -305,7 +293,7 @@ TEST_CASE("learned placement: a reload that pins a writer to a learned handle, t
 	CHECK(std::find(r2.abandoned.begin(), r2.abandoned.end(), hs) != r2.abandoned.end());
 	CHECK(lp->ruh_updates() == updates_mid + r2.abandoned.size() + r2.remapped.size());
 	CHECK(lp->ruh_updates() > updates_mid);
-	CHECK(ruamw(hs) == ru_lbas);
+	CHECK(ruamw(*dev, hs) == ru_lbas);
 	CHECK(lp->place(logs, KVFDP_CLASS_NOT_SET, 231 * ru_lbas, 1) != hs);
 }
 
