@@ -44,6 +44,7 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	add_files_command(app, ctx);
 	add_policy_command(app, ctx);
 	add_metrics_command(app, ctx);
+	add_stop_command(app, ctx);
 	add_version_command(app, ctx);
 	kvfdp::sim::add_simulate_command(app, ctx.exit_code);
 #if KVFDP_WITH_BPF

@@ -37,6 +37,20 @@ std::string kernel_line(const json &k)
 	return s.str();
 }
 
+// The ublk feature flags the disk was created with, and the 7.x ones the driver lacks.
+std::string ublk_features_line(const json &k)
+{
+	std::string line;
+	for (const auto &f : k.value("ublk_features", json::array()))
+		if (f.is_string())
+			line += (line.empty() ? "" : ", ") + f.get<std::string>();
+	if (line.empty())
+		line = "none";
+	if (const std::string note = k.value("ublk_note", std::string()); !note.empty())
+		line += " (" + note + ")";
+	return line;
+}
+
 std::string ublk_hint(const json &k)
 {
 	std::string u = text(k, "ublk_drv");
@@ -101,6 +115,8 @@ void print_daemon_human(Context &ctx, const json &d)
 			kv.add("stripe note", text(sp, "note"));
 	}
 	kv.add("kernel", kernel_line(d.value("kernel", json::object())));
+	if (const json &k = d.value("kernel", json::object()); k.contains("ublk_features"))
+		kv.add("ublk features", ublk_features_line(k));
 	const json &tg = d.value("tagging", json::object());
 	std::string tagging;
 	if (tg.value("active", false)) {

@@ -30,5 +30,6 @@ void add_events_command(CLI::App &app, Context &ctx);
 void add_files_command(CLI::App &app, Context &ctx);
 void add_policy_command(CLI::App &app, Context &ctx);
 void add_metrics_command(CLI::App &app, Context &ctx);
+void add_stop_command(CLI::App &app, Context &ctx);
 
 } // namespace kvfdp::cli

@@ -1,9 +1,10 @@
 // kvfdpd's control-socket requests (docs/control.md): status, ruh, stats, policy, metrics,
-// files and reload, each answered as one JSON line from the running daemon's State.
+// files, reload and stop, each answered as one JSON line from the running daemon's State.
 #include "userspace/daemon/control_handlers.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
 #include "userspace/daemon/member_view.hpp"
+#include "userspace/daemon/stop_choice.hpp"
+#include "userspace/ublk/features.hpp"
 
 namespace kvfdp::daemon {
 
@@ -64,7 +67,8 @@ json status_json(State &s)
 		       {"fua", false}};
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
 		d["device"]["stripe"] = stripe_status_json(*sd);
-	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)}};
+	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)},
+		       {"ublk_features", ublk::feature_names(s.dev.flags)}, {"ublk_note", s.ublk_note}};
 	d["tagging"] = {{"active", s.tagger.active()}, {"reason", s.tagger.reason()}, {"sources", s.tagger.sources()},
 			{"pinned", s.tagger.pinned_at()}, {"reopened", s.tagger.reopened()},
 			{"watch_dir", p->config.watch_dir}};
@@ -187,6 +191,23 @@ json policy_json(State &s)
 	return d;
 }
 
+// stop: refused while something holds the disk (one line naming it), unless "force": true;
+// else kvfdpd stops as on SIGTERM, which the main thread takes once this reply is queued.
+std::string stop_reply(State &s, const Request &req)
+{
+	const json &f = req.args.contains("force") ? req.args["force"] : json(false);
+	if (!f.is_boolean())
+		return reply_error("stop: \"force\" must be true or false");
+	const bool force = f.get<bool>();
+	const std::string bdev = ublk::block_path(s.dev.dev_id);
+	if (!force)
+		if (const std::string holder = disk_holder(disk_lookup(bdev)); !holder.empty())
+			return reply_error(stop_refusal(bdev, holder));
+	::kill(::getpid(), SIGTERM);
+	return reply_ok(json{{"stopping", bdev}, {"force", force},
+			     {"safe_stop", (s.dev.flags & ublk::kFlagSafeStopDev) != 0}});
+}
+
 } // namespace
 
 std::string handle_control_line(State &s, std::string_view line)
@@ -228,8 +249,10 @@ std::string handle_control_line(State &s, std::string_view line)
 			return reply_error(g.error().message() + "; old policy kept");
 		return reply_ok(json{{"generation", *g}});
 	}
+	if (req.cmd == "stop")
+		return stop_reply(s, req);
 	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
-			   "'; known: status, ruh, files, policy, reload, stats, metrics");
+			   "'; known: status, ruh, files, policy, reload, stop, stats, metrics");
 }
 
 

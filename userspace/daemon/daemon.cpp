@@ -30,6 +30,7 @@
 #include "userspace/daemon/ns_claim.hpp"
 #include "userspace/daemon/stop_choice.hpp"
 #include "userspace/ublk/ctrl.hpp"
+#include "userspace/ublk/features.hpp"
 
 namespace kvfdp::daemon {
 
@@ -274,9 +275,15 @@ Result<void> add_device(State &s)
 	// The stripe's member list and stripe size, kept by the driver for --recover / --attach.
 	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	spec.server_flags = sd ? sd->fingerprint() : 0;
+	const Result<uint64_t> features = s.ctrl->get_features();
 	const ublk::DataModeChoice dm =
-		ublk::choose_data_mode(s.ctrl->get_features(), s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
+		ublk::choose_data_mode(features, s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
 	spec.flags |= dm.add_flags;
+	ublk::FeatureWants wants;
+	wants.batch_io = s.opts.batch_io;
+	const ublk::FeatureChoice fc = ublk::choose_features(features, wants);
+	spec.flags |= fc.add_flags;
+	s.ublk_note = fc.note;
 	auto info = s.ctrl->add_dev(spec);
 	if (!info)
 		return std::move(info).error();
@@ -398,18 +405,46 @@ void load_tagger(State &s)
 	s.tagger.apply_rules(nullptr, *current_policy(s));
 }
 
-// Stops serving. remove: STOP_DEV and DEL_DEV the device; else it stays, its I/O held by
-// the driver (user recovery) for the next kvfdpd. claim (an exclusive open of the disk that
-// keeps it from being mounted meanwhile) is closed after STOP_DEV: DEL_DEV waits for it.
-void teardown(State &s, bool remove, UniqueFd *claim = nullptr)
+// With UBLK_F_SAFE_STOP_DEV: TRY_STOP_DEV, which the driver refuses while the disk is open,
+// after closing claim (an opener too). false: it was opened after the holder check, so it
+// stays like a held disk. A failure other than -EBUSY falls back to STOP_DEV.
+bool try_safe_stop(State &s, UniqueFd *claim)
+{
+	if (claim)
+		claim->reset();
+	const int r = s.ctrl->try_stop_dev(s.dev.dev_id);
+	if (r == 0)
+		return true;
+	const std::string bdev = ublk::block_path(s.dev.dev_id);
+	if (r == -EBUSY) {
+		const std::string holder = disk_holder(disk_lookup(bdev));
+		log::warn("%s was opened as kvfdpd stopped (%s): the driver refused TRY_STOP_DEV, so it is left, I/O held, "
+			  "for the next kvfdpd (--dev-id %u --attach)",
+			  bdev.c_str(), holder.empty() ? "by an opener /proc does not show" : holder.c_str(), s.dev.dev_id);
+		return false;
+	}
+	log::warn("ublk TRY_STOP_DEV of %s: %s; stopping it with STOP_DEV", bdev.c_str(), std::strerror(-r));
+	if (auto st = s.ctrl->stop_dev(s.dev.dev_id); !st)
+		log::warn("%s", st.error().message().c_str());
+	return true;
+}
+
+// Stops serving. remove: STOP_DEV (TRY_STOP_DEV when safe) and DEL_DEV the device; else it
+// stays, its I/O held by the driver (user recovery) for the next kvfdpd. claim (an exclusive
+// open of the disk that keeps it from being mounted meanwhile) is closed after STOP_DEV:
+// DEL_DEV waits for it. safe: the disk was checked free, and a device with SAFE_STOP_DEV is
+// stopped only if it still is (a disk opened meanwhile is left instead).
+void teardown(State &s, bool remove, UniqueFd *claim = nullptr, bool safe = false)
 {
 	if (s.server)
 		s.server->stop();
 	s.tagger.stop_events();
 	if (remove && s.dev_added) {
-		auto r = s.ctrl->stop_dev(s.dev.dev_id);
-		if (!r)
+		if (safe && (s.dev.flags & ublk::kFlagSafeStopDev)) {
+			remove = try_safe_stop(s, claim);
+		} else if (auto r = s.ctrl->stop_dev(s.dev.dev_id); !r) {
 			log::warn("%s", r.error().message().c_str());
+		}
 	}
 	if (claim)
 		claim->reset();
@@ -457,7 +492,7 @@ void stop_live(State &s)
 		log::info("%s draining and removing", bdev.c_str());
 	}
 	send_notify(stopping_message(remove ? "draining and removing " + bdev : "stopping, " + bdev + " left for " + reattach));
-	teardown(s, remove, &use.claim);
+	teardown(s, remove, &use.claim, !s.opts.force_remove);
 }
 
 int run(State &s)

@@ -28,6 +28,7 @@ struct DaemonOptions {
 	bool fixed_buffers = true;
 	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
 	bool zero_copy_register = false;     // per-request registration even where AUTO_BUF_REG exists (testing)
+	bool batch_io = true;                // UBLK_F_BATCH_IO where the driver offers it (ublk/features.hpp)
 	std::string ready_file;              // written with the device path once serving
 	std::string metrics_listen;          // --metrics-listen: GET /metrics there ("" = off)
 	// --placement learned: handles by (writer, class) from measured lifetimes (learned.hpp);

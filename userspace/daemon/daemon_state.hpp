@@ -36,6 +36,7 @@ struct State {
 	ublk::CtrlDevInfo dev{};
 	ublk::DataMode data_mode = ublk::DataMode::copy;  // from dev.flags
 	std::string data_note;                            // why copy mode (ublk::DataModeChoice::note)
+	std::string ublk_note;                            // the 7.x features the driver lacks (ublk::FeatureChoice::note)
 	bool dev_added = false;
 	UniqueFd char_fd;
 	std::vector<std::unique_ptr<UblkQueue>> queues;

@@ -1,4 +1,5 @@
-// The held-disk check and the remove-or-leave choice kvfdpd makes on SIGTERM.
+// The held-disk check and the remove-or-leave choice kvfdpd makes on SIGTERM, and the holder
+// named by a refused `kvfdp stop`.
 #include "userspace/daemon/stop_choice.hpp"
 
 #include <algorithm>
@@ -6,6 +7,12 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "userspace/daemon/ns_claim.hpp"
 
 namespace kvfdp::daemon {
 
@@ -62,6 +69,50 @@ bool should_remove(bool keep, bool force_remove, Held held)
 	if (force_remove)
 		return true;
 	return held == Held::no;
+}
+
+DiskLookup disk_lookup(const std::string &bdev)
+{
+	DiskLookup l;
+	const size_t slash = bdev.rfind('/');
+	l.holders_dir = "/sys/block/" + bdev.substr(slash == std::string::npos ? 0 : slash + 1) + "/holders";
+	struct stat st{};
+	if (::stat(bdev.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
+		l.majmin = std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+	std::ifstream in("/proc/self/mountinfo");
+	std::stringstream ss;
+	ss << in.rdbuf();
+	l.mountinfo = ss.str();
+	l.paths = {bdev};
+	return l;
+}
+
+std::string disk_holder(const DiskLookup &l)
+{
+	const std::vector<std::string> holders = disk_holders(l.holders_dir);
+	if (!holders.empty()) {
+		std::string s = "held by";
+		for (const std::string &h : holders)
+			s += " " + h;
+		return s;
+	}
+	if (!l.majmin.empty()) {
+		const std::vector<std::string> mounts = mounts_of(l.mountinfo, {l.majmin});
+		if (!mounts.empty()) {
+			std::string s = "mounted at";
+			for (size_t i = 0; i < mounts.size(); i++)
+				s += (i ? ", " : " ") + mounts[i];
+			return s;
+		}
+	}
+	const Opener o = other_opener(l.paths);
+	return o.pid ? "open by " + o.text() : std::string();
+}
+
+std::string stop_refusal(const std::string &bdev, const std::string &holder)
+{
+	return "not stopping: " + bdev + " is " + holder + "; unmount or close it first, or stop anyway with "
+	       "`kvfdp stop --force`";
 }
 
 } // namespace kvfdp::daemon

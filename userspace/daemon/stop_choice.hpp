@@ -1,5 +1,6 @@
 // What SIGTERM does with the ublk disk: whether it is held (mounted, a dm/md member, swap)
-// and the choice between removing it and leaving it, I/O held, for the next kvfdpd.
+// and the choice between removing it and leaving it, I/O held, for the next kvfdpd; and who
+// holds it open, which refuses a `kvfdp stop` without --force.
 #pragma once
 
 #include <string>
@@ -34,5 +35,24 @@ struct DiskUse {
 // is held, or whose state cannot be told, is left (removing it would fail the filesystem's
 // I/O and lose its dirty data) and a free one is removed.
 [[nodiscard]] bool should_remove(bool keep, bool force_remove, Held held);
+
+// Where to look for what holds a disk open.
+struct DiskLookup {
+	std::string holders_dir;         // /sys/block/ublkbN/holders
+	std::string majmin;              // the disk's "major:minor" ("" when unknown)
+	std::string mountinfo;           // the text of /proc/self/mountinfo
+	std::vector<std::string> paths;  // the disk's node(s), as other processes' fds link to them
+};
+
+// The lookup for the disk at bdev (/dev/ublkbN) on this system.
+[[nodiscard]] DiskLookup disk_lookup(const std::string &bdev);
+
+// What holds the disk, first found of: "held by dm-0" (sysfs holders), "mounted at /mnt/x"
+// (the mount table), "open by pid N (comm)" (another process's fd; this one's are not
+// counted). "" when none is found (the disk may still be open in ways /proc does not show).
+[[nodiscard]] std::string disk_holder(const DiskLookup &l);
+
+// The one-line refusal of a stop without --force of bdev, which holder holds.
+[[nodiscard]] std::string stop_refusal(const std::string &bdev, const std::string &holder);
 
 } // namespace kvfdp::daemon

@@ -99,6 +99,9 @@ int main(int argc, char **argv)
 	app.add_flag("--zero-copy-register", o.zero_copy_register,
 		     "zero copy by registering each request's pages per request (UBLK_F_SUPPORT_ZERO_COPY, Linux "
 		     "6.15+) even where UBLK_F_AUTO_BUF_REG exists (for testing; the default prefers AUTO_BUF_REG)");
+	app.add_flag("!--no-batch-io", o.batch_io,
+		     "per-request ublk commands (FETCH_REQ / COMMIT_AND_FETCH_REQ) even where the driver offers "
+		     "UBLK_F_BATCH_IO (Linux 7.x)");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
 	app.add_option("--metrics-listen", o.metrics_listen,
 		       "serve Prometheus GET /metrics on PORT (loopback), HOST:PORT or [IPV6]:PORT; off by default");

@@ -142,6 +142,12 @@ Result<void> Control::stop_dev(uint32_t dev_id)
 	return ok();
 }
 
+int Control::try_stop_dev(uint32_t dev_id)
+{
+	CtrlCmd c = make_cmd(dev_id);
+	return run(kUCmdTryStopDev, c);
+}
+
 Result<void> Control::del_dev(uint32_t dev_id)
 {
 	CtrlCmd c = make_cmd(dev_id);

@@ -43,6 +43,9 @@ public:
 	[[nodiscard]] Result<void> start_dev(uint32_t dev_id, int32_t server_pid);
 	// STOP_DEV: removes the disk; in-flight I/O must still be served while it runs.
 	[[nodiscard]] Result<void> stop_dev(uint32_t dev_id);
+	// TRY_STOP_DEV (a device created with kFlagSafeStopDev): STOP_DEV only while nothing has
+	// the disk open. 0, -EBUSY while it is open (the device is untouched), or another -errno.
+	[[nodiscard]] int try_stop_dev(uint32_t dev_id);
 	[[nodiscard]] Result<void> del_dev(uint32_t dev_id);
 	[[nodiscard]] Result<CtrlDevInfo> get_dev_info(uint32_t dev_id);
 	// GET_FEATURES (Linux 6.5+): the kFlag* features this driver supports. An older driver

@@ -1,5 +1,6 @@
 // ublk driver UAPI, our own copy: structs, ioctl-encoded UBLK_U_* commands and flags as the
-// 6.12 driver speaks them, plus GET_FEATURES (6.5+) and automatic buffer registration (6.16+).
+// 6.12 driver speaks them, plus GET_FEATURES (6.5+), automatic buffer registration (6.16+) and
+// 7.x's batch I/O commands, TRY_STOP_DEV and NO_AUTO_PART_SCAN (linux/ublk_cmd.h of 7.3).
 // Bookworm's uapi header predates some of them, so kvfdp carries this one; every struct is
 // static_asserted against the kernel's layout.
 #pragma once
@@ -127,6 +128,7 @@ inline constexpr unsigned kCmdGetParams = 0x09;
 inline constexpr unsigned kCmdStartUserRecovery = 0x10;
 inline constexpr unsigned kCmdEndUserRecovery = 0x11;
 inline constexpr unsigned kCmdGetFeatures = 0x13;
+inline constexpr unsigned kCmdTryStopDev = 0x17;
 inline constexpr unsigned kIoFetchReq = 0x20;
 inline constexpr unsigned kIoCommitAndFetchReq = 0x21;
 inline constexpr unsigned kIoRegisterIoBuf = 0x23;
@@ -143,6 +145,8 @@ inline constexpr uint32_t kUCmdGetParams = _IOR('u', kCmdGetParams, CtrlCmd);
 inline constexpr uint32_t kUCmdStartUserRecovery = _IOWR('u', kCmdStartUserRecovery, CtrlCmd);
 inline constexpr uint32_t kUCmdEndUserRecovery = _IOWR('u', kCmdEndUserRecovery, CtrlCmd);
 inline constexpr uint32_t kUCmdGetFeatures = _IOR('u', kCmdGetFeatures, CtrlCmd);
+// With kFlagSafeStopDev: STOP_DEV only while the disk has no opener, else -EBUSY (7.x).
+inline constexpr uint32_t kUCmdTryStopDev = _IOWR('u', kCmdTryStopDev, CtrlCmd);
 inline constexpr uint32_t kUIoFetchReq = _IOWR('u', kIoFetchReq, IoCmd);
 inline constexpr uint32_t kUIoCommitAndFetchReq = _IOWR('u', kIoCommitAndFetchReq, IoCmd);
 // With kFlagSupportZeroCopy: register the pages of (q_id, tag)'s request as the ring's fixed
@@ -154,6 +158,7 @@ static_assert(kUCmdAddDev == 0xc0207504u, "UBLK_U_CMD_ADD_DEV");
 static_assert(kUIoFetchReq == 0xc0107520u, "UBLK_U_IO_FETCH_REQ");
 static_assert(kUCmdGetFeatures == 0x80207513u, "UBLK_U_CMD_GET_FEATURES");
 static_assert(kUIoRegisterIoBuf == 0xc0107523u, "UBLK_U_IO_REGISTER_IO_BUF");
+static_assert(kUCmdTryStopDev == 0xc0207517u, "UBLK_U_CMD_TRY_STOP_DEV");
 
 // Device feature flags (ublksrv_ctrl_dev_info.flags; GET_FEATURES reports those the driver has).
 // kFlagSupportZeroCopy: the server registers request buffers itself (REGISTER_IO_BUF, 6.15+; 6.12's
@@ -165,6 +170,13 @@ inline constexpr uint64_t kFlagUserRecovery = 1ull << 3;
 inline constexpr uint64_t kFlagUserRecoveryReissue = 1ull << 4;
 inline constexpr uint64_t kFlagCmdIoctlEncode = 1ull << 6;
 inline constexpr uint64_t kFlagAutoBufReg = 1ull << 11;
+// 7.x: the queue talks in per-queue batches (PREP/COMMIT/FETCH_IO_CMDS below); FETCH_REQ and
+// COMMIT_AND_FETCH_REQ are refused on such a device.
+inline constexpr uint64_t kFlagBatchIo = 1ull << 15;
+// 7.x: TRY_STOP_DEV is offered (a stop that fails with -EBUSY while the disk is open).
+inline constexpr uint64_t kFlagSafeStopDev = 1ull << 17;
+// 7.x: START_DEV does not scan the disk for partitions (no reads at start).
+inline constexpr uint64_t kFlagNoAutoPartScan = 1ull << 18;
 
 // Device states (ublksrv_ctrl_dev_info.state).
 inline constexpr uint16_t kDevDead = 0;
@@ -204,6 +216,51 @@ static_assert(sizeof(AutoBufReg) == 8, "ublk_auto_buf_reg");
 
 // The sqe->addr value of an AutoBufReg for slot index (index in bits 15:0, flags 23:16).
 [[nodiscard]] inline constexpr uint64_t auto_buf_reg_addr(uint16_t index) { return index; }
+
+// Batch I/O (kFlagBatchIo), shipped in sqe->cmd of PREP_IO_CMDS / COMMIT_IO_CMDS /
+// FETCH_IO_CMDS. PREP and COMMIT carry nr_elem elements of elem_bytes each at sqe->addr;
+// FETCH is multishot (kUringCmdMultishot, a provided-buffer group in sqe->buf_group) and
+// each of its completions fills one provided buffer with res / 2 u16 tags.
+struct BatchIo {
+	uint16_t q_id;
+	uint16_t flags;      // kBatchF*
+	uint16_t nr_elem;    // at most the queue depth
+	uint8_t elem_bytes;  // sizeof(BatchElem) with kBatchFHasBufAddr, else sizeof(BatchElemHeader); FETCH: 2
+	uint8_t reserved;
+	uint64_t reserved2;
+};
+static_assert(sizeof(BatchIo) == 16, "ublk_batch_io");
+
+// One element of PREP / COMMIT: the tag, its auto-registration slot (kFlagAutoBufReg) and the
+// commit's result.
+struct BatchElemHeader {
+	uint16_t tag;
+	uint16_t buf_index;
+	int32_t result;
+};
+static_assert(sizeof(BatchElemHeader) == 8, "ublk_elem_header");
+
+// With kBatchFHasBufAddr (copy mode): the header and the tag's buffer, in that order.
+struct BatchElem {
+	BatchElemHeader header;
+	uint64_t buf_addr;
+};
+static_assert(sizeof(BatchElem) == 16 && offsetof(BatchElem, buf_addr) == 8, "ublk batch element with buf_addr");
+
+inline constexpr uint16_t kBatchFHasBufAddr = 1u << 1;
+
+inline constexpr unsigned kIoPrepIoCmds = 0x25;
+inline constexpr unsigned kIoCommitIoCmds = 0x26;
+inline constexpr unsigned kIoFetchIoCmds = 0x27;
+// PREP: 0 or -errno (nothing prepared). COMMIT: bytes of elements committed, or -errno (none).
+inline constexpr uint32_t kUIoPrepIoCmds = _IOWR('u', kIoPrepIoCmds, BatchIo);
+inline constexpr uint32_t kUIoCommitIoCmds = _IOWR('u', kIoCommitIoCmds, BatchIo);
+inline constexpr uint32_t kUIoFetchIoCmds = _IOWR('u', kIoFetchIoCmds, BatchIo);
+static_assert(kUIoPrepIoCmds == 0xc0107525u, "UBLK_U_IO_PREP_IO_CMDS");
+static_assert(kUIoFetchIoCmds == 0xc0107527u, "UBLK_U_IO_FETCH_IO_CMDS");
+
+// sqe->uring_cmd_flags: a multishot uring_cmd (bookworm's io_uring.h predates it).
+inline constexpr uint32_t kUringCmdMultishot = 1u << 1;
 
 // FETCH / COMMIT completion results.
 inline constexpr int kIoResOk = 0;

@@ -1,0 +1,44 @@
+// kvfdp stop [--force]: asks kvfdpd to stop as SIGTERM does; refused, in one line naming the
+// holder, while the disk is mounted, held or open, unless --force.
+#include <memory>
+
+#include "tools/cli/commands.hpp"
+
+namespace kvfdp::cli {
+
+namespace {
+
+struct StopOptions {
+	bool force = false;
+};
+
+int run_stop(Context &ctx, const StopOptions &o)
+{
+	if (ctx.direct())
+		return ctx.fail(kExitUsage, "stop talks to kvfdpd (--socket), not to --device or --backend");
+	auto r = ctx.ask_daemon("stop", nlohmann::json{{"force", o.force}});
+	if (!r.ok)
+		return ctx.fail(r.error);
+	if (ctx.json()) {
+		ctx.print_json(r.data);
+		return kExitOk;
+	}
+	ctx.out << "kvfdpd is stopping " << r.data.value("stopping", std::string("its disk"))
+		<< (r.data.value("force", false) ? " (--force: as on SIGTERM, whoever holds the disk)" : "") << "\n";
+	return kExitOk;
+}
+
+} // namespace
+
+void add_stop_command(CLI::App &app, Context &ctx)
+{
+	auto o = std::make_shared<StopOptions>();
+	auto *c = app.add_subcommand("stop", "stop kvfdpd and remove its disk; refused while the disk is mounted or open");
+	c->add_flag("--force", o->force,
+		    "stop even while the disk is held: as SIGTERM does (a held disk is left, I/O held, for the next "
+		    "kvfdpd unless kvfdpd runs with --force-remove)");
+	c->footer("Exit codes: 0 stopping, 1 refused (the line names what holds the disk), 3 no kvfdpd.");
+	c->callback([&ctx, o] { ctx.exit_code = run_stop(ctx, *o); });
+}
+
+} // namespace kvfdp::cli
