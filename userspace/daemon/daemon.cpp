@@ -280,7 +280,8 @@ Result<void> add_device(State &s)
 		ublk::choose_data_mode(features, s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
 	spec.flags |= dm.add_flags;
 	ublk::FeatureWants wants;
-	wants.batch_io = s.opts.batch_io;
+	wants.batch_io = false;  // not yet: the queues speak only FETCH_REQ / COMMIT_AND_FETCH_REQ
+	(void)s.opts.batch_io;
 	const ublk::FeatureChoice fc = ublk::choose_features(features, wants);
 	spec.flags |= fc.add_flags;
 	s.ublk_note = fc.note;
