@@ -6,7 +6,6 @@
 #include <bpf/libbpf.h>
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +19,7 @@
 #include "bpf/tagger.skel.h"
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/disks.hpp"
+#include "bpf/user/load_log.hpp"
 #include "bpf/user/pins.hpp"
 #include "common/log.hpp"
 
@@ -114,16 +114,6 @@ int on_ring_record(void *ctx, void *data, size_t size)
 	if (size >= sizeof(kvfdp_rq_record) && impl->on_record && *impl->on_record)
 		(*impl->on_record)(*static_cast<const kvfdp_rq_record *>(data));
 	return 0;
-}
-
-// libbpf's messages (verifier logs of the probed-and-refused programs included) appear
-// only with the bpf debug category (kvfdpd --debug), or KVFDP_BPF_VERBOSE=1 in tests.
-int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	static const bool verbose = std::getenv("KVFDP_BPF_VERBOSE") != nullptr;
-	if (level == LIBBPF_DEBUG || !(verbose || log::debug_enabled(log::kCatBpf)))
-		return 0;
-	return std::vfprintf(stderr, fmt, ap);
 }
 
 bool power_of_two(uint32_t v) { return v && !(v & (v - 1)); }
@@ -259,7 +249,7 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		return guidance_error(std::errc::operation_not_permitted,
 				      "loading the BPF tagger needs root (run with sudo)");
 
-	libbpf_set_print(libbpf_print);
+	install_libbpf_print();
 	const uint64_t build = build_hash();
 	// A pinned set of this build and these options is re-opened as it is (no probes, no
 	// load: a restart costs a few bpf(2) calls); another is replaced.
@@ -292,9 +282,12 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 	int last_err = 0;
 	int32_t xfs_off = xfs_vnode_offset();
 	for (bool with_lsm : tiers) {
+		// libbpf's messages of this try: a refusal names the program or map, and the BTF type
+		// or field a CO-RE relocation found missing (load_log.hpp).
+		LibbpfCapture cap;
 		tagger *skel = tagger::open();
 		if (!skel)
-			return errno_error(errno, "tagger: open the BPF object");
+			return refusal(cap, "tagger: open the BPF object", -errno);
 		skel->rodata->nr_slots = nslots;
 		skel->rodata->queue_depth = o.depth;
 		skel->rodata->default_class = o.default_class;
@@ -312,16 +305,17 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 			last_err = err;
 			tagger::destroy(skel);
 			if (with_lsm) {
+				const std::string prog = parse_libbpf_output(cap.text()).program;
 				add_note(notes, std::string("lsm/inode_unlink refused at load (") +
-							std::strerror(-err) + ")");
+							(prog.empty() ? "" : "program " + prog + ": ") + std::strerror(-err) + ")");
 				continue;
 			}
-			return errno_error(err, "tagger: load the BPF programs");
+			return refusal(cap, "tagger: load the BPF programs", err);
 		}
 		err = attach(skel->progs.kvfdp_rq_issue, &skel->links.kvfdp_rq_issue);
 		if (err) {
 			tagger::destroy(skel);
-			return errno_error(err, "tagger: attach tp_btf/block_rq_issue");
+			return refusal(cap, "tagger: attach tp_btf/block_rq_issue", err);
 		}
 		t.impl_->skel = skel;
 		break;
