@@ -3,11 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <cstring>
+#include <liburing.h>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "userspace/ublk/features.hpp"
+#include "userspace/ublk/io_cmd.hpp"
 
 using namespace kvfdp::ublk;
 
@@ -84,4 +87,50 @@ TEST_CASE("ublk: the batch commands' element layouts and opcodes")
 	CHECK(kUIoCommitIoCmds == 0xc0107526u);
 	CHECK((kUIoPrepIoCmds & 0xff) == kIoPrepIoCmds);
 	CHECK(kUCmdTryStopDev == 0xc0207517u);
+}
+
+TEST_CASE("ublk: batch commands carry their elements by address, the fetch is multishot with selected buffers")
+{
+	alignas(16) uint8_t elems[4 * sizeof(BatchElem)] = {};
+	// Copy mode: 16-byte elements with the buffer address after the header.
+	put_batch_elem(elems, sizeof(BatchElem), 2, 7, 7, -5, 0x1000);
+	BatchElem e{};
+	std::memcpy(&e, elems + 2 * sizeof(BatchElem), sizeof(e));
+	CHECK(e.header.tag == 7);
+	CHECK(e.header.buf_index == 7);
+	CHECK(e.header.result == -5);
+	CHECK(e.buf_addr == 0x1000);
+	// Zero copy: 8-byte elements, nothing written past the header.
+	uint8_t small[3 * sizeof(BatchElemHeader)];
+	std::memset(small, 0xee, sizeof(small));
+	put_batch_elem(small, sizeof(BatchElemHeader), 1, 3, 3, 4096, 0x2000);
+	BatchElemHeader h{};
+	std::memcpy(&h, small + sizeof(BatchElemHeader), sizeof(h));
+	CHECK(h.tag == 3);
+	CHECK(h.result == 4096);
+	CHECK(small[2 * sizeof(BatchElemHeader)] == 0xee);
+
+	io_uring_sqe sqe[2];
+	prep_batch_cmd(sqe[0], 9, kUIoCommitIoCmds, 1, kBatchFHasBufAddr, 3, sizeof(BatchElem), elems, 42);
+	CHECK(sqe[0].opcode == IORING_OP_URING_CMD);
+	CHECK(sqe[0].cmd_op == kUIoCommitIoCmds);
+	CHECK(sqe[0].addr == reinterpret_cast<uintptr_t>(elems));
+	CHECK(sqe[0].len == 3 * sizeof(BatchElem));
+	BatchIo b{};
+	std::memcpy(&b, sqe[0].cmd, sizeof(b));
+	CHECK(b.q_id == 1);
+	CHECK(b.flags == kBatchFHasBufAddr);
+	CHECK(b.nr_elem == 3);
+	CHECK(b.elem_bytes == sizeof(BatchElem));
+
+	prep_batch_fetch(sqe[0], 9, 2, 0, 64, 43);
+	CHECK(sqe[0].cmd_op == kUIoFetchIoCmds);
+	CHECK((sqe[0].flags & IOSQE_BUFFER_SELECT) != 0);
+	CHECK(static_cast<unsigned>(sqe[0].buf_group) == 0u);
+	CHECK(sqe[0].uring_cmd_flags == kUringCmdMultishot);
+	std::memcpy(&b, sqe[0].cmd, sizeof(b));
+	CHECK(b.q_id == 2);
+	CHECK(b.flags == 0);  // the driver refuses any flag on a fetch
+	CHECK(b.elem_bytes == 2);
+	CHECK(b.nr_elem == 64);
 }

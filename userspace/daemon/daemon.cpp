@@ -238,6 +238,7 @@ Result<void> create_queues(State &s, StartSteps &steps)
 		qs.engine = ec;
 		qs.fixed_buf_bytes = fixed_bytes;
 		qs.register_bufs = s.data_mode == ublk::DataMode::zero_copy_reg;
+		qs.batch = (s.dev.flags & ublk::kFlagBatchIo) != 0;  // a recovered device keeps its mode
 		made[q].emplace(UblkQueue::create(qs));
 	};
 	std::vector<std::thread> makers;
@@ -280,8 +281,7 @@ Result<void> add_device(State &s)
 		ublk::choose_data_mode(features, s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
 	spec.flags |= dm.add_flags;
 	ublk::FeatureWants wants;
-	wants.batch_io = false;  // not yet: the queues speak only FETCH_REQ / COMMIT_AND_FETCH_REQ
-	(void)s.opts.batch_io;
+	wants.batch_io = s.opts.batch_io;
 	const ublk::FeatureChoice fc = ublk::choose_features(features, wants);
 	spec.flags |= fc.add_flags;
 	s.ublk_note = fc.note;

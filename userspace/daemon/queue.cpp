@@ -113,6 +113,8 @@ UblkQueue::~UblkQueue()
 		io_uring_queue_exit(ring_.get());
 	if (buf_area_)
 		munmap(buf_area_, buf_area_bytes_);
+	if (fetch_ring_)
+		munmap(fetch_ring_, batch_area_bytes_);
 }
 
 Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
@@ -164,6 +166,14 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 			return errno_error(ret, what + "io_uring_register_buffers");
 	}
 
+	if (setup.batch) {
+		if (auto b = q->create_batch_buffers(); !b)
+			return errno_error(b.error().code.value(), what + b.error().message());
+		if (setup.q_id == 0)
+			log::info("queues take requests in batches (UBLK_F_BATCH_IO: one multishot FETCH_IO_CMDS, one "
+				  "COMMIT_IO_CMDS per turn)");
+	}
+
 	auto ioq = setup.device->open_queue(*q->ring_);
 	if (!ioq)
 		return std::move(ioq).error();
@@ -179,6 +189,144 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 	q->engine_ = std::make_unique<IoEngine>(ec, *q->ring_, *q->ioq_, q->descs_.descs(), q->bufs_.get(),
 						q->tags_, *setup.policy, q->counters_, *q);
 	return q;
+}
+
+Result<void> UblkQueue::create_batch_buffers()
+{
+	const uint16_t depth = setup_.engine.depth;
+	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	auto round = [page](size_t n) { return (n + page - 1) / page * page; };
+	elem_bytes_ = setup_.engine.zero_copy ? sizeof(ublk::BatchElemHeader) : sizeof(ublk::BatchElem);
+	batch_flags_ = setup_.engine.zero_copy ? 0 : ublk::kBatchFHasBufAddr;
+	commit_buf_bytes_ = static_cast<size_t>(depth) * elem_bytes_;
+	// Every fetch completion takes one provided buffer; between two turns of the loop at most
+	// depth of them come (each carries a tag the driver handed over), so depth buffers (a power
+	// of two, as the ring needs) are never all taken. Each holds every tag, up to 256.
+	fetch_bufs_ = 1;
+	while (fetch_bufs_ < depth)
+		fetch_bufs_ = static_cast<uint16_t>(fetch_bufs_ * 2);
+	fetch_buf_bytes_ = static_cast<uint32_t>(std::min<unsigned>(depth, 256) * sizeof(uint16_t));
+	const size_t ring_bytes = round(static_cast<size_t>(fetch_bufs_) * sizeof(io_uring_buf));
+	const size_t commit_bytes = round(kCommitBufs * commit_buf_bytes_);
+	batch_area_bytes_ = ring_bytes + commit_bytes + round(static_cast<size_t>(fetch_bufs_) * fetch_buf_bytes_);
+	void *area = mmap(nullptr, batch_area_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			  -1, 0);
+	if (area == MAP_FAILED)
+		return errno_error(errno, "allocating the batch command buffers");
+	fetch_ring_ = static_cast<io_uring_buf_ring *>(area);
+	commit_area_ = static_cast<uint8_t *>(area) + ring_bytes;
+	fetch_area_ = commit_area_ + commit_bytes;
+	io_uring_buf_reg reg{};
+	reg.ring_addr = reinterpret_cast<uintptr_t>(fetch_ring_);
+	reg.ring_entries = fetch_bufs_;
+	reg.bgid = 0;
+	if (const int ret = io_uring_register_buf_ring(ring_.get(), &reg, 0); ret < 0)
+		return errno_error(ret, "io_uring_register_buf_ring (the fetch's tag buffers)");
+	io_uring_buf_ring_init(fetch_ring_);
+	const int mask = io_uring_buf_ring_mask(fetch_bufs_);
+	for (uint16_t b = 0; b < fetch_bufs_; b++)
+		io_uring_buf_ring_add(fetch_ring_, fetch_area_ + static_cast<size_t>(b) * fetch_buf_bytes_, fetch_buf_bytes_,
+				      b, mask, b);
+	io_uring_buf_ring_advance(fetch_ring_, fetch_bufs_);
+	return ok();
+}
+
+int UblkQueue::prep_batch()
+{
+	const uint16_t depth = setup_.engine.depth;
+	void *elems = commit_buf(0);
+	for (uint16_t t = 0; t < depth; t++)
+		ublk::put_batch_elem(elems, elem_bytes_, t, t, t, 0, bufs_ ? reinterpret_cast<uintptr_t>(bufs_[t]) : 0);
+	io_uring_sqe *sqe = next_sqe();
+	if (!sqe)
+		return -EBUSY;
+	ublk::prep_batch_cmd(*sqe, setup_.char_fd, ublk::kUIoPrepIoCmds, setup_.q_id, batch_flags_, depth, elem_bytes_,
+			     elems, pack_user_data(0, UdKind::batch_prep));
+	int ret = io_uring_submit_and_wait(ring_.get(), 1);
+	if (ret < 0)
+		return ret;
+	io_uring_cqe *cqe = nullptr;
+	do {
+		ret = io_uring_wait_cqe(ring_.get(), &cqe);
+	} while (ret == -EINTR);
+	if (ret < 0)
+		return ret;
+	const int res = cqe->res;
+	io_uring_cqe_seen(ring_.get(), cqe);
+	return res < 0 ? res : 0;
+}
+
+void UblkQueue::arm_fetch()
+{
+	if (io_uring_sqe *sqe = next_sqe())
+		ublk::prep_batch_fetch(*sqe, setup_.char_fd, setup_.q_id, 0,
+				       static_cast<uint16_t>(fetch_buf_bytes_ / sizeof(uint16_t)),
+				       pack_user_data(0, UdKind::batch_fetch));
+}
+
+void UblkQueue::flush_commits()
+{
+	if (commit_fill_ == 0)
+		return;
+	unsigned next = kCommitBufs;
+	for (unsigned i = 1; i < kCommitBufs && next == kCommitBufs; i++)
+		if (!commit_busy_[(commit_cur_ + i) % kCommitBufs])
+			next = (commit_cur_ + i) % kCommitBufs;
+	if (next == kCommitBufs)
+		return;  // every other buffer is still in flight: these go with the next turn
+	io_uring_sqe *sqe = next_sqe();
+	if (!sqe)
+		return;
+	ublk::prep_batch_cmd(*sqe, setup_.char_fd, ublk::kUIoCommitIoCmds, setup_.q_id, batch_flags_, commit_fill_,
+			     elem_bytes_, commit_buf(commit_cur_), pack_user_data(static_cast<uint16_t>(commit_cur_), UdKind::batch_commit));
+	commit_busy_[commit_cur_] = true;
+	commit_sent_[commit_cur_] = commit_fill_;
+	commit_cur_ = next;
+	commit_fill_ = 0;
+}
+
+void UblkQueue::on_commit_cqe(uint16_t buf, int res)
+{
+	if (buf >= kCommitBufs)
+		return;
+	commit_busy_[buf] = false;
+	// res: bytes of elements taken; those after them were not committed (their requests end
+	// with the device, which is the only time the driver refuses a commit of a tag it handed over).
+	const int64_t taken = res < 0 ? 0 : res / elem_bytes_;
+	if (taken < commit_sent_[buf])
+		commit_failures_ += static_cast<uint64_t>(commit_sent_[buf] - taken);
+}
+
+void UblkQueue::on_fetch_cqe(const io_uring_cqe &cqe)
+{
+	const uint16_t depth = setup_.engine.depth;
+	if (cqe.flags & IORING_CQE_F_BUFFER) {
+		const uint16_t bid = static_cast<uint16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
+		uint8_t *buf = fetch_area_ + static_cast<size_t>(bid) * fetch_buf_bytes_;
+		const unsigned n = cqe.res > 0 ? std::min<unsigned>(static_cast<unsigned>(cqe.res), fetch_buf_bytes_) / 2 : 0;
+		for (unsigned i = 0; i < n; i++) {
+			uint16_t tag;
+			std::memcpy(&tag, buf + 2 * i, sizeof(tag));
+			if (tag >= depth)
+				continue;
+			if (setup_.register_bufs)
+				prep_buf_cmd(ublk::kUIoRegisterIoBuf, tag);
+			engine_->start(tag);
+		}
+		// Its tags are read: the buffer goes back for the next completion.
+		io_uring_buf_ring_add(fetch_ring_, buf, fetch_buf_bytes_, bid, io_uring_buf_ring_mask(fetch_bufs_), 0);
+		io_uring_buf_ring_advance(fetch_ring_, 1);
+	}
+	if (cqe.flags & IORING_CQE_F_MORE)
+		return;
+	// The fetch ended: with the device (-ENODEV) or the queue's stop for good, else (no
+	// provided buffer left, or any other early end) it is armed again.
+	if (cqe.res == -ENODEV || stop_.load(std::memory_order_acquire)) {
+		fetch_ended_ = true;
+		return;
+	}
+	fetch_rearms_++;
+	arm_fetch();
 }
 
 void UblkQueue::start() { thread_ = std::thread([this] { run(); }); }
@@ -215,6 +363,14 @@ void UblkQueue::commit(uint16_t tag, int result)
 	// Unregistering first: the driver completes the request once both are in, in any order.
 	if (setup_.register_bufs)
 		prep_buf_cmd(ublk::kUIoUnregisterIoBuf, tag);
+	if (setup_.batch) {
+		if (commit_fill_ >= setup_.engine.depth)
+			return;  // cannot happen: a tag is gathered at most once between two flushes
+		// Gathered for this turn's COMMIT_IO_CMDS (flush_commits); the slot stays <tag>.
+		ublk::put_batch_elem(commit_buf(commit_cur_), elem_bytes_, commit_fill_++, tag, tag, result,
+			       bufs_ ? reinterpret_cast<uintptr_t>(bufs_[tag]) : 0);
+		return;
+	}
 	io_uring_sqe *sqe = next_sqe();
 	if (!sqe)
 		return;  // cannot happen with the ring sized for depth * (subs + 1 + buffer commands)
@@ -245,18 +401,29 @@ void UblkQueue::run()
 			return;
 		}
 	}
-	for (uint16_t t = 0; t < depth; t++) {
-		io_uring_sqe *sqe = io_uring_get_sqe(ring);
-		if (!sqe) {
-			io_uring_submit(ring);
-			sqe = io_uring_get_sqe(ring);
+	int ret = 0;
+	if (setup_.batch) {
+		// Every tag at once, then one fetch that stays armed (UBLK_F_BATCH_IO).
+		ret = prep_batch();
+		if (ret == 0) {
+			arm_fetch();
+			ret = io_uring_submit(ring);
 		}
-		prep_fetch(*sqe, ublk::kUIoFetchReq, t, -1);
+	} else {
+		for (uint16_t t = 0; t < depth; t++) {
+			io_uring_sqe *sqe = io_uring_get_sqe(ring);
+			if (!sqe) {
+				io_uring_submit(ring);
+				sqe = io_uring_get_sqe(ring);
+			}
+			prep_fetch(*sqe, ublk::kUIoFetchReq, t, -1);
+		}
+		ret = io_uring_submit(ring);
 	}
-	int ret = io_uring_submit(ring);
 	if (ret < 0) {
 		exit_status_.store(ret);
-		log::error("queue %u: submitting FETCH_REQ: %s", setup_.q_id, strerror(-ret));
+		log::error("queue %u: submitting %s: %s", setup_.q_id, setup_.batch ? "PREP_IO_CMDS" : "FETCH_REQ",
+			   strerror(-ret));
 		fetched_.store(true, std::memory_order_release);
 		return;
 	}
@@ -265,8 +432,10 @@ void UblkQueue::run()
 	for (;;) {
 		if (stop_.load(std::memory_order_acquire) && engine_->device_inflight() == 0)
 			break;
-		if (aborted_ == depth && engine_->device_inflight() == 0)
-			break;  // the driver gave every tag back: the device is gone
+		if ((aborted_ == depth || fetch_ended_) && engine_->device_inflight() == 0)
+			break;  // the driver gave every tag back (or ended the fetch): the device is gone
+		if (setup_.batch)
+			flush_commits();
 		__kernel_timespec ts{0, 200 * 1000 * 1000};
 		io_uring_cqe *first = nullptr;
 		ret = io_uring_submit_and_wait_timeout(ring, &first, 1, &ts, nullptr);
@@ -285,7 +454,15 @@ void UblkQueue::run()
 				engine_->on_device_cqe(*cqe);
 				continue;
 			}
-			if (ud.kind == UdKind::buf || ud.tag >= depth)
+			if (ud.kind == UdKind::batch_fetch) {
+				on_fetch_cqe(*cqe);
+				continue;
+			}
+			if (ud.kind == UdKind::batch_commit) {
+				on_commit_cqe(ud.tag, cqe->res);
+				continue;
+			}
+			if (ud.kind != UdKind::ublk || ud.tag >= depth)
 				continue;
 			if (cqe->res == ublk::kIoResOk) {
 				if (setup_.register_bufs)
@@ -298,7 +475,12 @@ void UblkQueue::run()
 		}
 		io_uring_cq_advance(ring, seen);
 	}
+	if (setup_.batch)
+		flush_commits();
 	io_uring_submit(ring);  // the last commits
+	if (setup_.batch && (commit_failures_ || fetch_rearms_))
+		log::info("queue %u: %llu commit(s) refused as the device went, fetch re-armed %llu time(s)", setup_.q_id,
+			  static_cast<unsigned long long>(commit_failures_), static_cast<unsigned long long>(fetch_rearms_));
 }
 
 } // namespace kvfdp::daemon

@@ -18,6 +18,8 @@
 #include "userspace/ublk/io_cmd.hpp"
 
 struct io_uring;
+struct io_uring_buf_ring;
+struct io_uring_cqe;
 
 namespace kvfdp::daemon {
 
@@ -33,6 +35,9 @@ struct QueueSetup {
 	// REGISTER_IO_BUF of a read/write request at slot <tag> before the engine's device
 	// commands and UNREGISTER_IO_BUF before its commit.
 	bool register_bufs = false;
+	// The device has ublk::kFlagBatchIo: the queue PREPs every tag once, takes requests from one
+	// multishot FETCH_IO_CMDS and commits them in batches (COMMIT_IO_CMDS), one per loop turn.
+	bool batch = false;
 	// With engine.fixed_buffers: bytes of each tag's buffer registered as its fixed buffer
 	// (see fixed_buffer_bytes); 0 registers the whole io_buf_bytes.
 	uint32_t fixed_buf_bytes = 0;
@@ -101,6 +106,17 @@ private:
 	void prep_buf_cmd(uint32_t cmd_op, uint16_t tag);
 	// An SQE, submitting what is queued first when the SQ is full; nullptr if still none.
 	io_uring_sqe *next_sqe();
+	// Batch mode (setup.batch): the commit buffers and the provided buffers the fetch fills.
+	[[nodiscard]] Result<void> create_batch_buffers();
+	// PREP_IO_CMDS of every tag, waited for (the device cannot start before): 0 or -errno.
+	[[nodiscard]] int prep_batch();
+	void arm_fetch();
+	// Queues one COMMIT_IO_CMDS of the commits gathered since the last, when a commit buffer
+	// is free to gather the next ones in (else they wait for the next turn).
+	void flush_commits();
+	void on_fetch_cqe(const io_uring_cqe &cqe);
+	void on_commit_cqe(uint16_t buf, int res);
+	[[nodiscard]] void *commit_buf(unsigned i) const { return commit_area_ + static_cast<size_t>(i) * commit_buf_bytes_; }
 
 	QueueSetup setup_;
 	std::unique_ptr<io_uring> ring_;
@@ -119,6 +135,25 @@ private:
 	std::atomic<bool> fetched_{false};
 	std::atomic<int> exit_status_{0};
 	uint32_t aborted_ = 0;
+	// Batch mode. Each tag is gathered at most once between two flushes (it is the driver's
+	// again only after its commit), so a commit buffer of depth elements always has room.
+	static constexpr unsigned kCommitBufs = 4;
+	uint8_t elem_bytes_ = 0;      // sizeof(ublk::BatchElem) in copy mode, else the header's
+	uint16_t batch_flags_ = 0;    // ublk::kBatchFHasBufAddr in copy mode
+	uint8_t *commit_area_ = nullptr;
+	size_t commit_buf_bytes_ = 0;
+	size_t batch_area_bytes_ = 0;
+	unsigned commit_cur_ = 0;     // the buffer commits are gathered in
+	uint16_t commit_fill_ = 0;    // elements gathered in it
+	bool commit_busy_[kCommitBufs] = {};  // a COMMIT_IO_CMDS of it is in flight
+	uint16_t commit_sent_[kCommitBufs] = {};  // its element count
+	io_uring_buf_ring *fetch_ring_ = nullptr;  // provided buffers of group 0, fetch_bufs_ of them
+	uint16_t fetch_bufs_ = 0;
+	uint32_t fetch_buf_bytes_ = 0;
+	uint8_t *fetch_area_ = nullptr;
+	bool fetch_ended_ = false;    // the fetch ended with the device (-ENODEV) or a stop
+	uint64_t commit_failures_ = 0;  // elements a COMMIT_IO_CMDS did not take
+	uint64_t fetch_rearms_ = 0;     // fetches re-armed after ending early (e.g. -ENOBUFS)
 };
 
 } // namespace kvfdp::daemon

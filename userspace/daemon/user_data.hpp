@@ -14,6 +14,11 @@ enum class UdKind : uint8_t {
 	ublk = 1,    // FETCH_REQ / COMMIT_AND_FETCH_REQ of a tag
 	device = 2,  // one device command (sub-I/O) of a tag's request
 	buf = 3,     // REGISTER_IO_BUF / UNREGISTER_IO_BUF of a tag's request (zero_copy_reg)
+	// UBLK_F_BATCH_IO: the queue's multishot FETCH_IO_CMDS, a COMMIT_IO_CMDS (tag: its
+	// commit buffer) and the PREP_IO_CMDS of every tag.
+	batch_fetch = 4,
+	batch_commit = 5,
+	batch_prep = 6,
 };
 
 inline constexpr unsigned kUdTagBits = 16;

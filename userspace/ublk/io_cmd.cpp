@@ -26,6 +26,42 @@ void prep_io_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_id,
 	std::memcpy(sqe.cmd, &cmd, sizeof(cmd));
 }
 
+void prep_batch_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_id, uint16_t flags,
+		    uint16_t nr_elem, uint8_t elem_bytes, const void *elems, uint64_t user_data)
+{
+	std::memset(&sqe, 0, 2 * sizeof(io_uring_sqe));  // SQE128
+	sqe.opcode = IORING_OP_URING_CMD;
+	sqe.fd = char_fd;
+	sqe.cmd_op = cmd_op;
+	sqe.addr = reinterpret_cast<uintptr_t>(elems);
+	sqe.len = static_cast<uint32_t>(nr_elem) * elem_bytes;
+	sqe.user_data = user_data;
+	BatchIo cmd{};
+	cmd.q_id = q_id;
+	cmd.flags = flags;
+	cmd.nr_elem = nr_elem;
+	cmd.elem_bytes = elem_bytes;
+	std::memcpy(sqe.cmd, &cmd, sizeof(cmd));
+}
+
+void prep_batch_fetch(io_uring_sqe &sqe, int char_fd, uint16_t q_id, uint16_t buf_group, uint16_t max_tags,
+		      uint64_t user_data)
+{
+	std::memset(&sqe, 0, 2 * sizeof(io_uring_sqe));
+	sqe.opcode = IORING_OP_URING_CMD;
+	sqe.fd = char_fd;
+	sqe.cmd_op = kUIoFetchIoCmds;
+	sqe.flags = IOSQE_BUFFER_SELECT;
+	sqe.buf_group = buf_group;
+	sqe.uring_cmd_flags = kUringCmdMultishot;
+	sqe.user_data = user_data;
+	BatchIo cmd{};
+	cmd.q_id = q_id;
+	cmd.nr_elem = max_tags;
+	cmd.elem_bytes = sizeof(uint16_t);
+	std::memcpy(sqe.cmd, &cmd, sizeof(cmd));
+}
+
 Result<DescMap> DescMap::map(int char_fd, uint16_t q_id, uint16_t depth)
 {
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

@@ -1,9 +1,9 @@
 #!/bin/sh
-# daemon_zero_copy: kvfdpd's three data paths on one kernel, each with data checked through the filesystem and the raw disk: zero copy by UBLK_F_AUTO_BUF_REG (the default where the driver has it), zero copy by per-request registration (--zero-copy-register, UBLK_F_SUPPORT_ZERO_COPY) and copy (--no-zero-copy); status names the mode and counts the bytes copied.
+# daemon_zero_copy: kvfdpd's three data paths on one kernel, each with data checked through the filesystem and the raw disk: zero copy by UBLK_F_AUTO_BUF_REG (the default where the driver has it), zero copy by per-request registration (--zero-copy-register, UBLK_F_SUPPORT_ZERO_COPY) and copy (--no-zero-copy); status names the mode and counts the bytes copied; `kvfdp stop` is refused while the disk is mounted and removes it once it is not.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 512M --timeout 300
 . /lib/kvfdp/vm-lib.sh
 need_ublk
-need kvfdpd kvfdp-daemon-vmtool
+need kvfdpd kvfdp kvfdp-daemon-vmtool
 T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
 
@@ -39,6 +39,11 @@ run_mode() {
 	echo 3 > /proc/sys/vm/drop_caches
 	check "$label: remount" mount "$UB" /mnt/kv || die "$label: cannot remount XFS on $UB"
 	check "$label: checksums after remount" sh -c 'cd /mnt/kv && md5sum -c /tmp/sums'
+	# A stop of the mounted disk is refused, in one line naming the mount; kvfdpd serves on.
+	check "$label: kvfdp stop of the mounted disk is refused" sh -c "! kvfdp --socket $SOCK stop 2> /tmp/stop.err"
+	cat /tmp/stop.err
+	check "$label: the refusal names the mount" grep -q "is mounted at /mnt/kv" /tmp/stop.err
+	check "$label: still serving after the refusal" sh -c 'cd /mnt/kv && md5sum -c /tmp/sums'
 	umount /mnt/kv
 	check "$label: xfs_repair -n is clean" xfs_repair -n "$UB"
 	$T snap $SOCK status "$OUT/status-$label.json"
@@ -52,8 +57,10 @@ run_mode() {
 	fi
 	# 10 MiB written and 10 MiB read on the raw disk, 5 MiB of files, mkfs and mounts
 	expect_ge "$label: bytes moved" "$moved" $((25 << 20))
-	kill -TERM $KPID
+	# Unmounted, kvfdp stop goes through (TRY_STOP_DEV where the driver has SAFE_STOP_DEV).
+	check "$label: kvfdp stop of the free disk" kvfdp --socket $SOCK stop
 	check "$label: kvfdpd exits 0" wait $KPID
+	check "$label: the disk is removed" test ! -b "$UB"
 }
 
 modprobe xfs 2>/dev/null
@@ -65,6 +72,7 @@ wait_for /tmp/kvfdpd.ready 60 || { cat "$OUT/kvfdpd-probe.log"; die "kvfdpd did 
 $T snap $SOCK status "$OUT/status-probe.json"
 DEFAULT=$($T get "$OUT/status-probe.json" data_path mode)
 echo "default data path: $DEFAULT ($($T get "$OUT/status-probe.json" data_path note))"
+echo "ublk features in use: $(grep -o '"ublk_features":\[[^]]*\]' "$OUT/status-probe.json") $(grep -o '"ublk_note":"[^"]*"' "$OUT/status-probe.json")"
 kill -TERM $KPID
 wait $KPID
 [ "$DEFAULT" = zero-copy ] || skip "kernel $(uname -r): kvfdpd's default data path is $DEFAULT, not zero copy (UBLK_F_AUTO_BUF_REG needs 6.16+)"
