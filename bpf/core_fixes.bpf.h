@@ -5,7 +5,11 @@
  *  - the write hint: bio->bi_write_hint (6.9+, a 1-byte enum; absent in 5.18..6.8 and
  *    in 6.1) or rq->write_hint (unsigned short, 6.9..6.12 before the stable removal);
  *  - inode->i_write_hint: u8 in 6.1, a 1-byte enum from 6.9 (read field_size bytes);
- *  - page->compound_head read as an integer (it shares a union with lru).
+ *  - the bytes done in a bio's current bvec: bi_iter.bi_bvec_done (6.1 to 6.18),
+ *    bi_iter.bi_offset in 7.3's BTF (the field was renamed; bvec_iter is packed there);
+ *  - a tail page's head: page->compound_head (head + 1) up to 6.18; 7.3's BTF names it
+ *    compound_info, which holds a mask (head = page & info) where struct page's size is a
+ *    power of two, else head + 1, read as an integer (it shares a union with lru).
  */
 #ifndef KVFDP_CORE_FIXES_BPF_H
 #define KVFDP_CORE_FIXES_BPF_H
@@ -29,6 +33,22 @@ struct bio___kvfdp_u16 {
 /* struct inode up to 6.8: i_write_hint is a u8 (an enum rw_hint from 6.9). */
 struct inode___kvfdp_u8 {
 	__u8 i_write_hint;
+} __attribute__((preserve_access_index));
+
+/* struct bvec_iter as 7.3's BTF has it: bi_bvec_done is named bi_offset. The flavour
+ * suffix (___kvfdp_off) makes libbpf match it, nested in bio___kvfdp_off, against the
+ * running kernel's struct bvec_iter and struct bio. */
+struct bvec_iter___kvfdp_off {
+	unsigned int bi_offset;
+} __attribute__((preserve_access_index));
+
+struct bio___kvfdp_off {
+	struct bvec_iter___kvfdp_off bi_iter;
+} __attribute__((preserve_access_index));
+
+/* struct page as 7.3's BTF has it: compound_head is named compound_info. */
+struct page___kvfdp_info {
+	unsigned long compound_info;
 } __attribute__((preserve_access_index));
 
 /* Highest valid RWH value; anything above is treated as "no hint". */
@@ -79,16 +99,51 @@ static __noinline __u32 kvfdp_inode_write_hint(struct inode *inode)
 	return h <= KVFDP_RWH_MAX ? (__u32)h : 0;
 }
 
-/* The head page of pg's folio (page->compound_head has bit 0 set on tail pages). */
-static __always_inline struct page *kvfdp_page_head(struct page *pg, bool *tail)
+/* The bytes already done in bio's current bvec (bi_iter), whichever name the running
+ * kernel gives the field; 0 when it has neither. A subprogram for the same reason as
+ * kvfdp_inode_write_hint: the caller runs in a bounded loop over merged bios. */
+static __noinline __u32 kvfdp_bio_bvec_done(struct bio *bio)
 {
-	unsigned long ch = 0;
+	struct bio___kvfdp_off *nbio = (void *)bio;
 
-	/* The verifier rejects bit tests on compound_head read as a pointer (it shares a
-	 * union with lru.next), so read it as a scalar. */
-	bpf_probe_read_kernel(&ch, sizeof(ch), &pg->compound_head);
-	*tail = ch & 1;
-	return (ch & 1) ? (struct page *)(ch - 1) : pg;
+	if (!bio)
+		return 0;
+	if (bpf_core_field_exists(bio->bi_iter.bi_bvec_done))
+		return BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+	if (bpf_core_field_exists(nbio->bi_iter.bi_offset))
+		return BPF_CORE_READ(nbio, bi_iter.bi_offset);
+	return 0;
+}
+
+/* The head page of pg's folio (bit 0 of compound_head / compound_info is set on tail
+ * pages). A subprogram, like kvfdp_inode_write_hint: its caller runs in a loop, and each
+ * variant's relocation must stay inside its field_exists branch. */
+static __noinline struct page *kvfdp_page_head(struct page *pg, bool *tail)
+{
+	struct page___kvfdp_info *npg = (void *)pg;
+	unsigned long ch = 0, sz;
+
+	*tail = false;
+	/* The verifier rejects bit tests on the field read as a pointer (it shares a union with
+	 * lru.next), so read it as a scalar. */
+	if (bpf_core_field_exists(pg->compound_head)) {
+		bpf_probe_read_kernel(&ch, sizeof(ch), &pg->compound_head);
+		if (!(ch & 1))
+			return pg;
+		*tail = true;
+		return (struct page *)(ch - 1);
+	}
+	if (bpf_core_field_exists(npg->compound_info)) {
+		bpf_probe_read_kernel(&ch, sizeof(ch), &npg->compound_info);
+		if (!(ch & 1))
+			return pg;
+		*tail = true;
+		sz = bpf_core_type_size(struct page);
+		if (!(sz & (sz - 1)))
+			return (struct page *)((unsigned long)pg & ch);
+		return (struct page *)(ch - 1);
+	}
+	return pg;
 }
 
 #endif

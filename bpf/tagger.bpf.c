@@ -224,7 +224,7 @@ static __always_inline struct inode *bio_inode(struct bio *bio, __u8 *how)
 	 * vector, so bi_io_vec[0] is not necessarily theirs. */
 	bv += BPF_CORE_READ(bio, bi_iter.bi_idx);
 	pg = BPF_CORE_READ(bv, bv_page);
-	off = BPF_CORE_READ(bv, bv_offset) + BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+	off = BPF_CORE_READ(bv, bv_offset) + kvfdp_bio_bvec_done(bio);
 	if (off >> KVFDP_PAGE_SHIFT) /* multi-page bvec: the page the iterator is at */
 		pg = (struct page *)((unsigned long)pg +
 				     (off >> KVFDP_PAGE_SHIFT) * bpf_core_type_size(struct page));
