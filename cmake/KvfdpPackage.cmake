@@ -1,7 +1,8 @@
 # Install components and the Debian packages (CPack DEB), built by `./tools/dev.sh package`:
 #   kvfdp          kvfdpd, the kvfdp CLI, the systemd unit, sysusers.d/modules-load.d snippets,
 #                  /etc/kvfdp/kvfdp.toml and /etc/default/kvfdpd (conffiles), docs, the Grafana
-#                  dashboard (share/kvfdp/grafana/kvfdp.json)
+#                  dashboard (share/kvfdp/grafana/kvfdp.json), the Prometheus alert rules
+#                  (share/kvfdp/prometheus/kvfdp-alerts.yml)
 #   libkvgpu-dev   libkvgpu (header, .so, .a, pkg-config file) and its Python binding
 # Depends come from dpkg-shlibdeps; the version is the CMake project version.
 include(GNUInstallDirs)
@@ -14,6 +15,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/cli.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT kvfdp)
 install(FILES ${PROJECT_SOURCE_DIR}/monitoring/grafana/kvfdp.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/kvfdp/grafana COMPONENT kvfdp)
+install(FILES ${PROJECT_SOURCE_DIR}/monitoring/prometheus/kvfdp-alerts.yml
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/kvfdp/prometheus COMPONENT kvfdp)
 
 # libkvgpu-dev, in the multiarch library directory (lib/x86_64-linux-gnu).
 if(CMAKE_LIBRARY_ARCHITECTURE)

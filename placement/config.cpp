@@ -144,6 +144,18 @@ Result<void> parse_metrics_listen(const std::string &source, const toml::node &v
 	return ok();
 }
 
+// require_tagger = true (top level): refuse to start unplaced.
+Result<void> parse_require_tagger(const std::string &source, const toml::node &v, PolicyConfig &cfg)
+{
+	auto b = v.value<bool>();
+	if (!v.is_boolean() || !b)
+		return key_error(source, line_of(v), "require_tagger",
+				 "must be true or false, above the first [table]");
+	cfg.require_tagger = *b;
+	cfg.require_tagger_line = line_of(v);
+	return ok();
+}
+
 // [device] paths = ["/dev/ng0n1", ...], stripe_size = "512K" (or bytes).
 Result<void> parse_device(const std::string &source, const toml::node &v, PolicyConfig &cfg)
 {
@@ -326,10 +338,12 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 			r = parse_device(source, v, cfg);
 		else if (key == "metrics_listen")
 			r = parse_metrics_listen(source, v, cfg);
+		else if (key == "require_tagger")
+			r = parse_require_tagger(source, v, cfg);
 		else
 			return key_error(source, line_of(v), key,
 					 "unknown table (known: placement, watch, rule, writer, device) or top-level key "
-					 "(known: metrics_listen)");
+					 "(known: metrics_listen, require_tagger)");
 		if (!r)
 			return std::move(r).error();
 	}

@@ -1,5 +1,6 @@
 // kvfdpd's policy config (TOML): [placement] class = handle, [watch] dir, [[rule]] directory
-// rules, [[writer]] named writers, [device] paths and stripe_size, the top-level metrics_listen.
+// rules, [[writer]] named writers, [device] paths and stripe_size, the top-level metrics_listen
+// and require_tagger.
 // The one parser kvfdpd and `kvfdp policy` use.
 // docs/placement.md describes writers and how rules apply.
 #pragma once
@@ -55,6 +56,10 @@ struct PolicyConfig {
 	// the command line gives none ("" = off); read at start only. kvfdpd checks the address.
 	std::string metrics_listen;
 	int metrics_listen_line = 0;
+	// require_tagger = true (top level): kvfdpd's --require-tagger, a start whose BPF tagger is
+	// not active fails (exit 1) instead of serving DEGRADED; read at start only.
+	bool require_tagger = false;
+	int require_tagger_line = 0;
 };
 
 // An error that is its message alone (no errno text appended): configuration mistakes.

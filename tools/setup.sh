@@ -21,13 +21,16 @@ esac
 export DEBIAN_FRONTEND=noninteractive
 APT_OPTS=(-y -q --no-upgrade --no-install-recommends -o DPkg::Lock::Timeout=300)
 
-# Host packages from bookworm: toolchain, libraries, and what the host tests use.
+# Host packages from bookworm: toolchain, libraries, and what the host tests use (prometheus
+# for promtool, which test_prometheus_alerts runs; under systemd the package also starts a
+# Prometheus server on :9090: `systemctl disable --now prometheus` if the host does not want it).
 BOOKWORM_PKGS=(
 	build-essential cmake ninja-build pkg-config git
 	clang llvm
 	liburing-dev libbpf-dev libelf-dev zlib1g-dev libnvme-dev
 	doctest-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
 	kmod cpio xz-utils zstd e2fsprogs xfsprogs util-linux python3 valgrind
+	prometheus
 )
 # From bookworm-backports: QEMU with FDP emulation and a bpftool that emits 1-byte enums.
 BACKPORTS_PKGS=(qemu-system-x86 bpftool)

@@ -177,6 +177,30 @@ TEST_CASE("cli: status through the fake daemon shows classes, stale tags and rec
 	CHECK(d.seen().front() == R"({"cmd":"status"})");
 }
 
+TEST_CASE("cli: status of a kvfdpd without its tagger says DEGRADED and why on its first line, and in -o json")
+{
+	std::string st = kStatus;
+	const std::string on = R"("tagging":{"active":true,"reason":"",)";
+	REQUIRE(st.find(on) != std::string::npos);
+	st.replace(st.find(on), on.size(),
+		   R"("tagging":{"active":false,"reason":"tagger: load the BPF programs: Invalid argument: program kvfdp_rq_issue",)");
+	FakeDaemon d({{"status", st}});
+	Ran r = ask(d, {"status"});
+	INFO(r.err);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.rfind("DEGRADED: the BPF tagger is not active (tagger: load the BPF programs: Invalid argument: program "
+			  "kvfdp_rq_issue): every write goes to the default handle, unplaced\ndaemon: ",
+			  0) == 0);
+	CHECK(r.out.find("INACTIVE (tagger: load the BPF programs") != std::string::npos);
+	auto doc = json::parse(ask(d, {"status", "-o", "json"}).out);
+	CHECK(doc["health"]["state"] == "degraded");
+	CHECK(doc["health"]["why"].get<std::string>().find("program kvfdp_rq_issue") != std::string::npos);
+	// A placing kvfdpd: no such line, and "ok".
+	FakeDaemon good(all_replies());
+	CHECK(ask(good, {"status"}).out.rfind("daemon: ", 0) == 0);
+	CHECK(json::parse(ask(good, {"status", "-o", "json"}).out)["health"] == json{{"state", "ok"}, {"why", ""}});
+}
+
 TEST_CASE("cli: status names the data path, zero copy or copy with the daemon's note, and the bytes copied")
 {
 	auto with_path = [](const std::string &mode, const std::string &note, uint64_t copied) {

@@ -397,4 +397,8 @@ TEST_CASE("metrics: Prometheus text carries the counters")
 	CHECK(t.find("kvfdp_handle_bytes_total{handle=\"1\",pid=\"1\"} 0\n") != std::string::npos);
 	CHECK(t.find("kvfdp_tagger_active 1\n") != std::string::npos);
 	CHECK(t.find("# TYPE kvfdp_io_total counter\n") != std::string::npos);
+	// Serving DEGRADED (no tagger): the gauge the alert rule kvfdp-alerts.yml fires on.
+	m.tagger_active = false;
+	const std::string d = format_metrics(m);
+	CHECK(d.find("# TYPE kvfdp_tagger_active gauge\nkvfdp_tagger_active 0\n") != std::string::npos);
 }

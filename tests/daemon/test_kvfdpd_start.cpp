@@ -1,7 +1,8 @@
 // The real kvfdpd binary's start-time refusals: a bad command line exits 2 (never CLI11's
-// own codes), a bad config, socket path or --ready-file exits 1, each with one line on
-// stderr and before anything is made: no model --file, no socket, no ublk device (each
-// case is refused before /dev/ublk-control is opened, so it runs on any machine).
+// own codes), a bad config, socket path, --ready-file or require_tagger with --no-tagger
+// exits 1, each with one line on stderr and before anything is made: no model --file, no
+// socket, no ublk device (each case is refused before /dev/ublk-control is opened, so it
+// runs on any machine).
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -236,6 +237,37 @@ TEST_CASE("kvfdpd: stripe members refused in one line naming the member (exit 1)
 		CHECK(r.rc == 1);
 		CHECK(one_line(r.err));
 		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(sock));
+	}
+}
+
+TEST_CASE("kvfdpd: require_tagger or --require-tagger with the tagger off exits 1 with one line, before anything is made")
+{
+	TempDir d;
+	const std::string img = d.path + "/model.img", sock = d.path + "/kvfdpd.sock";
+	const std::string on = d.path + "/on.toml", off = d.path + "/off.toml";
+	write_file(on, "require_tagger = true\n[placement]\nshort = 1\n");
+	write_file(off, "require_tagger = false\n");
+	const std::pair<std::vector<std::string>, std::string> cases[] = {
+		{{"--require-tagger"},
+		 "the BPF tagger is required (--require-tagger) but not active (disabled with --no-tagger): fix what that "
+		 "names (docs/deploy.md, When placement does not happen), or drop --require-tagger to serve with every write on the "
+		 "default handle"},
+		{{"--config", on}, "the BPF tagger is required (" + on + ":1) but not active (disabled with --no-tagger)"},
+		{{"--config", on, "--require-tagger"}, "required (--require-tagger)"},  // the option is named first
+		// false asks for nothing: the start goes on to the next check.
+		{{"--config", off, "--ready-file", "/nonexistent-kvfdp/ready"}, "--ready-file /nonexistent-kvfdp/ready"},
+	};
+	for (const auto &[extra, says] : cases) {
+		std::vector<std::string> args = {"--backend", "model", "--file", img, "--size", "64M", "--no-tagger",
+						 "--socket", sock};
+		args.insert(args.end(), extra.begin(), extra.end());
+		Ran r = kvfdpd(args);
+		INFO(extra.front() << " " << extra.back() << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 1);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(img));
 		CHECK_FALSE(exists(sock));
 	}
 }

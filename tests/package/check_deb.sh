@@ -19,7 +19,8 @@ has_file() { dpkg-deb -c "$1" | awk '{print $6}' | grep -qx "./$2" || fail "$(ba
 for p in usr/bin/kvfdpd usr/bin/kvfdp usr/lib/systemd/system/kvfdpd.service \
 	usr/lib/sysusers.d/kvfdp.conf usr/lib/modules-load.d/kvfdp.conf etc/kvfdp/kvfdp.toml \
 	etc/default/kvfdpd usr/share/doc/kvfdp/copyright usr/share/doc/kvfdp/changelog.gz \
-	usr/share/doc/kvfdp/deploy.md usr/share/kvfdp/grafana/kvfdp.json; do
+	usr/share/doc/kvfdp/deploy.md usr/share/kvfdp/grafana/kvfdp.json \
+	usr/share/kvfdp/prometheus/kvfdp-alerts.yml; do
 	has_file "$deb" "$p"
 done
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)

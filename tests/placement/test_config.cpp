@@ -1,5 +1,6 @@
 // placement: the policy config parser: [[writer]], rule checks (globs, PATH_MAX, conflicting
-// duplicates), one-line errors naming file:line and key, validation against handles, metrics_listen.
+// duplicates), one-line errors naming file:line and key, validation against handles, metrics_listen,
+// require_tagger.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -172,5 +173,24 @@ TEST_CASE("config: metrics_listen, a top-level key, is kvfdpd's --metrics-listen
 	// Below a table header the key belongs to that table: refused there, naming the table's keys.
 	CHECK(error_of("[watch]\nmetrics_listen = \"9477\"\n").find("watch.metrics_listen: unknown key") !=
 	      std::string::npos);
-	CHECK(error_of("metrics = 1\n").find("or top-level key (known: metrics_listen)") != std::string::npos);
+	CHECK(error_of("metrics = 1\n").find("or top-level key (known: metrics_listen, require_tagger)") !=
+	      std::string::npos);
+}
+
+TEST_CASE("config: require_tagger, a top-level boolean, is kvfdpd's --require-tagger from the file")
+{
+	auto cfg = parse_config("# comment\nrequire_tagger = true\n[placement]\nshort = 1\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->require_tagger);
+	CHECK(cfg->require_tagger_line == 2);
+	cfg = parse_config("require_tagger = false\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK_FALSE(cfg->require_tagger);
+	cfg = parse_config("[placement]\nshort = 1\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK_FALSE(cfg->require_tagger);
+	CHECK(error_of("require_tagger = \"yes\"\n") ==
+	      "kvfdp.toml:1: require_tagger: must be true or false, above the first [table]");
+	CHECK(error_of("require_tagger = 1\n").find("require_tagger: must be true or false") != std::string::npos);
+	CHECK(error_of("[placement]\nrequire_tagger = true\n").find("placement.require_tagger") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
+#include "userspace/daemon/health.hpp"
 
 namespace kvfdp::cli {
 
@@ -89,6 +90,9 @@ std::string fdp_line(const json &d)
 
 void print_daemon_human(Context &ctx, const json &d)
 {
+	// The first line, only when kvfdpd serves but places nothing (docs/cli.md, status).
+	if (const daemon::Health h = daemon::health_from_status(d); h.degraded)
+		ctx.out << "DEGRADED: " << h.why << '\n';
 	KeyValues kv;
 	const json &dm = d.value("daemon", json::object());
 	std::ostringstream daemon;
@@ -206,6 +210,7 @@ int run_status(Context &ctx)
 					k[it.key()] = it.value();
 			d["kernel"] = k;
 			d["source"] = "daemon";
+			d["health"] = daemon::health_json(daemon::health_from_status(d));
 			if (d.contains("daemon") && d["daemon"].is_object())
 				d["daemon"]["running"] = true;
 			if (ctx.json())

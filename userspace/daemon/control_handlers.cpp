@@ -16,6 +16,7 @@
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
+#include "userspace/daemon/health.hpp"
 #include "userspace/daemon/member_view.hpp"
 #include "userspace/daemon/stop_choice.hpp"
 #include "userspace/ublk/features.hpp"
@@ -72,6 +73,7 @@ json status_json(State &s)
 	d["tagging"] = {{"active", s.tagger.active()}, {"reason", s.tagger.reason()}, {"sources", s.tagger.sources()},
 			{"pinned", s.tagger.pinned_at()}, {"reopened", s.tagger.reopened()},
 			{"watch_dir", p->config.watch_dir}};
+	d["health"] = health_json(health_of(s.tagger.active(), s.tagger.reason()));  // DEGRADED: placing nothing
 	d["classes"] = class_rows(s, c, *p, false);
 	d["stale_tags"] = c.stale_tags;
 	d["io"] = {{"reads", c.reads}, {"read_bytes", c.read_bytes}, {"writes", c.writes},

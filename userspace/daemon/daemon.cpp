@@ -25,6 +25,7 @@
 #include "userspace/daemon/control_handlers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
 #include "userspace/daemon/daemon_state.hpp"
+#include "userspace/daemon/health.hpp"
 #include "userspace/daemon/http_metrics.hpp"
 #include "userspace/daemon/notify.hpp"
 #include "userspace/daemon/ns_claim.hpp"
@@ -143,6 +144,14 @@ Result<void> check_before_open(State &s)
 				    ": metrics_listen: " + a.error().message());
 		s.opts.metrics_listen = cfg->metrics_listen;
 	}
+	// require_tagger stands in for --require-tagger (start only); with --no-tagger neither can
+	// be met, which is refused here, before anything is made.
+	if (!s.opts.require_tagger && cfg->require_tagger) {
+		s.opts.require_tagger = true;
+		s.opts.require_tagger_from = cfg->source + ":" + std::to_string(cfg->require_tagger_line);
+	}
+	if (s.opts.require_tagger && s.opts.no_tagger)
+		return fail(require_tagger_refusal(s.opts.require_tagger_from, "disabled with --no-tagger"));
 	if (auto nruh = handles_before_open(s.opts.backend))
 		if (auto p = make_policy(*cfg, *nruh); !p)
 			return std::move(p).error();
@@ -614,6 +623,11 @@ int run(State &s)
 	if (r) {
 		load_tagger(s);
 		steps.mark("tagger");
+		if (s.opts.require_tagger && !s.tagger.active()) {
+			log::error("%s", require_tagger_refusal(s.opts.require_tagger_from, s.tagger.reason()).c_str());
+			teardown(s, true);  // the new device goes; a device being recovered stays
+			return kExitConfig;
+		}
 	}
 	if (r) {
 		auto cfd = open_when_present(ublk::char_path(s.dev.dev_id), O_RDWR);
@@ -639,6 +653,11 @@ int run(State &s)
 	s.dev_added = true;  // a recovered device is ours to remove on SIGTERM too
 	s.state = "live";
 	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
+	if (s.opts.require_tagger && !s.tagger.active()) {
+		log::error("%s", require_tagger_refusal(s.opts.require_tagger_from, s.tagger.reason()).c_str());
+		stop_live(s);
+		return kExitConfig;
+	}
 	s.tagger.start_events();
 	if (s.learned)
 		s.learned->start();
@@ -664,7 +683,11 @@ int run(State &s)
 			std::rename(tmp.c_str(), s.opts.ready_file.c_str());
 		}
 	}
-	send_notify(ready_message("serving " + bdev));
+	// Serving unplaced is said where it is seen: the log, the unit's STATUS=, `kvfdp status`.
+	const Health health = health_of(s.tagger.active(), s.tagger.reason());
+	if (health.degraded)
+		log::warn("DEGRADED: %s", health.why.c_str());
+	send_notify(ready_message(serving_status("serving " + bdev, health)));
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -682,8 +705,9 @@ int run(State &s)
 				log::info("policy reloaded (generation %llu)", static_cast<unsigned long long>(*g));
 			else
 				log::error("%s; old policy kept", g.error().message().c_str());
-			send_notify(ready_message(g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
-						    : "serving " + bdev + ", reload refused (old policy kept)"));
+			send_notify(ready_message(serving_status(g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
+								    : "serving " + bdev + ", reload refused (old policy kept)",
+								  health_of(s.tagger.active(), s.tagger.reason()))));
 			continue;
 		}
 		break;

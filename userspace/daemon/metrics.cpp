@@ -124,7 +124,8 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 	auto zc = family("kvfdp_zero_copy", "gauge",
 			 "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG or UBLK_F_SUPPORT_ZERO_COPY).");
 	add(zc, {}, m.zero_copy ? 1 : 0);
-	auto tagger = family("kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests.");
+	auto tagger = family("kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests; 0 when kvfdpd serves DEGRADED, every write on "
+			     "the default handle.");
 	add(tagger, {}, m.tagger_active ? 1 : 0);
 	auto gen = family("kvfdp_policy_generation", "gauge", "Policy reload generation.");
 	add(gen, {}, m.generation);

@@ -88,6 +88,9 @@ int main(int argc, char **argv)
 		->check(CLI::Range(0.05, 3600.0))
 		->capture_default_str();
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
+	app.add_flag("--require-tagger", o.require_tagger,
+		     "fail the start (exit 1) when the BPF tagger is not active, instead of serving DEGRADED with "
+		     "every write on the default handle (also require_tagger = true in the config)");
 	app.add_option("--bpf-pin-dir", o.bpf_pin_root,
 		       "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
 		       "crash detaches nothing and a restart re-opens them (none: no pinning)")
@@ -131,6 +134,8 @@ int main(int argc, char **argv)
 	if (paths.size() > 1)
 		o.backend.members = paths;
 	o.learn = placement_mode == "learned";
+	if (o.require_tagger)
+		o.require_tagger_from = "--require-tagger";
 	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));
 	(void)size_str;
 
