@@ -69,6 +69,19 @@ need_ublk() {
 	[ "${KVFDP_UBLK:-1}" = 1 ] || skip "ublk: kernel $(uname -r) (--kernel ${KVFDP_KERNEL:-?}) has no ublk_drv: run this scenario on 6.12"
 }
 
+# ublk_offers FEATURE: true when the guest's ublk driver offers FEATURE by GET_FEATURES
+# (kvfdp-ublk-features' names: AUTO_BUF_REG, SUPPORT_ZERO_COPY, BATCH_IO, SAFE_STOP_DEV, ...).
+# Scenarios gate on this, never on the kernel's version.
+ublk_offers() {
+	[ -n "${KVFDP_UBLK_FEATURES+x}" ] || KVFDP_UBLK_FEATURES=" $(kvfdp-ublk-features 2>/dev/null | tr '\n' ' ')"
+	case $KVFDP_UBLK_FEATURES in *" $1 "*) return 0 ;; esac
+	return 1
+}
+# ublk_zero_copy: the driver offers a zero-copy data path (kvfdpd's default where it does)
+ublk_zero_copy() { ublk_offers AUTO_BUF_REG || ublk_offers SUPPORT_ZERO_COPY; }
+# write_streams DISK: DISK (nvme0n1) takes block write streams (6.16+ with an FDP namespace)
+write_streams() { [ "$(cat /sys/block/$1/queue/max_write_streams 2>/dev/null || echo 0)" -gt 0 ]; }
+
 # wait_until SECONDS CMD...: polls CMD every 50 ms until it succeeds; returns 1 after SECONDS.
 # For things that have no event to wait on (a device node appearing, a daemon's ready file).
 wait_until() {

@@ -47,7 +47,7 @@ for fs in xfs ext4; do
 	umount /mnt/kv
 done
 
-step "data path: zero copy where the driver has UBLK_F_AUTO_BUF_REG (6.18), else copy with a note"
+step "data path: zero copy where the driver offers UBLK_F_AUTO_BUF_REG (GET_FEATURES), else copy with a note"
 $T snap $SOCK status "$OUT/status_end.json"
 mode=$($T get "$OUT/status_end.json" data_path mode)
 note=$($T get "$OUT/status_end.json" data_path note)
@@ -55,8 +55,13 @@ echo "data path: $mode ($note)"
 copied=$($T get "$OUT/status_end.json" io copied_bytes)
 moved=$(( $($T get "$OUT/status_end.json" io read_bytes) + $($T get "$OUT/status_end.json" io write_bytes) ))
 check "some data moved" test "$moved" -gt 0
-if [ "$KVFDP_KERNEL" = 6.18 ]; then
-	expect_eq "data path on $KVFDP_KERNEL" "$mode" zero-copy
+ublk_offers AUTO_BUF_REG || :
+echo "ublk features offered:$KVFDP_UBLK_FEATURES"
+if ublk_offers AUTO_BUF_REG; then
+	expect_eq "data path with AUTO_BUF_REG offered ($KVFDP_KERNEL)" "$mode" zero-copy
+	expect_eq "bytes copied in zero-copy mode" "$copied" 0
+elif ublk_offers SUPPORT_ZERO_COPY; then
+	expect_eq "data path with only SUPPORT_ZERO_COPY offered ($KVFDP_KERNEL)" "$mode" zero-copy-register
 	expect_eq "bytes copied in zero-copy mode" "$copied" 0
 else
 	expect_eq "data path on $KVFDP_KERNEL" "$mode" copy

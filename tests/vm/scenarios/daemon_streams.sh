@@ -9,7 +9,7 @@ SOCK=/tmp/kvfdpd.sock
 
 step "sysfs: write streams of the FDP namespace and of the plain one"
 q=/sys/block/nvme0n1/queue
-test -e $q/max_write_streams || die "kernel $(uname -r) has no queue/max_write_streams (write streams need 6.16+): run this scenario with --kernel 6.18"
+test -e $q/max_write_streams || skip "write-streams: kernel $(uname -r) has no queue/max_write_streams (block write streams are 6.16+): run this scenario on a kernel that has them (--kernel 6.18)"
 expect_eq "nvme0n1 max_write_streams (one per handle, --nruh 8)" "$(cat $q/max_write_streams)" 8
 expect_eq "nvme0n1 write_stream_granularity (the RU size, --runs 1M)" "$(cat $q/write_stream_granularity)" 1048576
 expect_eq "nvme1n1 (no FDP) max_write_streams" "$(cat /sys/block/nvme1n1/queue/max_write_streams)" 0
