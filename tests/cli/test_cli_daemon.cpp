@@ -377,6 +377,7 @@ TEST_CASE("cli: metrics merge the daemon's text with RUH and FDP families, no du
 	};
 	CHECK(count("# TYPE kvfdp_class_bytes_total ") == 1);
 	CHECK(count("# TYPE kvfdp_stale_tags_total ") == 1);
+	CHECK(count("\nkvfdp_tagger_active 1\n") == 1);  // from status: the fake's text lacks it
 	CHECK(r.out.find("kvfdp_ruh_ruamw_lbas{handle=\"1\",pid=\"1\",ruhid=\"1\"} 208") != std::string::npos);
 	CHECK(r.out.find("kvfdp_fdp_hbmw_bytes 12632064") != std::string::npos);
 	CHECK(r.out.find("kvfdp_daemon_up 1") != std::string::npos);

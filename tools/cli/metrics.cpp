@@ -48,10 +48,13 @@ std::vector<MetricFamily> status_metrics(const nlohmann::json &st)
 			m.counters.class_writes[*cls] = u64(c, "writes");
 		}
 	m.counters.stale_tags = u64(st, "stale_tags");
+	// kvfdp_tagger_active (0: DEGRADED, the alert's gauge) only from a reply that says.
+	const bool tagging = st.contains("tagging") && st["tagging"].is_object() && st["tagging"].contains("active");
+	m.tagger_active = tagging && st["tagging"].value("active", false);
 	std::vector<MetricFamily> out;
 	for (auto &f : daemon::counter_families(m))
 		if (f.name == "kvfdp_class_bytes_total" || f.name == "kvfdp_class_writes_total" ||
-		    f.name == "kvfdp_stale_tags_total")
+		    f.name == "kvfdp_stale_tags_total" || (tagging && f.name == "kvfdp_tagger_active"))
 			out.push_back(std::move(f));
 	return out;
 }

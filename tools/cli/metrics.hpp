@@ -22,8 +22,9 @@ using daemon::render_metrics;
 [[nodiscard]] std::vector<MetricFamily> ruh_metrics(const RuhView &v);
 // kvfdp_fdp_{hbmw,mbmw,mbe}_bytes and kvfdp_fdp_waf when the counters support one.
 [[nodiscard]] std::vector<MetricFamily> fdp_stats_metrics(const nvme::FdpStats &s, bool emulated);
-// kvfdp_class_bytes_total, kvfdp_class_writes_total, kvfdp_stale_tags_total from kvfdpd's
-// status reply (for a kvfdpd whose metrics text lacks them).
+// kvfdp_class_bytes_total, kvfdp_class_writes_total, kvfdp_stale_tags_total and, when the
+// reply has tagging.active, kvfdp_tagger_active from kvfdpd's status reply (for a kvfdpd whose
+// metrics text lacks them).
 [[nodiscard]] std::vector<MetricFamily> status_metrics(const nlohmann::json &status);
 
 } // namespace kvfdp::cli
