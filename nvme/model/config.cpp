@@ -67,14 +67,23 @@ Result<void> validate(const ModelConfig &c)
 	uint64_t persistent = 0;
 	for (HandleType t : c.ruh_types)
 		persistent += t == HandleType::persistently_isolated;
-	// Each group needs room for its share of the data, its open RUs (a host stream per
-	// handle, the shared GC stream, a GC stream per persistently isolated handle) and the
-	// GC reserve.
-	const uint64_t need = (logical_rus + c.nrg - 1) / c.nrg + c.nruh + 1 + persistent + high + 1;
-	if (per_rg < need)
-		return bad("over-provisioning too small for this geometry: %llu RUs per group, need "
-			   "%llu; raise op or capacity, or use smaller RUs / fewer handles",
-			   per_rg, need);
+	// What one group needs to run at all (docs/model.md "Geometry"): its share of the data,
+	// one host RU open, the shared GC stream's RU and one per persistently isolated handle,
+	// and the free RUs GC keeps (gc_low - 1) to relocate into. Further handles open RUs
+	// from the spare only when written: a workload that leaves GC no reclaimable space
+	// fails at run time (ENOSPC), as a drive would stall.
+	const uint64_t need = (logical_rus + c.nrg - 1) / c.nrg + 1 + 1 + persistent + (low - 1);
+	if (per_rg < need) {
+		// The smallest OP with need RUs in every group, rounded up to 0.001.
+		const long double min_op = static_cast<long double>(need) * c.nrg * c.ru_size / c.logical_bytes - 1.0L;
+		char buf[320];
+		std::snprintf(buf, sizeof buf,
+			      "over-provisioning too small for this geometry: %llu RUs per group, need %llu; "
+			      "the smallest OP that runs is %.3f; raise op or capacity, or use smaller RUs",
+			      static_cast<unsigned long long>(per_rg), static_cast<unsigned long long>(need),
+			      static_cast<double>(std::ceil(min_op * 1000.0L) / 1000.0L) + 0.0);
+		return guidance_error(std::errc::invalid_argument, buf);
+	}
 	return ok();
 }
 

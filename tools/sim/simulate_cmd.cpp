@@ -33,6 +33,7 @@ struct Args {
 	std::string lba_size = "4096";
 	std::string seed = "1";
 	std::string writes = "3";
+	std::string ruh_types = "initially";
 	bool ruh = false;
 };
 
@@ -124,6 +125,34 @@ double number_arg(const char *name, const std::string &v, double lo, double hi, 
 	return *d;
 }
 
+// --ruh-types: one type for every handle, or a comma list of one per handle; sets
+// cfg.ruh_types (cfg.nruh already set). Returns the error line, or "".
+std::string ruh_types_arg(const std::string &v, model::ModelConfig &cfg)
+{
+	std::vector<model::HandleType> types;
+	size_t pos = 0;
+	for (;;) {
+		const size_t comma = v.find(',', pos);
+		const std::string t = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		if (t == "initially")
+			types.push_back(model::HandleType::initially_isolated);
+		else if (t == "persistently")
+			types.push_back(model::HandleType::persistently_isolated);
+		else
+			return "--ruh-types: '" + t + "' is not a handle type; use initially or persistently";
+		if (comma == std::string::npos)
+			break;
+		pos = comma + 1;
+	}
+	if (types.size() == 1)
+		types.assign(cfg.nruh, types.front());
+	if (types.size() != cfg.nruh)
+		return "--ruh-types: " + std::to_string(types.size()) + " types for " + std::to_string(cfg.nruh) +
+		       " handles; give one type, or one per handle";
+	cfg.ruh_types = std::move(types);
+	return "";
+}
+
 // Returns kExitOk / kExitError / kExitUsage.
 int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 {
@@ -167,6 +196,8 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		else
 			cfg.gc = *g;
 	}
+	if (err.empty())
+		err = ruh_types_arg(a.ruh_types, cfg);
 	if (err.empty() && a.output != "table" && a.output != "json")
 		err = "-o/--output: '" + a.output + "' must be table or json";
 	if (err.empty()) {
@@ -299,6 +330,9 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 			"measured length: device writes (uniform) or cold-data lifetimes (hotcold); a warm-up runs first")
 		->capture_default_str();
 	sub->add_option("--seed", args->seed, "random seed")->capture_default_str();
+	sub->add_option("--ruh-types", args->ruh_types,
+			"handle types: initially|persistently for every handle, or a comma list of one per handle")
+		->capture_default_str();
 	sub->add_flag("--ruh", args->ruh,
 		      "after the table, print the model's placement handles at the end of each run "
 		      "(RUAMW and bytes per handle; in JSON always, as ruhss)");
