@@ -103,6 +103,12 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 		{"-o yaml", "--output"},
 		{"--gc random", "--gc"},
 		{"--ru-size 3KiB", "model"},
+		{"--ruh-types sometimes", "--ruh-types"},
+		{"--ruh-types initially,persistently", "--ruh-types"},
+		{"--capacity 4GiB --ru-size 64MiB --op 0.03", "smallest OP that runs is 0.047"},
+		{"--workload slots --slot-touches 1,2", "--slot-touches"},
+		{"--workload slots --capacity 256MiB --kv-scale 1", "slot worker long_context"},
+		{"--workload slots --slot-windows 0.5,0.5,0.1,0.1,0.1,0.1,0.1,0.1,0.1", "slot worker long_context"},
 	};
 	for (const auto &c : cases) {
 		CAPTURE(c[0]);
@@ -111,6 +117,23 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 		CHECK(r.out.find(c[1]) != std::string::npos);
 		CHECK(r.out.find('\n') == r.out.size() - 1);  // exactly one line
 	}
+}
+
+TEST_CASE("simulate: a drive-like geometry runs, and so does the slot store with persistent handles")
+{
+	// 64 MiB RUs on 4 GiB at OP 0.12 with 8 handles: 71 RUs, as a 16 GiB RU on 960 GiB.
+	Run r = run_kvfdp("simulate --capacity 4GiB --ru-size 64MiB --op 0.12 --writes 1 --placement none -o json");
+	CHECK(r.rc == 0);
+	r = run_kvfdp("simulate --workload slots --capacity 1GiB --ru-size 4MiB --op 0.12 --writes 1 "
+		      "--ruh-types persistently --placement writer -o json");
+	CAPTURE(r.out);
+	REQUIRE(r.rc == 0);
+	const auto j = nlohmann::json::parse(r.out);
+	const auto &run = j["runs"][0];
+	CHECK(run["workers"].size() == 9);
+	// Nine writers on eight handles: the ninth shares the last.
+	CHECK(run["writers"] == 9);
+	CHECK(run["waf"].get<double>() >= 1.0);
 }
 
 TEST_CASE("simulate: a device as a trace, and a trace that writes nothing, are said plainly")

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "placement/classes.hpp"
 #include "placement/size.hpp"
 #include "tools/workload/blk_trace.hpp"
 #include "tools/workload/chunk_store.hpp"
@@ -13,6 +14,7 @@
 #include "tools/workload/kv_synth.hpp"
 #include "tools/workload/mooncake.hpp"
 #include "tools/workload/presets.hpp"
+#include "tools/workload/slots.hpp"
 
 namespace kvfdp::workload {
 
@@ -135,6 +137,16 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--host-swap-s", o.host_swap_s,
 		       "--workload host: seconds between model-weight swaps")
 		->capture_default_str();
+	cmd.add_option("--slot-objects", o.slot_objects,
+		       "--workload slots: object size of each worker, unscaled (--kv-scale applies), e.g. "
+		       "4MiB,4MiB,32MiB (default: LMCache raw_block's 9 workers)");
+	cmd.add_option("--slot-rates", o.slot_rates, "--workload slots: relative byte rate of each worker (default: all 1)");
+	cmd.add_option("--slot-windows", o.slot_windows,
+		       "--workload slots: share of the capacity each worker's slots take (default: --util split equally)");
+	cmd.add_option("--slot-touches", o.slot_touches,
+		       "--workload slots: LRU touches per object written, per worker (0: reuse in write order)");
+	cmd.add_option("--slot-classes", o.slot_classes,
+		       "--workload slots: hint class of each worker's bucket (not_set, none, short, medium, long, extreme)");
 }
 
 namespace {
@@ -194,11 +206,82 @@ Result<HostConfig> host_config(const WorkloadOptions &o, uint64_t chunk, double 
 	return h;
 }
 
+// Splits a comma list ("" is empty).
+std::vector<std::string> split_list(const std::string &s)
+{
+	std::vector<std::string> out;
+	if (s.empty())
+		return out;
+	size_t pos = 0;
+	for (;;) {
+		const size_t comma = s.find(',', pos);
+		out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+		if (comma == std::string::npos)
+			return out;
+		pos = comma + 1;
+	}
+}
+
+// The slot workers from the --slot-* lists over the defaults; every list given must name
+// each worker once (the count comes from --slot-objects, else the defaults').
+Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
+{
+	std::vector<SlotWorker> ws = default_slot_workers();
+	const auto objects = split_list(o.slot_objects);
+	if (!objects.empty() && objects.size() != ws.size()) {
+		ws.assign(objects.size(), SlotWorker{});
+		for (size_t i = 0; i < ws.size(); i++) {
+			ws[i].name = "worker" + std::to_string(i);
+			ws[i].rate = 1;
+		}
+	}
+	auto each = [&](const char *name, const std::string &text, auto &&set) -> Result<void> {
+		const auto items = split_list(text);
+		if (items.empty())
+			return ok();
+		if (items.size() != ws.size())
+			return usage(std::string(name) + ": " + std::to_string(items.size()) + " entries for " +
+				     std::to_string(ws.size()) + " workers; give one per worker");
+		for (size_t i = 0; i < ws.size(); i++)
+			if (!set(ws[i], items[i]))
+				return usage(std::string(name) + ": '" + items[i] + "' (worker " + ws[i].name + ") is not valid");
+		return ok();
+	};
+	auto number = [](const std::string &t, double &out, bool zero_ok) {
+		char *end = nullptr;
+		out = std::strtod(t.c_str(), &end);
+		return !t.empty() && end == t.c_str() + t.size() && std::isfinite(out) && (zero_ok ? out >= 0 : out > 0);
+	};
+	KVFDP_TRY(each("--slot-objects", o.slot_objects, [](SlotWorker &w, const std::string &t) {
+		auto v = placement::parse_size(t);
+		if (!v || *v == 0)
+			return false;
+		w.object_bytes = *v;
+		return true;
+	}));
+	KVFDP_TRY(each("--slot-rates", o.slot_rates, [&](SlotWorker &w, const std::string &t) { return number(t, w.rate, false); }));
+	KVFDP_TRY(each("--slot-windows", o.slot_windows, [&](SlotWorker &w, const std::string &t) {
+		return number(t, w.window, false) && w.window <= 1;
+	}));
+	KVFDP_TRY(each("--slot-touches", o.slot_touches, [&](SlotWorker &w, const std::string &t) {
+		return number(t, w.touches, true) && w.touches <= 1000;
+	}));
+	KVFDP_TRY(each("--slot-classes", o.slot_classes, [](SlotWorker &w, const std::string &t) {
+		auto c = placement::parse_class(t);
+		if (!c)
+			return false;
+		w.cls = *c;
+		return true;
+	}));
+	return ws;
+}
+
 } // namespace
 
 bool selects_workload(const WorkloadOptions &o, std::string_view workload)
 {
-	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv" || workload == "host";
+	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv" || workload == "host" ||
+	       workload == "slots";
 }
 
 Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
@@ -208,6 +291,25 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 		return usage("--workload host replays a Mooncake trace in each engine: pass --kv-trace FILE");
 	if (ctx.workload == "host" && !o.blk_trace.empty())
 		return usage("--workload host takes --kv-trace, not --blk-trace");
+	if (ctx.workload == "slots") {
+		if (!o.kv_trace.empty() || !o.blk_trace.empty())
+			return usage("--workload slots generates its own writes; drop --kv-trace / --blk-trace");
+		SlotConfig cfg;
+		auto ws = slot_workers(o);
+		if (!ws)
+			return std::move(ws).error();
+		cfg.workers = std::move(*ws);
+		auto chunk = chunk_bytes_for(o.kv_model, o.kv_scale);
+		if (!chunk)
+			return std::move(chunk).error();
+		auto preset = find_preset(o.kv_model);
+		cfg.scale = static_cast<double>(*chunk) / static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
+		cfg.utilisation = ctx.utilisation;
+		cfg.seed = ctx.seed;
+		cfg.measure_writes = o.slot_measure_writes;
+		KVFDP_TRY(SlotWorkload::validate(cfg, ctx.capacity_bytes));
+		return std::unique_ptr<sim::Workload>(std::make_unique<SlotWorkload>(std::move(cfg)));
+	}
 	int chosen = (!o.kv_trace.empty()) + (!o.blk_trace.empty()) + (ctx.workload == "kv");
 	if (chosen > 1)
 		return usage("choose one of --kv-trace, --blk-trace and --workload kv");

@@ -39,6 +39,14 @@ struct WorkloadOptions {
 	uint32_t host_log_keep = 4;
 	std::string host_weights = "16GiB";
 	double host_swap_s = 600.0;
+	// --workload slots: per-worker lists (docs/RESULTS.md "Slot store"); "" = the defaults
+	// of LMCache raw_block's 9 workers. A list given must have one entry per worker.
+	std::string slot_objects;                 // unscaled sizes, e.g. 4MiB,32MiB
+	std::string slot_rates;                   // relative byte rates
+	std::string slot_windows;                 // shares of the capacity (default --util / N)
+	std::string slot_touches;                 // LRU touches per write (0 = write order)
+	std::string slot_classes;                 // hint class of each worker's bucket
+	double slot_measure_writes = 3;           // capacities measured (simulate: --writes)
 };
 
 // What simulate knows that the workload needs.
@@ -53,7 +61,7 @@ struct WorkloadContext {
 void add_workload_options(CLI::App &simulate_cmd, WorkloadOptions &o);
 
 // True when the options choose one of this library's workloads: a --kv-trace, a
-// --blk-trace, --workload kv or --workload host.
+// --blk-trace, --workload kv, --workload host or --workload slots.
 [[nodiscard]] bool selects_workload(const WorkloadOptions &o, std::string_view workload);
 
 // Builds the chosen workload (reading and checking any trace now, so errors come before a

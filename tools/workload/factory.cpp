@@ -33,7 +33,7 @@ sim::WorkloadFactory simulate_factory()
 	};
 	auto st = std::make_shared<State>();
 	sim::WorkloadFactory f;
-	f.names = {"kv", "host"};
+	f.names = {"kv", "host", "slots"};
 	f.add_options = [st](CLI::App &sub) {
 		st->sub = &sub;
 		add_workload_options(sub, st->opts);
@@ -60,12 +60,18 @@ sim::WorkloadFactory simulate_factory()
 		// simulate validated these before asking its factories.
 		if (!util.empty())
 			ctx.utilisation = std::strtod(util.c_str(), nullptr);
+		// The slot store's default is the benchmark's 89% use, not simulate's 1.
+		CLI::Option *util_opt = st->sub ? st->sub->get_option_no_throw("--util") : nullptr;
+		if (name == "slots" && (!util_opt || util_opt->count() == 0))
+			ctx.utilisation = 0.89;
 		if (!seed.empty())
 			ctx.seed = std::strtoull(seed.c_str(), nullptr, 10);
 		WorkloadOptions o = st->opts;
 		// --workload kv: one device write of warm-up, then --writes measured ones.
-		if (!writes.empty())
+		if (!writes.empty()) {
 			o.kv_drive_writes = 1.0 + std::strtod(writes.c_str(), nullptr);
+			o.slot_measure_writes = std::strtod(writes.c_str(), nullptr);
+		}
 		return make_workload(o, ctx);
 	};
 	return f;
