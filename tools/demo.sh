@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The kvfdp demo: two hosts on the FDP SSD model, side by side, each under the five
+# The kvfdp demo: three hosts on the FDP SSD model, side by side, each under the five
 # placements (none, hint, writer, learned, oracle), with one line per result saying what it
 # means.
 # - A shared host (`--workload host`): one KV engine's chunk store replaying the Mooncake
 #   trace, plus a prefill->decode staging area (prompt KV deleted 2 s later), rotated logs
 #   and a model-weights swap every 10 minutes, each its own writer.
 # - A single Mooncake chunk store (`--kv-trace`): one writer.
+# - A slot store (`--workload slots`): LMCache raw_block's nine workers rewriting fixed
+#   slots, each its own writer and hint bucket (docs/RESULTS.md "Slot store").
 # Run by `./tools/dev.sh demo` after setup + build (BUILD_DIR set). Env: TRACE (a Mooncake
 # .jsonl or .jsonl.gz), DEMO_UTIL (default 1), DEMO_OP (default 0.07). docs/RESULTS.md has
 # the same runs with their commands; docs/placement.md explains the learner.
@@ -45,23 +47,27 @@ say "Mooncake conversation trace: $(wc -l <"$trace") requests; model 4 GiB, OP $
 start=$(date +%s)
 "$KVFDP" simulate --workload host "${common[@]}" >"$tmp/host.txt"
 "$KVFDP" simulate "${common[@]}" >"$tmp/store.txt"
+"$KVFDP" simulate --workload slots --kv-scale 1/256 --capacity 4GiB --op "$OP" --ru-size 16MiB \
+	--handles 8 --placement all >"$tmp/slots.txt"
 
 # WAF of a placement from simulate's table (PLACEMENT, HOST BYTES (2 fields), MEDIA BYTES
 # (2 fields), WAF, ...).
 waf() { awk -v p="$2" '$1 == p { print $6 }' "$1"; }
 delta() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; printf "%+.3f", d }'; }
 
-printf '\n%-10s %12s %14s\n' PLACEMENT "SHARED HOST" "SINGLE STORE"
+printf '\n%-10s %12s %14s %12s\n' PLACEMENT "SHARED HOST" "SINGLE STORE" "SLOT STORE"
 for p in none hint writer learned oracle; do
-	printf '%-10s %12s %14s\n' "$p" "$(waf "$tmp/host.txt" $p)" "$(waf "$tmp/store.txt" $p)"
+	printf '%-10s %12s %14s %12s\n' "$p" "$(waf "$tmp/host.txt" $p)" "$(waf "$tmp/store.txt" $p)" "$(waf "$tmp/slots.txt" $p)"
 done
 printf '(WAF = media bytes / host bytes once every store is full; 1.000 = no garbage-collection copies)\n\n'
 
-for host in host store; do
+for host in host store slots; do
 	f=$tmp/$host.txt
 	n=$(waf "$f" none) h=$(waf "$f" hint) w=$(waf "$f" writer) l=$(waf "$f" learned) o=$(waf "$f" oracle)
 	if [ "$host" = host ]; then
 		say "shared host (engine + staging + logs + weights):"
+	elif [ "$host" = slots ]; then
+		say "slot store (LMCache raw_block's 9 workers at 89% use; hint = one bucket per workload, writer = one handle per worker):"
 	else
 		say "single Mooncake chunk store (one writer):"
 	fi
