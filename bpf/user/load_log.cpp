@@ -107,6 +107,9 @@ bool relevant(std::string_view line)
 	if (line.empty() || line.find("failed to load object") != std::string_view::npos ||
 	    line.find("failed to load BPF skeleton") != std::string_view::npos)
 		return false;
+	// libbpf 1.4+ on a kernel without BPF tokens: optional, harmless (docs/bpf.md).
+	if (line.find("to create BPF token") != std::string_view::npos)
+		return false;
 	// "prog 'x': failed to load: -22" repeats the load-failed line with a bare number.
 	if (line.find("': failed to load: -") != std::string_view::npos)
 		return false;

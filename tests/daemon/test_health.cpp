@@ -1,12 +1,19 @@
 // kvfdpd's health (userspace/daemon/health.hpp): DEGRADED exactly when the tagger is not
 // active, with its reason, in the status reply's "health" key, the unit's STATUS= and the
-// refusal of a start with require_tagger; a status reply without the key reads the same.
+// refusal of a start with require_tagger; a status reply without the key reads the same. And
+// a State over the FDP SSD model with its tagger off (--no-tagger): its status reply and its
+// /metrics say so.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/temp_files.hpp"
+#include "userspace/daemon/backend.hpp"
+#include "userspace/daemon/control_handlers.hpp"
+#include "userspace/daemon/daemon_metrics.hpp"
+#include "userspace/daemon/daemon_state.hpp"
 #include "userspace/daemon/health.hpp"
 #include "userspace/daemon/notify.hpp"
 
@@ -60,4 +67,30 @@ TEST_CASE("health: require_tagger's refusal names where it was required, why the
 	CHECK(file.rfind("the BPF tagger is required (/etc/kvfdp/kvfdp.toml:3) but not active: fix", 0) == 0);
 	CHECK(file.find("or drop require_tagger to serve") != std::string::npos);
 	CHECK(file.find('\n') == std::string::npos);
+}
+
+TEST_CASE("health: kvfdpd with --no-tagger on the model answers status DEGRADED and /metrics kvfdp_tagger_active 0")
+{
+	kvfdp::test::TempDir dir;
+	BackendOptions b;
+	b.kind = "model";
+	b.file = dir.path + "/model.img";
+	b.size = 64ull << 20;
+	b.nruh = 8;
+	auto dev = open_backend(b);
+	REQUIRE_MESSAGE(dev.ok(), dev.error().message());
+	State s;
+	s.device = std::move(*dev);
+	s.info = s.device->info();
+	auto p = make_policy(PolicyConfig{}, 8);
+	REQUIRE(p.ok());
+	s.policy = std::make_shared<const Policy>(std::move(*p));
+	s.tagger.load(true, 1, 64, "", true);  // --no-tagger
+	const json r = json::parse(handle_control_line(s, R"({"cmd":"status"})"), nullptr, false);
+	REQUIRE_MESSAGE(r.value("ok", false), r.dump());
+	CHECK(r["data"]["tagging"]["active"] == false);
+	CHECK(r["data"]["health"]["state"] == "degraded");
+	CHECK(r["data"]["health"]["why"] == "the BPF tagger is not active (disabled with --no-tagger): every write goes to "
+					    "the default handle, unplaced");
+	CHECK(metrics_exposition(s).find("\nkvfdp_tagger_active 0\n") != std::string::npos);
 }
