@@ -1,6 +1,8 @@
 // kvfdp-daemon-vmtool: guest-side helper of the daemon VM scenarios: a hinted file writer
 // (F_SET_RW_HINT, buffered or O_DIRECT), a control-socket client, and the placement check
-// (per-class bytes and RUAMW movement per handle against kvfdpd's own counters).
+// (per-class bytes and RUAMW movement per handle against kvfdpd's own counters), and the chunk store
+// of peer_f2fs (files of three lifetimes, their extents marked in an ftrace trace).
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -43,7 +45,11 @@ int usage()
 		     "                                    kvfdpd's bytes per member on HANDLE between DIR/ruh0.json and ruh1.json)\n"
 		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
 		     "       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
-		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n");
+		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n"
+		     "       kvfdp-daemon-vmtool chunks DIR [--hints] [--chunk-kib 256] [--rounds 32] [--short 32] [--medium 16]\n"
+		     "                                    [--long 16] [--long-rounds 20] [--medium-life 14] [--marker FILE]\n"
+		     "                                    (a chunk store of three lifetimes; JSON summary on stdout)\n"
+		     "       kvfdp-daemon-vmtool mark MARKER CLASS FILE...  (FIEMAP extents as \"kvfdp-ext CLASS LBA NLB\" lines)\n");
 	return 2;
 }
 
@@ -578,6 +584,224 @@ int cmd_notify_listen(int argc, char **argv)
 	}
 }
 
+// --- the chunk store of peer_f2fs: three lifetimes, and where each file's blocks lie ---
+
+// Writes one "kvfdp-ext CLASS LBA NLB" line (4096-byte blocks) per extent of fd's file to
+// marker (ftrace's trace_marker: each write() is one event, in order with the block and NVMe
+// events of the same trace), so the host can tell which lifetime class each device write
+// carried. Returns false if FIEMAP fails.
+bool mark_extents(int marker, int fd, unsigned cls, uint64_t &markers)
+{
+	constexpr unsigned kMax = 256;
+	std::vector<uint8_t> mem(sizeof(fiemap) + kMax * sizeof(fiemap_extent));
+	uint64_t start = 0;
+	for (;;) {
+		std::fill(mem.begin(), mem.end(), 0);
+		auto *fm = reinterpret_cast<fiemap *>(mem.data());
+		fm->fm_start = start;
+		fm->fm_length = ~0ull - start;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = kMax;
+		if (::ioctl(fd, FS_IOC_FIEMAP, fm) != 0)
+			return false;
+		bool last = fm->fm_mapped_extents == 0;
+		for (unsigned e = 0; e < fm->fm_mapped_extents; e++) {
+			const fiemap_extent &x = fm->fm_extents[e];
+			last = last || (x.fe_flags & FIEMAP_EXTENT_LAST);
+			start = x.fe_logical + x.fe_length;
+			if (x.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_NOT_ALIGNED))
+				continue;
+			if (marker >= 0) {
+				char line[96];
+				const int n = std::snprintf(line, sizeof(line), "kvfdp-ext %u %llu %llu\n", cls,
+							    static_cast<unsigned long long>(x.fe_physical >> 12),
+							    static_cast<unsigned long long>((x.fe_length + 4095) >> 12));
+				if (::write(marker, line, static_cast<size_t>(n)) != n)
+					return false;
+			}
+			markers++;
+		}
+		if (last || fm->fm_mapped_extents < kMax)
+			return true;
+	}
+}
+
+int cmd_mark(int argc, char **argv)
+{
+	if (argc < 5)
+		return usage();
+	const int marker = ::open(argv[2], O_WRONLY | O_CLOEXEC);
+	if (marker < 0)
+		return std::fprintf(stderr, "mark: open %s: %s\n", argv[2], std::strerror(errno)), 1;
+	const unsigned cls = static_cast<unsigned>(std::strtoul(argv[3], nullptr, 0));
+	uint64_t markers = 0;
+	for (int i = 4; i < argc; i++) {
+		const int fd = ::open(argv[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || !mark_extents(marker, fd, cls, markers))
+			return std::fprintf(stderr, "mark: FIEMAP %s: %s\n", argv[i], std::strerror(errno)), 1;
+		::close(fd);
+	}
+	::close(marker);
+	std::printf("mark: %llu extents\n", static_cast<unsigned long long>(markers));
+	return 0;
+}
+
+// A chunk store of three lifetimes in one process (cheap under TCG). Each round writes
+// --short SHORT, --medium MEDIUM and (for the first --long-rounds rounds) --long EXTREME chunk
+// files of --chunk-kib, interleaved file by file in proportion, each buffered, fsync'ed, then
+// marked (its extents, with its class). At the end of round r it deletes the SHORT files of
+// round r-1 and the MEDIUM files of round r - --medium-life, oldest first, each marked again
+// just before the unlink (so blocks the filesystem moved meanwhile are attributed too); the
+// EXTREME files stay. After the last round every live file is marked once more. The class is
+// the file's lifetime whatever --hints says; --hints also sets it with F_SET_RW_HINT.
+int cmd_chunks(int argc, char **argv)
+{
+	if (argc < 3)
+		return usage();
+	const std::string dir = argv[2];
+	bool hints = false;
+	uint64_t chunk_kib = 256, rounds = 32, n_short = 32, n_medium = 16, n_long = 16, long_rounds = 20, medium_life = 14;
+	const char *marker_path = nullptr;
+	for (int i = 3; i < argc; i++) {
+		auto num = [&](uint64_t &v) {
+			if (i + 1 >= argc)
+				return false;
+			v = std::strtoull(argv[++i], nullptr, 0);
+			return true;
+		};
+		bool ok = true;
+		if (!std::strcmp(argv[i], "--hints"))
+			hints = true;
+		else if (!std::strcmp(argv[i], "--chunk-kib"))
+			ok = num(chunk_kib);
+		else if (!std::strcmp(argv[i], "--rounds"))
+			ok = num(rounds);
+		else if (!std::strcmp(argv[i], "--short"))
+			ok = num(n_short);
+		else if (!std::strcmp(argv[i], "--medium"))
+			ok = num(n_medium);
+		else if (!std::strcmp(argv[i], "--long"))
+			ok = num(n_long);
+		else if (!std::strcmp(argv[i], "--long-rounds"))
+			ok = num(long_rounds);
+		else if (!std::strcmp(argv[i], "--medium-life"))
+			ok = num(medium_life);
+		else if (!std::strcmp(argv[i], "--marker") && i + 1 < argc)
+			marker_path = argv[++i];
+		else
+			ok = false;
+		if (!ok)
+			return usage();
+	}
+	if (chunk_kib == 0 || chunk_kib % 4 || medium_life == 0)
+		return usage();
+	const int marker = marker_path ? ::open(marker_path, O_WRONLY | O_CLOEXEC) : -1;
+	if (marker_path && marker < 0)
+		return std::fprintf(stderr, "chunks: open %s: %s\n", marker_path, std::strerror(errno)), 1;
+	constexpr unsigned kShort = 2, kMedium = 3, kExtreme = 5;  // RWH_WRITE_LIFE_*
+	struct File {
+		std::string path;
+		unsigned cls;
+		uint64_t round;
+	};
+	const size_t bytes = chunk_kib << 10;
+	void *buf = nullptr;
+	if (posix_memalign(&buf, 4096, bytes))
+		return 1;
+	std::map<unsigned, uint64_t> written, deleted, files;
+	uint64_t markers = 0, seq = 0;
+	std::vector<File> live;
+	timespec t0{}, t1{};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	auto fail = [&](const char *what, const std::string &path) {
+		std::fprintf(stderr, "chunks: %s %s: %s (after %llu files)\n", what, path.c_str(), std::strerror(errno),
+			     static_cast<unsigned long long>(seq));
+		return 1;
+	};
+	for (uint64_t r = 0; r < rounds; r++) {
+		// this round's files, interleaved in proportion: file i of a class of n sits at (i + 0.5) / n
+		std::vector<std::pair<double, unsigned>> order;
+		const std::pair<unsigned, uint64_t> counts[] = {
+			{kShort, n_short}, {kMedium, n_medium}, {kExtreme, r < long_rounds ? n_long : 0}};
+		for (auto [cls, n] : counts)
+			for (uint64_t i = 0; i < n; i++)
+				order.emplace_back((static_cast<double>(i) + 0.5) / static_cast<double>(n), cls);
+		std::stable_sort(order.begin(), order.end(),
+				 [](const auto &a, const auto &b) { return a.first < b.first; });
+		for (auto [pos, cls] : order) {
+			(void)pos;
+			File f{dir + "/c" + std::to_string(cls) + "-" + std::to_string(seq), cls, r};
+			fill(static_cast<uint8_t *>(buf), bytes, ++seq, 0);
+			const int fd = ::open(f.path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return fail("open", f.path);
+			uint64_t h = cls;
+			if (hints && fcntl(fd, kSetRwHint, &h) < 0)
+				return fail("F_SET_RW_HINT", f.path);
+			if (pwrite(fd, buf, bytes, 0) != static_cast<ssize_t>(bytes))
+				return fail("write", f.path);
+			if (fsync(fd) < 0)
+				return fail("fsync", f.path);
+			if (!mark_extents(marker, fd, cls, markers))
+				return fail("FIEMAP", f.path);
+			::close(fd);
+			written[cls] += bytes;
+			files[cls]++;
+			live.push_back(std::move(f));
+		}
+		// deaths, in lifetime order: last round's SHORT files, then the MEDIUM files of medium_life rounds ago
+		std::vector<File> keep;
+		for (File &f : live) {
+			const bool dies = (f.cls == kShort && f.round + 1 <= r) || (f.cls == kMedium && f.round + medium_life <= r);
+			if (!dies) {
+				keep.push_back(std::move(f));
+				continue;
+			}
+			const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || !mark_extents(marker, fd, f.cls, markers))
+				return fail("FIEMAP before unlink", f.path);
+			::close(fd);
+			if (::unlink(f.path.c_str()) < 0)
+				return fail("unlink", f.path);
+			deleted[f.cls] += bytes;
+		}
+		live = std::move(keep);
+	}
+	std::map<unsigned, uint64_t> live_bytes;
+	for (const File &f : live) {
+		const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || !mark_extents(marker, fd, f.cls, markers))
+			return fail("FIEMAP at the end", f.path);
+		::close(fd);
+		live_bytes[f.cls] += bytes;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	std::free(buf);
+	if (marker >= 0)
+		::close(marker);
+	auto by_class = [](const std::map<unsigned, uint64_t> &m) {
+		json j = json::object();
+		for (auto [c, v] : m)
+			j[c == kShort ? "short" : c == kMedium ? "medium" : "extreme"] = v;
+		return j;
+	};
+	uint64_t total = 0;
+	for (auto [c, v] : written)
+		total += v;
+	json out = {{"hints", hints},
+		    {"chunk_bytes", bytes},
+		    {"rounds", rounds},
+		    {"files", by_class(files)},
+		    {"bytes_written", by_class(written)},
+		    {"bytes_deleted", by_class(deleted)},
+		    {"bytes_live", by_class(live_bytes)},
+		    {"app_bytes", total},
+		    {"markers", markers},
+		    {"seconds", static_cast<double>(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9}};
+	std::printf("%s\n", out.dump().c_str());
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -616,5 +840,9 @@ int main(int argc, char **argv)
 		return cmd_file_seen(argc, argv);
 	if (cmd == "notify-listen")
 		return cmd_notify_listen(argc, argv);
+	if (cmd == "chunks")
+		return cmd_chunks(argc, argv);
+	if (cmd == "mark")
+		return cmd_mark(argc, argv);
 	return usage();
 }
