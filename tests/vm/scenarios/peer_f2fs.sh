@@ -12,8 +12,8 @@ MNT=/mnt/kv
 # files (dead at the end of the next round), 16 MEDIUM ones (dead 10 rounds later) and, in the
 # first 12 rounds, 16 EXTREME ones (never deleted), interleaved file by file. 432 MiB written, at
 # most 108 MiB live, on a 256 MiB namespace: mkfs.f2fs gives a filesystem this small 35 of its 120
-# main segments as over-provisioning and 21 more as reserved (133 MiB available to files), so f2fs
-# runs about 80% full and cleans.
+# main segments as over-provisioning and 21 more as reserved (about 170 MiB for files: df showed
+# 72 MiB available with 96 MiB of files at the end), so f2fs runs up to two-thirds full.
 WORKLOAD="--chunk-kib 256 --rounds 32 --short 32 --medium 16 --long 16 --long-rounds 12 --medium-life 10"
 echo "$WORKLOAD" > "$OUT/workload.txt"
 
