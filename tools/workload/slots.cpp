@@ -17,6 +17,19 @@ namespace {
 constexpr uint64_t kBlock = 4096;  // objects and windows are whole 4 KiB blocks
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 
+// Worker i's share of the capacity: its --slot-windows entry, else its weight's part of
+// utilisation (equal weights: utilisation / N).
+double window_share(const std::vector<SlotWorker> &ws, size_t i, double utilisation)
+{
+	if (ws[i].window > 0)
+		return ws[i].window;
+	double sum = 0;
+	for (const SlotWorker &w : ws)
+		sum += w.weight > 0 ? w.weight : 1;
+	const double mine = ws[i].weight > 0 ? ws[i].weight : 1;
+	return utilisation * mine / sum;
+}
+
 uint64_t scaled_bytes(uint64_t bytes, double scale)
 {
 	const auto b = static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * scale / kBlock));
@@ -65,8 +78,7 @@ public:
 	// Blocks of worker i's window on a store of total blocks.
 	uint64_t window_blocks(size_t i, uint64_t total) const
 	{
-		const double share = w_[i].window > 0 ? w_[i].window : cfg_.utilisation / static_cast<double>(w_.size());
-		return static_cast<uint64_t>(share * static_cast<double>(total));
+		return static_cast<uint64_t>(window_share(w_, i, cfg_.utilisation) * static_cast<double>(total));
 	}
 
 	void run(uint64_t logical_bytes, sim::Progress *progress)
@@ -214,16 +226,17 @@ private:
 std::vector<SlotWorker> default_slot_workers()
 {
 	constexpr uint64_t MiB = 1 << 20;
+	// Window weights: the published sizes in units of 45 GiB (90, 180, 45 GiB).
 	return {
-		{"chat0", 4 * MiB, 1, 0, 1.0, KVFDP_CLASS_SHORT},
-		{"chat1", 4 * MiB, 1, 0, 1.0, KVFDP_CLASS_SHORT},
-		{"long_context", 32 * MiB, 1, 0, 0.5, KVFDP_CLASS_LONG},
-		{"rag0", 16 * MiB, 1, 0, 2.0, KVFDP_CLASS_MEDIUM},
-		{"rag1", 16 * MiB, 1, 0, 2.0, KVFDP_CLASS_MEDIUM},
-		{"random0", 2 * MiB, 1, 0, 0.0, KVFDP_CLASS_NOT_SET},
-		{"random1", 2 * MiB, 1, 0, 0.0, KVFDP_CLASS_NOT_SET},
-		{"random2", 2 * MiB, 1, 0, 0.0, KVFDP_CLASS_NOT_SET},
-		{"metadata", 1 * MiB, 1, 0, 1.0, KVFDP_CLASS_EXTREME},
+		{"chat0", 4 * MiB, 1, 0, 2, 1.0, KVFDP_CLASS_SHORT},
+		{"chat1", 4 * MiB, 1, 0, 2, 1.0, KVFDP_CLASS_SHORT},
+		{"long_context", 32 * MiB, 1, 0, 4, 0.5, KVFDP_CLASS_LONG},
+		{"rag0", 16 * MiB, 1, 0, 2, 2.0, KVFDP_CLASS_MEDIUM},
+		{"rag1", 16 * MiB, 1, 0, 2, 2.0, KVFDP_CLASS_MEDIUM},
+		{"random0", 2 * MiB, 1, 0, 2, 0.0, KVFDP_CLASS_NOT_SET},
+		{"random1", 2 * MiB, 1, 0, 2, 0.0, KVFDP_CLASS_NOT_SET},
+		{"random2", 2 * MiB, 1, 0, 2, 0.0, KVFDP_CLASS_NOT_SET},
+		{"metadata", 1 * MiB, 1, 0, 1, 1.0, KVFDP_CLASS_EXTREME},
 	};
 }
 
@@ -245,7 +258,7 @@ Result<void> SlotWorkload::validate(const SlotConfig &cfg, uint64_t capacity_byt
 			std::snprintf(buf, sizeof buf, "slot worker %s: rate must be > 0, touches >= 0, object > 0", w.name.c_str());
 			return guidance_error(std::errc::invalid_argument, buf);
 		}
-		const double share = w.window > 0 ? w.window : cfg.utilisation / static_cast<double>(ws.size());
+		const double share = window_share(ws, i, cfg.utilisation);
 		const auto blocks = static_cast<uint64_t>(share * static_cast<double>(total));
 		const uint64_t obj = scaled_bytes(w.object_bytes, cfg.scale) / kBlock;
 		if (blocks / obj < 2) {

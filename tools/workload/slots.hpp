@@ -21,7 +21,8 @@ struct SlotWorker {
 	std::string name;
 	uint64_t object_bytes = 0;  // unscaled; the --kv-scale factor applies
 	double rate = 1;            // relative byte rate
-	double window = 0;          // share of the logical capacity its slots take (0: --util / N)
+	double window = 0;          // share of the logical capacity its slots take (0: its weight's part of --util)
+	double weight = 1;          // relative window size where window is 0: --util split in proportion
 	double touches = 0;         // LRU touches per object written; 0 = reuse in write order
 	uint8_t cls = 0;            // hint class (its bucket)
 };
@@ -29,15 +30,17 @@ struct SlotWorker {
 struct SlotConfig {
 	std::vector<SlotWorker> workers;  // empty: default_workers()
 	double scale = 1.0 / 256;         // object size factor (--kv-scale)
-	double utilisation = 0.89;        // default windows: this share of the capacity, split equally
+	double utilisation = 0.89;        // default windows: this share of the capacity, split by weight
 	double warmup_writes = 1;         // capacities written after the fill before measuring
 	double measure_writes = 3;        // capacities measured
 	uint64_t seed = 1;
 };
 
-// LMCache raw_block's benchmark: 2 chat (4 MiB, SHORT, 1 touch per write), 1 long-context
-// (32 MiB, LONG, 0.5), 2 RAG (16 MiB, MEDIUM, 2: prefetch reads), 3 random-prompt (2 MiB,
-// NOT_SET, 0: never reused), 1 metadata (1 MiB, EXTREME, 1); equal byte rates.
+// LMCache raw_block's benchmark (PR #4016: nine workers spanning 855 GiB of 960 GiB): 2 chat
+// (4 MiB, SHORT, 1 touch per write, 90 GiB each), 1 long-context (32 MiB, LONG, 0.5, 180 GiB),
+// 2 RAG (16 MiB, MEDIUM, 2: prefetch reads, 90 GiB each), 3 random-prompt (2 MiB, NOT_SET, 0:
+// never reused, 90 GiB each), 1 metadata (1 MiB, EXTREME, 1, 45 GiB); equal byte rates. The
+// window weights 2, 2, 4, 2, 2, 2, 2, 2, 1 are those sizes.
 [[nodiscard]] std::vector<SlotWorker> default_slot_workers();
 
 struct SlotStats {
