@@ -5,11 +5,14 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
+#include "tools/plot/line_chart.hpp"
 #include "tools/sim/parse.hpp"
 #include "tools/sim/simulate.hpp"
+#include "tools/sim/sweep.hpp"
 #include "tools/sim/synthetic.hpp"
 #include "tools/workload/factory.hpp"
 
@@ -34,7 +37,10 @@ struct Args {
 	std::string seed = "1";
 	std::string writes = "3";
 	std::string ruh_types = "initially";
+	std::string sweep;  // --sweep KEY=START:END:STEP, "" for one run
+	std::string plot;   // --plot FILE.svg
 	bool ruh = false;
+	bool util_given = false, op_given = false;
 };
 
 // The model's placement handles at the end of a run (RunReport::extra["ruhss"]), laid out
@@ -153,6 +159,189 @@ std::string ruh_types_arg(const std::string &v, model::ModelConfig &cfg)
 	return "";
 }
 
+// The parsed numbers a workload takes from simulate's own options.
+struct Knobs {
+	double util = 1, writes = 3;
+	uint64_t seed = 1;
+};
+
+// The workload --workload names (a factory's, or uniform / hotcold), at util_override in
+// place of --util when set (a --sweep util point). nullptr and *errp set when it cannot be made.
+std::unique_ptr<Workload> make_workload(const Args &a, const std::vector<WorkloadFactory> &factories,
+					const model::ModelConfig &cfg, const Knobs &k,
+					std::optional<double> util_override, std::string *errp)
+{
+	std::unique_ptr<Workload> workload;
+	std::string &err = *errp;
+	// Factories first: their options (e.g. --kv-trace) claim the run even when --workload
+	// is left at its default.
+	for (const WorkloadFactory &f : factories) {
+		if (!err.empty() || workload || !f.make)
+			break;
+		auto w = f.make(a.workload, cfg, util_override);
+		if (!w)
+			err = w.error().message();
+		else
+			workload = std::move(*w);
+	}
+	if (err.empty() && !workload) {
+		if (a.workload == "uniform") {
+			UniformOptions o;
+			o.util = util_override.value_or(k.util);
+			o.measure_writes = k.writes;
+			o.write_bytes = cfg.mapping_unit;
+			o.seed = k.seed;
+			workload = std::make_unique<UniformWorkload>(o);
+		} else if (a.workload == "hotcold") {
+			HotColdOptions o;
+			o.util = util_override.value_or(k.util);
+			o.measure_lifetimes = k.writes;
+			o.write_bytes = cfg.mapping_unit;
+			o.seed = k.seed;
+			workload = std::make_unique<HotColdWorkload>(o);
+		} else {
+			{
+				std::string names = "uniform, hotcold";
+				for (const WorkloadFactory &f : factories)
+					for (const std::string &n : f.names)
+						names += ", " + n;
+				err = "--workload: '" + a.workload + "' is not a workload; use one of " + names;
+			}
+		}
+	}
+	if (!err.empty())
+		workload.reset();
+	return workload;
+}
+
+// --placement: all (what w supports), or one placement or a comma list of them.
+std::vector<Placement> placements_arg(const std::string &arg, const Workload &w, std::string *err)
+{
+	const std::vector<Placement> supported = runnable_placements(w);
+	if (arg == "all")
+		return supported;
+	std::vector<Placement> placements;
+	size_t pos = 0;
+	for (;;) {
+		const size_t comma = arg.find(',', pos);
+		const std::string one = arg.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		auto p = parse_placement(one);
+		if (!p) {
+			*err = "--placement: '" + one + "' must be none, hint, writer, learned, oracle or all (or a comma list)";
+			return {};
+		}
+		bool ok = false;
+		for (Placement s : supported)
+			ok = ok || s == *p;
+		if (!ok) {
+			std::string names;
+			for (Placement s : supported)
+				names += std::string(names.empty() ? "" : ", ") + placement_name(s);
+			*err = "--placement: workload " + w.name() + " supports " + names + " (or all)";
+			return {};
+		}
+		placements.push_back(*p);
+		if (comma == std::string::npos)
+			return placements;
+		pos = comma + 1;
+	}
+}
+
+// --sweep: the parsed spec, refused where it cannot run: with the option it sweeps also
+// given, with --ruh, or (op) a point the model refuses. Returns the error line, or "".
+std::string sweep_arg(const Args &a, const model::ModelConfig &cfg, std::optional<Sweep> *out)
+{
+	auto s = parse_sweep(a.sweep);
+	if (!s)
+		return s.error().message();
+	if ((s->key == "util" && a.util_given) || (s->key == "op" && a.op_given))
+		return "--sweep: '" + a.sweep + "' sets --" + s->key + " at each point; drop --" + s->key;
+	if (a.ruh)
+		return "--sweep: '" + a.sweep + "' prints WAF only; --ruh needs a single run";
+	if (s->key == "op")
+		for (double v : s->values) {
+			model::ModelConfig c = cfg;
+			c.op = v;
+			auto ok = model::validate(c);
+			if (!ok) {
+				char at[32];
+				std::snprintf(at, sizeof at, "%g", v);
+				return "--sweep: '" + a.sweep + "' at op " + at + ": model: " + ok.error().message();
+			}
+		}
+	*out = std::move(*s);
+	return "";
+}
+
+// The caption under a sweep's plot: the run's parameters, the swept one left out.
+std::vector<std::string> sweep_caption(const Args &a, const Workload &w, const Sweep &s)
+{
+	std::string line = "workload " + w.name() + ", capacity " + a.capacity;
+	line += s.key == "op" ? ", util " + a.util : ", OP " + a.op;
+	line += ", RU size " + a.ru_size + ", " + a.handles + " handles, GC " + a.gc + ", seed " + a.seed;
+	return {line, "kvfdp simulate --sweep " + a.sweep + " (WAF of the measured part of each run)"};
+}
+
+// Runs every placement at each point of s (cfg.op or the workload's util set to the point),
+// prints the sweep's table (or JSON), then writes --plot. Returns kExitOk / kExitError /
+// kExitUsage (a point the workload refuses).
+int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, const model::ModelConfig &base,
+	      const Knobs &k, const Sweep &s, const std::vector<Placement> &placements)
+{
+	const bool tty = isatty(STDERR_FILENO) == 1;
+	std::vector<SweepPoint> points;
+	std::string name;
+	std::vector<std::string> caption;
+	for (double v : s.values) {
+		model::ModelConfig cfg = base;
+		if (s.key == "op")
+			cfg.op = v;
+		std::string err;
+		auto w = make_workload(a, factories, cfg, k, s.key == "util" ? std::optional<double>(v) : std::nullopt, &err);
+		if (!w) {
+			std::fprintf(stderr, "kvfdp simulate: --sweep %s at %s %g: %s\n", a.sweep.c_str(), s.key.c_str(), v,
+				     err.c_str());
+			return kExitUsage;
+		}
+		if (caption.empty()) {
+			name = w->name();
+			caption = sweep_caption(a, *w, s);
+		}
+		SweepPoint pt{v, {}};
+		for (Placement p : placements) {
+			std::unique_ptr<TtyProgress> bar;
+			char label[160];
+			std::snprintf(label, sizeof label, "simulate %s/%s %s=%g", name.c_str(), placement_name(p),
+				      s.key.c_str(), v);
+			if (tty)
+				bar = std::make_unique<TtyProgress>(label);
+			auto r = run_one(cfg, *w, p, bar.get());
+			bar.reset();
+			if (!r) {
+				std::fprintf(stderr, "kvfdp simulate: %s=%g: %s\n", s.key.c_str(), v,
+					     r.error().message().c_str());
+				return kExitError;
+			}
+			pt.runs.push_back(std::move(*r));
+		}
+		points.push_back(std::move(pt));
+	}
+	if (a.output == "json")
+		std::printf("%s\n", sweep_to_json(s, points).dump().c_str());
+	else
+		std::fputs(sweep_to_table(s, points).c_str(), stdout);
+	std::fflush(stdout);
+	if (a.plot.empty())
+		return kExitOk;
+	auto wrote = plot::write_text_file(a.plot, plot::render_svg(sweep_chart(s, points, name, std::move(caption))));
+	if (!wrote) {
+		std::fprintf(stderr, "kvfdp simulate: --plot: %s (the table above is complete)\n",
+			     wrote.error().message().c_str());
+		return kExitError;
+	}
+	return kExitOk;
+}
+
 // Returns kExitOk / kExitError / kExitUsage.
 int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 {
@@ -206,70 +395,23 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 			err = "model: " + v.error().message() + " (see --capacity, --op, --ru-size, --handles)";
 	}
 
+	std::optional<Sweep> sweep;
+	if (err.empty() && !a.sweep.empty())
+		err = sweep_arg(a, cfg, &sweep);
+	if (err.empty() && !a.plot.empty() && !sweep)
+		err = "--plot: draws a sweep; add --sweep util=START:END:STEP (or op=START:END:STEP)";
 	std::unique_ptr<Workload> workload;
-	// Factories first: their options (e.g. --kv-trace) claim the run even when --workload
-	// is left at its default.
-	for (const WorkloadFactory &f : factories) {
-		if (!err.empty() || workload || !f.make)
-			break;
-		auto w = f.make(a.workload, cfg);
-		if (!w)
-			err = w.error().message();
-		else
-			workload = std::move(*w);
-	}
-	if (err.empty() && !workload) {
-		if (a.workload == "uniform") {
-			UniformOptions o;
-			o.util = util;
-			o.measure_writes = writes;
-			o.write_bytes = cfg.mapping_unit;
-			o.seed = seed;
-			workload = std::make_unique<UniformWorkload>(o);
-		} else if (a.workload == "hotcold") {
-			HotColdOptions o;
-			o.util = util;
-			o.measure_lifetimes = writes;
-			o.write_bytes = cfg.mapping_unit;
-			o.seed = seed;
-			workload = std::make_unique<HotColdWorkload>(o);
-		} else {
-			{
-				std::string names = "uniform, hotcold";
-				for (const WorkloadFactory &f : factories)
-					for (const std::string &n : f.names)
-						names += ", " + n;
-				err = "--workload: '" + a.workload + "' is not a workload; use one of " + names;
-			}
-		}
-	}
-
+	if (err.empty())
+		workload = make_workload(a, factories, cfg, Knobs{util, writes, seed}, std::nullopt, &err);
 	std::vector<Placement> placements;
-	if (err.empty()) {
-		const std::vector<Placement> supported = runnable_placements(*workload);
-		if (a.placement == "all") {
-			placements = supported;
-		} else if (auto p = parse_placement(a.placement)) {
-			bool ok = false;
-			for (Placement s : supported)
-				ok = ok || s == *p;
-			if (ok) {
-				placements.push_back(*p);
-			} else {
-				std::string names;
-				for (Placement s : supported)
-					names += std::string(names.empty() ? "" : ", ") + placement_name(s);
-				err = "--placement: workload " + workload->name() + " supports " + names +
-				      " (or all)";
-			}
-		} else {
-			err = "--placement: '" + a.placement + "' must be none, hint, writer, learned, oracle or all";
-		}
-	}
+	if (err.empty())
+		placements = placements_arg(a.placement, *workload, &err);
 	if (!err.empty()) {
 		std::fprintf(stderr, "kvfdp simulate: %s\n", err.c_str());
 		return kExitUsage;
 	}
+	if (sweep)
+		return run_sweep(a, factories, cfg, Knobs{util, writes, seed}, *sweep, placements);
 
 	const bool tty = isatty(STDERR_FILENO) == 1;
 	std::vector<RunReport> runs;
@@ -319,7 +461,7 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 	sub->add_option("--handles", args->handles, "reclaim unit handles")->capture_default_str();
 	sub->add_option("--util", args->util, "fraction of the logical capacity the workload uses")
 		->capture_default_str();
-	sub->add_option("--placement", args->placement, "none|hint|writer|learned|oracle|all (all the workload supports: none, hint, writer, learned, oracle)")
+	sub->add_option("--placement", args->placement, "none|hint|writer|learned|oracle|all, or a comma list (all: what the workload supports: none, hint, writer, learned, oracle)")
 		->capture_default_str();
 	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
 	sub->add_option("--gc", args->gc, "GC policy: greedy|cost-benefit")->capture_default_str();
@@ -333,13 +475,21 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 	sub->add_option("--ruh-types", args->ruh_types,
 			"handle types: initially|persistently for every handle, or a comma list of one per handle")
 		->capture_default_str();
+	sub->add_option("--sweep", args->sweep,
+			"util=START:END:STEP or op=START:END:STEP: the same run at each value, every --placement; "
+			"prints WAF per placement and value");
+	sub->add_option("--plot", args->plot, "with --sweep: write WAF against the swept value to FILE.svg");
 	sub->add_flag("--ruh", args->ruh,
 		      "after the table, print the model's placement handles at the end of each run "
 		      "(RUAMW and bytes per handle; in JSON always, as ruhss)");
 	for (const WorkloadFactory &f : *facs)
 		if (f.add_options)
 			f.add_options(*sub);
-	sub->callback([args, facs, &exit_code] { exit_code = run_simulate(*args, *facs); });
+	sub->callback([args, facs, sub, &exit_code] {
+		args->util_given = sub->count("--util") > 0;
+		args->op_given = sub->count("--op") > 0;
+		exit_code = run_simulate(*args, *facs);
+	});
 }
 
 } // namespace kvfdp::sim

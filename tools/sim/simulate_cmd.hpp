@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,11 @@ struct WorkloadFactory {
 	// Adds its own options (e.g. --kv-trace) to the simulate subcommand; may be empty.
 	std::function<void(CLI::App &sub)> add_options;
 	// Builds the workload for --workload name against cfg; nullptr when name is not one of
-	// its names (or its options are not set); an Error is printed and exits 2.
+	// its names (or its options are not set); an Error is printed and exits 2. util, when
+	// set, replaces --util (a point of --sweep util=...).
 	std::function<Result<std::unique_ptr<Workload>>(const std::string &name,
-							const model::ModelConfig &cfg)>
+							const model::ModelConfig &cfg,
+							std::optional<double> util)>
 		make;
 };
 

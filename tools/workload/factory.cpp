@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -39,7 +40,8 @@ sim::WorkloadFactory simulate_factory()
 		add_workload_options(sub, st->opts);
 	};
 	f.make = [st](const std::string &name,
-		      const model::ModelConfig &cfg) -> Result<std::unique_ptr<sim::Workload>> {
+		      const model::ModelConfig &cfg,
+		      std::optional<double> util_point) -> Result<std::unique_ptr<sim::Workload>> {
 		if (!selects_workload(st->opts, name))
 			return std::unique_ptr<sim::Workload>();
 		WorkloadContext ctx;
@@ -64,6 +66,8 @@ sim::WorkloadFactory simulate_factory()
 		CLI::Option *util_opt = st->sub ? st->sub->get_option_no_throw("--util") : nullptr;
 		if (name == "slots" && (!util_opt || util_opt->count() == 0))
 			ctx.utilisation = 0.89;
+		if (util_point)
+			ctx.utilisation = *util_point;
 		if (!seed.empty())
 			ctx.seed = std::strtoull(seed.c_str(), nullptr, 10);
 		WorkloadOptions o = st->opts;
