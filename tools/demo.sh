@@ -8,9 +8,13 @@
 # - A single Mooncake chunk store (`--kv-trace`): one writer.
 # - A slot store (`--workload slots`): LMCache raw_block's nine workers rewriting fixed
 #   slots, each its own writer and hint bucket (docs/RESULTS.md "Slot store").
+# Then it plots WAF against utilisation for the shared host and the single store (simulate
+# --sweep util=DEMO_SWEEP --plot), every placement, into $BUILD_DIR/demo/waf-util-{host,store}.svg;
+# the two sweeps run side by side and take the demo from about 12 s to 50 s on 2 busy cores.
 # Run by `./tools/dev.sh demo` after setup + build (BUILD_DIR set). Env: TRACE (a Mooncake
-# .jsonl or .jsonl.gz), DEMO_UTIL (default 1), DEMO_OP (default 0.07). docs/RESULTS.md has
-# the same runs with their commands; docs/placement.md explains the learner.
+# .jsonl or .jsonl.gz), DEMO_UTIL (default 1), DEMO_OP (default 0.07), DEMO_SWEEP (default
+# 0.80:1.00:0.05; "none" skips the plots). docs/RESULTS.md has the same runs with their
+# commands; docs/placement.md explains the learner.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
@@ -18,6 +22,8 @@ KVFDP=$BUILD_DIR/bin/kvfdp
 TRACE=${TRACE:-$ROOT/tools/workload/data/mooncake-conversation.jsonl.gz}
 UTIL=${DEMO_UTIL:-1}
 OP=${DEMO_OP:-0.07}
+SWEEP=${DEMO_SWEEP:-0.80:1.00:0.05}
+PLOTS=$BUILD_DIR/demo
 
 say() { printf '== %s\n' "$*"; }
 
@@ -32,7 +38,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 case "$TRACE" in
-*.gz) gzip -dc "$TRACE" >"$tmp/trace.jsonl"; trace=$tmp/trace.jsonl ;;
+*.gz) trace=$tmp/$(basename "$TRACE" .gz); gzip -dc "$TRACE" >"$trace" ;;
 *) trace=$TRACE ;;
 esac
 
@@ -40,8 +46,9 @@ esac
 # bf16 (64 MiB per 512-token block) scaled by 1/256 to 256 KiB, so an RU holds 64 chunks
 # and the store about 16,000 of them, as in a TB drive with GiB RUs and 64 MiB chunks. The
 # host's staging, logs and weights are scaled by the same 1/256.
-common=(--kv-trace "$trace" --kv-model llama-3.1-8b --kv-scale 1/256
-	--capacity 4GiB --op "$OP" --util "$UTIL" --ru-size 16MiB --handles 8 --placement all)
+model=(--kv-trace "$trace" --kv-model llama-3.1-8b --kv-scale 1/256
+	--capacity 4GiB --op "$OP" --ru-size 16MiB --handles 8 --placement all)
+common=("${model[@]}" --util "$UTIL")
 
 say "Mooncake conversation trace: $(wc -l <"$trace") requests; model 4 GiB, OP ${OP}, utilisation ${UTIL}, 16 MiB RUs, 8 handles"
 start=$(date +%s)
@@ -78,4 +85,21 @@ for host in host store slots; do
 	echo "  oracle  $o: classes from when each file actually dies (lifetime quartiles over 4 handles): the reference, not a hard floor"
 done
 echo
+
+# The plots: the same two hosts at each utilisation of the sweep, both at once (2 cores).
+if [ "$SWEEP" != none ]; then
+	mkdir -p "$PLOTS"
+	say "WAF against utilisation ($SWEEP), every placement: the shared host and the single store"
+	# The background run's stderr to a file: one progress bar on the terminal, not two.
+	"$KVFDP" simulate --workload host "${model[@]}" --sweep "util=$SWEEP" --plot "$PLOTS/waf-util-host.svg" \
+		>"$tmp/sweep-host.txt" 2>"$tmp/sweep-host.err" &
+	host_pid=$!
+	"$KVFDP" simulate "${model[@]}" --sweep "util=$SWEEP" --plot "$PLOTS/waf-util-store.svg" >"$tmp/sweep-store.txt"
+	wait "$host_pid" || { cat "$tmp/sweep-host.err" >&2; exit 1; }
+	printf '\nshared host:\n'
+	cat "$tmp/sweep-host.txt"
+	printf '\nsingle Mooncake chunk store:\n'
+	cat "$tmp/sweep-store.txt"
+	say "plots: $PLOTS/waf-util-host.svg, $PLOTS/waf-util-store.svg (open in a browser; rsvg-convert -o FILE.png FILE.svg for a PNG)"
+fi
 say "done in $(( $(date +%s) - start )) s. Each run's handles: add --ruh to a simulate command (docs/RESULTS.md lists them)."

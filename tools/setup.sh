@@ -22,7 +22,8 @@ export DEBIAN_FRONTEND=noninteractive
 APT_OPTS=(-y -q --no-upgrade --no-install-recommends -o DPkg::Lock::Timeout=300)
 
 # Host packages from bookworm: toolchain, libraries, and what the host tests use (prometheus
-# for promtool, which test_prometheus_alerts runs; under systemd the package also starts a
+# for promtool, which test_prometheus_alerts runs; librsvg2-bin for rsvg-convert, which
+# test_plot_render runs; under systemd the package also starts a
 # Prometheus server on :9090: `systemctl disable --now prometheus` if the host does not want it).
 BOOKWORM_PKGS=(
 	build-essential cmake ninja-build pkg-config git
@@ -31,6 +32,7 @@ BOOKWORM_PKGS=(
 	doctest-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
 	kmod cpio xz-utils zstd e2fsprogs xfsprogs util-linux python3 valgrind
 	prometheus
+	librsvg2-bin
 )
 # From bookworm-backports: QEMU with FDP emulation and a bpftool that emits 1-byte enums.
 BACKPORTS_PKGS=(qemu-system-x86 bpftool)
@@ -135,6 +137,21 @@ if [ $need_update -eq 1 ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep
 		exit 1
 	fi
 fi
+
+# A tool whose library is installed comes at that library's version when the archive has it
+# (librsvg2-bin beside a librsvg2-2 older than bookworm-security's): else apt would upgrade
+# the library to match, which refuse_upgrades refuses.
+pin_to_library() { # PKG LIB
+	local v i
+	dpkg-query -W -f='${Status}' "$2" 2>/dev/null | grep -q 'install ok installed' || return 0
+	v=$(dpkg-query -W -f='${Version}' "$2")
+	apt-cache madison "$1" 2>/dev/null | grep -qF "| $v |" || return 0
+	for i in "${!want_main[@]}"; do
+		[ "${want_main[$i]}" = "$1" ] && want_main[i]="$1=$v"
+	done
+	return 0
+}
+pin_to_library librsvg2-bin librsvg2-2
 
 if [ ${#want_main[@]} -gt 0 ]; then
 	refuse_upgrades "${want_main[@]}"
