@@ -477,8 +477,10 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 		->capture_default_str();
 	sub->add_option("--sweep", args->sweep,
 			"util=START:END:STEP or op=START:END:STEP: the same run at each value, every --placement; "
-			"prints WAF per placement and value");
-	sub->add_option("--plot", args->plot, "with --sweep: write WAF against the swept value to FILE.svg");
+			"prints WAF per placement and value")
+		->type_name("KEY=START:END:STEP");
+	sub->add_option("--plot", args->plot, "with --sweep: write WAF against the swept value to FILE.svg")
+		->type_name("FILE.svg");
 	sub->add_flag("--ruh", args->ruh,
 		      "after the table, print the model's placement handles at the end of each run "
 		      "(RUAMW and bytes per handle; in JSON always, as ruhss)");
