@@ -1,5 +1,6 @@
 #!/bin/sh
 # daemon_learned: kvfdpd --placement learned on the FDP SSD model, through XFS and ext4: two writers in cgroups of their own (an engine whose files live long, a staging area whose files die young; neither sets a hint) end up on two handles, the projected WAF is lower than with --no-tagger, and a restarted kvfdpd resumes the learned map from its state file.
+# LEARNED_FS (a kernel argument: --kernel-args LEARNED_FS=xfs) limits the run to those filesystems.
 # vm-args: --lba 4096 --nruh 8 --timeout 600
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp kvfdp-daemon-vmtool
@@ -57,7 +58,7 @@ waf_of() {
 	awk "BEGIN { printf \"%.4f\", $_m / $_h }"
 }
 
-for fs in xfs ext4; do
+for fs in ${LEARNED_FS:-xfs ext4}; do
 	step "$fs, learned: kvfdpd --placement learned ($SIZE_MIB MiB model, 1 MiB RUs, 8 handles), two writers in cgroups /engine and /staging"
 	rm -f /tmp/model.img $STATE
 	start_kvfdpd ${fs}_learned --placement learned --learn-state $STATE --learn-period 0.5
