@@ -242,17 +242,7 @@ int UblkQueue::prep_batch()
 		return -EBUSY;
 	ublk::prep_batch_cmd(*sqe, setup_.char_fd, ublk::kUIoPrepIoCmds, setup_.q_id, batch_flags_, depth, elem_bytes_,
 			     elems, pack_user_data(0, UdKind::batch_prep));
-	int ret = io_uring_submit_and_wait(ring_.get(), 1);
-	if (ret < 0)
-		return ret;
-	io_uring_cqe *cqe = nullptr;
-	do {
-		ret = io_uring_wait_cqe(ring_.get(), &cqe);
-	} while (ret == -EINTR);
-	if (ret < 0)
-		return ret;
-	const int res = cqe->res;
-	io_uring_cqe_seen(ring_.get(), cqe);
+	const int res = ublk::submit_and_reap_one(*ring_);
 	return res < 0 ? res : 0;
 }
 

@@ -1,5 +1,6 @@
 // ublk control commands over /dev/ublk-control, and parameter derivation.
 #include "userspace/ublk/ctrl.hpp"
+#include "userspace/ublk/io_cmd.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -64,18 +65,7 @@ int Control::run(uint32_t cmd_op, CtrlCmd &cmd)
 	sqe->cmd_op = cmd_op;
 	static_assert(sizeof(CtrlCmd) <= 80, "fits in an SQE128 cmd area");
 	std::memcpy(sqe->cmd, &cmd, sizeof(cmd));
-	int ret = io_uring_submit(ring_.get());
-	if (ret < 0)
-		return ret;
-	io_uring_cqe *cqe = nullptr;
-	do {
-		ret = io_uring_wait_cqe(ring_.get(), &cqe);
-	} while (ret == -EINTR);
-	if (ret < 0)
-		return ret;
-	int res = cqe->res;
-	io_uring_cqe_seen(ring_.get(), cqe);
-	return res;
+	return submit_and_reap_one(*ring_);
 }
 
 Result<CtrlDevInfo> Control::add_dev(const DevSpec &spec)

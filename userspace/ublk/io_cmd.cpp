@@ -9,6 +9,22 @@
 
 namespace kvfdp::ublk {
 
+int submit_and_reap_one(io_uring &ring)
+{
+	int ret = io_uring_submit(&ring);
+	if (ret < 0)
+		return ret;
+	io_uring_cqe *cqe = nullptr;
+	do {
+		ret = io_uring_wait_cqe(&ring, &cqe);
+	} while (ret == -EINTR);
+	if (ret < 0)
+		return ret;
+	const int res = cqe->res;
+	io_uring_cqe_seen(&ring, cqe);
+	return res;
+}
+
 void prep_io_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_id, uint16_t tag,
 		 int32_t result, uint64_t buf, uint64_t user_data, uint64_t sqe_addr)
 {

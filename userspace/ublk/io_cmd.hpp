@@ -7,6 +7,7 @@
 #include "common/result.hpp"
 #include "userspace/ublk/uapi.hpp"
 
+struct io_uring;
 struct io_uring_sqe;
 
 namespace kvfdp::ublk {
@@ -17,6 +18,11 @@ namespace kvfdp::ublk {
 // device, else 0.
 void prep_io_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_id, uint16_t tag,
 		 int32_t result, uint64_t buf, uint64_t user_data, uint64_t sqe_addr = 0);
+
+// Submits what ring has queued and waits (through EINTR) for one completion: its res, or the
+// negative errno of the submit or the wait. For rings with one command in flight (control
+// commands, a queue's PREP before its loop starts), never the I/O loop.
+[[nodiscard]] int submit_and_reap_one(io_uring &ring);
 
 // Fills a 128-byte SQE with a batch command (kFlagBatchIo): cmd_op PREP_IO_CMDS or
 // COMMIT_IO_CMDS over nr_elem elements of elem_bytes at elems (which must stay untouched until
