@@ -18,11 +18,11 @@ inline void set_slba(UringCmd &c, uint64_t slba)
 	c.cdw10 = static_cast<uint32_t>(slba);
 	c.cdw11 = static_cast<uint32_t>(slba >> 32);
 }
-// nlb is 1-based, 1..65536; NLB in CDW12 bits 15:0 is 0-based.
+// nlb is 1-based, 1..kMaxNlb; NLB in CDW12 bits 15:0 is 0-based.
 constexpr uint32_t nlb0(uint32_t nlb) { return (nlb - 1) & 0xFFFFu; }
 } // namespace detail
 
-// Read nlb (1..65536) blocks at slba into buf (data_len bytes = nlb * LBA size).
+// Read nlb (1..kMaxNlb) blocks at slba into buf (data_len bytes = nlb * LBA size).
 inline UringCmd make_read(uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf,
 			  uint32_t data_len)
 {
@@ -36,7 +36,7 @@ inline UringCmd make_read(uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf,
 	return c;
 }
 
-// Write nlb (1..65536) blocks at slba from buf. With pid: DTYPE = 2 (data placement) in
+// Write nlb (1..kMaxNlb) blocks at slba from buf. With pid: DTYPE = 2 (data placement) in
 // CDW12 bits 23:20 and DSPEC = pid in CDW13 bits 31:16. pid must come verbatim from RUH
 // Status: the drive may silently place an unknown PID on handle 0.
 inline UringCmd make_write(uint32_t nsid, uint64_t slba, uint32_t nlb, const void *buf,
@@ -66,7 +66,7 @@ inline UringCmd make_flush(uint32_t nsid)
 	return c;
 }
 
-// Write Zeroes over nlb (1..65536) blocks; deac asks the drive to deallocate them too.
+// Write Zeroes over nlb (1..kMaxNlb) blocks; deac asks the drive to deallocate them too.
 inline UringCmd make_write_zeroes(uint32_t nsid, uint64_t slba, uint32_t nlb,
 				  bool deac = false)
 {

@@ -127,7 +127,7 @@ uint32_t passthru_max_transfer(const TransferLimits &lim, uint32_t lba_size)
 	if (limit == 0)
 		limit = 128 * 1024;
 	limit = std::min<uint64_t>(limit, 1u << 30);
-	limit = std::min<uint64_t>(limit, uint64_t{65536} * lba_size);
+	limit = std::min<uint64_t>(limit, uint64_t{kMaxNlb} * lba_size);
 	uint64_t blocks = std::max<uint64_t>(1, limit / lba_size);
 	return static_cast<uint32_t>(blocks * lba_size);
 }

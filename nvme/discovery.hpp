@@ -62,7 +62,7 @@ struct TransferLimits {
 
 // Bytes one passthrough command may carry whatever the buffer's alignment and physical
 // layout: min(MDTS, max_hw_sectors_kb, (max_segments - 1) pages), in whole blocks of
-// lba_size, at most 65536 blocks (the NLB field), and at least one block. The segment term
+// lba_size, at most kMaxNlb blocks (the NLB field), and at least one block. The segment term
 // is there because a buffer of n pages that starts mid-page spans n + 1 pages, and pages
 // that are not physically contiguous are one segment each: with QEMU's MDTS 512 KiB and
 // max_segments 128 (Linux 6.12; 127 on 6.1) a 512 KiB command from an unaligned malloc

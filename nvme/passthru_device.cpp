@@ -53,7 +53,7 @@ public:
 			cmd = make_flush(nsid_);
 			break;
 		case IoOp::write_zeroes:
-			if (req.nlb > 65536)
+			if (req.nlb > kMaxNlb)
 				return Prep{false, -EINVAL};
 			cmd = make_write_zeroes(nsid_, req.slba, req.nlb);
 			break;

@@ -53,6 +53,8 @@ inline constexpr uint32_t kDsmAttrDeallocate = 1u << 2;
 inline constexpr uint32_t kDsmMaxRanges = 256;
 // Write Zeroes CDW12 bit 25: deallocate (DEAC).
 inline constexpr uint32_t kWriteZeroesDeac = 1u << 25;
+// Most blocks one Read, Write or Write Zeroes carries: CDW12 NLB is 16 bits, 0-based.
+inline constexpr uint32_t kMaxNlb = 65536;
 // Read/Write CDW12 bit 30: force unit access.
 inline constexpr uint32_t kRwFua = 1u << 30;
 

@@ -31,8 +31,8 @@ void prep_uring_cmd(io_uring_sqe *sqe, int fd, uint32_t cmd_op, const UringCmd &
 size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size,
 		std::span<IoChunk> out)
 {
-	if (max_nlb == 0 || max_nlb > 65536)
-		max_nlb = 65536;
+	if (max_nlb == 0 || max_nlb > kMaxNlb)
+		max_nlb = kMaxNlb;
 	size_t need = static_cast<size_t>((nlb + max_nlb - 1) / max_nlb);
 	uint64_t done = 0;
 	for (size_t i = 0; i < need && i < out.size(); ++i) {

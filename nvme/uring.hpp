@@ -38,7 +38,7 @@ struct IoChunk {
 	uint64_t buf_offset = 0;
 };
 
-// Splits nlb blocks at slba into pieces of at most max_nlb blocks (also capped at 65536,
+// Splits nlb blocks at slba into pieces of at most max_nlb blocks (also capped at kMaxNlb,
 // the NLB field's range). Writes up to out.size() chunks and returns how many the whole
 // I/O needs (which may be more than out.size(): call again for the rest). Pure.
 size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size,

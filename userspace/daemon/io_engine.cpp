@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <liburing.h>
 
+#include "nvme/spec.hpp"
 #include "nvme/status.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/user_data.hpp"
@@ -14,7 +15,7 @@ namespace kvfdp::daemon {
 
 namespace {
 // NVMe Write Zeroes NLB is a 16-bit 0-based field; DSM ranges carry a 32-bit NLB.
-constexpr uint32_t kMaxWriteZeroesNlb = 65536;
+constexpr uint32_t kMaxWriteZeroesNlb = nvme::kMaxNlb;
 
 uint32_t max_nlb_of(const EngineConfig &cfg) { return std::max<uint32_t>(1, cfg.max_transfer / cfg.lba_size); }
 } // namespace

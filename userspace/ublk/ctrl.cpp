@@ -1,5 +1,6 @@
 // ublk control commands over /dev/ublk-control, and parameter derivation.
 #include "userspace/ublk/ctrl.hpp"
+#include "nvme/spec.hpp"
 #include "userspace/ublk/io_cmd.hpp"
 
 #include <algorithm>
@@ -14,7 +15,7 @@ namespace kvfdp::ublk {
 namespace {
 
 // NVMe Write Zeroes carries a 16-bit 0-based NLB, DSM a 32-bit 1-based NLB per range.
-constexpr uint64_t kMaxWriteZeroesLbas = 65536;
+constexpr uint64_t kMaxWriteZeroesLbas = nvme::kMaxNlb;
 constexpr uint64_t kMaxDiscardSectors = 1ull << 22;  // 2 GiB per DISCARD: one DSM range
 
 CtrlCmd make_cmd(uint32_t dev_id)
