@@ -10,6 +10,7 @@
 #include "tools/cli/context.hpp"
 
 #include "kvfdp_build.hpp"
+#include "tools/sim/advise_cmd.hpp"
 #include "tools/sim/simulate_cmd.hpp"
 #if KVFDP_WITH_BPF
 #include "tools/record/record_cmd.hpp"
@@ -47,6 +48,7 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	add_stop_command(app, ctx);
 	add_version_command(app, ctx);
 	kvfdp::sim::add_simulate_command(app, ctx.exit_code);
+	kvfdp::sim::add_advise_command(app, ctx.exit_code);
 #if KVFDP_WITH_BPF
 	kvfdp::bpf::add_record_command(app, ctx.exit_code);
 #endif

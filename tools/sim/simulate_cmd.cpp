@@ -1,8 +1,6 @@
 // `kvfdp simulate`: options, validation (exit 2 with a one-line error), runs, table / JSON.
 #include "tools/sim/simulate_cmd.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -10,10 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/plot/line_chart.hpp"
-#include "tools/sim/parse.hpp"
+#include "tools/sim/model_args.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/sweep.hpp"
-#include "tools/sim/synthetic.hpp"
 #include "tools/workload/factory.hpp"
 
 namespace kvfdp::sim {
@@ -23,20 +20,9 @@ constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
 
 // Option values as typed; parsed in the callback so every error names its option.
 struct Args {
-	std::string workload = "uniform";
-	std::string capacity = "4GiB";
-	std::string op = "0.28";
-	std::string ru_size = "1MiB";
-	std::string handles = "8";
-	std::string util = "1";
+	ModelArgs model;
 	std::string placement = "all";
 	std::string output = "table";
-	std::string gc = "greedy";
-	std::string mapping_unit = "4KiB";
-	std::string lba_size = "4096";
-	std::string seed = "1";
-	std::string writes = "3";
-	std::string ruh_types = "initially";
 	std::string sweep;  // --sweep KEY=START:END:STEP, "" for one run
 	std::string plot;   // --plot FILE.svg
 	bool ruh = false;
@@ -76,177 +62,6 @@ std::string handles_table(const RunReport &r, uint32_t lba_size)
 	return out;
 }
 
-// A bar on stderr: "simulate uniform/none [#######.............]  35%".
-class TtyProgress final : public Progress {
-public:
-	explicit TtyProgress(std::string label) : label_(std::move(label)) {}
-	~TtyProgress() override
-	{
-		if (shown_ >= 0)
-			std::fprintf(stderr, "\r%*s\r", static_cast<int>(label_.size()) + 40, "");
-	}
-	void update(double f) override
-	{
-		const int pct = f <= 0 ? 0 : f >= 1 ? 100 : static_cast<int>(f * 100);
-		if (pct == shown_)
-			return;
-		shown_ = pct;
-		char bar[31];
-		const int fill = pct * 30 / 100;
-		for (int i = 0; i < 30; i++)
-			bar[i] = i < fill ? '#' : '.';
-		bar[30] = 0;
-		std::fprintf(stderr, "\r%s [%s] %3d%%", label_.c_str(), bar, pct);
-		std::fflush(stderr);
-	}
-
-private:
-	std::string label_;
-	int shown_ = -1;
-};
-
-struct UsageError {
-	std::string msg;
-};
-
-uint64_t size_arg(const char *name, const std::string &v, std::string *err)
-{
-	auto s = parse_size(v);
-	if (!s)
-		*err = std::string(name) + ": '" + v + "' is not a size; use e.g. 4096, 64KiB, 1GiB, 2TiB";
-	return s.value_or(0);
-}
-
-double number_arg(const char *name, const std::string &v, double lo, double hi, bool lo_open,
-		  std::string *err)
-{
-	auto d = parse_number(v);
-	if (!d || (lo_open ? *d <= lo : *d < lo) || *d > hi) {
-		char buf[160];
-		std::snprintf(buf, sizeof buf, "%s: '%s' must be a number in %c%g, %g]", name, v.c_str(),
-			      lo_open ? '(' : '[', lo, hi);
-		*err = buf;
-		return 0;
-	}
-	return *d;
-}
-
-// --ruh-types: one type for every handle, or a comma list of one per handle; sets
-// cfg.ruh_types (cfg.nruh already set). Returns the error line, or "".
-std::string ruh_types_arg(const std::string &v, model::ModelConfig &cfg)
-{
-	std::vector<model::HandleType> types;
-	size_t pos = 0;
-	for (;;) {
-		const size_t comma = v.find(',', pos);
-		const std::string t = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-		if (t == "initially")
-			types.push_back(model::HandleType::initially_isolated);
-		else if (t == "persistently")
-			types.push_back(model::HandleType::persistently_isolated);
-		else
-			return "--ruh-types: '" + t + "' is not a handle type; use initially or persistently";
-		if (comma == std::string::npos)
-			break;
-		pos = comma + 1;
-	}
-	if (types.size() == 1)
-		types.assign(cfg.nruh, types.front());
-	if (types.size() != cfg.nruh)
-		return "--ruh-types: " + std::to_string(types.size()) + " types for " + std::to_string(cfg.nruh) +
-		       " handles; give one type, or one per handle";
-	cfg.ruh_types = std::move(types);
-	return "";
-}
-
-// The parsed numbers a workload takes from simulate's own options.
-struct Knobs {
-	double util = 1, writes = 3;
-	uint64_t seed = 1;
-};
-
-// The workload --workload names (a factory's, or uniform / hotcold), at util_override in
-// place of --util when set (a --sweep util point). nullptr and *errp set when it cannot be made.
-std::unique_ptr<Workload> make_workload(const Args &a, const std::vector<WorkloadFactory> &factories,
-					const model::ModelConfig &cfg, const Knobs &k,
-					std::optional<double> util_override, std::string *errp)
-{
-	std::unique_ptr<Workload> workload;
-	std::string &err = *errp;
-	// Factories first: their options (e.g. --kv-trace) claim the run even when --workload
-	// is left at its default.
-	for (const WorkloadFactory &f : factories) {
-		if (!err.empty() || workload || !f.make)
-			break;
-		auto w = f.make(a.workload, cfg, util_override);
-		if (!w)
-			err = w.error().message();
-		else
-			workload = std::move(*w);
-	}
-	if (err.empty() && !workload) {
-		if (a.workload == "uniform") {
-			UniformOptions o;
-			o.util = util_override.value_or(k.util);
-			o.measure_writes = k.writes;
-			o.write_bytes = cfg.mapping_unit;
-			o.seed = k.seed;
-			workload = std::make_unique<UniformWorkload>(o);
-		} else if (a.workload == "hotcold") {
-			HotColdOptions o;
-			o.util = util_override.value_or(k.util);
-			o.measure_lifetimes = k.writes;
-			o.write_bytes = cfg.mapping_unit;
-			o.seed = k.seed;
-			workload = std::make_unique<HotColdWorkload>(o);
-		} else {
-			{
-				std::string names = "uniform, hotcold";
-				for (const WorkloadFactory &f : factories)
-					for (const std::string &n : f.names)
-						names += ", " + n;
-				err = "--workload: '" + a.workload + "' is not a workload; use one of " + names;
-			}
-		}
-	}
-	if (!err.empty())
-		workload.reset();
-	return workload;
-}
-
-// --placement: all (what w supports), or one placement or a comma list of them.
-std::vector<Placement> placements_arg(const std::string &arg, const Workload &w, std::string *err)
-{
-	const std::vector<Placement> supported = runnable_placements(w);
-	if (arg == "all")
-		return supported;
-	std::vector<Placement> placements;
-	size_t pos = 0;
-	for (;;) {
-		const size_t comma = arg.find(',', pos);
-		const std::string one = arg.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-		auto p = parse_placement(one);
-		if (!p) {
-			*err = "--placement: '" + one + "' must be none, hint, writer, learned, oracle or all (or a comma list)";
-			return {};
-		}
-		bool ok = false;
-		for (Placement s : supported)
-			ok = ok || s == *p;
-		if (!ok) {
-			std::string names;
-			for (Placement s : supported)
-				names += std::string(names.empty() ? "" : ", ") + placement_name(s);
-			*err = "--placement: workload " + w.name() + " supports " + names + " (or all)";
-			return {};
-		}
-		placements.push_back(*p);
-		if (comma == std::string::npos)
-			return placements;
-		pos = comma + 1;
-	}
-}
-
 // --sweep: the parsed spec, refused where it cannot run: with the option it sweeps also
 // given, with --ruh, or (op) a point the model refuses. Returns the error line, or "".
 std::string sweep_arg(const Args &a, const model::ModelConfig &cfg, std::optional<Sweep> *out)
@@ -276,9 +91,10 @@ std::string sweep_arg(const Args &a, const model::ModelConfig &cfg, std::optiona
 // The caption under a sweep's plot: the run's parameters, the swept one left out.
 std::vector<std::string> sweep_caption(const Args &a, const Workload &w, const Sweep &s)
 {
-	std::string line = "workload " + w.name() + ", capacity " + a.capacity;
-	line += s.key == "op" ? ", util " + a.util : ", OP " + a.op;
-	line += ", RU size " + a.ru_size + ", " + a.handles + " handles, GC " + a.gc + ", seed " + a.seed;
+	const ModelArgs &m = a.model;
+	std::string line = "workload " + w.name() + ", capacity " + m.capacity;
+	line += s.key == "op" ? ", util " + m.util : ", OP " + m.op;
+	line += ", RU size " + m.ru_size + ", " + m.handles + " handles, GC " + m.gc + ", seed " + m.seed;
 	return {line, "kvfdp simulate --sweep " + a.sweep + " (WAF of the measured part of each run)"};
 }
 
@@ -288,7 +104,6 @@ std::vector<std::string> sweep_caption(const Args &a, const Workload &w, const S
 int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, const model::ModelConfig &base,
 	      const Knobs &k, const Sweep &s, const std::vector<Placement> &placements)
 {
-	const bool tty = isatty(STDERR_FILENO) == 1;
 	std::vector<SweepPoint> points;
 	std::string name;
 	std::vector<std::string> caption;
@@ -297,7 +112,10 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, cons
 		if (s.key == "op")
 			cfg.op = v;
 		std::string err;
-		auto w = make_workload(a, factories, cfg, k, s.key == "util" ? std::optional<double>(v) : std::nullopt, &err);
+		WorkloadPoint at;
+		if (s.key == "util")
+			at.util = v;
+		auto w = make_workload(a.model, factories, cfg, k, at, &err);
 		if (!w) {
 			std::fprintf(stderr, "kvfdp simulate: --sweep %s at %s %g: %s\n", a.sweep.c_str(), s.key.c_str(), v,
 				     err.c_str());
@@ -309,12 +127,10 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, cons
 		}
 		SweepPoint pt{v, {}};
 		for (Placement p : placements) {
-			std::unique_ptr<TtyProgress> bar;
 			char label[160];
 			std::snprintf(label, sizeof label, "simulate %s/%s %s=%g", name.c_str(), placement_name(p),
 				      s.key.c_str(), v);
-			if (tty)
-				bar = std::make_unique<TtyProgress>(label);
+			std::unique_ptr<TtyProgress> bar = tty_progress(label);
 			auto r = run_one(cfg, *w, p, bar.get());
 			bar.reset();
 			if (!r) {
@@ -345,55 +161,11 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, cons
 // Returns kExitOk / kExitError / kExitUsage.
 int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 {
-	std::string err;
 	model::ModelConfig cfg;
-	cfg.logical_bytes = size_arg("--capacity", a.capacity, &err);
-	if (err.empty())
-		cfg.ru_size = size_arg("--ru-size", a.ru_size, &err);
-	if (err.empty())
-		cfg.mapping_unit = static_cast<uint32_t>(size_arg("--mapping-unit", a.mapping_unit, &err));
-	if (err.empty()) {
-		auto lba = parse_uint(a.lba_size);
-		if (!lba || (*lba != 512 && *lba != 4096))
-			err = "--lba-size: '" + a.lba_size + "' must be 512 or 4096";
-		else
-			cfg.lba_size = static_cast<uint32_t>(*lba);
-	}
-	if (err.empty())
-		cfg.op = number_arg("--op", a.op, 0, 10, true, &err);
-	const double util = err.empty() ? number_arg("--util", a.util, 0, 1, true, &err) : 0;
-	const double writes = err.empty() ? number_arg("--writes", a.writes, 0, 1000, true, &err) : 0;
-	if (err.empty()) {
-		auto h = parse_uint(a.handles);
-		if (!h || *h < 1 || *h > 128)
-			err = "--handles: '" + a.handles + "' must be an integer from 1 to 128";
-		else
-			cfg.nruh = static_cast<uint16_t>(*h);
-	}
-	uint64_t seed = 1;
-	if (err.empty()) {
-		auto s = parse_uint(a.seed);
-		if (!s)
-			err = "--seed: '" + a.seed + "' must be a non-negative integer";
-		else
-			seed = *s;
-	}
-	if (err.empty()) {
-		auto g = model::parse_gc_policy(a.gc);
-		if (!g)
-			err = "--gc: " + g.error().message();
-		else
-			cfg.gc = *g;
-	}
-	if (err.empty())
-		err = ruh_types_arg(a.ruh_types, cfg);
+	Knobs knobs;
+	std::string err = parse_model_args(a.model, &cfg, &knobs);
 	if (err.empty() && a.output != "table" && a.output != "json")
 		err = "-o/--output: '" + a.output + "' must be table or json";
-	if (err.empty()) {
-		auto v = model::validate(cfg);
-		if (!v)
-			err = "model: " + v.error().message() + " (see --capacity, --op, --ru-size, --handles)";
-	}
 
 	std::optional<Sweep> sweep;
 	if (err.empty() && !a.sweep.empty())
@@ -402,7 +174,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		err = "--plot: draws a sweep; add --sweep util=START:END:STEP (or op=START:END:STEP)";
 	std::unique_ptr<Workload> workload;
 	if (err.empty())
-		workload = make_workload(a, factories, cfg, Knobs{util, writes, seed}, std::nullopt, &err);
+		workload = make_workload(a.model, factories, cfg, knobs, WorkloadPoint{}, &err);
 	std::vector<Placement> placements;
 	if (err.empty())
 		placements = placements_arg(a.placement, *workload, &err);
@@ -411,15 +183,12 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		return kExitUsage;
 	}
 	if (sweep)
-		return run_sweep(a, factories, cfg, Knobs{util, writes, seed}, *sweep, placements);
+		return run_sweep(a, factories, cfg, knobs, *sweep, placements);
 
-	const bool tty = isatty(STDERR_FILENO) == 1;
 	std::vector<RunReport> runs;
 	for (Placement p : placements) {
-		std::unique_ptr<TtyProgress> bar;
-		if (tty)
-			bar = std::make_unique<TtyProgress>("simulate " + workload->name() + "/" +
-							    placement_name(p));
+		std::unique_ptr<TtyProgress> bar =
+			tty_progress("simulate " + workload->name() + "/" + placement_name(p));
 		auto r = run_one(cfg, *workload, p, bar.get());
 		bar.reset();
 		if (!r) {
@@ -448,33 +217,10 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 	CLI::App *sub = app.add_subcommand(
 		"simulate", "project the WAF of a workload on the built-in FDP SSD model, with and "
 			    "without placement");
-	std::string names = "uniform|hotcold";
-	for (const WorkloadFactory &f : *facs)
-		for (const std::string &n : f.names)
-			names += "|" + n;
-	sub->add_option("--workload", args->workload, "workload: " + names)->capture_default_str();
-	sub->add_option("--capacity", args->capacity, "logical capacity (KiB, MiB, GiB, TiB)")
-		->capture_default_str();
-	sub->add_option("--op", args->op, "over-provisioning, (physical - logical) / logical")
-		->capture_default_str();
-	sub->add_option("--ru-size", args->ru_size, "reclaim unit size")->capture_default_str();
-	sub->add_option("--handles", args->handles, "reclaim unit handles")->capture_default_str();
-	sub->add_option("--util", args->util, "fraction of the logical capacity the workload uses")
-		->capture_default_str();
+	add_model_options(*sub, args->model, workload_names(*facs));
 	sub->add_option("--placement", args->placement, "none|hint|writer|learned|oracle|all, or a comma list (all: what the workload supports: none, hint, writer, learned, oracle)")
 		->capture_default_str();
 	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
-	sub->add_option("--gc", args->gc, "GC policy: greedy|cost-benefit")->capture_default_str();
-	sub->add_option("--mapping-unit", args->mapping_unit, "FTL mapping unit (and write size)")
-		->capture_default_str();
-	sub->add_option("--lba-size", args->lba_size, "512|4096")->capture_default_str();
-	sub->add_option("--writes", args->writes,
-			"measured length: device writes (uniform) or cold-data lifetimes (hotcold); a warm-up runs first")
-		->capture_default_str();
-	sub->add_option("--seed", args->seed, "random seed")->capture_default_str();
-	sub->add_option("--ruh-types", args->ruh_types,
-			"handle types: initially|persistently for every handle, or a comma list of one per handle")
-		->capture_default_str();
 	sub->add_option("--sweep", args->sweep,
 			"util=START:END:STEP or op=START:END:STEP: the same run at each value, every --placement; "
 			"prints WAF per placement and value")

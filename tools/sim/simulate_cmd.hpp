@@ -17,6 +17,13 @@ class App;
 
 namespace kvfdp::sim {
 
+// Where a workload is built in place of the options: a --sweep util point, an eviction order
+// `kvfdp advise` tries.
+struct WorkloadPoint {
+	std::optional<double> util;  // replaces --util when set
+	std::string evict;           // replaces --kv-evict when not empty (one of evictions())
+};
+
 // Workloads another module adds to `simulate` (tools/workload: KV mix, trace replay).
 struct WorkloadFactory {
 	// --workload values it builds (shown in the help and the error for unknown names).
@@ -24,12 +31,15 @@ struct WorkloadFactory {
 	// Adds its own options (e.g. --kv-trace) to the simulate subcommand; may be empty.
 	std::function<void(CLI::App &sub)> add_options;
 	// Builds the workload for --workload name against cfg; nullptr when name is not one of
-	// its names (or its options are not set); an Error is printed and exits 2. util, when
-	// set, replaces --util (a point of --sweep util=...).
+	// its names (or its options are not set); an Error is printed and exits 2. at replaces
+	// the options it sets.
 	std::function<Result<std::unique_ptr<Workload>>(const std::string &name,
 							const model::ModelConfig &cfg,
-							std::optional<double> util)>
+							const WorkloadPoint &at)>
 		make;
+	// The eviction orders the store of the workload name chooses can run (WorkloadPoint::
+	// evict), {} when it has no store of its own to choose for; may be empty.
+	std::function<std::vector<std::string>(const std::string &name)> evictions;
 };
 
 // Adds `simulate` to app. When it runs, exit_code is set: 0 done, 1 the model or workload

@@ -103,7 +103,7 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-evict", o.kv_evict,
 		       "--kv-trace: which chunk a full store evicts: lru, fifo (write order) or fifo2 "
 		       "(write order, a chunk hit since it was written is rewritten instead)")
-		->check(CLI::IsMember({"lru", "fifo", "fifo2"}))
+		->check(CLI::IsMember(evict_names()))
 		->capture_default_str();
 	cmd.add_option("--kv-mix", o.kv_mix,
 		       "--workload kv: shares of written bytes for shared prefixes, conversation "
@@ -277,6 +277,17 @@ Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
 }
 
 } // namespace
+
+const std::vector<std::string> &evict_names()
+{
+	static const std::vector<std::string> names = {"lru", "fifo", "fifo2"};
+	return names;
+}
+
+bool selects_chunk_store(const WorkloadOptions &o, std::string_view workload)
+{
+	return !o.kv_trace.empty() && workload != "host" && workload != "slots";
+}
 
 bool selects_workload(const WorkloadOptions &o, std::string_view workload)
 {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.hpp"
 #include "tools/sim/workload.hpp"
@@ -56,6 +57,12 @@ struct WorkloadContext {
 	uint64_t capacity_bytes = 0;// logical capacity (the blk trace's address space)
 	uint64_t seed = 1;
 };
+
+// The --kv-evict names (lru, fifo, fifo2), in EvictPolicy order.
+[[nodiscard]] const std::vector<std::string> &evict_names();
+
+// True when the options choose the chunk store of --kv-trace (its eviction is --kv-evict).
+[[nodiscard]] bool selects_chunk_store(const WorkloadOptions &o, std::string_view workload);
 
 // Adds --kv-trace, --blk-trace and the --kv-* tuning options to simulate_cmd.
 void add_workload_options(CLI::App &simulate_cmd, WorkloadOptions &o);

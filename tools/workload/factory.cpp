@@ -41,7 +41,7 @@ sim::WorkloadFactory simulate_factory()
 	};
 	f.make = [st](const std::string &name,
 		      const model::ModelConfig &cfg,
-		      std::optional<double> util_point) -> Result<std::unique_ptr<sim::Workload>> {
+		      const sim::WorkloadPoint &at) -> Result<std::unique_ptr<sim::Workload>> {
 		if (!selects_workload(st->opts, name))
 			return std::unique_ptr<sim::Workload>();
 		WorkloadContext ctx;
@@ -66,8 +66,8 @@ sim::WorkloadFactory simulate_factory()
 		CLI::Option *util_opt = st->sub ? st->sub->get_option_no_throw("--util") : nullptr;
 		if (name == "slots" && (!util_opt || util_opt->count() == 0))
 			ctx.utilisation = 0.89;
-		if (util_point)
-			ctx.utilisation = *util_point;
+		if (at.util)
+			ctx.utilisation = *at.util;
 		if (!seed.empty())
 			ctx.seed = std::strtoull(seed.c_str(), nullptr, 10);
 		WorkloadOptions o = st->opts;
@@ -76,7 +76,12 @@ sim::WorkloadFactory simulate_factory()
 			o.kv_drive_writes = 1.0 + std::strtod(writes.c_str(), nullptr);
 			o.slot_measure_writes = std::strtod(writes.c_str(), nullptr);
 		}
+		if (!at.evict.empty())
+			o.kv_evict = at.evict;
 		return make_workload(o, ctx);
+	};
+	f.evictions = [st](const std::string &name) {
+		return selects_chunk_store(st->opts, name) ? evict_names() : std::vector<std::string>{};
 	};
 	return f;
 }

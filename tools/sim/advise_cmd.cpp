@@ -1,0 +1,221 @@
+// `kvfdp advise`: options, the trace source over simulate's workloads, the report.
+#include "tools/sim/advise_cmd.hpp"
+
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/sim/advise.hpp"
+#include "tools/sim/model_args.hpp"
+#include "tools/workload/factory.hpp"
+
+namespace kvfdp::sim {
+namespace {
+
+constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
+
+// Option values as typed; parsed in the callback so every error names its option.
+struct Args {
+	ModelArgs model;
+	std::string target = "1.05";
+	std::string sweep{kDefaultAdviseSweep};
+	std::string placement = "all";
+	std::string output = "table";
+};
+
+// advise's own options: not passed on to the "check:" simulate command.
+bool advise_only(const std::string &name)
+{
+	return name == "--target" || name == "--sweep" || name == "--placement" || name == "--output" ||
+	       name == "--help";
+}
+
+// v as one shell word.
+std::string shell_word(const std::string &v)
+{
+	bool plain = !v.empty();
+	for (char c : v)
+		plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+%@").find(c) != std::string_view::npos);
+	if (plain)
+		return v;
+	std::string q = "'";
+	for (char c : v)
+		q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+	return q + "'";
+}
+
+// The options given on sub that simulate takes too, as typed: what replays the same source.
+std::string simulate_args(const CLI::App &sub)
+{
+	std::string out;
+	for (const CLI::Option *opt : sub.get_options()) {
+		if (opt->count() == 0 || opt->get_lnames().empty())
+			continue;
+		const std::string name = "--" + opt->get_lnames().front();
+		if (advise_only(name))
+			continue;
+		if (opt->get_type_size() == 0) {
+			out += (out.empty() ? "" : " ") + name;
+			continue;
+		}
+		for (const std::string &v : opt->results())
+			out += (out.empty() ? "" : " ") + name + " " + shell_word(v);
+	}
+	return out;
+}
+
+// The workload simulate's options name, replayed on a fresh model at each setting.
+class TraceSource final : public AdviseSource {
+public:
+	TraceSource(const ModelArgs &a, const std::vector<WorkloadFactory> &factories, const model::ModelConfig &cfg,
+		    const Knobs &k)
+		: a_(a), factories_(factories), cfg_(cfg), knobs_(k)
+	{
+	}
+
+	// Builds the workload once at util (reading and checking any trace): the error line, or "".
+	std::string open(double util)
+	{
+		std::string err;
+		at_ = WorkloadPoint{util, ""};
+		workload_ = make_workload(a_, factories_, cfg_, knobs_, at_, &err);
+		return err;
+	}
+	[[nodiscard]] const Workload &workload() const { return *workload_; }
+
+	std::string name() const override { return workload_->name(); }
+	std::vector<Placement> placements() const override { return runnable_placements(*workload_); }
+	std::vector<std::string> evictions() const override
+	{
+		for (const WorkloadFactory &f : factories_)
+			if (f.evictions)
+				if (auto e = f.evictions(a_.workload); !e.empty())
+					return e;
+		return {};
+	}
+	Result<RunReport> run(const AdviseSetting &s) override
+	{
+		if (!workload_ || at_.util != s.util || at_.evict != s.evict) {
+			std::string err;
+			at_ = WorkloadPoint{s.util, s.evict};
+			workload_ = make_workload(a_, factories_, cfg_, knobs_, at_, &err);
+			if (!workload_) {
+				char at[48];
+				std::snprintf(at, sizeof at, "at util %g: ", s.util);
+				return guidance_error(std::errc::invalid_argument, at + err);
+			}
+		}
+		char label[160];
+		std::snprintf(label, sizeof label, "advise %s/%s util=%g%s%s", workload_->name().c_str(),
+			      placement_name(s.placement), s.util, s.evict.empty() ? "" : " ", s.evict.c_str());
+		std::unique_ptr<TtyProgress> bar = tty_progress(label);
+		return run_one(cfg_, *workload_, s.placement, bar.get());
+	}
+
+private:
+	const ModelArgs &a_;
+	const std::vector<WorkloadFactory> &factories_;
+	model::ModelConfig cfg_;
+	Knobs knobs_;
+	WorkloadPoint at_;
+	std::unique_ptr<Workload> workload_;
+};
+
+// Parses everything into o and opens src: the one error line, or "".
+std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, AdviseOptions *o)
+{
+	if (sub.count("--util") > 0)
+		return "--util: advise sweeps the utilisation; give the range with --sweep util=START:END:STEP "
+		       "(default " + std::string(kDefaultAdviseSweep) + ")";
+	auto t = parse_advise_target(a.target);
+	if (!t)
+		return t.error().message();
+	o->target = *t;
+	auto s = parse_advise_sweep(a.sweep);
+	if (!s)
+		return s.error().message();
+	o->sweep = std::move(*s);
+	if (a.output != "table" && a.output != "json")
+		return "-o/--output: '" + a.output + "' must be table or json";
+	std::string err = src->open(o->sweep.values.front());
+	if (!err.empty())
+		return err;
+	if (a.placement != "all") {
+		o->placements = placements_arg(a.placement, src->workload(), &err);
+		for (Placement p : o->placements)
+			if (p == Placement::oracle)
+				err = "--placement: oracle places by the actual time of death, which no host knows; "
+				      "choose among none, hint, writer and learned";
+		if (!err.empty())
+			return err;
+	}
+	const CLI::Option *evict = sub.get_option_no_throw("--kv-evict");
+	if (evict && evict->count() > 0 && !src->evictions().empty())
+		o->evictions = {evict->as<std::string>()};
+	o->simulate_args = simulate_args(sub);
+	return "";
+}
+
+// Returns kExitOk / kExitError / kExitUsage.
+int run_advise(const Args &a, const CLI::App &sub, const std::vector<WorkloadFactory> &factories)
+{
+	model::ModelConfig cfg;
+	Knobs knobs;
+	std::string err = parse_model_args(a.model, &cfg, &knobs);
+	TraceSource src(a.model, factories, cfg, knobs);
+	AdviseOptions o;
+	if (err.empty())
+		err = prepare(a, sub, &src, &o);
+	if (!err.empty()) {
+		std::fprintf(stderr, "kvfdp advise: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	auto adv = advise(src, o);
+	if (!adv) {
+		std::fprintf(stderr, "kvfdp advise: %s\n", adv.error().message().c_str());
+		return kExitError;
+	}
+	if (a.output == "json")
+		std::printf("%s\n", advice_to_json(*adv).dump().c_str());
+	else
+		std::fputs(advice_to_table(*adv).c_str(), stdout);
+	std::fflush(stdout);
+	if (adv->pick)
+		return kExitOk;
+	// The table ends with the same line; stderr gets it alone for scripts and -o json.
+	std::fprintf(stderr, "kvfdp advise: %s\n", no_setting_line(*adv).c_str());
+	return kExitError;
+}
+
+} // namespace
+
+void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories)
+{
+	auto args = std::make_shared<Args>();
+	factories.push_back(workload::simulate_factory());
+	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
+	CLI::App *sub = app.add_subcommand(
+		"advise", "for a WAF target: the utilisation, placement and (for a chunk store) eviction to run, "
+			  "from a sweep of the FDP SSD model over a trace or any workload simulate takes");
+	add_model_options(*sub, args->model, workload_names(*facs));
+	sub->add_option("--target", args->target, "the WAF to meet (media bytes / host bytes), 1.0 or more")
+		->capture_default_str();
+	sub->add_option("--sweep", args->sweep, "the utilisations to try, util=START:END:STEP")
+		->type_name("util=START:END:STEP")
+		->capture_default_str();
+	sub->add_option("--placement", args->placement,
+			"the placements to choose from: all (what the workload supports, oracle left out) or a comma list")
+		->capture_default_str();
+	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
+	for (const WorkloadFactory &f : *facs)
+		if (f.add_options)
+			f.add_options(*sub);
+	sub->footer("A chunk store (--kv-trace without --workload host) is tried with each eviction "
+		    "order, lru, fifo and fifo2, unless --kv-evict names one. Exit codes: 0 a "
+		    "recommendation, 1 no setting meets the target (or a run failed), 2 a bad option. "
+		    "docs/advise.md");
+	sub->callback([args, facs, sub, &exit_code] { exit_code = run_advise(*args, *sub, *facs); });
+}
+
+} // namespace kvfdp::sim
