@@ -43,140 +43,179 @@ IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
 	max_nlb_ = max_nlb_of(cfg_);
 }
 
+// The write path, top down: start() decodes the request, classify_and_place() picks its
+// command (a write: its class from the tag slot, then its handle), split() cuts it into device
+// commands and submit_sub() preps each on the ring.
 void IoEngine::start(uint16_t tag)
 {
 	const ublk::IoDesc &d = descs_[tag];
-	const uint8_t op = static_cast<uint8_t>(d.op_flags & 0xff);
-	const uint64_t slba = d.start_sector >> lba_shift_;
-	const uint32_t nlb = d.nr_sectors >> lba_shift_;
-	const uint64_t bytes = static_cast<uint64_t>(d.nr_sectors) << 9;
+	const Request r = decode(d);
 	TagState &st = state_[tag];
 	st.pending = 1;  // guards against finishing while subs are still being prepped
 	st.error = 0;
 	st.done_bytes = 0;
-
-	const bool data_op = op == ublk::kOpRead || op == ublk::kOpWrite;
-	const bool ranged = data_op || op == ublk::kOpDiscard || op == ublk::kOpWriteZeroes;
-	if (ranged && (nlb == 0 || slba + nlb > cfg_.nlb || (d.nr_sectors & ((1u << lba_shift_) - 1)) ||
-		       (data_op && bytes > cfg_.io_buf_bytes))) {
+	if (r.ranged && (r.nlb == 0 || r.slba + r.nlb > cfg_.nlb || (d.nr_sectors & ((1u << lba_shift_) - 1)) ||
+			 (r.data && r.bytes > cfg_.io_buf_bytes))) {
 		st.error = -EIO;
 		ctr_.errors.add(1);
 		sub_done(tag, 0);
 		return;
 	}
-
-	// Each op sets its command and the most LBAs one command takes (per_cmd); the loop
-	// below splits the request at that limit (flush: one command of no LBAs).
 	nvme::IoRequest req;
-	uint32_t per_cmd = nlb;
-	uintptr_t base = 0;  // data ops: where the request's data starts (0: in the registered request)
-	switch (op) {
-	case ublk::kOpWrite: {
-		const WriteClass t = classify_write(tags_, tag, d.start_sector, d.nr_sectors);
-		if (t.stale)
-			ctr_.stale_tags.add(1);
-		uint16_t handle = !cfg_.nruh     ? 0
-				  : cfg_.learned ? cfg_.learned->place(t.writer, t.cls, slba, nlb)
-						 : policy_.handle_of(t.cls);
-		if (cfg_.nruh && handle >= cfg_.nruh)
-			handle = 0;
-		ctr_.writes.add(1);
-		ctr_.write_bytes.add(bytes);
-		ctr_.class_writes[t.cls].add(1);
-		ctr_.class_bytes[t.cls].add(bytes);
-		if (handle < kMaxHandles) {
-			ctr_.handle_writes[handle].add(1);
-			ctr_.handle_bytes[handle].add(bytes);
-		}
-		req.op = nvme::IoOp::write;
-		req.handle = handle;
-		break;
-	}
-	case ublk::kOpRead:
-		ctr_.reads.add(1);
-		ctr_.read_bytes.add(bytes);
-		req.op = nvme::IoOp::read;
-		break;
-	case ublk::kOpFlush:
-		ctr_.flushes.add(1);
-		req.op = nvme::IoOp::flush;
-		break;
-	case ublk::kOpDiscard:
-		ctr_.discards.add(1);
-		ctr_.discard_bytes.add(bytes);
-		req.op = nvme::IoOp::deallocate;  // one DSM range
-		if (cfg_.learned)
-			cfg_.learned->discard(slba, nlb);
-		break;
-	case ublk::kOpWriteZeroes:
-		ctr_.write_zeroes.add(1);
-		ctr_.write_zeroes_bytes.add(bytes);
-		req.op = nvme::IoOp::write_zeroes;
-		if (cfg_.learned)
-			cfg_.learned->discard(slba, nlb);
-		per_cmd = kMaxWriteZeroesNlb;
-		break;
-	default:
+	uint32_t per_cmd = r.nlb;  // the most LBAs one command takes (flush: one command of none)
+	if (!classify_and_place(tag, d, r, req, per_cmd)) {
 		ctr_.unsupported.add(1);
 		st.error = -EOPNOTSUPP;
 		sub_done(tag, 0);  // drop the guard
 		return;
 	}
-	if (data_op) {
-		st.done_bytes = static_cast<uint32_t>(bytes);
+	uintptr_t base = 0;  // data ops: where the request's data starts (0: in the registered request)
+	if (r.data) {
+		st.done_bytes = static_cast<uint32_t>(r.bytes);
 		per_cmd = max_nlb_;
-		if (cfg_.zero_copy) {
-			req.buf_index = tag;  // the driver registered the request's pages there
-		} else {
-			base = reinterpret_cast<uintptr_t>(bufs_[tag]);
-			req.buf_index = cfg_.fixed_buffers ? tag : -1;
-			ctr_.copied_bytes.add(bytes);  // the driver copied it into / will copy it out of bufs[tag]
-		}
+		base = attach_data(tag, r, req);
 	}
+	split(tag, r, req, per_cmd, base);
+	sub_done(tag, 0);  // drop the guard
+}
 
-	// The one split loop. Reads and writes (and anything on one member): each piece ends at
-	// the per-command limit or its stripe unit's end and goes to its member at its member
-	// LBA. On a stripe, flush goes to every member, and discard and write zeroes take on each
-	// member the one contiguous member range the request covers there.
+inline IoEngine::Request IoEngine::decode(const ublk::IoDesc &d) const
+{
+	Request r;
+	r.op = request_op(d);
+	r.data = carries_data(r.op);
+	r.ranged = r.data || r.op == ublk::kOpDiscard || r.op == ublk::kOpWriteZeroes;
+	r.slba = d.start_sector >> lba_shift_;
+	r.nlb = d.nr_sectors >> lba_shift_;
+	r.bytes = static_cast<uint64_t>(d.nr_sectors) << 9;
+	return r;
+}
+
+inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, const Request &r, nvme::IoRequest &req,
+					 uint32_t &per_cmd)
+{
+	switch (r.op) {
+	case ublk::kOpWrite:
+		req.op = nvme::IoOp::write;
+		req.handle = place_write(tag, d, r);
+		return true;
+	case ublk::kOpRead:
+		ctr_.reads.add(1);
+		ctr_.read_bytes.add(r.bytes);
+		req.op = nvme::IoOp::read;
+		return true;
+	case ublk::kOpFlush:
+		ctr_.flushes.add(1);
+		req.op = nvme::IoOp::flush;
+		return true;
+	case ublk::kOpDiscard:
+		ctr_.discards.add(1);
+		ctr_.discard_bytes.add(r.bytes);
+		req.op = nvme::IoOp::deallocate;  // one DSM range
+		if (cfg_.learned)
+			cfg_.learned->discard(r.slba, r.nlb);
+		return true;
+	case ublk::kOpWriteZeroes:
+		ctr_.write_zeroes.add(1);
+		ctr_.write_zeroes_bytes.add(r.bytes);
+		req.op = nvme::IoOp::write_zeroes;
+		if (cfg_.learned)
+			cfg_.learned->discard(r.slba, r.nlb);
+		per_cmd = kMaxWriteZeroesNlb;
+		return true;
+	default:
+		return false;
+	}
+}
+
+inline uint16_t IoEngine::place_write(uint16_t tag, const ublk::IoDesc &d, const Request &r)
+{
+	const WriteClass t = classify_write(tags_, tag, d.start_sector, d.nr_sectors);
+	if (t.stale)
+		ctr_.stale_tags.add(1);
+	uint16_t handle = !cfg_.nruh     ? 0
+			  : cfg_.learned ? cfg_.learned->place(t.writer, t.cls, r.slba, r.nlb)
+					 : policy_.handle_of(t.cls);
+	if (cfg_.nruh && handle >= cfg_.nruh)
+		handle = 0;
+	ctr_.writes.add(1);
+	ctr_.write_bytes.add(r.bytes);
+	ctr_.class_writes[t.cls].add(1);
+	ctr_.class_bytes[t.cls].add(r.bytes);
+	if (handle < kMaxHandles) {
+		ctr_.handle_writes[handle].add(1);
+		ctr_.handle_bytes[handle].add(r.bytes);
+	}
+	return handle;
+}
+
+inline uintptr_t IoEngine::attach_data(uint16_t tag, const Request &r, nvme::IoRequest &req)
+{
+	if (cfg_.zero_copy) {
+		req.buf_index = tag;  // the driver registered the request's pages there
+		return 0;
+	}
+	req.buf_index = cfg_.fixed_buffers ? tag : -1;
+	ctr_.copied_bytes.add(r.bytes);  // the driver copied it into / will copy it out of bufs[tag]
+	return reinterpret_cast<uintptr_t>(bufs_[tag]);
+}
+
+// The one split. Reads and writes (and anything on one member): each piece ends at the
+// per-command limit or its stripe unit's end and goes to its member at its member LBA. On a
+// stripe, flush goes to every member, and discard and write zeroes take on each member the
+// one contiguous member range the request covers there.
+inline void IoEngine::split(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd, uintptr_t base)
+{
+	if (r.data || cfg_.stripe.members <= 1)
+		split_pieces(tag, r, req, per_cmd, base);
+	else
+		split_members(tag, r, req, per_cmd);
+}
+
+inline void IoEngine::split_pieces(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd,
+				   uintptr_t base)
+{
 	const nvme::StripeLayout &layout = cfg_.stripe;
 	uint16_t sub = 0;
-	if (data_op || layout.members <= 1) {
-		uint32_t off_lbas = 0;
+	uint32_t off_lbas = 0;
+	do {
+		const nvme::StripeLayout::Piece p = layout.map(r.slba + off_lbas);
+		const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(std::min(per_cmd, r.nlb - off_lbas), p.nlb));
+		req.member = static_cast<uint8_t>(p.member);
+		req.slba = p.mlba;
+		req.nlb = n;
+		// A stripe's writes count their bytes per member and handle (one namespace: handle_bytes).
+		if (p.nlb != UINT64_MAX && req.op == nvme::IoOp::write && req.handle < kMaxHandles)
+			ctr_.member_handle_bytes[p.member][req.handle].add(uint64_t{n} * cfg_.lba_size);
+		req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
+		req.user_data = pack_user_data(tag, UdKind::device, sub++);
+		submit_sub(tag, req);
+		off_lbas += n;
+	} while (off_lbas < r.nlb);
+}
+
+void IoEngine::split_members(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd)
+{
+	const nvme::StripeLayout &layout = cfg_.stripe;
+	uint16_t sub = 0;
+	for (uint32_t m = 0; m < layout.members; m++) {
+		nvme::StripeLayout::Range mr{0, 0};  // flush: one command of no LBAs
+		if (r.ranged) {
+			mr = layout.member_range(m, r.slba, r.nlb);
+			if (!mr.nlb)
+				continue;
+		}
+		req.member = static_cast<uint8_t>(m);
 		do {
-			const nvme::StripeLayout::Piece p = layout.map(slba + off_lbas);
-			const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(std::min(per_cmd, nlb - off_lbas), p.nlb));
-			req.member = static_cast<uint8_t>(p.member);
-			req.slba = p.mlba;
+			const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(per_cmd, mr.nlb));
+			req.slba = mr.mlba;
 			req.nlb = n;
-			// A stripe's writes count their bytes per member and handle (one namespace: handle_bytes).
-			if (p.nlb != UINT64_MAX && req.op == nvme::IoOp::write && req.handle < kMaxHandles)
-				ctr_.member_handle_bytes[p.member][req.handle].add(uint64_t{n} * cfg_.lba_size);
-			req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
 			req.user_data = pack_user_data(tag, UdKind::device, sub++);
 			submit_sub(tag, req);
-			off_lbas += n;
-		} while (off_lbas < nlb);
-	} else {
-		for (uint32_t m = 0; m < layout.members; m++) {
-			nvme::StripeLayout::Range r{0, 0};  // flush: one command of no LBAs
-			if (ranged) {
-				r = layout.member_range(m, slba, nlb);
-				if (!r.nlb)
-					continue;
-			}
-			req.member = static_cast<uint8_t>(m);
-			do {
-				const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(per_cmd, r.nlb));
-				req.slba = r.mlba;
-				req.nlb = n;
-				req.user_data = pack_user_data(tag, UdKind::device, sub++);
-				submit_sub(tag, req);
-				r.mlba += n;
-				r.nlb -= n;
-			} while (r.nlb);
-		}
+			mr.mlba += n;
+			mr.nlb -= n;
+		} while (mr.nlb);
 	}
-	sub_done(tag, 0);  // drop the guard
 }
 
 void IoEngine::submit_sub(uint16_t tag, const nvme::IoRequest &req)

@@ -52,6 +52,12 @@ struct EngineConfig {
 	LearnedPlacement *learned = nullptr;
 };
 
+// The op of a ublk request (ublksrv_io_desc op_flags bits 7:0, ublk::kOp*): the one place
+// it is decoded.
+[[nodiscard]] constexpr uint8_t request_op(const ublk::IoDesc &d) { return static_cast<uint8_t>(d.op_flags & 0xff); }
+// Reads and writes carry data (a tag buffer, or in zero copy the request's registered pages).
+[[nodiscard]] constexpr bool carries_data(uint8_t op) { return op == ublk::kOpRead || op == ublk::kOpWrite; }
+
 class IoEngine {
 public:
 	// bufs[tag] is each tag's buffer of io_buf_bytes (copy mode; may be null in zero-copy
@@ -76,6 +82,31 @@ private:
 		int32_t error = 0;      // first error (negative errno)
 		uint32_t done_bytes = 0;  // result on success
 	};
+	// A request as start() reads it from its descriptor.
+	struct Request {
+		uint8_t op = 0;       // ublk::kOp*
+		bool data = false;    // read or write (carries_data)
+		bool ranged = false;  // data, discard or write zeroes: its LBAs must lie on the device
+		uint64_t slba = 0;
+		uint32_t nlb = 0;
+		uint64_t bytes = 0;
+	};
+	// start()'s steps, in the order a write takes them (io_engine.cpp, docs/daemon.md).
+	[[nodiscard]] Request decode(const ublk::IoDesc &d) const;
+	// Sets req's command for r's op and counts it (per_cmd: write zeroes' own limit);
+	// false for an op the engine does not serve.
+	[[nodiscard]] bool classify_and_place(uint16_t tag, const ublk::IoDesc &d, const Request &r,
+					      nvme::IoRequest &req, uint32_t &per_cmd);
+	// A write's handle: its class from the tag slot, then the learner or the class map.
+	[[nodiscard]] uint16_t place_write(uint16_t tag, const ublk::IoDesc &d, const Request &r);
+	// A read/write's buffer: sets req.buf_index, returns where its data starts (0: zero copy).
+	[[nodiscard]] uintptr_t attach_data(uint16_t tag, const Request &r, nvme::IoRequest &req);
+	// Preps r as device commands of at most per_cmd LBAs: split_pieces() cuts a read/write
+	// (or anything on one member) at stripe unit ends, split_members() fans the rest out to
+	// every member of a stripe.
+	void split(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd, uintptr_t base);
+	void split_pieces(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd, uintptr_t base);
+	void split_members(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd);
 	// Preps one device command; an inline completion is folded in at once.
 	void submit_sub(uint16_t tag, const nvme::IoRequest &req);
 	void sub_done(uint16_t tag, int result);

@@ -339,8 +339,7 @@ io_uring_sqe *UblkQueue::next_sqe()
 
 void UblkQueue::prep_buf_cmd(uint32_t cmd_op, uint16_t tag)
 {
-	const uint8_t op = static_cast<uint8_t>(descs_.descs()[tag].op_flags & 0xff);
-	if (op != ublk::kOpRead && op != ublk::kOpWrite)
+	if (!carries_data(request_op(descs_.descs()[tag])))
 		return;
 	// Failures show in the request: its device commands find no buffer (-EFAULT).
 	if (io_uring_sqe *sqe = next_sqe())
