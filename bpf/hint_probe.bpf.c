@@ -7,7 +7,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "bpf/hint_probe.h"
+#include "bpf/tag.h"
 
 /* Set by the loader before load: the tgid whose calls are counted. */
 const volatile __u32 target_tgid = 0;

@@ -23,6 +23,11 @@ typedef __u16 kvfdp_u16;
 typedef __u8 kvfdp_u8;
 #endif
 
+/* fcntl commands for per-inode write-life hints (include/uapi/linux/fcntl.h); the value is a
+ * u64 RWH_WRITE_LIFE_*, that is an enum kvfdp_class. */
+#define KVFDP_F_GET_RW_HINT 1035
+#define KVFDP_F_SET_RW_HINT 1036
+
 /* Lifetime classes are the RWH values of fcntl(F_SET_RW_HINT). */
 enum kvfdp_class {
 	KVFDP_CLASS_NOT_SET = 0,

@@ -489,7 +489,7 @@ int kvfdp_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
 	struct fcntl_args a = {};
 	__u64 id;
 
-	if (ctx->args[1] != KVFDP_F_SET_RW_HINT_CMD)
+	if (ctx->args[1] != KVFDP_F_SET_RW_HINT)
 		return 0;
 	/* The argument is a user pointer to a u64. */
 	if (bpf_probe_read_user(&a.hint, sizeof(a.hint), (const void *)ctx->args[2]))

@@ -14,9 +14,6 @@
 /* Bios of one request walked to find an inode (a request can merge several files' bios). */
 #define KVFDP_MAX_BIOS 16
 
-/* fcntl commands for per-inode write-life hints (include/uapi/linux/fcntl.h). */
-#define KVFDP_F_SET_RW_HINT_CMD 1036
-
 /* struct kvfdp_disk.flags */
 #define KVFDP_DISK_SLOTS 0x1   /* write tag slots for this disk (the ublk disk kvfdpd serves) */
 #define KVFDP_DISK_RECORD 0x2  /* send every classified request over the requests ring */

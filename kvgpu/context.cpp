@@ -33,9 +33,6 @@ static_assert(int(KVGPU_LIFETIME_NOT_SET) == int(KVFDP_CLASS_NOT_SET) && int(KVG
 namespace kvfdp::gpu {
 namespace {
 
-// fcntl commands (linux/fcntl.h): the argument is a pointer to a u64 RWH value.
-constexpr int kSetRwHint = 1036;
-
 // io_uring user_data: the op type in the top byte, a slot or job index below.
 constexpr uint64_t kUdSlot = 1;
 constexpr uint64_t kUdHeader = 2;
@@ -1132,7 +1129,7 @@ void Context::start_job(unsigned j)
 		}
 		// The hint goes on before the first write, so every bio of the file carries it.
 		uint64_t hint = static_cast<uint64_t>(job.lifetime);
-		if (::fcntl(job.fd, kSetRwHint, &hint) != 0)
+		if (::fcntl(job.fd, KVFDP_F_SET_RW_HINT, &hint) != 0)
 			c_.hint_failures.fetch_add(1, std::memory_order_relaxed);
 	}
 	if (job.fd >= 0)

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bpf/tag.h"
 #include "kvgpu/context.hpp"
 #include "kvgpu/crc32c.hpp"
 
@@ -23,7 +24,6 @@ namespace {
 constexpr char kIndexMagic[8] = {'K', 'V', 'G', 'P', 'U', 'I', 'X', '1'};
 constexpr uint32_t kIndexVersion = 1;
 constexpr size_t kRewriteBytes = 1u << 20;
-constexpr int kSetRwHint = 1036; // F_SET_RW_HINT
 
 constexpr size_t align8(size_t n) { return (n + 7) & ~size_t(7); }
 
@@ -541,7 +541,7 @@ bool StoreIndex::rewrite_in_place(StoreEntry *e)
 	if (fd < 0)
 		return false;
 	uint64_t hint = e->lifetime;
-	(void)::fcntl(fd, kSetRwHint, &hint);
+	(void)::fcntl(fd, KVFDP_F_SET_RW_HINT, &hint);
 	bool ok = true;
 	for (uint64_t off = 0; ok && off < e->file_bytes; off += kRewriteBytes) {
 		size_t n = size_t(std::min<uint64_t>(kRewriteBytes, e->file_bytes - off));

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bpf/hint_probe.skel.h"
-#include "bpf/hint_probe.h"
+#include "bpf/tag.h"
 #include "common/unique_fd.hpp"
 #include "tests/bpf/tracefs.hpp"
 #include "tests/support/skip.hpp"

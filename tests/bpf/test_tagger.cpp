@@ -29,6 +29,7 @@
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/disks.hpp"
 #include "bpf/user/files.hpp"
+#include "bpf/tag.h"
 #include "bpf/user/tagger.hpp"
 #include "tests/bpf/test_disk.hpp"
 #include "tests/support/skip.hpp"
@@ -65,7 +66,7 @@ Written write_file(const std::string &path, uint8_t hint, uint64_t bytes, bool d
 	REQUIRE_MESSAGE(fd >= 0, "open " << path << ": " << std::strerror(errno));
 	if (hint) {
 		uint64_t h = hint;
-		REQUIRE_MESSAGE(::fcntl(fd, 1036 /* F_SET_RW_HINT */, &h) == 0,
+		REQUIRE_MESSAGE(::fcntl(fd, KVFDP_F_SET_RW_HINT, &h) == 0,
 				"F_SET_RW_HINT: " << std::strerror(errno));
 	}
 	void *buf = nullptr;

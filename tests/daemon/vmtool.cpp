@@ -25,11 +25,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bpf/tag.h"
+
 using nlohmann::json;
 
 namespace {
-
-constexpr int kSetRwHint = 1036;  // F_SET_RW_HINT
 
 int usage()
 {
@@ -100,7 +100,7 @@ int cmd_write(int argc, char **argv)
 		return 1;
 	}
 	// 0 (NOT_SET) means "no hint": leave the inode alone.
-	if (hint && fcntl(fd, kSetRwHint, &hint) < 0) {
+	if (hint && fcntl(fd, KVFDP_F_SET_RW_HINT, &hint) < 0) {
 		std::fprintf(stderr, "write: F_SET_RW_HINT %llu on %s: %s\n", static_cast<unsigned long long>(hint), path,
 			     std::strerror(errno));
 		return 1;
@@ -736,7 +736,7 @@ int cmd_chunks(int argc, char **argv)
 			if (fd < 0)
 				return fail("open", f.path);
 			uint64_t h = cls;
-			if (hints && fcntl(fd, kSetRwHint, &h) < 0)
+			if (hints && fcntl(fd, KVFDP_F_SET_RW_HINT, &h) < 0)
 				return fail("F_SET_RW_HINT", f.path);
 			if (pwrite(fd, buf, bytes, 0) != static_cast<ssize_t>(bytes))
 				return fail("write", f.path);

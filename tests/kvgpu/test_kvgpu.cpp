@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "bpf/tag.h"
 #include "kvgpu/chunk_format.hpp"
 #include "kvgpu/crc32c.hpp"
 #include "kvgpu/kvgpu.h"
@@ -27,8 +28,6 @@ using kvfdp::gpu::test::TempDir;
 using kvfdp::gpu::test::fork_kill_after;
 
 namespace {
-
-constexpr int kGetRwHint = 1035;
 
 kvgpu_options host_options(uint32_t slot_bytes = 0, uint32_t slots = 0)
 {
@@ -248,7 +247,7 @@ TEST_CASE("kvgpu: each chunk file carries its lifetime as the write hint (F_GET_
 			int fd = ::open((dir.path() + "/" + key_to_name(key)).c_str(), O_RDONLY | O_CLOEXEC);
 			REQUIRE(fd >= 0);
 			uint64_t hint = 99;
-			REQUIRE(::fcntl(fd, kGetRwHint, &hint) == 0);
+			REQUIRE(::fcntl(fd, KVFDP_F_GET_RW_HINT, &hint) == 0);
 			CHECK(hint == uint64_t(life));
 			::close(fd);
 		}
