@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "bpf/tag.h"
+#include "placement/classes.hpp"
 #include "tools/workload/block_fs.hpp"
 #include "tools/workload/null_sink.hpp"
 
@@ -289,11 +290,10 @@ nlohmann::json ChunkStoreWorkload::extra() const
 	j["hits"] = s.hits;
 	j["chunk_bytes"] = cfg_.chunk_bytes;
 	j["fragmented_chunks"] = s.fragmented_chunks;
-	static const char *kNames[6] = {"not_set", "none", "short", "medium", "long", "extreme"};
 	nlohmann::json cb = nlohmann::json::object();
-	for (int c = 0; c < 6; ++c)
+	for (unsigned c = 0; c < placement::kNumClasses; ++c)
 		if (s.class_bytes[c])
-			cb[kNames[c]] = s.class_bytes[c];
+			cb[placement::class_name(c)] = s.class_bytes[c];
 	j["class_bytes"] = cb;
 	return j;
 }
