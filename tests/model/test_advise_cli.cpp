@@ -1,0 +1,186 @@
+// Runs the real `kvfdp advise`: its recommendation meets the target and agrees with a direct
+// `kvfdp simulate` at that setting (the shared host of docs/RESULTS.md at 7% OP, and the chunk
+// store with its eviction orders); bad targets, sweep specs and --util are one line, exit 2; a
+// target no setting meets is one line with the best found, exit 1. No WAF figure is pinned.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/temp_files.hpp"
+
+#ifndef KVFDP_BIN
+#error "KVFDP_BIN must name the kvfdp binary"
+#endif
+#ifndef KVFDP_TRACE_GZ
+#error "KVFDP_TRACE_GZ must name tools/workload/data/mooncake-conversation.jsonl.gz"
+#endif
+
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+	int rc = -1;
+	std::string out, err;
+};
+
+// Runs `kvfdp args` in dir, stdout and stderr apart (stderr through a file in dir).
+Run run_kvfdp(const kvfdp::test::TempDir &dir, const std::string &args)
+{
+	const std::string errf = dir.path + "/stderr";
+	const std::string cmd = "cd '" + dir.path + "' && " + std::string(KVFDP_BIN) + " " + args + " 2>" + errf;
+	Run r;
+	FILE *p = popen(cmd.c_str(), "r");
+	REQUIRE(p != nullptr);
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+		r.out.append(buf, n);
+	const int st = pclose(p);
+	r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	FILE *e = std::fopen(errf.c_str(), "r");
+	REQUIRE(e != nullptr);
+	while ((n = fread(buf, 1, sizeof buf, e)) > 0)
+		r.err.append(buf, n);
+	std::fclose(e);
+	return r;
+}
+
+size_t lines(const std::string &s)
+{
+	size_t n = 0;
+	for (char c : s)
+		n += c == '\n';
+	return n;
+}
+
+// A directory holding mooncake-conversation.jsonl (unpacked from the repository's copy).
+struct TraceDir {
+	kvfdp::test::TempDir dir;
+	TraceDir()
+	{
+		const std::string cmd = "gzip -dc '" + std::string(KVFDP_TRACE_GZ) + "' > '" + dir.path +
+					"/mooncake-conversation.jsonl'";
+		REQUIRE(std::system(cmd.c_str()) == 0);
+	}
+};
+
+// `kvfdp advise source extra -o json`, then `kvfdp simulate source` at its recommendation:
+// the same run, so the same bytes and WAF; and no higher utilisation of the sweep met the
+// target. Returns advise's JSON.
+json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+{
+	const Run a = run_kvfdp(dir, "advise " + source + " " + extra + " -o json");
+	CAPTURE(a.err);
+	REQUIRE(a.rc == 0);
+	const json j = json::parse(a.out);
+	const json &rec = j["recommendation"];
+	REQUIRE(rec.is_object());
+	const double target = j["target"].get<double>();
+	const double util = rec["util"].get<double>();
+	CHECK(rec["waf"].get<double>() <= target);
+	for (const json &r : j["runs"])
+		if (r["util"].get<double>() > util)
+			CHECK_FALSE(r["meets"].get<bool>());
+
+	char u[40];
+	std::snprintf(u, sizeof u, "%.17g", util);
+	std::string sim = "simulate " + source + " --util " + u + " --placement " + rec["placement"].get<std::string>();
+	if (rec["evict"].is_string())
+		sim += " --kv-evict " + rec["evict"].get<std::string>();
+	const Run s = run_kvfdp(dir, sim + " -o json");
+	CAPTURE(sim);
+	CAPTURE(s.err);
+	REQUIRE(s.rc == 0);
+	const json runs = json::parse(s.out)["runs"];
+	REQUIRE(runs.size() == 1);
+	const json &r = runs[0];
+	CHECK(r["host_bytes"] == rec["host_bytes"]);
+	CHECK(r["media_bytes"] == rec["media_bytes"]);
+	CHECK(r["waf"].get<double>() == rec["waf"].get<double>());
+	CHECK(r["waf"].get<double>() <= target);
+	if (rec["hit_ratio"].is_number())
+		CHECK(r["hit_ratio"].get<double>() == rec["hit_ratio"].get<double>());
+	// The "check:" command is that simulate run, advise's own options left out.
+	const std::string check = rec["check"].get<std::string>();
+	CHECK(check.rfind("kvfdp simulate ", 0) == 0);
+	CHECK(check.find("--placement " + rec["placement"].get<std::string>()) != std::string::npos);
+	CHECK(check.find("--sweep") == std::string::npos);
+	return j;
+}
+
+const std::string kHotcold = "advise --workload hotcold --capacity 256MiB ";
+
+} // namespace
+
+TEST_CASE("advise: the shared host at 7% OP: the recommendation meets 1.05 and agrees with simulate")
+{
+	TraceDir t;
+	check_agrees(t.dir,
+		     "--workload host --kv-trace mooncake-conversation.jsonl --kv-scale 1/256 --capacity 4GiB "
+		     "--op 0.07 --ru-size 16MiB",
+		     "--sweep util=0.90:1.00:0.10");
+}
+
+TEST_CASE("advise: a chunk store tries each eviction order and agrees with simulate at its choice")
+{
+	TraceDir t;
+	const std::string store = "--kv-trace mooncake-conversation.jsonl --kv-scale 1/256 --kv-requests 6000 "
+				  "--capacity 512MiB --op 0.07 --ru-size 4MiB";
+	const json j = check_agrees(t.dir, store, "--sweep util=0.90:1.00:0.10 --placement none,writer");
+	CHECK(j["evictions"] == json::array({"lru", "fifo", "fifo2"}));
+	CHECK(j["runs"].size() == 3 * 2 * 2);
+	CHECK(j["recommendation"]["evict"].is_string());
+	CHECK(j["recommendation"]["hit_ratio_cost"].get<double>() >= 0);
+	// --kv-evict narrows the choice to the one order.
+	const Run one = run_kvfdp(t.dir, "advise " + store + " --sweep util=1:1:0.1 --placement none --kv-evict fifo -o json");
+	REQUIRE(one.rc == 0);
+	CHECK(json::parse(one.out)["evictions"] == json::array({"fifo"}));
+}
+
+TEST_CASE("advise: bad targets, sweep specs and --util are one line naming them, exit 2")
+{
+	kvfdp::test::TempDir dir;
+	struct Bad {
+		const char *args, *says;
+	} const bad[] = {
+		{"--target 0.95", "--target: 0.95 cannot be met"},
+		{"--target fast", "--target: 'fast' is not a number"},
+		{"--sweep util=1.0:0.5:0.1", "--sweep: 'util=1.0:0.5:0.1'"},
+		{"--sweep util=0.5:1.0:0", "--sweep: 'util=0.5:1.0:0'"},
+		{"--sweep op=0.05:0.28:0.01", "--sweep: 'op=0.05:0.28:0.01' sweeps op; advise sweeps util"},
+		{"--util 0.9", "--util: advise sweeps the utilisation"},
+		{"-o yaml", "-o/--output: 'yaml'"},
+	};
+	for (const Bad &b : bad) {
+		CAPTURE(b.args);
+		const Run r = run_kvfdp(dir, kHotcold + b.args);
+		CHECK(r.rc == 2);
+		CHECK(r.out.empty());
+		CHECK(lines(r.err) == 1);
+		CHECK(r.err.find(std::string("kvfdp advise: ") + b.says) == 0);
+	}
+}
+
+TEST_CASE("advise: a target no setting meets is one line with the best found, after the table")
+{
+	kvfdp::test::TempDir dir;
+	const Run r = run_kvfdp(dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
+				     "--placement none --target 1.0");
+	CHECK(r.rc == 1);
+	CHECK(lines(r.err) == 1);
+	CHECK(r.err.find("kvfdp advise: no setting meets WAF <= 1 on uniform; the best found is WAF ") == 0);
+	CHECK(r.out.find("UTIL") != std::string::npos);
+	CHECK(r.out.find("recommend:") == std::string::npos);
+	const Run j = run_kvfdp(dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
+				     "--placement none --target 1.0 -o json");
+	CHECK(j.rc == 1);
+	const json out = json::parse(j.out);
+	CHECK(out["recommendation"].is_null());
+	CHECK(out["best"]["waf"].get<double>() > 1.0);
+}
