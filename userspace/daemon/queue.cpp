@@ -378,38 +378,14 @@ void UblkQueue::prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int
 
 void UblkQueue::run()
 {
-	io_uring *ring = ring_.get();
-	const uint16_t depth = setup_.engine.depth;
-	{
-		// Created disabled in create()'s thread: enabling it here makes this thread its single issuer.
-		const int en = enable_queue_ring(*ring, ring_mode_);
-		if (en < 0) {
-			exit_status_.store(en);
-			log::error("queue %u: enabling the ring: %s", setup_.q_id, strerror(-en));
-			fetched_.store(true, std::memory_order_release);
-			return;
-		}
+	// Created disabled in create()'s thread: enabling it here makes this thread its single issuer.
+	if (const int en = enable_queue_ring(*ring_, ring_mode_); en < 0) {
+		exit_status_.store(en);
+		log::error("queue %u: enabling the ring: %s", setup_.q_id, strerror(-en));
+		fetched_.store(true, std::memory_order_release);
+		return;
 	}
-	int ret = 0;
-	if (setup_.batch) {
-		// Every tag at once, then one fetch that stays armed (UBLK_F_BATCH_IO).
-		ret = prep_batch();
-		if (ret == 0) {
-			arm_fetch();
-			ret = io_uring_submit(ring);
-		}
-	} else {
-		for (uint16_t t = 0; t < depth; t++) {
-			io_uring_sqe *sqe = io_uring_get_sqe(ring);
-			if (!sqe) {
-				io_uring_submit(ring);
-				sqe = io_uring_get_sqe(ring);
-			}
-			prep_fetch(*sqe, ublk::kUIoFetchReq, t, -1);
-		}
-		ret = io_uring_submit(ring);
-	}
-	if (ret < 0) {
+	if (const int ret = fetch_all(); ret < 0) {
 		exit_status_.store(ret);
 		log::error("queue %u: submitting %s: %s", setup_.q_id, setup_.batch ? "PREP_IO_CMDS" : "FETCH_REQ",
 			   strerror(-ret));
@@ -417,7 +393,41 @@ void UblkQueue::run()
 		return;
 	}
 	fetched_.store(true, std::memory_order_release);
+	serve();
+	if (setup_.batch)
+		flush_commits();
+	io_uring_submit(ring_.get());  // the last commits
+	if (setup_.batch && (commit_failures_ || fetch_rearms_))
+		log::info("queue %u: %llu commit(s) refused as the device went, fetch re-armed %llu time(s)", setup_.q_id,
+			  static_cast<unsigned long long>(commit_failures_), static_cast<unsigned long long>(fetch_rearms_));
+}
 
+int UblkQueue::fetch_all()
+{
+	io_uring *ring = ring_.get();
+	if (setup_.batch) {
+		// Every tag at once, then one fetch that stays armed (UBLK_F_BATCH_IO).
+		const int ret = prep_batch();
+		if (ret != 0)
+			return ret;
+		arm_fetch();
+		return io_uring_submit(ring);
+	}
+	for (uint16_t t = 0; t < setup_.engine.depth; t++) {
+		io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		if (!sqe) {
+			io_uring_submit(ring);
+			sqe = io_uring_get_sqe(ring);
+		}
+		prep_fetch(*sqe, ublk::kUIoFetchReq, t, -1);
+	}
+	return io_uring_submit(ring);
+}
+
+void UblkQueue::serve()
+{
+	io_uring *ring = ring_.get();
+	const uint16_t depth = setup_.engine.depth;
 	for (;;) {
 		if (stop_.load(std::memory_order_acquire) && engine_->device_inflight() == 0)
 			break;
@@ -427,7 +437,7 @@ void UblkQueue::run()
 			flush_commits();
 		__kernel_timespec ts{0, 200 * 1000 * 1000};
 		io_uring_cqe *first = nullptr;
-		ret = io_uring_submit_and_wait_timeout(ring, &first, 1, &ts, nullptr);
+		const int ret = io_uring_submit_and_wait_timeout(ring, &first, 1, &ts, nullptr);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EBUSY) {
 			exit_status_.store(ret);
 			log::error("queue %u: io_uring wait: %s", setup_.q_id, strerror(-ret));
@@ -438,38 +448,40 @@ void UblkQueue::run()
 		io_uring_for_each_cqe(ring, head, cqe)
 		{
 			seen++;
-			const UserData ud = unpack_user_data(cqe->user_data);
-			if (ud.kind == UdKind::device) {
-				engine_->on_device_cqe(*cqe);
-				continue;
-			}
-			if (ud.kind == UdKind::batch_fetch) {
-				on_fetch_cqe(*cqe);
-				continue;
-			}
-			if (ud.kind == UdKind::batch_commit) {
-				on_commit_cqe(ud.tag, cqe->res);
-				continue;
-			}
-			if (ud.kind != UdKind::ublk || ud.tag >= depth)
-				continue;
-			if (cqe->res == ublk::kIoResOk) {
-				if (setup_.register_bufs)
-					prep_buf_cmd(ublk::kUIoRegisterIoBuf, ud.tag);
-				engine_->start(ud.tag);
-			} else {
-				// -ENODEV: the device is stopping; the tag is not re-armed.
-				aborted_++;
-			}
+			on_cqe(*cqe);
 		}
 		io_uring_cq_advance(ring, seen);
 	}
-	if (setup_.batch)
-		flush_commits();
-	io_uring_submit(ring);  // the last commits
-	if (setup_.batch && (commit_failures_ || fetch_rearms_))
-		log::info("queue %u: %llu commit(s) refused as the device went, fetch re-armed %llu time(s)", setup_.q_id,
-			  static_cast<unsigned long long>(commit_failures_), static_cast<unsigned long long>(fetch_rearms_));
+}
+
+inline void UblkQueue::on_cqe(const io_uring_cqe &cqe)
+{
+	const UserData ud = unpack_user_data(cqe.user_data);
+	switch (ud.kind) {
+	case UdKind::device:
+		engine_->on_device_cqe(cqe);
+		return;
+	case UdKind::batch_fetch:
+		on_fetch_cqe(cqe);
+		return;
+	case UdKind::batch_commit:
+		on_commit_cqe(ud.tag, cqe.res);
+		return;
+	case UdKind::ublk:
+		break;
+	default:
+		return;
+	}
+	if (ud.tag >= setup_.engine.depth)
+		return;
+	if (cqe.res == ublk::kIoResOk) {
+		if (setup_.register_bufs)
+			prep_buf_cmd(ublk::kUIoRegisterIoBuf, ud.tag);
+		engine_->start(ud.tag);
+	} else {
+		// -ENODEV: the device is stopping; the tag is not re-armed.
+		aborted_++;
+	}
 }
 
 } // namespace kvfdp::daemon

@@ -98,7 +98,15 @@ public:
 
 private:
 	explicit UblkQueue(const QueueSetup &setup);
+	// The thread: enables the ring, fetches every tag, serves until stop(), sends the last commits.
 	void run();
+	// FETCH_REQ of every tag (batch mode: PREP_IO_CMDS of all and the multishot fetch), submitted.
+	// >= 0, or -errno.
+	[[nodiscard]] int fetch_all();
+	// Waits for CQEs and dispatches them until stop() with nothing in flight, or the device goes.
+	void serve();
+	// One CQE, by its user_data kind: a device command's, a fetch's, a commit's.
+	void on_cqe(const io_uring_cqe &cqe);
 	// Fills sqe with FETCH_REQ or COMMIT_AND_FETCH_REQ (cmd_op) of tag.
 	void prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int result);
 	// With register_bufs and a read/write request on tag: queues REGISTER_IO_BUF or
