@@ -3,13 +3,12 @@
 // still printed.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_command.hpp"
 #include "tests/support/temp_files.hpp"
 
 #ifndef KVFDP_BIN
@@ -18,31 +17,12 @@
 
 namespace {
 
-struct Run {
-	int rc = -1;
-	std::string out, err;
-};
+using Run = kvfdp::test::CommandRun;
 
-// Runs `kvfdp args`, stdout and stderr apart (stderr through a file in dir).
+// Runs `kvfdp args` in dir.
 Run run_kvfdp(const kvfdp::test::TempDir &dir, const std::string &args)
 {
-	const std::string errf = dir.path + "/stderr";
-	const std::string cmd = std::string(KVFDP_BIN) + " " + args + " 2>" + errf;
-	Run r;
-	FILE *p = popen(cmd.c_str(), "r");
-	REQUIRE(p != nullptr);
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-		r.out.append(buf, n);
-	const int st = pclose(p);
-	r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	FILE *e = std::fopen(errf.c_str(), "r");
-	REQUIRE(e != nullptr);
-	while ((n = fread(buf, 1, sizeof buf, e)) > 0)
-		r.err.append(buf, n);
-	std::fclose(e);
-	return r;
+	return kvfdp::test::run_command(dir, std::string(KVFDP_BIN) + " " + args);
 }
 
 size_t lines(const std::string &s)
