@@ -18,6 +18,7 @@ class FakeSource final : public AdviseSource {
 public:
 	std::function<double(const AdviseSetting &)> waf;
 	std::function<double(const AdviseSetting &)> hit;  // unset: no store
+	std::function<uint64_t(const AdviseSetting &)> host;  // unset: 1 MiB
 	std::vector<std::string> evicts;
 	int runs = 0;
 
@@ -32,7 +33,7 @@ public:
 		runs++;
 		RunReport r;
 		r.placement = placement_name(s.placement);
-		r.host_bytes = 1 << 20;
+		r.host_bytes = host ? host(s) : 1 << 20;
 		r.waf = waf(s);
 		r.media_bytes = static_cast<uint64_t>(static_cast<double>(r.host_bytes) * r.waf);
 		if (hit)
@@ -111,6 +112,8 @@ TEST_CASE("advise: a store takes the best hit ratio at the top utilisation, and 
 	src.hit = [](const AdviseSetting &s) {
 		return (s.evict == "lru" ? 0.30 : s.evict == "fifo" ? 0.25 : 0.28) * s.util;
 	};
+	// fifo2's rewrites: a quarter more host (and media) bytes.
+	src.host = [](const AdviseSetting &s) -> uint64_t { return s.evict == "fifo2" ? 5 << 20 : 4 << 20; };
 	auto a = advise(src, options(1.05, "util=0.90:1.00:0.10"));
 	REQUIRE(a);
 	CHECK(src.runs == 3 * 2 * 4);
@@ -124,6 +127,8 @@ TEST_CASE("advise: a store takes the best hit ratio at the top utilisation, and 
 	const std::string t = advice_to_table(*a);
 	CHECK(t.find("EVICT") != std::string::npos);
 	CHECK(t.find("0.020 below lru's 0.300") != std::string::npos);
+	CHECK(t.find("media written 5.00 MiB, 25% more than fifo's 4.00 MiB (0.250 hit ratio)") != std::string::npos);
+	CHECK(j["recommendation"]["least_media"]["evict"] == "fifo");
 	CHECK(check_command(*a, p).find("--kv-evict fifo2") != std::string::npos);
 }
 

@@ -51,6 +51,17 @@ const AdviseCell *best_hit_at(const Advice &a, double util)
 	return best;
 }
 
+// The cell at util that meets the target with the least media written (eviction orders
+// differ in host writes: fifo2 rewrites hit chunks); nullptr when none meets there.
+const AdviseCell *least_media_at(const Advice &a, double util)
+{
+	const AdviseCell *best = nullptr;
+	for (const AdviseCell &c : a.cells)
+		if (c.setting.util == util && meets(c, a.target) && (!best || c.run.media_bytes < best->run.media_bytes))
+			best = &c;
+	return best;
+}
+
 // "utilisation 0.85 (leave 15% of the logical capacity free), placement writer, eviction fifo".
 std::string setting_text(const AdviseSetting &s)
 {
@@ -211,6 +222,12 @@ std::string advice_to_table(const Advice &a)
 		out += top > mine ? ", " + fmt("%.3f", top - mine) + " below " + h->setting.evict + "'s " + fmt("%.3f", top) +
 					    " at this utilisation (WAF " + fmt("%.3f", h->run.waf) + ")\n"
 				  : ", the best of " + std::to_string(a.evictions.size()) + " eviction orders at this utilisation\n";
+		const AdviseCell *m = least_media_at(a, p.setting.util);
+		if (m && m->setting.evict != p.setting.evict && m->run.media_bytes < p.run.media_bytes)
+			out += "  media written " + iec(p.run.media_bytes) + ", " +
+			       fmt("%.0f", (static_cast<double>(p.run.media_bytes) / static_cast<double>(m->run.media_bytes) - 1) * 100) +
+			       "% more than " + m->setting.evict + "'s " + iec(m->run.media_bytes) + " (" +
+			       fmt("%.3f", run_hit_ratio(m->run).value_or(0)) + " hit ratio) at this utilisation\n";
 	}
 	if (!a.simulate_args.empty())
 		out += "  check: " + check_command(a, p) + "\n";
@@ -245,6 +262,11 @@ nlohmann::ordered_json advice_to_json(const Advice &a)
 			const double top = *run_hit_ratio(h->run);
 			r["hit_ratio_cost"] = std::max(0.0, top - run_hit_ratio(p.run).value_or(0));
 			r["best_hit_ratio"] = {{"evict", h->setting.evict}, {"hit_ratio", top}, {"waf", h->run.waf}};
+			if (const AdviseCell *m = least_media_at(a, p.setting.util))
+				r["least_media"] = {{"evict", m->setting.evict},
+						    {"placement", placement_name(m->setting.placement)},
+						    {"media_bytes", m->run.media_bytes},
+						    {"hit_ratio", run_hit_ratio(m->run).value_or(0)}};
 		}
 		if (!a.simulate_args.empty())
 			r["check"] = check_command(a, p);
