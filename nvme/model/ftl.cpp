@@ -92,6 +92,31 @@ Ftl::Ftl(const ModelConfig &cfg) : cfg_(cfg)
 
 Ftl::~Ftl() = default;
 
+uint64_t Ftl::memory_for(const ModelConfig &cfg)
+{
+	// The sizes the constructor gives each array, times their element sizes.
+	const uint64_t units = cfg.logical_bytes / cfg.mapping_unit;
+	const uint64_t upr = cfg.ru_size / cfg.mapping_unit;
+	const long double physical = static_cast<long double>(cfg.logical_bytes) * (1.0L + cfg.op);
+	const uint64_t rus = static_cast<uint64_t>(physical / cfg.ru_size) / cfg.nrg * cfg.nrg;
+	const uint64_t handles = uint64_t{cfg.nrg} * cfg.nruh;
+	uint64_t b = units * sizeof(uint32_t) + rus * upr * sizeof(uint32_t);              // l2p, p2l
+	b += rus * (sizeof(uint32_t) + sizeof(uint8_t) + sizeof(uint16_t) + sizeof(uint64_t)); // valid, state, owner, closed_at
+	b += rus * sizeof(uint32_t) + 2 * uint64_t{cfg.nrg} * sizeof(uint32_t);            // free, nfree, nopen
+	if (cfg.gc == GcPolicy::greedy)
+		b += 2 * rus * sizeof(uint32_t) + (upr + 1) * cfg.nrg * sizeof(uint32_t);  // next, prev, heads
+	b += uint64_t{cfg.nrg} * (2u * cfg.nruh + 1) * sizeof(Stream) + handles + cfg.nruh;  // streams, used, persistent
+	return b;
+}
+
+uint64_t Ftl::memory_bytes() const
+{
+	auto bytes = [](const auto &v) { return uint64_t{v.capacity()} * sizeof(v[0]); };
+	return bytes(l2p_) + bytes(p2l_) + bytes(valid_) + bytes(state_) + bytes(owner_) + bytes(closed_at_) +
+	       bytes(next_) + bytes(prev_) + bytes(heads_) + bytes(free_) + bytes(nfree_) + bytes(nopen_) +
+	       bytes(streams_) + bytes(used_) + bytes(persistent_);
+}
+
 HandleType Ftl::handle_type(uint32_t ruh) const
 {
 	return persistent_[ruh] ? HandleType::persistently_isolated : HandleType::initially_isolated;

@@ -72,6 +72,12 @@ public:
 	// persistently isolated GC stream, or -1 for the shared GC stream (and free RUs).
 	[[nodiscard]] int ru_owner(uint32_t ru) const;
 
+	// Bytes create(cfg) allocates for a valid cfg (its flat arrays): what the live twin
+	// (userspace/twin/) sizes its sampled models by.
+	[[nodiscard]] static uint64_t memory_for(const ModelConfig &cfg);
+	// Bytes this model's arrays hold (their capacities); memory_for(config()) after create().
+	[[nodiscard]] uint64_t memory_bytes() const;
+
 	// Full O(capacity) consistency check, for tests: valid counts match the reverse map,
 	// every mapped unit is mapped exactly once, RU states add up. The error names the first
 	// violation.

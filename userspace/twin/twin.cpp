@@ -1,0 +1,99 @@
+// Twin: the rings, the thread that drains them, and the report.
+#include "userspace/twin/twin.hpp"
+
+#include <chrono>
+
+namespace kvfdp::twin {
+
+namespace {
+// Records taken from a ring per pass (a fixed buffer on the twin thread's stack).
+constexpr uint32_t kBatch = 256;
+} // namespace
+
+Result<std::unique_ptr<Twin>> Twin::create(const TwinOptions &o)
+{
+	auto plan = plan_twin(o.geometry, o.memory_bytes);
+	if (!plan)
+		return std::move(plan).error();
+	auto models = TwinModels::create(*plan);
+	if (!models)
+		return std::move(models).error();
+	return std::unique_ptr<Twin>(new Twin(std::move(*models), o.ring_records));
+}
+
+Twin::Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records) : models_(std::move(m)), ring_records_(ring_records) {}
+
+Twin::~Twin() { stop(); }
+
+void Twin::add_rings(uint16_t n)
+{
+	while (rings_.size() < n)
+		rings_.push_back(std::make_unique<Ring>(ring_records_));
+}
+
+uint64_t Twin::drain()
+{
+	Record batch[kBatch];
+	uint64_t total = 0;
+	std::lock_guard<std::mutex> lk(mu_);
+	for (auto &ring : rings_) {
+		uint32_t n;
+		while ((n = ring->pop(batch, kBatch)) > 0) {
+			for (uint32_t i = 0; i < n; i++)
+				models_->apply(batch[i]);
+			total += n;
+		}
+	}
+	return total;
+}
+
+void Twin::run()
+{
+	std::unique_lock<std::mutex> lk(wake_mu_);
+	while (!stop_) {
+		lk.unlock();
+		const uint64_t n = drain();
+		lk.lock();
+		if (!n)  // nothing queued: look again in a millisecond (queues never signal)
+			wake_.wait_for(lk, std::chrono::milliseconds(1), [this] { return stop_; });
+	}
+	lk.unlock();
+	drain();
+}
+
+void Twin::start()
+{
+	if (thread_.joinable())
+		return;
+	stop_ = false;
+	thread_ = std::thread([this] { run(); });
+}
+
+void Twin::stop()
+{
+	if (!thread_.joinable())
+		return;
+	{
+		std::lock_guard<std::mutex> lk(wake_mu_);
+		stop_ = true;
+	}
+	wake_.notify_all();
+	thread_.join();
+}
+
+TwinReport Twin::report() const
+{
+	TwinReport t;
+	{
+		std::lock_guard<std::mutex> lk(mu_);
+		t = models_->report();
+	}
+	t.memory_bytes = models_->placed().memory_bytes() + models_->none().memory_bytes();
+	for (const auto &r : rings_) {
+		t.dropped += r->dropped();
+		t.memory_bytes += r->memory_bytes();
+	}
+	return t;
+}
+
+} // namespace kvfdp::twin

@@ -1,0 +1,67 @@
+// Twin: kvfdpd's live WAF twin. Queue threads push each write (with its handle), discard
+// and write zeroes into their own Ring; the twin thread drains the rings into TwinModels,
+// sampled to fit a memory bound, and the control thread reads the projection. Soft state:
+// a restart starts fresh. Nothing here blocks, allocates or locks on a queue thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/result.hpp"
+#include "userspace/twin/models.hpp"
+#include "userspace/twin/ring.hpp"
+#include "userspace/twin/sampler.hpp"
+
+namespace kvfdp::twin {
+
+struct TwinOptions {
+	TwinGeometry geometry;
+	uint64_t memory_bytes = kDefaultMemoryBytes;  // bound of the two sampled models
+	uint32_t ring_records = 8192;                 // per queue (16 bytes each)
+};
+
+class Twin {
+public:
+	// Plans the sampling and builds both models; the error is the plan's one line.
+	[[nodiscard]] static Result<std::unique_ptr<Twin>> create(const TwinOptions &o);
+	~Twin();
+	Twin(const Twin &) = delete;
+	Twin &operator=(const Twin &) = delete;
+
+	// Makes rings for queues [0, n) (before any queue runs, and before start()).
+	void add_rings(uint16_t n);
+	// Queue q's ring (q < the rings added).
+	[[nodiscard]] Ring &ring(uint16_t q) { return *rings_[q]; }
+	[[nodiscard]] uint16_t rings() const { return static_cast<uint16_t>(rings_.size()); }
+
+	// The twin thread: drains the rings, waiting a millisecond when they are empty.
+	void start();
+	// Stops the thread after a last drain.
+	void stop();
+	// Applies every record in the rings now; how many. The thread's step, and the test seam
+	// without a thread.
+	uint64_t drain();
+	// The projection, with the rings' drops and the memory of models and rings.
+	[[nodiscard]] TwinReport report() const;
+	[[nodiscard]] const TwinPlan &plan() const { return models_->plan(); }
+
+private:
+	explicit Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records);
+	void run();
+
+	std::unique_ptr<TwinModels> models_;
+	uint32_t ring_records_;
+	std::vector<std::unique_ptr<Ring>> rings_;
+	mutable std::mutex mu_;  // models_ between the twin thread and report() (never a queue thread)
+	std::mutex wake_mu_;
+	std::condition_variable wake_;
+	bool stop_ = false;
+	std::thread thread_;
+};
+
+} // namespace kvfdp::twin
