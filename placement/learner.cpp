@@ -1,5 +1,6 @@
-// The placement learner: per-key counters on the data path, estimates and grouping off it.
-// docs/placement.md "The learner" explains the estimates and the grouping rule.
+// The placement learner: per-key counters on the data path, estimates and grouping off it
+// (the grouping's projection is mixing_cost.cpp's). docs/placement.md "The learner" explains
+// the estimates and the grouping rule.
 #include "placement/learner.hpp"
 
 #include <fcntl.h>
@@ -67,7 +68,10 @@ uint64_t fnv1a(const std::string &s)
 }
 
 constexpr const char *kMagic = "kvfdp-learner";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;   // 1: no death-age histograms (still read)
+
+// died_age counts (bytes / 512) x (age / 512).
+constexpr double kAgeUnit = 512.0 * 512.0;
 
 } // namespace
 
@@ -75,7 +79,9 @@ constexpr int kVersion = 1;
 struct Learner::KeyState {
 	uint64_t seen_written = 0;   // slot counters at the last recompute
 	uint64_t seen_died = 0;
-	double seen_age = 0;
+	uint64_t seen_age = 0;
+	std::array<uint32_t, kAgeBuckets> seen_ages{};
+	std::array<double, kAgeBuckets> ages{};  // decayed bytes died per age bucket
 	double share = 0;            // decayed share of device writes
 	double age_num = 0;          // decayed sum of bytes x age of deaths
 	double age_den = 0;          // decayed bytes of deaths
@@ -84,14 +90,22 @@ struct Learner::KeyState {
 	bool pinned = false;
 };
 
-Learner::Learner(const LearnerConfig &cfg) : cfg_(cfg), slots_(new Slot[kSlots]), state_(kSlots)
+Learner::Learner(const LearnerConfig &cfg)
+	: cfg_(cfg), slots_(new Slot[kSlots]), ages_(new AgeCount[size_t{kSlots} * kAgeBuckets]),
+	  age_shift_(age_shift_for(cfg.capacity_bytes)), state_(kSlots)
 {
 	if (cfg_.nruh > kMaxHandles)
 		cfg_.nruh = static_cast<uint16_t>(kMaxHandles);
+	if (!(cfg_.op >= 0))
+		cfg_.op = 0.07;
 	if (!(cfg_.split_ratio > 1))
 		cfg_.split_ratio = 2.0;
 	if (!(cfg_.merge_ratio > 1) || cfg_.merge_ratio > cfg_.split_ratio)
 		cfg_.merge_ratio = cfg_.split_ratio;
+	if (!(cfg_.keep_margin >= 0))
+		cfg_.keep_margin = 0.01;
+	if (!(cfg_.switch_margin >= cfg_.keep_margin))
+		cfg_.switch_margin = std::max(0.05, cfg_.keep_margin);
 	if (!(cfg_.decay_capacity > 0))
 		cfg_.decay_capacity = 0.5;
 	if (!(cfg_.min_group_share >= 0))
@@ -215,7 +229,10 @@ void Learner::died(Key k, uint64_t bytes, uint64_t age) noexcept
 	if (!s)
 		return;
 	s->died.fetch_add(bytes, std::memory_order_relaxed);
-	s->died_age.fetch_add(static_cast<double>(bytes) * static_cast<double>(age), std::memory_order_relaxed);
+	s->died_age.fetch_add((bytes >> 9) * (age >> 9), std::memory_order_relaxed);
+	const size_t slot = static_cast<size_t>(s - slots_.get());
+	ages_[slot * kAgeBuckets + age_bucket(age, age_shift_)].fetch_add(static_cast<uint32_t>(bytes >> 9),
+									     std::memory_order_relaxed);
 }
 
 // ---- off the data path ----
@@ -329,14 +346,20 @@ void Learner::set_writer_name(uint64_t writer, std::string name)
 	names_.emplace_back(writer, std::move(name));
 }
 
+// One unpinned key as recompute() groups it.
+struct Learner::Cand {
+	uint32_t slot;
+	double life;
+	double share;
+	uint16_t handle;
+};
+
 RecomputeResult Learner::recompute(double now_s)
 {
 	std::lock_guard lock(mu_);
 	RecomputeResult out;
 	const uint64_t clock = clock_.load(std::memory_order_relaxed);
 	const uint64_t delta = clock - last_clock_;
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
-	const double alpha = delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap)) : 0.0;
 	if (last_now_ >= 0 && now_s > last_now_ && delta) {
 		const double rate = static_cast<double>(delta) / (now_s - last_now_);
 		write_rate_ = write_rate_ > 0 ? write_rate_ + 0.3 * (rate - write_rate_) : rate;
@@ -345,13 +368,30 @@ RecomputeResult Learner::recompute(double now_s)
 		last_now_ = now_s;
 	last_clock_ = clock;
 
-	// 1. Fold the counters into each key's estimates.
-	struct Cand {
-		uint32_t slot;
-		double life;
-		double share;
-		uint16_t handle;
-	};
+	std::vector<Cand> cands = fold(delta, out);
+	std::vector<uint16_t> avail;
+	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++)
+		if (usable(h))
+			avail.push_back(static_cast<uint16_t>(h));
+	if (avail.empty())
+		avail.push_back(0);
+	const std::vector<std::vector<uint32_t>> groups = group(cands, avail.size());
+	pins_handed_over(out);
+	const std::vector<uint16_t> group_handle = assign_handles(groups, cands, avail, out);
+	publish(groups, cands, group_handle, out);
+	out.groups = static_cast<uint32_t>(groups.size());
+	if (out.moved_keys || !out.abandoned.empty() || !out.remapped.empty())
+		generation_++;
+	out.generation = generation_;
+	return out;
+}
+
+// Step 1: folds the counters into each key's estimates; pinned keys go to their pins, the
+// rest are returned for grouping.
+std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
+{
+	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
+	const double alpha = delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap)) : 0.0;
 	std::vector<Cand> cands;
 	for (uint32_t i = 0; i < kSlots; i++) {
 		Slot &s = slots_[i];
@@ -361,13 +401,18 @@ RecomputeResult Learner::recompute(double now_s)
 		KeyState &st = state_[i];
 		const uint64_t w = s.written.load(std::memory_order_relaxed);
 		const uint64_t d = s.died.load(std::memory_order_relaxed);
-		const double a = s.died_age.load(std::memory_order_relaxed);
+		const uint64_t a = s.died_age.load(std::memory_order_relaxed);
 		if (delta) {
 			const double dw = static_cast<double>(w - st.seen_written);
 			st.share = (1 - alpha) * st.share + alpha * dw / static_cast<double>(delta);
 		}
-		st.age_num = (1 - alpha) * st.age_num + (a - st.seen_age);
+		st.age_num = (1 - alpha) * st.age_num + static_cast<double>(a - st.seen_age) * kAgeUnit;
 		st.age_den = (1 - alpha) * st.age_den + static_cast<double>(d - st.seen_died);
+		for (unsigned b = 0; b < kAgeBuckets; b++) {
+			const uint32_t n = ages_[size_t{i} * kAgeBuckets + b].load(std::memory_order_relaxed);
+			st.ages[b] = (1 - alpha) * st.ages[b] + 512.0 * static_cast<uint32_t>(n - st.seen_ages[b]);
+			st.seen_ages[b] = n;
+		}
 		st.seen_written = w;
 		st.seen_died = d;
 		st.seen_age = a;
@@ -377,8 +422,7 @@ RecomputeResult Learner::recompute(double now_s)
 		const double little = st.share > 0 ? live / st.share : 0.0;
 		const double deaths = st.age_den > 0 ? st.age_num / st.age_den : 0.0;
 		st.lifetime = std::max(little, deaths);
-		const Key k = key_of(tag);
-		const auto pin = pin_for(k);
+		const auto pin = pin_for(key_of(tag));
 		st.pinned = pin.has_value();
 		if (pin) {
 			if (s.handle.load(std::memory_order_relaxed) != *pin) {
@@ -389,188 +433,175 @@ RecomputeResult Learner::recompute(double now_s)
 		}
 		cands.push_back({i, st.lifetime, st.share, s.handle.load(std::memory_order_relaxed)});
 	}
+	return cands;
+}
 
-	// 2. Group by lifetime (docs/placement.md "Grouping").
-	std::vector<uint16_t> avail;
-	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++)
-		if (usable(h))
-			avail.push_back(static_cast<uint16_t>(h));
-	if (avail.empty())
-		avail.push_back(0);
-	const size_t max_groups = avail.size();
-	std::vector<std::vector<uint32_t>> groups;  // indexes into cands
-	{
-		// Keys with a meaningful share form groups; the rest join the nearest group.
-		std::vector<uint32_t> major, minor;
-		for (uint32_t c = 0; c < cands.size(); c++)
-			(cands[c].share >= cfg_.min_key_share && cands[c].life > 0 ? major : minor).push_back(c);
-		std::sort(major.begin(), major.end(), [&](uint32_t a, uint32_t b) { return cands[a].life < cands[b].life; });
-		// Walk in lifetime order; a key starts a new group when its lifetime is split_ratio
-		// (or merge_ratio, if it is on another handle than the group's first key now)
-		// times the group's shortest.
-		for (uint32_t c : major) {
-			if (!groups.empty()) {
-				const Cand &first = cands[groups.back().front()];
-				const double ratio = cands[c].handle == first.handle ? cfg_.split_ratio : cfg_.merge_ratio;
-				if (cands[c].life < first.life * ratio) {
-					groups.back().push_back(c);
-					continue;
-				}
-			}
-			groups.push_back({c});
+// Step 2: groups by lifetime ratio, or by what mixing costs (mixing_cost.hpp,
+// docs/placement.md "Grouping"). Keys with a meaningful share and a known lifetime shape the groups; the rest join the
+// group whose lifetime is nearest theirs.
+std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands, size_t max_groups)
+{
+	std::vector<uint32_t> major, minor;
+	std::vector<CostKey> keys;
+	double major_live = 0;
+	for (uint32_t c = 0; c < cands.size(); c++) {
+		const KeyState &st = state_[cands[c].slot];
+		LifeMass m;
+		if (cands[c].share < cfg_.min_key_share || !(cands[c].life > 0) ||
+		    !life_mass(st.ages, st.age_den > 0 ? st.age_num / st.age_den : 0.0, cands[c].life, age_shift_, m)) {
+			minor.push_back(c);
+			continue;
 		}
-		auto share_of = [&](const std::vector<uint32_t> &g) {
-			double s = 0;
-			for (uint32_t c : g)
-				s += cands[c].share;
-			return s;
-		};
-		auto life_of = [&](const std::vector<uint32_t> &g) {
-			// write-share-weighted geometric mean
-			double s = 0, lw = 0;
-			for (uint32_t c : g) {
-				s += cands[c].share;
-				lw += cands[c].share * std::log(std::max(cands[c].life, 1.0));
-			}
-			return s > 0 ? std::exp(lw / s) : 1.0;
-		};
-		// A group too small to pay for an open RU joins its nearest neighbour; then merge
-		// the closest neighbours until the groups fit the handles.
-		for (;;) {
-			if (groups.size() <= 1)
-				break;
-			size_t worst = groups.size();
-			double worst_share = cfg_.min_group_share;
+		major.push_back(c);
+		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
+		CostCurve curve;
+		curve.share = cands[c].share;
+		if (cfg_.grouping == Grouping::cost)
+			curve = cost_curve(m, cands[c].share, age_shift_);
+		keys.push_back({curve, cands[c].life, cands[c].handle, k.writer, k.cls});
+		major_live += cands[c].share * cands[c].life;
+	}
+	// The room the groups' logs have: the physical capacity less what GC keeps free (two
+	// RUs) and the valid data no grouped key holds (pinned and small keys, and data from
+	// before the learner or never discarded: all of the logical capacity not accounted for
+	// while the device's own count is unknown).
+	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
+	const double ru = static_cast<double>(cfg_.ru_bytes);
+	const double valid = device_valid_known_ ? static_cast<double>(device_valid_) : cap;
+	CostGrouping p;
+	p.max_groups = static_cast<unsigned>(max_groups);
+	p.room = cap * (1 + cfg_.op) - 2 * ru - std::max(0.0, valid - major_live);
+	p.ru_bytes = ru;
+	p.age_shift = age_shift_;
+	p.switch_margin = cfg_.switch_margin;
+	p.keep_margin = cfg_.keep_margin;
+	p.split_ratio = cfg_.split_ratio;
+	p.merge_ratio = cfg_.merge_ratio;
+	p.min_group_share = cfg_.min_group_share;
+	std::vector<std::vector<uint32_t>> groups =
+		cfg_.grouping == Grouping::cost ? group_by_cost(keys, p, &projected_waf_) : group_by_lifetime(keys, p);
+	for (auto &g : groups)
+		for (uint32_t &k : g)
+			k = major[k];
+	auto share_of = [&](const std::vector<uint32_t> &g) {
+		double s = 0;
+		for (uint32_t c : g)
+			s += cands[c].share;
+		return s;
+	};
+	auto life_of = [&](const std::vector<uint32_t> &g) {
+		// write-share-weighted geometric mean
+		double s = 0, lw = 0;
+		for (uint32_t c : g) {
+			s += cands[c].share;
+			lw += cands[c].share * std::log(std::max(cands[c].life, 1.0));
+		}
+		return s > 0 ? std::exp(lw / s) : 1.0;
+	};
+	if (groups.empty() && !cands.empty())
+		groups.emplace_back();
+	for (uint32_t c : minor) {
+		size_t best = 0;
+		double best_d = std::numeric_limits<double>::infinity();
+		if (cands[c].life > 0)
 			for (size_t g = 0; g < groups.size(); g++) {
-				const double s = share_of(groups[g]);
-				if (s < worst_share) {
-					worst_share = s;
-					worst = g;
+				if (groups[g].empty())
+					continue;
+				const double d = std::fabs(std::log(std::max(cands[c].life, 1.0) / life_of(groups[g])));
+				if (d < best_d) {
+					best_d = d;
+					best = g;
 				}
 			}
-			if (worst == groups.size() && groups.size() <= max_groups)
-				break;
-			size_t a = 0;
-			if (worst != groups.size()) {
-				if (worst == 0)
-					a = 0;
-				else if (worst + 1 == groups.size())
-					a = worst - 1;
-				else {
-					const double l = life_of(groups[worst]);
-					a = l / life_of(groups[worst - 1]) < life_of(groups[worst + 1]) / l ? worst - 1 : worst;
-				}
-			} else {
-				double best = std::numeric_limits<double>::infinity();
-				for (size_t g = 0; g + 1 < groups.size(); g++) {
-					const double r = life_of(groups[g + 1]) / life_of(groups[g]);
-					if (r < best) {
-						best = r;
-						a = g;
-					}
-				}
-			}
-			groups[a].insert(groups[a].end(), groups[a + 1].begin(), groups[a + 1].end());
-			groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(a) + 1);
-		}
-		if (groups.empty() && !cands.empty())
-			groups.emplace_back();
-		for (uint32_t c : minor) {
-			size_t best = 0;
-			double best_d = std::numeric_limits<double>::infinity();
-			if (cands[c].life > 0)
-				for (size_t g = 0; g < groups.size(); g++) {
-					if (groups[g].empty())
-						continue;
-					const double d = std::fabs(std::log(std::max(cands[c].life, 1.0) / life_of(groups[g])));
-					if (d < best_d) {
-						best_d = d;
-						best = g;
-					}
-				}
-			else
-				// Nothing known yet: the group that takes most writes (where `none` is).
-				for (size_t g = 0; g < groups.size(); g++)
-					if (share_of(groups[g]) > share_of(groups[best]))
-						best = g;
-			groups[best].push_back(c);
-		}
+		else
+			// Nothing known yet: the group that takes most writes (where `none` is).
+			for (size_t g = 0; g < groups.size(); g++)
+				if (share_of(groups[g]) > share_of(groups[best]))
+					best = g;
+		groups[best].push_back(c);
 	}
+	return groups;
+}
 
-	// 3. Handles: each group keeps the handle most of its writes went to, if free; the
-	// other groups take free handles; handles that held groups and hold none are abandoned.
-	// A free handle no group held at the last recompute has no open RU of anyone's data
-	// (never written, or closed by the RUH Update that abandoned it), so it is taken before
-	// one another group leaves now; taking such a handle is a remap, reported for RUH Update.
-	// Handles whose owner a reload's pins changed are reported first (pins_handed_over).
+// Step 3: handles. Each group keeps the handle most of its writes went to, if free; the
+// other groups take free handles; handles that held groups and hold none are abandoned.
+// A free handle no group held at the last recompute has no open RU of anyone's data
+// (never written, or closed by the RUH Update that abandoned it), so it is taken before
+// one another group leaves now; taking such a handle is a remap, reported for RUH Update.
+std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint32_t>> &groups,
+					      const std::vector<Cand> &cands, const std::vector<uint16_t> &avail,
+					      RecomputeResult &out)
+{
 	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
-	pins_handed_over(out);
-	{
-		struct Claim {
-			double share;
-			uint32_t group;
-			uint16_t handle;
-		};
-		std::vector<Claim> claims;
-		for (uint32_t g = 0; g < groups.size(); g++) {
-			std::vector<std::pair<uint16_t, double>> per;
-			for (uint32_t c : groups[g]) {
-				auto it = std::find_if(per.begin(), per.end(), [&](auto &p) { return p.first == cands[c].handle; });
-				// A key with no writes yet still votes a little for where it is.
-				const double vote = cands[c].share + 1e-12;
-				if (it == per.end())
-					per.emplace_back(cands[c].handle, vote);
-				else
-					it->second += vote;
-			}
-			for (auto &[h, s] : per)
-				if (usable(h))
-					claims.push_back({s, g, h});
+	struct Claim {
+		double share;
+		uint32_t group;
+		uint16_t handle;
+	};
+	std::vector<Claim> claims;
+	for (uint32_t g = 0; g < groups.size(); g++) {
+		std::vector<std::pair<uint16_t, double>> per;
+		for (uint32_t c : groups[g]) {
+			auto it = std::find_if(per.begin(), per.end(), [&](auto &p) { return p.first == cands[c].handle; });
+			// A key with no writes yet still votes a little for where it is.
+			const double vote = cands[c].share + 1e-12;
+			if (it == per.end())
+				per.emplace_back(cands[c].handle, vote);
+			else
+				it->second += vote;
 		}
-		std::sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
-			return a.share != b.share ? a.share > b.share : a.handle < b.handle;
-		});
-		uint64_t taken_lo = 0, taken_hi = 0;
-		for (const Claim &c : claims) {
-			if (group_handle[c.group] != kNoHandle || mask_has(taken_lo, taken_hi, c.handle))
-				continue;
-			group_handle[c.group] = c.handle;
-			mask_set(taken_lo, taken_hi, c.handle);
-		}
-		// The lowest free handle; with clean, only one no group held at the last recompute.
-		auto free_handle = [&](bool clean) {
-			for (uint16_t h : avail)
-				if (!mask_has(taken_lo, taken_hi, h) && !(clean && mask_has(used_lo_, used_hi_, h)))
-					return h;
-			return kNoHandle;
-		};
-		for (uint32_t g = 0; g < groups.size(); g++) {
-			if (group_handle[g] != kNoHandle)
-				continue;
-			uint16_t h = free_handle(true);
-			if (h == kNoHandle) {
-				h = free_handle(false);
-				// A group that claimed none of its handles has no key on h (its claim on
-				// h would have won): h held another group's data.
-				if (h != kNoHandle)
-					out.remapped.push_back(h);
-			}
-			if (h == kNoHandle) {  // cannot happen: groups <= avail
-				group_handle[g] = avail.front();
-				continue;
-			}
-			group_handle[g] = h;
-			mask_set(taken_lo, taken_hi, h);
-		}
-		// Abandoned: used by the learner before, not now.
-		for (uint16_t h : avail)
-			if (mask_has(used_lo_, used_hi_, h) && !mask_has(taken_lo, taken_hi, h))
-				out.abandoned.push_back(h);
-		used_lo_ = taken_lo;
-		used_hi_ = taken_hi;
+		for (auto &[h, s] : per)
+			if (usable(h))
+				claims.push_back({s, g, h});
 	}
+	std::sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
+		return a.share != b.share ? a.share > b.share : a.handle < b.handle;
+	});
+	uint64_t taken_lo = 0, taken_hi = 0;
+	for (const Claim &c : claims) {
+		if (group_handle[c.group] != kNoHandle || mask_has(taken_lo, taken_hi, c.handle))
+			continue;
+		group_handle[c.group] = c.handle;
+		mask_set(taken_lo, taken_hi, c.handle);
+	}
+	// The lowest free handle; with clean, only one no group held at the last recompute.
+	auto free_handle = [&](bool clean) {
+		for (uint16_t h : avail)
+			if (!mask_has(taken_lo, taken_hi, h) && !(clean && mask_has(used_lo_, used_hi_, h)))
+				return h;
+		return kNoHandle;
+	};
+	for (uint32_t g = 0; g < groups.size(); g++) {
+		if (group_handle[g] != kNoHandle)
+			continue;
+		uint16_t h = free_handle(true);
+		if (h == kNoHandle) {
+			h = free_handle(false);
+			// A group that claimed none of its handles has no key on h (its claim on
+			// h would have won): h held another group's data.
+			if (h != kNoHandle)
+				out.remapped.push_back(h);
+		}
+		if (h == kNoHandle) {  // cannot happen: groups <= avail
+			group_handle[g] = avail.front();
+			continue;
+		}
+		group_handle[g] = h;
+		mask_set(taken_lo, taken_hi, h);
+	}
+	// Abandoned: used by the learner before, not now.
+	for (uint16_t h : avail)
+		if (mask_has(used_lo_, used_hi_, h) && !mask_has(taken_lo, taken_hi, h))
+			out.abandoned.push_back(h);
+	used_lo_ = taken_lo;
+	used_hi_ = taken_hi;
+	return group_handle;
+}
 
-	// 4. Publish: one relaxed store per key whose handle changed.
+// Step 4: publish, one relaxed store per key whose handle changed.
+void Learner::publish(const std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
+		      const std::vector<uint16_t> &group_handle, RecomputeResult &out)
+{
 	uint16_t biggest = base_handle();
 	double biggest_share = -1;
 	for (uint32_t g = 0; g < groups.size(); g++) {
@@ -591,11 +622,19 @@ RecomputeResult Learner::recompute(double now_s)
 	if (groups.empty())
 		mask_set(used_lo_, used_hi_, biggest);
 	publish_class_defaults(biggest);
-	out.groups = static_cast<uint32_t>(groups.size());
-	if (out.moved_keys || !out.abandoned.empty() || !out.remapped.empty())
-		generation_++;
-	out.generation = generation_;
-	return out;
+}
+
+void Learner::set_device_valid(uint64_t bytes)
+{
+	std::lock_guard lock(mu_);
+	device_valid_ = bytes;
+	device_valid_known_ = true;
+}
+
+double Learner::projected_waf() const
+{
+	std::lock_guard lock(mu_);
+	return projected_waf_;
 }
 
 std::vector<KeyInfo> Learner::groups() const
@@ -658,6 +697,10 @@ Result<void> Learner::save(const std::string &path) const
 			     << s.died_age.load(std::memory_order_relaxed) << ' ' << st.seen_written << ' '
 			     << st.seen_died << ' ' << st.seen_age << ' ' << st.share << ' ' << st.age_num
 			     << ' ' << st.age_den << ' ' << st.lifetime << ' ' << st.group << '\n';
+			body << "ages";
+			for (unsigned b = 0; b < kAgeBuckets; b++)
+				body << ' ' << st.seen_ages[b] << ' ' << st.ages[b];
+			body << '\n';
 		}
 	}
 	std::string text = body.str();
@@ -732,7 +775,7 @@ Result<void> Learner::load(const std::string &path)
 	int version = 0;
 	if (!(in >> magic >> version) || magic != kMagic)
 		return discard("not a kvfdp learner state file");
-	if (version != kVersion)
+	if (version != kVersion && version != 1)
 		return discard("version " + std::to_string(version) + ", this kvfdpd reads " + std::to_string(kVersion));
 	std::string word;
 	unsigned nruh = 0;
@@ -747,7 +790,10 @@ Result<void> Learner::load(const std::string &path)
 	struct Rec {
 		uint64_t tag, written, died, seen_w, seen_d;
 		unsigned handle, group;
-		double age, seen_a, share, num, den, life;
+		long double age, seen_a;  // integers since version 2 (a long double holds them exactly)
+		double share, num, den, life;
+		std::array<uint32_t, kAgeBuckets> seen_ages{};
+		std::array<double, kAgeBuckets> ages{};
 	};
 	std::vector<Rec> recs;
 	while (in >> word) {
@@ -755,6 +801,13 @@ Result<void> Learner::load(const std::string &path)
 		if (word != "key" || !(in >> r.tag >> r.handle >> r.written >> r.died >> r.age >> r.seen_w >> r.seen_d >>
 				       r.seen_a >> r.share >> r.num >> r.den >> r.life >> r.group))
 			return discard("malformed key line");
+		if (version >= 2) {
+			if (!(in >> word) || word != "ages")
+				return discard("malformed ages line");
+			for (unsigned b = 0; b < kAgeBuckets; b++)
+				if (!(in >> r.seen_ages[b] >> r.ages[b]) || !(r.ages[b] >= 0))
+					return discard("malformed ages line");
+		}
 		if (r.tag == 0 || r.handle >= std::max<unsigned>(cfg_.nruh, 1) || recs.size() >= kMaxKeys)
 			return discard("key out of range");
 		recs.push_back(r);
@@ -764,6 +817,8 @@ Result<void> Learner::load(const std::string &path)
 		slots_[i].tag.store(0, std::memory_order_relaxed);
 		state_[i] = KeyState{};
 	}
+	for (size_t i = 0; i < size_t{kSlots} * kAgeBuckets; i++)
+		ages_[i].store(0, std::memory_order_relaxed);
 	keys_.store(0, std::memory_order_relaxed);
 	for (const Rec &r : recs) {
 		uint32_t i = slot_hash(r.tag);
@@ -776,12 +831,18 @@ Result<void> Learner::load(const std::string &path)
 		s.handle.store(static_cast<uint16_t>(r.handle), std::memory_order_relaxed);
 		s.written.store(r.written, std::memory_order_relaxed);
 		s.died.store(r.died, std::memory_order_relaxed);
-		s.died_age.store(r.age, std::memory_order_relaxed);
+		// Version 1 kept bytes x age as a double; the counter is now in 512 x 512 units.
+		const long double unit = version >= 2 ? 1.0L : kAgeUnit;
+		s.died_age.store(static_cast<uint64_t>(r.age / unit), std::memory_order_relaxed);
+		for (unsigned b = 0; b < kAgeBuckets; b++)
+			ages_[size_t{i} * kAgeBuckets + b].store(r.seen_ages[b], std::memory_order_relaxed);
 		s.tag.store(r.tag, std::memory_order_release);
 		KeyState &ks = state_[i];
 		ks.seen_written = r.seen_w;
 		ks.seen_died = r.seen_d;
-		ks.seen_age = r.seen_a;
+		ks.seen_age = static_cast<uint64_t>(r.seen_a / unit);
+		ks.seen_ages = r.seen_ages;
+		ks.ages = r.ages;
 		ks.share = r.share;
 		ks.age_num = r.num;
 		ks.age_den = r.den;

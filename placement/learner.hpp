@@ -1,6 +1,7 @@
-// The placement learner: measures how long each key's data lives on the device write clock
-// and groups keys whose lifetimes differ enough onto different handles. Starts as `none`
-// (one group on one handle) and splits a group only where lifetimes differ by a ratio.
+// The placement learner: measures how long each key's data lives on the device write clock,
+// and how its deaths spread over ages, and groups keys where greedy GC would copy least
+// (placement/mixing_cost.hpp). Starts as `none` (one group on one handle) and splits a group
+// only where the projection says the split saves more than a margin.
 // docs/placement.md "The learner" describes the estimates, the grouping and the state file.
 //
 // A key is (writer, hint class): who created the file (a cgroup, a [[writer]] of the config,
@@ -37,6 +38,7 @@
 #include "common/result.hpp"
 #include "placement/classes.hpp"
 #include "placement/handle_map.hpp"
+#include "placement/mixing_cost.hpp"
 
 namespace kvfdp::placement {
 
@@ -48,18 +50,35 @@ struct Key {
 	friend bool operator==(const Key &, const Key &) = default;
 };
 
+// How recompute() groups keys (docs/placement.md "Grouping"): by the ratio of their mean
+// lifetimes (the default), or by the greedy-GC projection of what mixing them costs, which
+// sees that two keys of equal mean lifetime, one dying in write order and one not, are
+// expensive to mix (experimental: it loses to hint on the slot store, docs/RESULTS.md).
+enum class Grouping : uint8_t { lifetime, cost };
+
 struct LearnerConfig {
 	// The device's handles (indexes 0..nruh-1, at most kMaxHandles); nruh <= 1 places
 	// everything on handle 0.
 	uint16_t nruh = 8;
 	// Logical capacity and reclaim unit size of the device, in bytes. The capacity sets the
-	// time scale of the decay below; the RU size is reported, not used for decisions.
+	// time scale of the decay below and of the death-age buckets; both shape the projection
+	// of what mixing costs (each group holds a reclaim unit open).
 	uint64_t capacity_bytes = 0;
 	uint64_t ru_bytes = 0;
-	// Two groups' lifetime estimates must differ by at least split_ratio to be split onto
-	// different handles; keys already apart stay apart down to merge_ratio (hysteresis).
+	// The device's over-provisioning (physical = (1 + op) x logical). Drives do not report
+	// it; 0.07 is what data-centre drives ship with.
+	double op = 0.07;
+	Grouping grouping = Grouping::lifetime;
+	// The lifetime grouping: two groups' lifetime estimates must differ by at least
+	// split_ratio to be split onto different handles; keys already apart stay apart down to
+	// merge_ratio (hysteresis).
 	double split_ratio = 2.0;
 	double merge_ratio = 1.5;
+	// Grouping::cost: a fixed policy's grouping (by writer, by class) replaces the lifetime
+	// grouping where the projection says it saves more than switch_margin of WAF; within
+	// keep_margin fewer groups, and then the grouping on the handles now, win.
+	double switch_margin = 0.05;
+	double keep_margin = 0.01;
 	// A group gets its own handle only if it takes at least this share of the device's
 	// writes: every open handle keeps a reclaim unit open, spare space taken from garbage
 	// collection, which a group that writes little does not pay back.
@@ -150,6 +169,14 @@ public:
 
 	// ---- off the data path (serialised internally) ----
 
+	// The bytes the device holds valid (its namespace utilisation), for the projection of
+	// what mixing costs. Until it is set, every logical byte the learner has not seen
+	// written counts as valid (data from before the learner started, never discarded).
+	void set_device_valid(uint64_t bytes);
+	// The WAF the last recompute projected for the grouping it chose (Grouping::cost; 1
+	// before any).
+	[[nodiscard]] double projected_waf() const;
+
 	// Replaces the pins (config reload). Takes effect on the data path at once for keys
 	// not yet seen and at the next recompute() for the others; that recompute reports the
 	// handles whose owner the new pins changed (RecomputeResult). Before anything is written
@@ -184,9 +211,14 @@ private:
 		std::atomic<uint16_t> handle{0};
 		std::atomic<uint64_t> written{0};
 		std::atomic<uint64_t> died{0};
-		std::atomic<double> died_age{0};   // sum of bytes x age of what died, as double
+		// Sum of (bytes / 512) x (age / 512) of what died; wraps, read as differences.
+		std::atomic<uint64_t> died_age{0};
 	};
+	// Bytes / 512 died per death-age bucket (mixing_cost.hpp), kAgeBuckets per slot, apart
+	// from the slots so a probe's stride stays small; wraps, read as differences.
+	using AgeCount = std::atomic<uint32_t>;
 	struct KeyState;   // off-path estimates per slot (learner.cpp)
+	struct Cand;       // an unpinned key as recompute() groups it
 
 	[[nodiscard]] const Slot *find(Key k) const noexcept;
 	Slot *find_or_claim(Key k) noexcept;
@@ -196,11 +228,21 @@ private:
 	[[nodiscard]] uint16_t base_handle() const;           // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(uint16_t base);
-	// Step 3 of recompute(): the handles whose owner set_pins() changed since the last one.
+	// The steps of recompute(), in order (learner.cpp says what each does).
+	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
+	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
+	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
+	std::vector<uint16_t> assign_handles(const std::vector<std::vector<uint32_t>> &groups,
+					     const std::vector<Cand> &cands, const std::vector<uint16_t> &avail,
+					     RecomputeResult &out);
+	void publish(const std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
+		     const std::vector<uint16_t> &group_handle, RecomputeResult &out);
 
 	LearnerConfig cfg_;
 	std::unique_ptr<Slot[]> slots_;               // 2 * kMaxKeys
+	std::unique_ptr<AgeCount[]> ages_;            // 2 * kMaxKeys * kAgeBuckets
+	unsigned age_shift_ = 0;
 	std::atomic<uint64_t> clock_{0};
 	std::atomic<uint64_t> overflow_{0};
 	std::atomic<uint32_t> keys_{0};
@@ -223,6 +265,9 @@ private:
 	uint64_t generation_ = 0;
 	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;      // handles named by pins
 	uint64_t used_lo_ = 0, used_hi_ = 0;          // handles the learner's groups hold
+	uint64_t device_valid_ = 0;                   // set_device_valid(), 0 unknown
+	bool device_valid_known_ = false;
+	double projected_waf_ = 1.0;
 };
 
 } // namespace kvfdp::placement

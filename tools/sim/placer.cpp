@@ -2,6 +2,8 @@
 #include "tools/sim/placer.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "placement/handle_map.hpp"
 
@@ -18,6 +20,10 @@ Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
 	lc.nruh = static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles));
 	lc.capacity_bytes = c.logical_bytes;
 	lc.ru_bytes = c.ru_size;
+	lc.op = c.op;
+	// Experimental: KVFDP_SIM_GROUPING=cost groups by the projection of what mixing costs.
+	if (const char *g = std::getenv("KVFDP_SIM_GROUPING"); g && std::string_view(g) == "cost")
+		lc.grouping = placement::Grouping::cost;
 	learner_ = std::make_unique<placement::Learner>(lc);
 	const uint64_t units = ftl.logical_lbas() / unit_lbas_ + 1;
 	unit_key_.assign(units, 0);
@@ -106,6 +112,8 @@ void Placer::died_units(uint64_t first, uint64_t last)
 
 void Placer::recompute()
 {
+	// The model's valid data, as a drive reports its namespace utilisation.
+	learner_->set_device_valid(ftl_.live_units() * unit_bytes_);
 	// The simulated time is the write clock at a nominal 1 GiB/s (for lifetime_s only).
 	const auto r = learner_->recompute(static_cast<double>(learner_->clock()) / (1u << 30));
 	recomputes_++;
