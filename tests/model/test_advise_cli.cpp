@@ -120,7 +120,14 @@ TEST_CASE("advise: a chunk store tries each eviction order and agrees with simul
 	// --kv-evict narrows the choice to the one order.
 	const Run one = run_kvfdp(t.dir, "advise " + store + " --sweep util=1:1:0.1 --placement none --kv-evict fifo -o json");
 	REQUIRE(one.rc == 0);
-	CHECK(json::parse(one.out)["evictions"] == json::array({"fifo"}));
+	const json oj = json::parse(one.out);
+	CHECK(oj["evictions"] == json::array({"fifo"}));
+	// Its check command names the order once: simulate takes it.
+	const std::string check = oj["recommendation"]["check"].get<std::string>();
+	CHECK(check.find("--kv-evict fifo") == check.rfind("--kv-evict"));
+	const Run again = run_kvfdp(t.dir, check.substr(std::string("kvfdp ").size()) + " -o json");
+	CAPTURE(again.err);
+	CHECK(again.rc == 0);
 }
 
 TEST_CASE("advise: bad targets, sweep specs and --util are one line naming them, exit 2")

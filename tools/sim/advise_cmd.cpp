@@ -1,8 +1,10 @@
 // `kvfdp advise`: options, the trace source over simulate's workloads, the report.
 #include "tools/sim/advise_cmd.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <memory>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -46,14 +48,15 @@ std::string shell_word(const std::string &v)
 }
 
 // The options given on sub that simulate takes too, as typed: what replays the same source.
-std::string simulate_args(const CLI::App &sub)
+// --kv-evict is left out when advise chooses it (check_command adds the chosen one).
+std::string simulate_args(const CLI::App &sub, bool evict_chosen)
 {
 	std::string out;
 	for (const CLI::Option *opt : sub.get_options()) {
 		if (opt->count() == 0 || opt->get_lnames().empty())
 			continue;
 		const std::string name = "--" + opt->get_lnames().front();
-		if (advise_only(name))
+		if (advise_only(name) || (evict_chosen && name == "--kv-evict"))
 			continue;
 		if (opt->get_type_size() == 0) {
 			out += (out.empty() ? "" : " ") + name;
@@ -151,9 +154,10 @@ std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, Advise
 			return err;
 	}
 	const CLI::Option *evict = sub.get_option_no_throw("--kv-evict");
-	if (evict && evict->count() > 0 && !src->evictions().empty())
+	const bool store = !src->evictions().empty();
+	if (evict && evict->count() > 0 && store)
 		o->evictions = {evict->as<std::string>()};
-	o->simulate_args = simulate_args(sub);
+	o->simulate_args = simulate_args(sub, store);
 	return "";
 }
 
