@@ -20,6 +20,7 @@
 
 #include "bpf/tag.h"
 #include "kvgpu/crc32c.hpp"
+#include "kvgpu/errors.hpp"
 
 
 // kvgpu.h stands alone for C callers; its lifetimes are the tagger's classes (both RWH values).
@@ -43,40 +44,7 @@ uint64_t make_ud(uint64_t type, uint64_t idx) { return (type << 56) | idx; }
 uint64_t ud_type(uint64_t ud) { return ud >> 56; }
 unsigned ud_index(uint64_t ud) { return static_cast<unsigned>(ud & ((1ull << 56) - 1)); }
 
-uint64_t now_ns()
-{
-	timespec ts{};
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-void store_max(std::atomic<uint64_t> &m, uint64_t v)
-{
-	if (v > m.load(std::memory_order_relaxed))
-		m.store(v, std::memory_order_relaxed);
-}
-
 } // namespace
-
-int errno_to_kvgpu(int err_no)
-{
-	switch (err_no < 0 ? -err_no : err_no) {
-	case ENOSPC:
-	case EDQUOT:
-	case EFBIG:
-		return KVGPU_ERR_NO_SPACE;
-	case ENOENT:
-		return KVGPU_ERR_NOT_FOUND;
-	case EACCES:
-	case EPERM:
-	case EROFS:
-		return KVGPU_ERR_PERM;
-	case ENOMEM:
-		return KVGPU_ERR_NOMEM;
-	default:
-		return KVGPU_ERR_IO;
-	}
-}
 
 int Context::create(const char *dir, const kvgpu_options &opts, std::unique_ptr<Context> *out)
 {
@@ -94,10 +62,9 @@ int Context::create(const char *dir, const kvgpu_options &opts, std::unique_ptr<
 int Context::init(const char *dir, const kvgpu_options &opts)
 {
 	opts_ = opts;
-	dir_ = dir;
 	pid_ = ::getpid();
-	dir_fd_ = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd_ < 0 || ::faccessat(dir_fd_, ".", W_OK | X_OK, AT_EACCESS) != 0)
+	dir_.reset(::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (!dir_ || ::faccessat(dir_.get(), ".", W_OK | X_OK, AT_EACCESS) != 0)
 		return KVGPU_ERR_DIR;
 	if (opts_.capacity_bytes == 0)
 		remove_stale_temps(); // a bounded store does it in its one directory scan
@@ -114,13 +81,13 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 		sc.durable = opts_.durability == KVGPU_DURABLE_FSYNC;
 		sc.direct = dir_direct_;
 		sc.inline_unlink = opts_.reclaim == KVGPU_RECLAIM_INLINE;
-		if (int rc = store_->open(dir_fd_, sc); rc < 0)
+		if (int rc = store_->open(dir_.get(), sc); rc < 0)
 			return rc;
 		c_.stale_temps.store(store_->stale_temps(), std::memory_order_relaxed);
 	}
 
-	wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wake_fd_ < 0)
+	wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!wake_)
 		return KVGPU_ERR_NOMEM;
 
 	unsigned engine = opts_.engine;
@@ -129,8 +96,8 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 	// The prefetch buffers are slots past the ring: the engine copies from them like from any slot.
 	unsigned all_slots = opts_.slots + opts_.prefetch_slots;
 	int rc = engine == KVGPU_ENGINE_CUDA
-			 ? make_cuda_engine(opts_.cuda_device, all_slots, opts_.max_jobs, wake_fd_, &engine_)
-			 : make_host_engine(all_slots, opts_.max_jobs, wake_fd_, &engine_);
+			 ? make_cuda_engine(opts_.cuda_device, all_slots, opts_.max_jobs, wake_.get(), &engine_)
+			 : make_host_engine(all_slots, opts_.max_jobs, wake_.get(), &engine_);
 	if (rc < 0)
 		return rc;
 
@@ -168,13 +135,8 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 			iov[i] = {slots_[i].buf, opts_.slot_bytes};
 		bufs_registered_ = io_uring_register_buffers(&ring_, iov.data(), all_slots) == 0;
 	}
-	hdr_bufs_ = std::aligned_alloc(kBlock, kHeaderReads * kBlock);
-	hdr_res_.resize(kHeaderReads);
-	if (!hdr_bufs_)
-		return KVGPU_ERR_NOMEM;
-	if (io_uring_queue_init(unsigned(kHeaderReads), &hdr_ring_, 0) < 0)
-		return KVGPU_ERR_URING;
-	hdr_ring_ok_ = true;
+	if (int e = reader_.init(dir_.get(), dir_direct_, &c_); e < 0)
+		return e;
 	worker_ = std::thread([this] { run(); });
 	return 0;
 }
@@ -187,20 +149,10 @@ Context::~Context()
 		store_->close(); // its reclaimer's last unlinks, before the directory fd goes
 	if (ring_ok_)
 		io_uring_queue_exit(&ring_);
-	if (hdr_ring_ok_)
-		io_uring_queue_exit(&hdr_ring_);
-	std::free(hdr_bufs_);
-	for (Job &j : jobs_)
-		if (j.fd >= 0)
-			::close(j.fd);
 	if (staging_)
 		engine_->free_staging(staging_);
 	engine_.reset();
 	std::free(headers_);
-	if (wake_fd_ >= 0)
-		::close(wake_fd_);
-	if (dir_fd_ >= 0)
-		::close(dir_fd_);
 }
 
 int Context::shutdown()
@@ -222,7 +174,7 @@ int Context::shutdown()
 
 int Context::remove_stale_temps()
 {
-	int dup = ::fcntl(dir_fd_, F_DUPFD_CLOEXEC, 0);
+	int dup = ::fcntl(dir_.get(), F_DUPFD_CLOEXEC, 0);
 	if (dup < 0)
 		return -errno;
 	DIR *d = ::fdopendir(dup);
@@ -234,7 +186,7 @@ int Context::remove_stale_temps()
 		// Only temp files whose writer is gone: another live process may share the directory.
 		if (!is_stale_temp(e->d_name))
 			continue;
-		if (::unlinkat(dir_fd_, e->d_name, 0) == 0)
+		if (::unlinkat(dir_.get(), e->d_name, 0) == 0)
 			c_.stale_temps.fetch_add(1, std::memory_order_relaxed);
 	}
 	::closedir(d);
@@ -247,7 +199,7 @@ int Context::probe_direct()
 	if (opts_.direct_io == KVGPU_DIRECT_OFF)
 		return 0;
 	std::string name = temp_name(::getpid(), ~0ull);
-	int fd = ::openat(dir_fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600);
+	int fd = ::openat(dir_.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600);
 	if (fd >= 0) {
 		void *block = std::aligned_alloc(kBlock, kBlock);
 		if (block) {
@@ -257,11 +209,11 @@ int Context::probe_direct()
 			std::free(block);
 		}
 		::close(fd);
-		::unlinkat(dir_fd_, name.c_str(), 0);
+		::unlinkat(dir_.get(), name.c_str(), 0);
 	} else {
 		int e = errno;
 		// The create may have happened before O_DIRECT was refused (ramfs): remove it.
-		::unlinkat(dir_fd_, name.c_str(), 0);
+		::unlinkat(dir_.get(), name.c_str(), 0);
 		if (e != EINVAL)
 			return errno_to_kvgpu(e) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR : errno_to_kvgpu(e);
 	}
@@ -273,7 +225,7 @@ int Context::probe_direct()
 void Context::wake()
 {
 	uint64_t one = 1;
-	(void)!::write(wake_fd_, &one, sizeof(one));
+	(void)!::write(wake_.get(), &one, sizeof(one));
 }
 
 // ---- caller side ----
@@ -359,7 +311,7 @@ int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int 
 	j.key_len = static_cast<uint32_t>(key.size());
 	std::memcpy(j.key, key.data(), key.size());
 	j.key[key.size()] = '\0';
-	j.fd = -1;
+	j.fd.reset();
 	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
 		if (store_) {
 			std::lock_guard lock(store_->mu());
@@ -404,55 +356,6 @@ int Context::wait(int64_t ticket)
 	return j.result;
 }
 
-int Context::open_file(std::string_view key, OpenChunk *out)
-{
-	FileName name;
-	key_to_name(key, &name);
-	bool direct = dir_direct_;
-	int fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-	if (fd < 0 && errno == EINVAL && direct) {
-		direct = false;
-		fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return errno == ENOENT ? KVGPU_ERR_NOT_FOUND : errno_to_kvgpu(errno);
-	out->fd = fd;
-	out->direct = direct;
-	return 0;
-}
-
-int Context::open_chunk(std::string_view key, OpenChunk *out)
-{
-	if (int rc = open_file(key, out); rc < 0)
-		return rc;
-	alignas(kBlock) char block[kBlock];
-	ssize_t r = ::pread(out->fd, block, kBlock, 0);
-	return check_header(key, block, r < 0 ? -errno : r, out);
-}
-
-int Context::check_header(std::string_view key, const char *block, ssize_t r, OpenChunk *out)
-{
-	int fd = out->fd;
-	int rc = 0;
-	struct stat st {};
-	if (r < 0) {
-		c_.last_errno.store(int(-r), std::memory_order_relaxed);
-		rc = KVGPU_ERR_IO;
-	} else if (r < static_cast<ssize_t>(kBlock)) {
-		rc = KVGPU_ERR_CORRUPT;
-	} else if (int d = decode_header(block, key, &out->header); d < 0) {
-		rc = d == -ENOENT ? KVGPU_ERR_NOT_FOUND : KVGPU_ERR_CORRUPT;
-	} else if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) < file_bytes(out->header.payload_bytes) ||
-		   out->header.payload_bytes == 0) {
-		rc = KVGPU_ERR_CORRUPT;
-	}
-	if (rc < 0) {
-		::close(fd);
-		out->fd = -1;
-	}
-	return rc;
-}
-
 void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc,
 			 uint64_t *pre_seq)
 {
@@ -485,74 +388,12 @@ void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, O
 			if (staged)
 				continue;
 		}
-		pre_rc[i] = open_file(key, &pre[i]);
+		pre_rc[i] = reader_.open_file(key, &pre[i]);
 		opened += pre_rc[i] == 0;
 	}
 	if (opened == 0)
 		return;
-	std::lock_guard lock(hdr_mu_);
-	alignas(kBlock) char own[kBlock]; // for a header not read through the ring
-	auto read_here = [&](size_t k) {
-		ssize_t r = ::pread(pre[k].fd, own, kBlock, 0);
-		pre_rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])), own, r < 0 ? -errno : r, &pre[k]);
-	};
-	if (!hdr_ring_usable_) {
-		for (size_t k = 0; k < n; k++)
-			if (pre_rc[k] == 0)
-				read_here(k);
-		return;
-	}
-	for (size_t i = 0; i < n;) {
-		// Up to kHeaderReads at a time, each into its own block of hdr_bufs_.
-		size_t first = i, queued = 0;
-		for (; i < n && queued < kHeaderReads; i++) {
-			if (pre_rc[i] != 0)
-				continue;
-			io_uring_sqe *sqe = io_uring_get_sqe(&hdr_ring_);
-			io_uring_prep_read(sqe, pre[i].fd, static_cast<char *>(hdr_bufs_) + queued * kBlock, kBlock, 0);
-			io_uring_sqe_set_data64(sqe, queued);
-			queued++;
-		}
-		std::vector<int> &res = hdr_res_;
-		constexpr int kNotRead = INT32_MIN;
-		std::fill(res.begin(), res.end(), kNotRead);
-		// Every read submitted is reaped here (an interrupted wait is retried), so no stale
-		// completion is left for the next batch; what could not be submitted stays in the
-		// submission queue only if the ring failed, and then the ring is not used again.
-		size_t submitted = 0;
-		while (submitted < queued) {
-			int r = io_uring_submit(&hdr_ring_);
-			if (r > 0)
-				submitted += size_t(r);
-			else if (r != -EINTR && r != -EAGAIN && r != -EBUSY)
-				break;
-		}
-		size_t got = 0;
-		while (got < submitted) {
-			io_uring_cqe *cqe = nullptr;
-			int r = io_uring_wait_cqe(&hdr_ring_, &cqe);
-			if (r == -EINTR)
-				continue;
-			if (r < 0)
-				break;
-			res[size_t(io_uring_cqe_get_data64(cqe))] = cqe->res;
-			io_uring_cqe_seen(&hdr_ring_, cqe);
-			got++;
-		}
-		if (submitted < queued || got < submitted)
-			hdr_ring_usable_ = false; // its buffers may still be written: never again
-		size_t q = 0;
-		for (size_t k = first; k < i; k++) {
-			if (pre_rc[k] != 0)
-				continue;
-			if (res[q] == kNotRead)
-				read_here(k);
-			else
-				pre_rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])),
-							 static_cast<char *>(hdr_bufs_) + q * kBlock, res[q], &pre[k]);
-			q++;
-		}
-	}
+	reader_.read_headers(n, keys, pre, pre_rc);
 }
 
 int64_t Context::lookup(std::string_view key)
@@ -563,9 +404,8 @@ int64_t Context::lookup(std::string_view key)
 		return e ? static_cast<int64_t>(e->payload_bytes) : int64_t(KVGPU_ERR_NOT_FOUND);
 	}
 	OpenChunk oc;
-	if (int rc = open_chunk(key, &oc); rc < 0)
+	if (int rc = reader_.open_chunk(key, &oc); rc < 0)
 		return rc;
-	::close(oc.fd);
 	return static_cast<int64_t>(oc.header.payload_bytes);
 }
 
@@ -592,13 +432,11 @@ int Context::remove(std::string_view key)
 	if (name.str[0] == 'h') {
 		// A hashed name may belong to another key: unlink only a chunk of this key (or a corrupt one).
 		OpenChunk oc;
-		int rc = open_chunk(key, &oc);
+		int rc = reader_.open_chunk(key, &oc);
 		if (rc == KVGPU_ERR_NOT_FOUND)
 			return rc;
-		if (rc == 0)
-			::close(oc.fd);
 	}
-	if (::unlinkat(dir_fd_, name.c_str(), 0) != 0)
+	if (::unlinkat(dir_.get(), name.c_str(), 0) != 0)
 		return errno == ENOENT ? KVGPU_ERR_NOT_FOUND : errno_to_kvgpu(errno);
 	c_.removes.fetch_add(1, std::memory_order_relaxed);
 	return 0;
@@ -619,13 +457,13 @@ void Context::forget_prefetch(std::string_view key)
 	}
 }
 
-void Context::read_job(Job &j, const OpenChunk &oc, char *dst)
+void Context::read_job(Job &j, OpenChunk &&oc, char *dst)
 {
 	j.src = nullptr;
 	j.dst = dst;
 	j.bytes = oc.header.payload_bytes;
 	j.lifetime = static_cast<int>(oc.header.lifetime);
-	j.fd = oc.fd;
+	j.fd = std::move(oc.fd);
 	j.direct = oc.direct;
 	j.check_crc = opts_.checksum && (oc.header.flags & kFlagChecksum);
 	j.stored_crc = oc.header.payload_crc;
@@ -636,8 +474,8 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 {
 	// pre: the chunk already opened and checked by open_batch (pre_rc 0), or its error; 1: not.
 	auto drop_pre = [&] {
-		if (pre_rc == 0 && pre->fd >= 0)
-			::close(pre->fd);
+		if (pre_rc == 0)
+			pre->fd.reset();
 		pre_rc = 1;
 	};
 	uint64_t seq = 0, indexed_bytes = 0;
@@ -694,7 +532,7 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 		j.src = nullptr;
 		j.dst = static_cast<char *>(dst);
 		j.bytes = staged_bytes;
-		j.fd = -1;
+		j.fd.reset();
 		j.direct = false;
 		j.check_crc = false; // verified when it was staged
 		j.pslot = static_cast<int>(opts_.slots) + staged;
@@ -702,9 +540,9 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 		c_.prefetch_hits.fetch_add(1, std::memory_order_relaxed);
 	} else {
 		OpenChunk oc;
-		int orc = pre_rc <= 0 ? pre_rc : open_chunk(key, &oc);
+		int orc = pre_rc <= 0 ? pre_rc : reader_.open_chunk(key, &oc);
 		if (pre_rc == 0)
-			oc = *pre;
+			oc = std::move(*pre);
 		if (int rc = orc; rc < 0) {
 			c_.load_errors.fetch_add(1, std::memory_order_relaxed);
 			if (store_ && (rc == KVGPU_ERR_NOT_FOUND || rc == KVGPU_ERR_CORRUPT)) {
@@ -718,15 +556,13 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 			store_->correct(key, seq, oc.header.payload_bytes, oc.header.payload_crc);
 		}
 		if (bytes < oc.header.payload_bytes) {
-			::close(oc.fd);
+			oc.fd.reset();
 			c_.load_errors.fetch_add(1, std::memory_order_relaxed);
 			return KVGPU_ERR_SIZE;
 		}
-		if (int rc = reserve_job(Kind::load, &idx, ticket, batch < 0); rc < 0) {
-			::close(oc.fd);
-			return rc;
-		}
-		read_job(jobs_[idx], oc, static_cast<char *>(dst));
+		if (int rc = reserve_job(Kind::load, &idx, ticket, batch < 0); rc < 0)
+			return rc; // oc closes its file
+		read_job(jobs_[idx], std::move(oc), static_cast<char *>(dst));
 	}
 	Job &j = jobs_[idx];
 	if (store_) {
@@ -740,9 +576,7 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 	j.batch_pos = pos;
 	*len = j.bytes;
 	if (int rc = engine_->mark_source(idx, stream); rc < 0) {
-		if (j.fd >= 0)
-			::close(j.fd);
-		j.fd = -1;
+		j.fd.reset();
 		if (staged >= 0) {
 			std::lock_guard lock(mu_);
 			prefetch_[size_t(staged)].state = PrefetchState::free;
@@ -906,22 +740,22 @@ int Context::prefetch(size_t n, const char *const *keys)
 			std::memcpy(pe.key, key.data(), key.size());
 		}
 		OpenChunk oc;
-		int rc = open_chunk(key, &oc);
+		int rc = reader_.open_chunk(key, &oc);
 		if (rc == 0 && oc.header.payload_bytes > opts_.slot_bytes) {
-			::close(oc.fd);
+			oc.fd.reset();
 			rc = KVGPU_ERR_SIZE; // larger than a buffer: loads read it as usual
 		}
 		unsigned idx = 0;
 		int64_t ticket = 0;
-		if (rc == 0 && (rc = reserve_job(Kind::prefetch, &idx, &ticket, false)) < 0)
-			::close(oc.fd);
+		if (rc == 0)
+			rc = reserve_job(Kind::prefetch, &idx, &ticket, false); // on failure oc closes its file
 		if (rc < 0) {
 			std::lock_guard lock(mu_);
 			prefetch_[size_t(p)].state = PrefetchState::free;
 			continue;
 		}
 		Job &j = jobs_[idx];
-		read_job(j, oc, nullptr);
+		read_job(j, std::move(oc), nullptr);
 		j.pslot = static_cast<int>(opts_.slots) + p;
 		j.pentry = p;
 		{
@@ -997,7 +831,7 @@ void Context::prep_slot_io(io_uring_sqe *sqe, bool write, int fd, unsigned s, ui
 void Context::arm_wake()
 {
 	io_uring_sqe *sqe = get_sqe();
-	io_uring_prep_read(sqe, wake_fd_, &wake_buf_, sizeof(wake_buf_), 0);
+	io_uring_prep_read(sqe, wake_.get(), &wake_buf_, sizeof(wake_buf_), 0);
 	io_uring_sqe_set_data64(sqe, make_ud(kUdWake, 0));
 }
 
@@ -1109,30 +943,30 @@ void Context::start_job(unsigned j)
 		temp_name(pid_, job.seq, &tmp);
 		int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
 		job.direct = dir_direct_;
-		job.fd = ::openat(dir_fd_, tmp.c_str(), flags | (job.direct ? O_DIRECT : 0), 0644);
-		if (job.fd < 0 && errno == EINVAL && job.direct && opts_.direct_io == KVGPU_DIRECT_AUTO) {
+		job.fd.reset(::openat(dir_.get(), tmp.c_str(), flags | (job.direct ? O_DIRECT : 0), 0644));
+		if (!job.fd && errno == EINVAL && job.direct && opts_.direct_io == KVGPU_DIRECT_AUTO) {
 			// Refused after the create on some filesystems: drop the empty file, go buffered.
-			::unlinkat(dir_fd_, tmp.c_str(), 0);
+			::unlinkat(dir_.get(), tmp.c_str(), 0);
 			job.direct = false;
-			job.fd = ::openat(dir_fd_, tmp.c_str(), flags, 0644);
+			job.fd.reset(::openat(dir_.get(), tmp.c_str(), flags, 0644));
 		}
-		if (job.fd < 0) {
+		if (!job.fd) {
 			job.seq = 0; // nothing to unlink
 			fail(j, errno_to_kvgpu(errno), errno);
 			return;
 		}
 		// Reserve the whole file first: a full filesystem fails here, before any data moves.
-		if (::fallocate(job.fd, 0, 0, static_cast<off_t>(file_bytes(job.bytes))) != 0 &&
+		if (::fallocate(job.fd.get(), 0, 0, static_cast<off_t>(file_bytes(job.bytes))) != 0 &&
 		    errno != EOPNOTSUPP && errno != ENOSYS) {
 			fail(j, errno_to_kvgpu(errno), errno);
 			return;
 		}
 		// The hint goes on before the first write, so every bio of the file carries it.
 		uint64_t hint = static_cast<uint64_t>(job.lifetime);
-		if (::fcntl(job.fd, KVFDP_F_SET_RW_HINT, &hint) != 0)
+		if (::fcntl(job.fd.get(), KVFDP_F_SET_RW_HINT, &hint) != 0)
 			c_.hint_failures.fetch_add(1, std::memory_order_relaxed);
 	}
-	if (job.fd >= 0)
+	if (job.fd)
 		(job.direct ? c_.direct_files : c_.buffered_files).fetch_add(1, std::memory_order_relaxed);
 	if (job.kind == Kind::prefetch)
 		return; // reads only: nothing on the copy engine to order
@@ -1165,7 +999,7 @@ bool Context::issue(unsigned j)
 			return true;
 		}
 		io_uring_sqe *sqe = get_sqe();
-		prep_slot_io(sqe, false, job.fd, unsigned(job.pslot), align_up(slot.len), kDataOffset);
+		prep_slot_io(sqe, false, job.fd.get(), unsigned(job.pslot), align_up(slot.len), kDataOffset);
 		io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, unsigned(job.pslot)));
 		slot.state = SlotState::io;
 		io_in_flight_++;
@@ -1195,7 +1029,7 @@ bool Context::issue(unsigned j)
 			store_max(c_.max_copies, copies_in_flight_);
 		} else {
 			io_uring_sqe *sqe = get_sqe();
-			prep_slot_io(sqe, false, job.fd, unsigned(s), align_up(slot.len), kDataOffset + off);
+			prep_slot_io(sqe, false, job.fd.get(), unsigned(s), align_up(slot.len), kDataOffset + off);
 			io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, static_cast<unsigned>(s)));
 			slot.state = SlotState::io;
 			io_in_flight_++;
@@ -1273,7 +1107,7 @@ bool Context::handoff(unsigned j)
 			if (opts_.checksum)
 				job.crc = crc32c(job.crc, slot.buf, slot.len);
 			io_uring_sqe *sqe = get_sqe();
-			prep_slot_io(sqe, true, job.fd, s, padded, kDataOffset + off);
+			prep_slot_io(sqe, true, job.fd.get(), s, padded, kDataOffset + off);
 			io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, s));
 			slot.state = SlotState::io;
 			io_in_flight_++;
@@ -1359,7 +1193,7 @@ bool Context::finish_job(unsigned j)
 		if (job.kind == Kind::evict && job.seq != 0) {
 			FileName tmp;
 			temp_name(pid_, job.seq, &tmp);
-			::unlinkat(dir_fd_, tmp.c_str(), 0);
+			::unlinkat(dir_.get(), tmp.c_str(), 0);
 		}
 		complete(j, job.err);
 		return true;
@@ -1384,14 +1218,14 @@ bool Context::finish_job(unsigned j)
 			      static_cast<uint32_t>(job.lifetime), opts_.checksum != 0, job.crc, now_ns());
 		bool durable = opts_.durability == KVGPU_DURABLE_FSYNC;
 		io_uring_sqe *sqe = get_sqe();
-		io_uring_prep_write(sqe, job.fd, job.header_buf, kBlock, 0);
+		io_uring_prep_write(sqe, job.fd.get(), job.header_buf, kBlock, 0);
 		io_uring_sqe_set_data64(sqe, make_ud(kUdHeader, j));
 		job.ops++;
 		io_in_flight_++;
 		if (durable) {
 			sqe->flags |= IOSQE_IO_LINK;
 			sqe = get_sqe();
-			io_uring_prep_fsync(sqe, job.fd, 0);
+			io_uring_prep_fsync(sqe, job.fd.get(), 0);
 			io_uring_sqe_set_data64(sqe, make_ud(kUdFsync, j));
 			job.ops++;
 			io_in_flight_++;
@@ -1417,13 +1251,13 @@ bool Context::finish_job(unsigned j)
 			job.reserved = 0;
 		} else {
 			key_to_name(key, &name);
-			if (::renameat(dir_fd_, tmp.c_str(), dir_fd_, name.c_str()) != 0) {
+			if (::renameat(dir_.get(), tmp.c_str(), dir_.get(), name.c_str()) != 0) {
 				fail(j, errno_to_kvgpu(errno), errno);
 				return true;
 			}
 		}
 		job.seq = 0;
-		if (opts_.durability == KVGPU_DURABLE_FSYNC && ::fsync(dir_fd_) != 0) {
+		if (opts_.durability == KVGPU_DURABLE_FSYNC && ::fsync(dir_.get()) != 0) {
 			fail(j, errno_to_kvgpu(errno), errno);
 			return true;
 		}
@@ -1436,10 +1270,7 @@ bool Context::finish_job(unsigned j)
 void Context::complete(unsigned j, int result)
 {
 	Job &job = jobs_[j];
-	if (job.fd >= 0) {
-		::close(job.fd);
-		job.fd = -1;
-	}
+	job.fd.reset();
 	job.phase = Phase::finished;
 	if (store_ && job.kind == Kind::evict && job.reserved) {
 		std::lock_guard lock(store_->mu());

@@ -13,19 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "common/unique_fd.hpp"
 #include "kvgpu/chunk_format.hpp"
+#include "kvgpu/chunk_reader.hpp"
 #include "kvgpu/copy_engine.hpp"
+#include "kvgpu/counters.hpp"
 #include "kvgpu/kvgpu.h"
 #include "kvgpu/store_index.hpp"
 
 namespace kvfdp::gpu {
-
-// A chunk file opened for loading, its header checked (caller thread).
-struct OpenChunk {
-	int fd = -1;
-	bool direct = false;
-	ChunkHeader header{};
-};
 
 class Context {
 public:
@@ -83,7 +79,7 @@ private:
 		int lifetime = 0;
 		uint32_t key_len = 0;
 		char key[KVGPU_MAX_KEY + 1] = {};
-		int fd = -1;          // load: opened by the caller; evict: by the worker
+		UniqueFd fd;          // load: opened by the caller; evict: by the worker
 		bool direct = false;
 		uint32_t stored_crc = 0;
 		bool check_crc = false;
@@ -152,16 +148,11 @@ private:
 			uint64_t *pre_seq);
 	void forget_prefetch(std::string_view key);
 	// Fills a load or prefetch job from the opened chunk: its file, length and checksum.
-	void read_job(Job &j, const OpenChunk &oc, char *dst);
+	void read_job(Job &j, OpenChunk &&oc, char *dst);
 	void release_slot(unsigned s);
 	void publish_job(unsigned idx);
 	void release_reserved(unsigned idx);
 	void wake();
-	// open_file (O_DIRECT where the directory takes it) + pread of the header + check_header.
-	[[nodiscard]] int open_chunk(std::string_view key, OpenChunk *out);
-	[[nodiscard]] int open_file(std::string_view key, OpenChunk *out);
-	// r: the header read's result (bytes or -errno); closes out->fd on error.
-	[[nodiscard]] int check_header(std::string_view key, const char *block, ssize_t r, OpenChunk *out);
 	int remove_stale_temps();
 	[[nodiscard]] int probe_direct();
 
@@ -184,10 +175,9 @@ private:
 	[[nodiscard]] int pop_free_slot();
 
 	kvgpu_options opts_{};
-	std::string dir_;
-	int dir_fd_ = -1;
+	UniqueFd dir_;
 	int pid_ = 0; // names this process's temp files
-	int wake_fd_ = -1;
+	UniqueFd wake_;
 	bool dir_direct_ = false;
 	std::unique_ptr<CopyEngine> engine_;
 	std::unique_ptr<StoreIndex> store_; // capacity_bytes > 0
@@ -199,14 +189,8 @@ private:
 	io_uring ring_{};
 	bool ring_ok_ = false;
 	bool bufs_registered_ = false; // the staging slots are the ring's fixed buffers
-	// The callers' ring for a batch's header reads (open_batch), one batch at a time.
-	static constexpr size_t kHeaderReads = 32;
-	std::mutex hdr_mu_;
-	io_uring hdr_ring_{};
-	bool hdr_ring_ok_ = false;
-	bool hdr_ring_usable_ = true; // false after a submission failed: headers are pread instead
-	void *hdr_bufs_ = nullptr; // kHeaderReads blocks, kBlock aligned
-	std::vector<int> hdr_res_;
+	static constexpr size_t kHeaderReads = ChunkReader::kHeaderReads;
+	ChunkReader reader_;
 	void (*batch_opened_)(void *) = nullptr; // the test seam of set_batch_opened_hook
 	void *batch_opened_arg_ = nullptr;
 	std::thread worker_;
@@ -234,20 +218,7 @@ private:
 	uint64_t temp_seq_ = 0;
 
 	// Counters (worker writes, anyone reads).
-	struct Counters {
-		std::atomic<uint64_t> evicts{0}, evict_bytes{0}, evict_errors{0};
-		std::atomic<uint64_t> loads{0}, load_bytes{0}, load_errors{0};
-		std::atomic<uint64_t> removes{0}, checksum_failures{0};
-		std::atomic<uint64_t> direct_files{0}, buffered_files{0}, hint_failures{0};
-		std::atomic<uint64_t> writes{0}, reads{0};
-		std::atomic<uint64_t> max_io{0}, max_copies{0}, stale_temps{0};
-		std::atomic<uint64_t> batches{0}, prefetches{0}, prefetch_hits{0}, open_ns{0};
-		std::atomic<int> last_errno{0};
-	};
 	mutable Counters c_;
 };
-
-// Maps a negative errno to a kvgpu_error.
-[[nodiscard]] int errno_to_kvgpu(int err_no);
 
 } // namespace kvfdp::gpu

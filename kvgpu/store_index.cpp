@@ -15,8 +15,8 @@
 #include <cstring>
 
 #include "bpf/tag.h"
-#include "kvgpu/context.hpp"
 #include "kvgpu/crc32c.hpp"
+#include "kvgpu/errors.hpp"
 
 namespace kvfdp::gpu {
 namespace {
