@@ -8,6 +8,27 @@
 
 namespace kvfdp::placement {
 
+namespace {
+
+// K, KB, KiB (any case) and the same for M, G, T: shift 10, 20, 30, 40. KB is 1024 bytes, as
+// kvfdpd's options always read it; there is no decimal kilobyte.
+bool binary_suffix(std::string_view s, unsigned &shift)
+{
+	static constexpr std::string_view kPrefixes = "KMGT";
+	if (s.empty() || s.size() > 3)
+		return false;
+	const size_t p = kPrefixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))));
+	if (p == std::string_view::npos)
+		return false;
+	const std::string_view rest = s.substr(1);
+	if (!rest.empty() && !iequal(rest, "B") && !iequal(rest, "iB"))
+		return false;
+	shift = 10 * static_cast<unsigned>(p + 1);
+	return true;
+}
+
+} // namespace
+
 Result<uint64_t> parse_size(std::string_view text)
 {
 	auto bad = [&](const char *why) {
@@ -46,15 +67,7 @@ Result<uint64_t> parse_size(std::string_view text)
 	unsigned shift = 0;
 	if (suffix.empty() || iequal(suffix, "B"))
 		shift = 0;
-	else if (iequal(suffix, "K") || iequal(suffix, "KiB"))
-		shift = 10;
-	else if (iequal(suffix, "M") || iequal(suffix, "MiB"))
-		shift = 20;
-	else if (iequal(suffix, "G") || iequal(suffix, "GiB"))
-		shift = 30;
-	else if (iequal(suffix, "T") || iequal(suffix, "TiB"))
-		shift = 40;
-	else
+	else if (!binary_suffix(suffix, shift))
 		return bad("unknown suffix");
 	const u128 frac_bytes = frac << shift;
 	if (frac_bytes % frac_den != 0)

@@ -271,3 +271,41 @@ TEST_CASE("kvfdpd: require_tagger or --require-tagger with the tagger off exits 
 		CHECK_FALSE(exists(sock));
 	}
 }
+
+TEST_CASE("kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB are one 524288-byte stripe unit")
+{
+	TempDir d;
+	const std::string a = d.path + "/a.img", b = d.path + "/b.img", sock = d.path + "/kvfdpd.sock";
+	// Two 384 KiB models: any stripe of 512 KiB is refused naming the size kvfdpd read.
+	const std::vector<std::string> stripe = {"--no-tagger", "--socket", sock, "--backend", "model", "--file", a,
+						 "--file", b, "--size", "384K", "--ru-size", "4K", "--op", "0.5"};
+	for (const std::string s : {"512K", "512KB", "512KiB", "512kb", "0.5MiB", "524288"}) {
+		const std::string toml = d.path + "/stripe.toml";
+		write_file(toml, "[device]\nstripe_size = \"" + s + "\"\n");
+		std::vector<std::string> flag = stripe, config = stripe;
+		flag.insert(flag.end(), {"--stripe-size", s});
+		config.insert(config.end(), {"--config", toml});
+		for (const auto &args : {flag, config}) {
+			::unlink(a.c_str());
+			::unlink(b.c_str());
+			Ran r = kvfdpd(args);
+			INFO(args[args.size() - 2] << " " << s << ": rc " << r.rc << ", stderr: " << r.err);
+			CHECK(r.rc == 1);
+			CHECK(one_line(r.err));
+			CHECK(r.err.find("holds 393216 bytes, less than one stripe unit (524288)") != std::string::npos);
+		}
+	}
+	// A bad size: exit 2 with parse_size's line as an option, exit 1 naming the key in a config.
+	Ran r = kvfdpd({"--stripe-size", "512XB"});
+	CHECK(r.rc == 2);
+	CHECK(one_line(r.err));
+	CHECK(r.err.find("--stripe-size: bad size '512XB' (unknown suffix)") != std::string::npos);
+	r = kvfdpd({"--io-buf", "1.5Q"});
+	CHECK(r.rc == 2);
+	CHECK(r.err.find("--io-buf: bad size '1.5Q'") != std::string::npos);
+	write_file(d.path + "/bad.toml", "[device]\nstripe_size = \"512XB\"\n");
+	r = kvfdpd({"--no-tagger", "--socket", sock, "--backend", "model", "--file", a, "--file", b, "--config",
+		    d.path + "/bad.toml"});
+	CHECK(r.rc == 1);
+	CHECK(r.err.find("bad.toml:2: device.stripe_size: must be a size") != std::string::npos);
+}

@@ -32,9 +32,14 @@ TEST_CASE("placement: sizes are exact, binary, and refuse what is not a whole by
 	CHECK(*parse_size("0.25k") == 256u);
 	CHECK(*parse_size("8G") == 8ull << 30);
 	CHECK(*parse_size("2tib") == 2ull << 40);
+	// K, KB and KiB are one binary kilobyte, as kvfdpd's options have always read them.
+	for (const char *k : {"512K", "512KB", "512KiB", "512kb", "512kib", "0.5MB", "0.5M"})
+		CHECK_MESSAGE(*parse_size(k) == 524288u, k);
+	CHECK(*parse_size("1GB") == 1ull << 30);
+	CHECK(*parse_size("3TB") == 3ull << 40);
 	CHECK(*parse_size("18446744073709551615") == UINT64_MAX);
 	for (const char *bad : {"", "GiB", "-1GiB", "1XB", "1.3B", "1.", ".5GiB", "99999999999999999999",
-				"20000000TiB", "16777216TiB", "1.0000000001GiB", " 1"}) {
+				"20000000TiB", "16777216TiB", "1.0000000001GiB", " 1", "1Ki", "1KBB", "1kiB ", "1PB", "1 K"}) {
 		auto r = parse_size(bad);
 		CHECK_MESSAGE(!r.ok(), bad);
 		if (!r.ok()) {

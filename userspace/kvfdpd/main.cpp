@@ -6,8 +6,28 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "placement/size.hpp"
 #include "userspace/daemon/config.hpp"
 #include "userspace/daemon/daemon.hpp"
+
+namespace {
+
+// A size option read by placement::parse_size, the grammar of the config and of kvfdp
+// (docs/cli.md "Sizes"): "512K", "512KB" and "512KiB" are the same 524288 bytes.
+CLI::Validator size_value()
+{
+	return CLI::Validator(
+		[](std::string &v) -> std::string {
+			auto n = kvfdp::placement::parse_size(v);
+			if (!n)
+				return n.error().message();
+			v = std::to_string(*n);
+			return {};
+		},
+		"SIZE");
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -36,12 +56,12 @@ int main(int argc, char **argv)
 	app.add_option("--stripe-size", o.backend.stripe_bytes,
 		       "bytes of a stripe on one member before the next (suffixes allowed: 512K); default: the "
 		       "largest member's transfer limit rounded up to a power of two (512K on QEMU)")
-		->transform(CLI::AsSizeValue(false));
+		->transform(size_value());
 	app.add_option("--size", o.backend.size, "file/model: capacity in bytes (suffixes allowed: 1G)")
-		->transform(CLI::AsSizeValue(false));
+		->transform(size_value());
 	app.add_option("--lba-size", o.backend.lba_size, "file/model: logical block size")->capture_default_str();
-	app.add_option("--ru-size", o.backend.ru_size, "model: reclaim unit size in bytes")
-		->transform(CLI::AsSizeValue(false));
+	app.add_option("--ru-size", o.backend.ru_size, "model: reclaim unit size (a size: 1M)")
+		->transform(size_value());
 	app.add_option("--nruh", o.backend.nruh, "model: placement handles")->capture_default_str();
 	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
 	std::string queues = "auto";
@@ -63,7 +83,7 @@ int main(int argc, char **argv)
 			"auto|N"));
 	app.add_option("--depth", o.depth, "ublk queue depth")->capture_default_str();
 	app.add_option("--io-buf", o.io_buf_bytes, "bytes per request buffer (max request size)")
-		->transform(CLI::AsSizeValue(false))
+		->transform(size_value())
 		->capture_default_str();
 	app.add_option("-s,--socket", o.socket_path, "control socket")->capture_default_str();
 	app.add_option("--recover", o.recover_id, "re-attach to ublk device DEV_ID left by a killed kvfdpd");
