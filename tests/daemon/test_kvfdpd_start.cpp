@@ -278,7 +278,7 @@ TEST_CASE("kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB a
 	const std::string a = d.path + "/a.img", b = d.path + "/b.img", sock = d.path + "/kvfdpd.sock";
 	// Two 384 KiB models: any stripe of 512 KiB is refused naming the size kvfdpd read.
 	const std::vector<std::string> stripe = {"--no-tagger", "--socket", sock, "--backend", "model", "--file", a,
-						 "--file", b, "--size", "384K", "--ru-size", "4K", "--op", "0.5"};
+						 "--file", b, "--capacity", "384K", "--ru-size", "4K", "--op", "0.5"};
 	for (const std::string s : {"512K", "512KB", "512KiB", "512kb", "0.5MiB", "524288"}) {
 		const std::string toml = d.path + "/stripe.toml";
 		write_file(toml, "[device]\nstripe_size = \"" + s + "\"\n");
@@ -308,4 +308,36 @@ TEST_CASE("kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB a
 		    d.path + "/bad.toml"});
 	CHECK(r.rc == 1);
 	CHECK(r.err.find("bad.toml:2: device.stripe_size: must be a size") != std::string::npos);
+}
+
+TEST_CASE("kvfdpd: the model's shape is --capacity / --handles, with the old --size / --nruh as aliases")
+{
+	TempDir d;
+	const std::string img = d.path + "/model.img", sock = d.path + "/kvfdpd.sock";
+	write_file(d.path + "/range.toml", "[placement]\nshort = 9\n");
+	const std::pair<std::string, std::string> names[] = {{"--capacity", "--handles"}, {"--size", "--nruh"}};
+	for (const auto &[capacity, handles] : names) {
+		// The handle count reaches the config check, which names it.
+		Ran r = kvfdpd({"--backend", "model", "--file", img, capacity, "64M", handles, "4", "--no-tagger",
+				"--socket", sock, "--config", d.path + "/range.toml"});
+		INFO(capacity << " " << handles << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 1);
+		CHECK(r.err.find("handle 9 out of range (device has 4 handles") != std::string::npos);
+		// The capacity reaches the stripe check, which names it.
+		r = kvfdpd({"--backend", "model", "--file", img, "--file", d.path + "/b.img", capacity, "384KiB",
+			    "--ru-size", "4K", "--op", "0.5", "--stripe-size", "1M", "--no-tagger", "--socket", sock});
+		CHECK(r.rc == 1);
+		CHECK(r.err.find("holds 393216 bytes") != std::string::npos);
+		::unlink(img.c_str());
+		::unlink((d.path + "/b.img").c_str());
+	}
+	// One name of each, not both.
+	for (const auto &args : {std::vector<std::string>{"--capacity", "1M", "--size", "1M"},
+				 std::vector<std::string>{"--handles", "8", "--nruh", "8"}}) {
+		Ran r = kvfdpd(args);
+		INFO(args[0] << " and " << args[2] << ": " << r.err);
+		CHECK(r.rc == 2);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(args[0] + " excludes " + args[2]) != std::string::npos);
+	}
 }

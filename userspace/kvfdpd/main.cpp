@@ -27,6 +27,20 @@ CLI::Validator size_value()
 		"SIZE");
 }
 
+// The model's shape under kvfdp's names (--capacity, --handles), and under kvfdpd's old ones
+// (--size, --nruh), kept as aliases for a release: either spelling, not both.
+void add_model_shape(CLI::App &app, kvfdp::daemon::BackendOptions &b)
+{
+	auto *cap = app.add_option("--capacity", b.size, "file/model: capacity (a size: 1G, 1GiB)")
+			    ->transform(size_value());
+	auto *size = app.add_option("--size", b.size, "old name of --capacity, kept as an alias")
+			     ->transform(size_value());
+	cap->excludes(size);
+	auto *handles = app.add_option("--handles", b.nruh, "model: placement handles")->capture_default_str();
+	auto *nruh = app.add_option("--nruh", b.nruh, "old name of --handles, kept as an alias");
+	handles->excludes(nruh);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -57,12 +71,10 @@ int main(int argc, char **argv)
 		       "bytes of a stripe on one member before the next (suffixes allowed: 512K); default: the "
 		       "largest member's transfer limit rounded up to a power of two (512K on QEMU)")
 		->transform(size_value());
-	app.add_option("--size", o.backend.size, "file/model: capacity in bytes (suffixes allowed: 1G)")
-		->transform(size_value());
+	add_model_shape(app, o.backend);
 	app.add_option("--lba-size", o.backend.lba_size, "file/model: logical block size")->capture_default_str();
 	app.add_option("--ru-size", o.backend.ru_size, "model: reclaim unit size (a size: 1M)")
 		->transform(size_value());
-	app.add_option("--nruh", o.backend.nruh, "model: placement handles")->capture_default_str();
 	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
 	std::string queues = "auto";
 	std::string placement_mode = "class";
