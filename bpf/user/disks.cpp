@@ -1,4 +1,4 @@
-// Request-disk discovery in sysfs (NVMe multipath heads -> path disks) and blk-mq geometry.
+// Request-disk discovery in sysfs (NVMe multipath heads -> path disks), partitions and blk-mq geometry.
 #include "bpf/user/disks.hpp"
 
 #include <climits>
@@ -107,6 +107,17 @@ std::vector<RequestDisk> request_disks(uint32_t devt, const std::string &sys_roo
 	for (const auto &p : entries(head + "/multipath"))
 		if (std::string pd = real(head + "/multipath/" + p); !pd.empty())
 			add_unique(out, disk_at(pd, "multipath"));
+	return out;
+}
+
+std::vector<uint32_t> partition_devs(uint32_t devt, const std::string &sys_root)
+{
+	std::vector<uint32_t> out;
+	const std::string sys = sys_root + "/dev/block/" + std::to_string(devt >> 20) + ":" + std::to_string(devt & 0xfffff);
+	for (const auto &e : entries(sys))
+		if (exists(sys + "/" + e + "/partition"))
+			if (const uint32_t part = dev_attr(sys + "/" + e + "/dev"))
+				out.push_back(part);
 	return out;
 }
 

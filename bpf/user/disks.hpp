@@ -1,6 +1,7 @@
 // The gendisks a disk's requests are issued on, found in sysfs: the disk itself, or, for an
-// NVMe native-multipath head (bio-based, no queues), its hidden path disks nvmeXcYnZ; and
-// the blk-mq geometry (queues x tags) of those disks, for sizing the tag-slot array.
+// NVMe native-multipath head (bio-based, no queues), its hidden path disks nvmeXcYnZ; a
+// disk's partitions; and the blk-mq geometry (queues x tags) of those disks, for sizing the
+// tag-slot array.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,10 @@ struct RequestDisk {
 // Empty when devt is not a disk in sysfs. sys_root is "/sys" except in tests.
 [[nodiscard]] std::vector<RequestDisk> request_disks(uint32_t devt,
 						     const std::string &sys_root = "/sys");
+
+// The kernel dev_ts of the partitions of disk devt (<sys>/dev/block/MAJ:MIN/*/partition);
+// empty when it has none or is not in sysfs.
+[[nodiscard]] std::vector<uint32_t> partition_devs(uint32_t devt, const std::string &sys_root = "/sys");
 
 // Hardware queues and the most tags per queue over the blk-mq disks among disks
 // (<sys>/block/NAME/mq/*/nr_tags); {1, 1} when none has queues.

@@ -1,6 +1,8 @@
-// Kernel feature probes and the pseudo-filesystem mounts the tagger needs.
+// Kernel feature probes, the pseudo-filesystem mounts the tagger needs, and its BTF probes.
 #include "bpf/user/features.hpp"
 
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -50,7 +52,63 @@ void kallsyms_end_ios(Features &f)
 	}
 }
 
+// The bit offset of member in struct type (BTF id) of b, or -1 when it has none.
+int64_t member_bit_offset(const btf *b, int id, const char *member)
+{
+	const btf_type *bt = btf__type_by_id(b, id);
+	const btf_member *m = btf_members(bt);
+	for (int i = 0; i < btf_vlen(bt); i++, m++)
+		if (std::strcmp(btf__name_by_offset(b, m->name_off), member) == 0)
+			return btf_member_bit_offset(bt, i);
+	return -1;
+}
+
 } // namespace
+
+int32_t xfs_vnode_offset()
+{
+	btf *vmlinux = btf__load_vmlinux_btf();
+	if (libbpf_get_error(vmlinux))
+		return -1;
+	btf *mod = nullptr;
+	btf *where = vmlinux;
+	int id = btf__find_by_name_kind(vmlinux, "xfs_inode", BTF_KIND_STRUCT);
+	if (id < 0) {
+		mod = btf__load_module_btf("xfs", vmlinux);
+		if (libbpf_get_error(mod)) {
+			mod = nullptr;
+		} else {
+			where = mod;
+			id = btf__find_by_name_kind(mod, "xfs_inode", BTF_KIND_STRUCT);
+		}
+	}
+	int32_t off = -1;
+	if (id >= 0)
+		if (const int64_t bits = member_bit_offset(where, id, "i_vnode"); bits >= 0)
+			off = static_cast<int32_t>(bits / 8);
+	if (mod)
+		btf__free(mod);
+	btf__free(vmlinux);
+	return off;
+}
+
+std::string write_hint_field()
+{
+	btf *vmlinux = btf__load_vmlinux_btf();
+	if (libbpf_get_error(vmlinux))
+		return "";
+	auto has_member = [vmlinux](const char *type, const char *member) {
+		const int id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_STRUCT);
+		return id >= 0 && member_bit_offset(vmlinux, id, member) >= 0;
+	};
+	std::string field;
+	if (has_member("bio", "bi_write_hint"))
+		field = "bio.bi_write_hint";
+	else if (has_member("request", "write_hint"))
+		field = "request.write_hint";
+	btf__free(vmlinux);
+	return field;
+}
 
 Features probe_features()
 {

@@ -1,5 +1,6 @@
 // What the running kernel lets the tagger use: mounts bpffs / tracefs / securityfs when
-// missing and probes for syscall tracepoints, an active BPF LSM and iomap direct I/O.
+// missing and probes for syscall tracepoints, an active BPF LSM and iomap direct I/O; asks
+// BTF for the struct fields the tagger's programs read.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +20,12 @@ struct Features {
 
 // Mounts what is missing (root only; failures are noted, not fatal) and probes.
 [[nodiscard]] Features probe_features();
+
+// BTF probes, asked the way CO-RE decides at load:
+// the offset of i_vnode in struct xfs_inode, from vmlinux BTF or the xfs module's; -1 if unknown.
+[[nodiscard]] int32_t xfs_vnode_offset();
+// The write-hint field kvfdp_rq_write_hint() (bpf/core_fixes.bpf.h) reads, tried in its
+// order: "bio.bi_write_hint", "request.write_hint", or "" (none, or no vmlinux BTF).
+[[nodiscard]] std::string write_hint_field();
 
 } // namespace kvfdp::bpf

@@ -1,16 +1,14 @@
-// The tagger loader: probe, open, load in fallback tiers, attach, fill maps, read out.
+// The tagger loader: open, load in fallback tiers, attach, fill maps, read out (its kernel
+// probes are features.cpp's, the sysfs walks of a watched disk disks.cpp's).
 #include "bpf/user/tagger.hpp"
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
-#include <fstream>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,38 +65,6 @@ static_assert(sizeof(tagger::links) % sizeof(bpf_link *) == 0 &&
 	      "the skeleton has one link per program");
 
 namespace {
-
-// Offset of i_vnode in struct xfs_inode, from vmlinux BTF or the xfs module's; -1 if unknown.
-int32_t xfs_vnode_offset()
-{
-	btf *vmlinux = btf__load_vmlinux_btf();
-	if (libbpf_get_error(vmlinux))
-		return -1;
-	btf *mod = nullptr;
-	btf *where = vmlinux;
-	int id = btf__find_by_name_kind(vmlinux, "xfs_inode", BTF_KIND_STRUCT);
-	if (id < 0) {
-		mod = btf__load_module_btf("xfs", vmlinux);
-		if (libbpf_get_error(mod)) {
-			mod = nullptr;
-		} else {
-			where = mod;
-			id = btf__find_by_name_kind(mod, "xfs_inode", BTF_KIND_STRUCT);
-		}
-	}
-	int32_t off = -1;
-	if (id >= 0) {
-		const btf_type *bt = btf__type_by_id(where, id);
-		const btf_member *m = btf_members(bt);
-		for (int i = 0; i < btf_vlen(bt); i++, m++)
-			if (std::strcmp(btf__name_by_offset(where, m->name_off), "i_vnode") == 0)
-				off = static_cast<int32_t>(btf_member_bit_offset(bt, i) / 8);
-	}
-	if (mod)
-		btf__free(mod);
-	btf__free(vmlinux);
-	return off;
-}
 
 int on_ring_event(void *ctx, void *data, size_t size)
 {
@@ -206,34 +172,67 @@ int attach(bpf_program *prog, bpf_link **link)
 	return 0;
 }
 
-} // namespace
-
-std::string ActiveSources::describe() const
+// The lowest counter index no watched disk of the disks map (fd) holds; KVFDP_MAX_DISKS when
+// every one is taken.
+uint32_t free_disk_index(int fd)
 {
-	std::string s;
-	auto add = [&s](bool on, const std::string &name) {
-		if (!on)
-			return;
-		if (!s.empty())
-			s += ' ';
-		s += name;
-	};
-	add(bio_hint, "bio-hint(" + bio_hint_field + ")");
-	add(page_inode, "page-inode");
-	add(dio_inode, "dio-inode");
-	add(hint_events, "hint-events");
-	add(create_events, "create-events");
-	s += s.empty() ? "" : " ";
-	s += "unlink=" + (unlink_hook.empty() ? std::string("none") : unlink_hook);
-	return s;
+	bool used[KVFDP_MAX_DISKS] = {};
+	uint32_t key = 0, next = 0;
+	uint32_t *prev = nullptr;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		kvfdp_disk d{};
+		if (bpf_map_lookup_elem(fd, &next, &d) == 0 && d.index < KVFDP_MAX_DISKS)
+			used[d.index] = true;
+		key = next;
+		prev = &key;
+	}
+	uint32_t idx = 0;
+	while (idx < KVFDP_MAX_DISKS && used[idx])
+		idx++;
+	return idx;
 }
 
-Tagger::Tagger() : impl_(std::make_unique<Impl>()) {}
-Tagger::Tagger(Tagger &&) noexcept = default;
-Tagger &Tagger::operator=(Tagger &&) noexcept = default;
-Tagger::~Tagger() = default;
+// Starts the counters of disk index idx from zero (per CPU: ncpus values each).
+void zero_disk_counters(tagger *skel, int ncpus, uint32_t idx)
+{
+	std::vector<kvfdp_counter> zero(ncpus);
+	for (uint32_t opg = 0; opg < KVFDP_NR_OPGS; opg++)
+		for (uint32_t c = 0; c < KVFDP_NR_CLASSES; c++) {
+			uint32_t ci = (idx * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c;
+			bpf_map_update_elem(bpf_map__fd(skel->maps.counters), &ci, zero.data(), BPF_ANY);
+		}
+	std::vector<uint64_t> z(ncpus);
+	for (uint32_t s = 0; s < KVFDP_NR_SOURCES; s++) {
+		uint32_t si = idx * KVFDP_NR_SOURCES + s;
+		bpf_map_update_elem(bpf_map__fd(skel->maps.source_counters), &si, z.data(), BPF_ANY);
+	}
+}
 
-Result<Tagger> Tagger::load(const TaggerOptions &o)
+// The gendisks the requests of disk devt are issued on (an NVMe multipath head's path
+// disks) share its entry d and counters. Hidden ones have no dev_t in sysfs: named, learned
+// in BPF.
+void share_with_request_disks(tagger *skel, uint32_t devt, const kvfdp_disk &d)
+{
+	const int fd = bpf_map__fd(skel->maps.disks);
+	for (const RequestDisk &p : request_disks(devt)) {
+		if (p.via == "itself")
+			continue;
+		if (p.devt) {
+			bpf_map_update_elem(fd, &p.devt, &d, BPF_ANY);
+			continue;
+		}
+		kvfdp_disk_name name{};
+		p.name.copy(name.name, sizeof(name.name) - 1);
+		int nfd = bpf_map__fd(skel->maps.disk_names);
+		if (bpf_map_update_elem(nfd, &name, &d, BPF_NOEXIST) == 0)
+			__atomic_fetch_add(&skel->bss->disk_names_pending, 1, __ATOMIC_SEQ_CST);
+		else
+			bpf_map_update_elem(nfd, &name, &d, BPF_EXIST);
+	}
+}
+
+// What load() refuses before anything is opened.
+Result<void> check_options(const TaggerOptions &o)
 {
 	if (o.queues == 0 || o.depth == 0 ||
 	    static_cast<uint64_t>(o.queues) * o.depth > KVFDP_MAX_SLOTS)
@@ -248,39 +247,21 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 	if (::geteuid() != 0)
 		return guidance_error(std::errc::operation_not_permitted,
 				      "loading the BPF tagger needs root (run with sudo)");
+	return ok();
+}
 
-	install_libbpf_print();
-	const uint64_t build = build_hash();
-	// A pinned set of this build and these options is re-opened as it is (no probes, no
-	// load: a restart costs a few bpf(2) calls); another is replaced.
-	if (!o.pin_dir.empty() && ::access(o.pin_dir.c_str(), F_OK) == 0) {
-		Tagger r;
-		auto re = r.reopen(o, build);
-		if (re && (re = r.map_and_rings(o))) {
-			log::debug(log::kCatBpf, "tagger: re-opened the pinned set at %s: %s", o.pin_dir.c_str(),
-				   r.sources_.describe().c_str());
-			return r;
-		}
-		log::info("tagger: replacing the pinned set at %s (%s)", o.pin_dir.c_str(), re.error().message().c_str());
-		r = Tagger();  // drop its fds before the pins go
-		if (auto rm = remove_pin_dir(o.pin_dir); !rm)
-			return std::move(rm).error();
-	}
-	Tagger t;
-	t.features_ = probe_features();
-	const Features &f = t.features_;
-	uint32_t nslots = o.queues * o.depth;
-
-	// Load with lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse
-	// lsm and fentry programs even for root). Everything else loads everywhere.
+// Opens, configures and loads the skeleton, and attaches tp_btf/block_rq_issue: with
+// lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse lsm and
+// fentry programs even for root). Everything else loads everywhere. A refused lsm tier is
+// noted in notes.
+Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_t xfs_off, std::string &notes)
+{
+	const uint32_t nslots = o.queues * o.depth;
 	std::vector<bool> tiers;
 	if (o.allow_lsm && f.bpf_lsm)
 		tiers.push_back(true);
 	tiers.push_back(false);
-
-	std::string notes = f.notes;
 	int last_err = 0;
-	int32_t xfs_off = xfs_vnode_offset();
 	for (bool with_lsm : tiers) {
 		// libbpf's messages of this try: a refusal names the program or map, and the BTF type
 		// or field a CO-RE relocation found missing (load_log.hpp).
@@ -317,84 +298,125 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 			tagger::destroy(skel);
 			return refusal(cap, "tagger: attach tp_btf/block_rq_issue", err);
 		}
-		t.impl_->skel = skel;
-		break;
+		return skel;
 	}
-	if (!t.impl_->skel)
-		return errno_error(last_err, "tagger: load the BPF programs");
-	tagger *skel = t.impl_->skel;
+	return errno_error(last_err, "tagger: load the BPF programs");
+}
 
-	// Unlink: lsm, else kprobe, else the ext4 / xfs tracepoints.
+// Unlink: lsm, else kprobe, else the ext4 / xfs tracepoints. Sets src.unlink_hook.
+void attach_unlink(tagger *skel, const TaggerOptions &o, int32_t xfs_off, ActiveSources &src, std::string &notes)
+{
 	if (bpf_program__autoload(skel->progs.kvfdp_lsm_unlink)) {
 		int err = attach(skel->progs.kvfdp_lsm_unlink, &skel->links.kvfdp_lsm_unlink);
 		if (err == 0)
-			t.sources_.unlink_hook = "lsm/inode_unlink";
+			src.unlink_hook = "lsm/inode_unlink";
 		else
 			add_note(notes, std::string("lsm/inode_unlink refused at attach (") +
 						std::strerror(-err) + ")");
 	}
-	if (t.sources_.unlink_hook.empty() && o.allow_kprobe) {
+	if (src.unlink_hook.empty() && o.allow_kprobe) {
 		int err = attach(skel->progs.kvfdp_kprobe_unlink, &skel->links.kvfdp_kprobe_unlink);
 		if (err == 0)
-			t.sources_.unlink_hook = "kprobe/vfs_unlink";
+			src.unlink_hook = "kprobe/vfs_unlink";
 		else
 			add_note(notes, std::string("kprobe/vfs_unlink refused at attach (") +
 						std::strerror(-err) + ")");
 	}
-	if (t.sources_.unlink_hook.empty()) {
+	if (src.unlink_hook.empty()) {
 		if (attach(skel->progs.kvfdp_ext4_unlink, &skel->links.kvfdp_ext4_unlink) == 0)
-			t.sources_.unlink_hook = "raw_tp/ext4_unlink_enter";
+			src.unlink_hook = "raw_tp/ext4_unlink_enter";
 		if (xfs_off > 0 &&
 		    attach(skel->progs.kvfdp_xfs_iunlink, &skel->links.kvfdp_xfs_iunlink) == 0)
-			t.sources_.unlink_hook += std::string(t.sources_.unlink_hook.empty() ? "" : "+") +
-						  "raw_tp/xfs_iunlink";
+			src.unlink_hook += std::string(src.unlink_hook.empty() ? "" : "+") +
+					   "raw_tp/xfs_iunlink";
 		else
 			add_note(notes, "xfs unlinks unseen (xfs not loaded or no BTF for xfs_inode)");
 	}
-	if (t.sources_.unlink_hook.empty())
+	if (src.unlink_hook.empty())
 		add_note(notes, "no unlink hook: unlink events are off");
+}
 
-	// Syscall tracepoints: each one optional.
-	if (f.syscall_tracepoints) {
-		bool enter = attach(skel->progs.kvfdp_fcntl_enter, &skel->links.kvfdp_fcntl_enter) == 0;
-		bool exit = attach(skel->progs.kvfdp_fcntl_exit, &skel->links.kvfdp_fcntl_exit) == 0;
-		t.sources_.hint_events = enter && exit;
-		int creates = 0;
-		creates += attach(skel->progs.kvfdp_openat_exit, &skel->links.kvfdp_openat_exit) == 0;
-		creates += attach(skel->progs.kvfdp_openat2_exit, &skel->links.kvfdp_openat2_exit) == 0;
-		creates += attach(skel->progs.kvfdp_open_exit, &skel->links.kvfdp_open_exit) == 0;
-		creates += attach(skel->progs.kvfdp_creat_exit, &skel->links.kvfdp_creat_exit) == 0;
-		t.sources_.create_events = creates > 0;
-		if (!t.sources_.hint_events)
-			add_note(notes, "fcntl tracepoints did not attach");
-		if (creates < 4)
-			add_note(notes, std::to_string(4 - creates) + " of 4 open/creat exit tracepoints did not attach");
-	}
+// The syscall tracepoints, each one optional: fcntl (hint events) and the open/creat exits
+// (create events).
+void attach_syscalls(tagger *skel, ActiveSources &src, std::string &notes)
+{
+	bool enter = attach(skel->progs.kvfdp_fcntl_enter, &skel->links.kvfdp_fcntl_enter) == 0;
+	bool exit = attach(skel->progs.kvfdp_fcntl_exit, &skel->links.kvfdp_fcntl_exit) == 0;
+	src.hint_events = enter && exit;
+	int creates = 0;
+	creates += attach(skel->progs.kvfdp_openat_exit, &skel->links.kvfdp_openat_exit) == 0;
+	creates += attach(skel->progs.kvfdp_openat2_exit, &skel->links.kvfdp_openat2_exit) == 0;
+	creates += attach(skel->progs.kvfdp_open_exit, &skel->links.kvfdp_open_exit) == 0;
+	creates += attach(skel->progs.kvfdp_creat_exit, &skel->links.kvfdp_creat_exit) == 0;
+	src.create_events = creates > 0;
+	if (!src.hint_events)
+		add_note(notes, "fcntl tracepoints did not attach");
+	if (creates < 4)
+		add_note(notes, std::to_string(4 - creates) + " of 4 open/creat exit tracepoints did not attach");
+}
 
-	// Whether a write-hint field exists is decided by CO-RE at load; ask BTF the same.
-	{
-		btf *vmlinux = btf__load_vmlinux_btf();
-		if (!libbpf_get_error(vmlinux)) {
-			auto has_member = [vmlinux](const char *type, const char *member) {
-				int id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_STRUCT);
-				if (id < 0)
-					return false;
-				const btf_type *bt = btf__type_by_id(vmlinux, id);
-				const btf_member *m = btf_members(bt);
-				for (int i = 0; i < btf_vlen(bt); i++, m++)
-					if (std::strcmp(btf__name_by_offset(vmlinux, m->name_off), member) == 0)
-						return true;
-				return false;
-			};
-			// The same order as kvfdp_rq_write_hint() (bpf/core_fixes.bpf.h).
-			if (has_member("bio", "bi_write_hint"))
-				t.sources_.bio_hint_field = "bio.bi_write_hint";
-			else if (has_member("request", "write_hint"))
-				t.sources_.bio_hint_field = "request.write_hint";
-			t.sources_.bio_hint = !t.sources_.bio_hint_field.empty();
-			btf__free(vmlinux);
+} // namespace
+
+std::string ActiveSources::describe() const
+{
+	std::string s;
+	auto add = [&s](bool on, const std::string &name) {
+		if (!on)
+			return;
+		if (!s.empty())
+			s += ' ';
+		s += name;
+	};
+	add(bio_hint, "bio-hint(" + bio_hint_field + ")");
+	add(page_inode, "page-inode");
+	add(dio_inode, "dio-inode");
+	add(hint_events, "hint-events");
+	add(create_events, "create-events");
+	s += s.empty() ? "" : " ";
+	s += "unlink=" + (unlink_hook.empty() ? std::string("none") : unlink_hook);
+	return s;
+}
+
+Tagger::Tagger() : impl_(std::make_unique<Impl>()) {}
+Tagger::Tagger(Tagger &&) noexcept = default;
+Tagger &Tagger::operator=(Tagger &&) noexcept = default;
+Tagger::~Tagger() = default;
+
+Result<Tagger> Tagger::load(const TaggerOptions &o)
+{
+	KVFDP_TRY(check_options(o));
+	install_libbpf_print();
+	const uint64_t build = build_hash();
+	// A pinned set of this build and these options is re-opened as it is (no probes, no
+	// load: a restart costs a few bpf(2) calls); another is replaced.
+	if (!o.pin_dir.empty() && ::access(o.pin_dir.c_str(), F_OK) == 0) {
+		Tagger r;
+		auto re = r.reopen(o, build);
+		if (re && (re = r.map_and_rings(o))) {
+			log::debug(log::kCatBpf, "tagger: re-opened the pinned set at %s: %s", o.pin_dir.c_str(),
+				   r.sources_.describe().c_str());
+			return r;
 		}
+		log::info("tagger: replacing the pinned set at %s (%s)", o.pin_dir.c_str(), re.error().message().c_str());
+		r = Tagger();  // drop its fds before the pins go
+		if (auto rm = remove_pin_dir(o.pin_dir); !rm)
+			return std::move(rm).error();
 	}
+	Tagger t;
+	t.features_ = probe_features();
+	const Features &f = t.features_;
+	std::string notes = f.notes;
+	const int32_t xfs_off = xfs_vnode_offset();
+	auto skel = load_programs(o, f, xfs_off, notes);
+	if (!skel)
+		return std::move(skel).error();
+	t.impl_->skel = *skel;
+	attach_unlink(*skel, o, xfs_off, t.sources_, notes);
+	if (f.syscall_tracepoints)
+		attach_syscalls(*skel, t.sources_, notes);
+	// Whether a write-hint field exists is decided by CO-RE at load; BTF is asked the same.
+	t.sources_.bio_hint_field = write_hint_field();
+	t.sources_.bio_hint = !t.sources_.bio_hint_field.empty();
 	t.sources_.dio_inode = f.dio_end_io != 0;
 	t.sources_.notes = notes;
 
@@ -540,76 +562,19 @@ Result<void> Tagger::watch_disk_dev(uint32_t devt, uint32_t flags)
 			return errno_error(errno, "tagger: update watched disk");
 		return ok();
 	}
-	// The lowest free counter index.
-	bool used[KVFDP_MAX_DISKS] = {};
-	uint32_t key = 0, next = 0;
-	uint32_t *prev = nullptr;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		kvfdp_disk d{};
-		if (bpf_map_lookup_elem(fd, &next, &d) == 0 && d.index < KVFDP_MAX_DISKS)
-			used[d.index] = true;
-		key = next;
-		prev = &key;
-	}
-	uint32_t idx = 0;
-	while (idx < KVFDP_MAX_DISKS && used[idx])
-		idx++;
+	const uint32_t idx = free_disk_index(fd);
 	if (idx == KVFDP_MAX_DISKS)
 		return make_error(std::errc::no_space_on_device,
 				  "tagger: already watching " + std::to_string(KVFDP_MAX_DISKS) + " disks");
-	// Start the disk's counters from zero.
-	{
-		std::vector<kvfdp_counter> zero(impl_->ncpus);
-		for (uint32_t opg = 0; opg < KVFDP_NR_OPGS; opg++)
-			for (uint32_t c = 0; c < KVFDP_NR_CLASSES; c++) {
-				uint32_t ci = (idx * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c;
-				bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.counters), &ci,
-						    zero.data(), BPF_ANY);
-			}
-		std::vector<uint64_t> z(impl_->ncpus);
-		for (uint32_t s = 0; s < KVFDP_NR_SOURCES; s++) {
-			uint32_t si = idx * KVFDP_NR_SOURCES + s;
-			bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.source_counters), &si,
-					    z.data(), BPF_ANY);
-		}
-	}
+	zero_disk_counters(impl_->skel, impl_->ncpus, idx);
 	kvfdp_disk d{idx, flags};
 	if (bpf_map_update_elem(fd, &devt, &d, BPF_NOEXIST) != 0)
 		return errno_error(errno, "tagger: add watched disk");
 	KVFDP_TRY(watch_filesystem(devt));
-	std::string sys = "/sys/dev/block/" + std::to_string(devt >> 20) + ":" +
-			  std::to_string(devt & 0xfffff);
-	// The gendisks its requests are issued on (an NVMe multipath head's path disks) share
-	// its entry and counters. Hidden ones have no dev_t in sysfs: named, learned in BPF.
-	for (const RequestDisk &p : request_disks(devt)) {
-		if (p.via == "itself")
-			continue;
-		if (p.devt) {
-			bpf_map_update_elem(fd, &p.devt, &d, BPF_ANY);
-			continue;
-		}
-		kvfdp_disk_name name{};
-		p.name.copy(name.name, sizeof(name.name) - 1);
-		int nfd = bpf_map__fd(impl_->skel->maps.disk_names);
-		if (bpf_map_update_elem(nfd, &name, &d, BPF_NOEXIST) == 0)
-			__atomic_fetch_add(&impl_->skel->bss->disk_names_pending, 1, __ATOMIC_SEQ_CST);
-		else
-			bpf_map_update_elem(nfd, &name, &d, BPF_EXIST);
-	}
+	share_with_request_disks(impl_->skel, devt, d);
 	// Its partitions, as filesystems.
-	if (DIR *dir = ::opendir(sys.c_str())) {
-		while (dirent *de = ::readdir(dir)) {
-			std::string p = sys + "/" + de->d_name;
-			if (de->d_name[0] == '.' || ::access((p + "/partition").c_str(), F_OK) != 0)
-				continue;
-			std::ifstream in(p + "/dev");
-			unsigned maj = 0, min = 0;
-			char colon = 0;
-			if (in >> maj >> colon >> min && colon == ':')
-				(void)watch_filesystem(kernel_dev(maj, min));
-		}
-		::closedir(dir);
-	}
+	for (const uint32_t part : partition_devs(devt))
+		(void)watch_filesystem(part);
 	return ok();
 }
 

@@ -238,3 +238,21 @@ TEST_CASE("bpf: request disks also come from a head's multipath/ links, with a d
 	CHECK(d[1].via == "multipath");
 	CHECK(mq_geometry(d, s.root.string()).queues == 4);
 }
+
+TEST_CASE("bpf: partition_devs lists a disk's partitions by their dev attribute, nothing else")
+{
+	FakeSys s;
+	const std::string disk = "devices/virtual/block/ublkb0";
+	s.disk(disk, "259:0", "", 1, 64);
+	s.file(disk + "/ublkb0p1/partition", "1");
+	s.file(disk + "/ublkb0p1/dev", "259:1");
+	s.file(disk + "/ublkb0p2/partition", "2");
+	s.file(disk + "/ublkb0p2/dev", "259:2");
+	s.file(disk + "/ublkb0p3/partition", "3");  // no dev: skipped
+	std::vector<uint32_t> parts = partition_devs(kernel_dev(259, 0), s.root.string());
+	std::sort(parts.begin(), parts.end());
+	CHECK(parts == std::vector<uint32_t>{kernel_dev(259, 1), kernel_dev(259, 2)});
+	CHECK(partition_devs(kernel_dev(8, 0), s.root.string()).empty());
+	s.disk("devices/virtual/block/loop0", "7:0", "", 1, 128);
+	CHECK(partition_devs(kernel_dev(7, 0), s.root.string()).empty());
+}
