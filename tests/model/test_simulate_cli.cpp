@@ -2,15 +2,13 @@
 // 0.28 and 0.07 with the default geometry), the table, and exit 2 for bad option values.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "nvme/model/theory.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/temp_files.hpp"
 
 #ifndef KVFDP_BIN
 #error "KVFDP_BIN must name the kvfdp binary"
@@ -18,25 +16,14 @@
 
 namespace {
 
-struct Run {
-	int rc = -1;
-	std::string out;  // stdout, then stderr when err_too
-};
+using kvfdp::test::TempDir;
+using Run = kvfdp::test::CommandRun;
 
-// Runs `kvfdp args`; stderr goes to stdout when err_too.
-Run run_kvfdp(const std::string &args, bool err_too = false)
+// Runs `kvfdp args` in a directory of its own.
+Run run_kvfdp(const std::string &args)
 {
-	const std::string cmd = std::string(KVFDP_BIN) + " " + args + (err_too ? " 2>&1" : " 2>/dev/null");
-	Run r;
-	FILE *p = popen(cmd.c_str(), "r");
-	REQUIRE(p != nullptr);
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-		r.out.append(buf, n);
-	const int st = pclose(p);
-	r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return r;
+	TempDir dir;
+	return kvfdp::test::run_command(dir, std::string(KVFDP_BIN) + " " + args);
 }
 
 double measured_waf(double op)
@@ -112,10 +99,11 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 	};
 	for (const auto &c : cases) {
 		CAPTURE(c[0]);
-		const Run r = run_kvfdp(std::string("simulate ") + c[0], true);
+		const Run r = run_kvfdp(std::string("simulate ") + c[0]);
 		CHECK(r.rc == 2);
-		CHECK(r.out.find(c[1]) != std::string::npos);
-		CHECK(r.out.find('\n') == r.out.size() - 1);  // exactly one line
+		CHECK(r.out.empty());
+		CHECK(r.err.find(c[1]) != std::string::npos);
+		CHECK(r.err.find('\n') == r.err.size() - 1);  // exactly one line
 	}
 }
 
@@ -139,21 +127,18 @@ TEST_CASE("simulate: a drive-like geometry runs, and so does the slot store with
 TEST_CASE("simulate: a device as a trace, and a trace that writes nothing, are said plainly")
 {
 	for (const char *opt : {"--kv-trace", "--blk-trace"}) {
-		const Run r = run_kvfdp(std::string("simulate ") + opt + " /dev/zero", true);
-		CAPTURE(r.out);
+		const Run r = run_kvfdp(std::string("simulate ") + opt + " /dev/zero");
+		CAPTURE(r.err);
 		CHECK(r.rc == 2);
-		CHECK(r.out.find("/dev/zero is a character device") != std::string::npos);
-		CHECK(r.out.find("Input/output error") == std::string::npos);
-		CHECK(r.out.find('\n') == r.out.size() - 1);
+		CHECK(r.out.empty());
+		CHECK(r.err.find("/dev/zero is a character device") != std::string::npos);
+		CHECK(r.err.find("Input/output error") == std::string::npos);
+		CHECK(r.err.find('\n') == r.err.size() - 1);
 	}
-	char path[] = "/tmp/kvfdp-sim-XXXXXX";
-	const int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	const char text[] = "t_us,op,slba,nlb,class,writer\n0,D,0,8,0,1\n";
-	REQUIRE(write(fd, text, sizeof text - 1) == static_cast<ssize_t>(sizeof text - 1));
-	close(fd);
-	const Run r = run_kvfdp(std::string("simulate --blk-trace ") + path + " --capacity 64MiB --placement none");
-	unlink(path);
+	TempDir d;
+	const std::string path = d.path + "/discards.csv";
+	kvfdp::test::write_file(path, "t_us,op,slba,nlb,class,writer\n0,D,0,8,0,1\n");
+	const Run r = run_kvfdp("simulate --blk-trace " + path + " --capacity 64MiB --placement none");
 	CAPTURE(r.out);
 	CHECK(r.rc == 0);
 	CHECK(r.out.find("n/a") != std::string::npos);
