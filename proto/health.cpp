@@ -1,7 +1,7 @@
 // DEGRADED: the texts of a kvfdpd that serves but places nothing.
-#include "userspace/daemon/health.hpp"
+#include "proto/health.hpp"
 
-namespace kvfdp::daemon {
+namespace kvfdp::proto {
 
 Health health_of(bool tagger_active, const std::string &tagger_reason)
 {
@@ -44,4 +44,4 @@ std::string require_tagger_refusal(const std::string &from, const std::string &t
 	       " to serve with every write on the default handle";
 }
 
-} // namespace kvfdp::daemon
+} // namespace kvfdp::proto

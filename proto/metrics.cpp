@@ -1,11 +1,15 @@
 // The metric families and their Prometheus text rendering.
-#include "userspace/daemon/metrics.hpp"
+#include "proto/metrics.hpp"
 
 #include <cstdio>
 
 #include "nvme/waf.hpp"
+#include "placement/classes.hpp"
+#include "proto/u128_json.hpp"
 
-namespace kvfdp::daemon {
+namespace kvfdp::proto {
+
+using placement::class_name;
 
 namespace {
 
@@ -23,18 +27,6 @@ std::string escape(const std::string &v)
 			s += c;
 	}
 	return s;
-}
-
-std::string u128_text(nvme::u128 v)
-{
-	if (v == 0)
-		return "0";
-	std::string digits;
-	while (v) {
-		digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-		v /= 10;
-	}
-	return digits;
 }
 
 MetricFamily family(const char *name, const char *type, const char *help) { return {name, help, type, {}}; }
@@ -183,4 +175,4 @@ MetricFamily daemon_up_family(bool up)
 	return {"kvfdp_daemon_up", "1 when kvfdpd answered (on its control socket, or this scrape of its /metrics).", "gauge", {{{}, up ? "1" : "0"}}};
 }
 
-} // namespace kvfdp::daemon
+} // namespace kvfdp::proto

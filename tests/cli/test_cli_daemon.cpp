@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/metrics.hpp"
 #include "tests/cli/cli_test_util.hpp"
 
 using namespace kvfdp::cli;
@@ -363,24 +364,31 @@ TEST_CASE("cli: stats through the fake daemon gives the lifetime WAF and its cav
 	CHECK(doc["lifetime"]["waf_note"].get<std::string>().find("MBE") != std::string::npos);
 }
 
-TEST_CASE("cli: metrics merge the daemon's text with RUH and FDP families, no duplicates")
+TEST_CASE("cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuilt from other replies")
 {
-	FakeDaemon d(all_replies());
+	// kvfdpd's text as its renderer writes it (proto/metrics.hpp), without the RUH families
+	// the fake's `ruh` reply could feed: the CLI must not add them, nor ask for them.
+	kvfdp::proto::MetricsInput in;
+	in.counters.class_bytes[2] = 8388608;
+	in.counters.stale_tags = 2;
+	in.tagger_active = true;
+	const std::string text = kvfdp::proto::render_metrics(
+		{kvfdp::proto::counter_families(in)[0], kvfdp::proto::daemon_up_family(true)});
+	auto replies = all_replies();
+	replies["metrics"] = json{{"ok", true}, {"data", {{"text", text}}}}.dump();
+	FakeDaemon d(replies);
 	Ran r = ask(d, {"metrics"});
 	REQUIRE(r.rc == kExitOk);
-	CHECK(golden_diff("metrics_daemon.prom", r.out) == "");
-	auto count = [&](const std::string &s) {
-		size_t n = 0;
-		for (size_t p = r.out.find(s); p != std::string::npos; p = r.out.find(s, p + 1))
-			n++;
-		return n;
-	};
-	CHECK(count("# TYPE kvfdp_class_bytes_total ") == 1);
-	CHECK(count("# TYPE kvfdp_stale_tags_total ") == 1);
-	CHECK(count("\nkvfdp_tagger_active 1\n") == 1);  // from status: the fake's text lacks it
-	CHECK(r.out.find("kvfdp_ruh_ruamw_lbas{handle=\"1\",pid=\"1\",ruhid=\"1\"} 208") != std::string::npos);
-	CHECK(r.out.find("kvfdp_fdp_hbmw_bytes 12632064") != std::string::npos);
+	CHECK(r.out == text);
+	CHECK(r.out.find("kvfdp_class_bytes_total{class=\"short\"} 8388608") != std::string::npos);
+	CHECK(r.out.find("kvfdp_ruh_ruamw_lbas") == std::string::npos);
 	CHECK(r.out.find("kvfdp_daemon_up 1") != std::string::npos);
+	REQUIRE(d.seen().size() == 1);
+	CHECK(json::parse(d.seen()[0])["cmd"] == "metrics");
+
+	// A text without its last newline gets one (a textfile must end in one).
+	FakeDaemon cut(std::map<std::string, std::string>{{"metrics", R"({"ok":true,"data":{"text":"kvfdp_daemon_up 1"}})"}});
+	CHECK(ask(cut, {"metrics"}).out == "kvfdp_daemon_up 1\n");
 }
 
 TEST_CASE("cli: a daemon refusal exits 1 with its error; garbage and hang-ups too")

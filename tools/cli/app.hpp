@@ -6,18 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "proto/exit_codes.hpp"
+
 namespace kvfdp::cli {
 
 class Context;
 
-// Exit codes, stable and documented in docs/cli.md.
-enum Exit : int {
-	kExitOk = 0,
-	kExitError = 1,      // the command ran and failed (device error, bad data)
-	kExitUsage = 2,      // bad command line or config
-	kExitNoDevice = 3,   // no daemon, device or model to talk to
-	kExitUnsupported = 4 // the device lacks what was asked (e.g. FDP)
-};
+// Exit codes, stable and documented in docs/cli.md (proto/exit_codes.hpp).
+using proto::Exit;
+using proto::kExitError;
+using proto::kExitNoDevice;
+using proto::kExitOk;
+using proto::kExitUnsupported;
+using proto::kExitUsage;
 
 // Parses argv and runs the subcommand; returns the process exit code.
 int run(int argc, char **argv);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 
+#include "proto/backend_kind.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/metrics.hpp"
 #include "tools/cli/source.hpp"
@@ -41,15 +42,6 @@ Result<void> write_atomic(const std::string &path, const std::string &text)
 	return ok();
 }
 
-void append(std::string &text, const std::vector<MetricFamily> &fams)
-{
-	std::vector<MetricFamily> fresh;
-	for (const auto &f : fams)
-		if (!has_family(text, f.name))
-			fresh.push_back(f);
-	text += render_metrics(fresh);
-}
-
 int run_metrics(Context &ctx, const MetricsOptions &o)
 {
 	std::string text;
@@ -64,11 +56,14 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 		auto st = stats_from_device(**dev);
 		if (!st)
 			return ctx.fail(st.error());
-		bool emu = (*dev)->info().backend == "passthru" &&
-			   controller_is_emulated((*dev)->info().path, ctx.probe_root);
-		append(text, ruh_metrics(*ruh));
-		append(text, fdp_stats_metrics(*st, emu));
+		const bool emu = proto::backend_passthru_logs((*dev)->info().backend) &&
+				 controller_is_emulated((*dev)->info().path, ctx.probe_root);
+		std::vector<MetricFamily> fams = ruh_metrics(*ruh);
+		for (auto &f : proto::fdp_stats_families(*st, emu))
+			fams.push_back(std::move(f));
+		text = render_metrics(fams);
 	} else {
+		// kvfdpd's text has every family, kvfdp_daemon_up 1 included (daemon_metrics.hpp).
 		auto m = ctx.ask_daemon("metrics");
 		bool up = m.ok;
 		if (!m.ok && (m.error.kind != DaemonFailure::unreachable))
@@ -77,32 +72,11 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 			text = m.data.value("text", std::string());
 			if (!text.empty() && text.back() != '\n')
 				text += '\n';
-			auto st = ctx.ask_daemon("status");
-			if (st.ok) {
-				append(text, status_metrics(st.data));
-				auto ruh = ctx.ask_daemon("ruh");
-				if (ruh.ok) {
-					auto v = ruh_from_daemon_data(ruh.data, st.data);
-					if (v)
-						append(text, ruh_metrics(*v));
-				}
-				auto fs = ctx.ask_daemon("stats");
-				if (fs.ok) {
-					auto s = stats_from_daemon_data(fs.data);
-					const json &dev = st.data.value("device", json::object());
-					bool emu = dev.value("backend", std::string()) == "passthru" &&
-						   controller_is_emulated(dev.value("path", std::string()),
-									  ctx.probe_root);
-					if (s)
-						append(text, fdp_stats_metrics(*s, emu));
-				}
-			}
 		} else {
 			ctx.err << "kvfdp: " << m.error.message << '\n';
 			rc = kExitNoDevice;
+			text = render_metrics({proto::daemon_up_family(false)});
 		}
-		append(text, {{"kvfdp_daemon_up", "1 when kvfdpd answered on its control socket.",
-			       "gauge", {{{}, up ? "1" : "0"}}}});
 	}
 	if (!o.textfile.empty()) {
 		auto w = write_atomic(o.textfile, text);

@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <thread>
 
+#include "proto/backend_kind.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 #include "tools/cli/waf.hpp"
+#include "userspace/twin/report.hpp"
 
 namespace kvfdp::cli {
 
@@ -75,7 +77,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 			return ctx.fail(d.error());
 		sm.dev = std::move(d).value();
 		device_name = display_path(sm.dev->info());
-		if (sm.dev->info().backend == "passthru")
+		if (proto::backend_passthru_logs(sm.dev->info().backend))
 			emulated = controller_is_emulated(device_name, ctx.probe_root);
 	} else {
 		auto st = ctx.ask_daemon("status");
@@ -83,7 +85,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 			return ctx.fail(st.error);
 		const json &dev = st.data.value("device", json::object());
 		device_name = dev.value("path", std::string("?"));
-		if (dev.value("backend", std::string()) == "passthru")
+		if (proto::backend_passthru_logs(dev.value("backend", std::string())))
 			emulated = controller_is_emulated(device_name, ctx.probe_root);
 	}
 	auto first = sm.sample();
@@ -132,6 +134,12 @@ int run_stats(Context &ctx, const StatsOptions &o)
 		doc["members"] = members;
 		if (!ctx.json())
 			t.render(ctx.out, ctx.table_width());
+	}
+	// kvfdpd's live WAF twin: its projection with placement and without (docs/twin.md).
+	if (sm.last.contains("twin") && sm.last["twin"].is_object()) {
+		doc["twin"] = sm.last["twin"];
+		if (!ctx.json())
+			ctx.out << twin::report_text(sm.last["twin"]);
 	}
 	nvme::FdpStats prev = *first;
 	auto row = [&ctx](const std::string &a, const std::string &b, const std::string &c,

@@ -8,7 +8,7 @@
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
-#include "userspace/daemon/health.hpp"
+#include "proto/health.hpp"
 
 namespace kvfdp::cli {
 
@@ -91,7 +91,7 @@ std::string fdp_line(const json &d)
 void print_daemon_human(Context &ctx, const json &d)
 {
 	// The first line, only when kvfdpd serves but places nothing (docs/cli.md, status).
-	if (const daemon::Health h = daemon::health_from_status(d); h.degraded)
+	if (const proto::Health h = proto::health_from_status(d); h.degraded)
 		ctx.out << "DEGRADED: " << h.why << '\n';
 	KeyValues kv;
 	const json &dm = d.value("daemon", json::object());
@@ -210,7 +210,7 @@ int run_status(Context &ctx)
 					k[it.key()] = it.value();
 			d["kernel"] = k;
 			d["source"] = "daemon";
-			d["health"] = daemon::health_json(daemon::health_from_status(d));
+			d["health"] = proto::health_json(proto::health_from_status(d));
 			if (d.contains("daemon") && d["daemon"].is_object())
 				d["daemon"]["running"] = true;
 			if (ctx.json())

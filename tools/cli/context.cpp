@@ -11,6 +11,7 @@
 
 #include "nvme/backends.hpp"
 #include "nvme/model/model_device.hpp"
+#include "proto/backend_kind.hpp"
 
 namespace kvfdp::cli {
 
@@ -109,10 +110,9 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 {
 	if (device_factory)
 		return device_factory();
-	std::string be = backend;
-	if (be.empty())
-		be = "passthru";
-	if (be == "model") {
+	const std::optional<proto::BackendKind> be =
+		backend.empty() ? proto::BackendKind::passthru : proto::parse_backend(backend);
+	if (be == proto::BackendKind::model) {
 		if (!device.empty())
 			return cli_error(kExitUsage, "--device and --backend model exclude each other: "
 						     "the model is a device of its own");
@@ -137,8 +137,8 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 							     "; check --capacity, --ru-size, --handles");
 		return std::move(d).value();
 	}
-	if (be != "passthru")
-		return cli_error(kExitUsage, "unknown backend '" + be + "'; use passthru or model");
+	if (be != proto::BackendKind::passthru)
+		return cli_error(kExitUsage, "unknown backend '" + backend + "'; use " + proto::backend_list(true));
 	if (device.empty())
 		return cli_error(kExitNoDevice, "no device given; name one with --device /dev/ngXnY "
 						"(see `ls /dev/ng*`) or use --backend model");
@@ -171,7 +171,7 @@ void add_global_options(CLI::App &app, Context &ctx)
 	app.add_option("-d,--device", ctx.device, "read this FDP namespace directly (/dev/ngXnY), "
 						  "not through kvfdpd");
 	app.add_option("--backend", ctx.backend, "passthru (with --device) or model (the FDP SSD model)")
-		->check(CLI::IsMember({"passthru", "model"}))
+		->check(CLI::IsMember(proto::backend_names(true)))
 		->option_text("passthru|model");
 	auto *g = app.add_option_group("Model backend", "shape of the FDP SSD model (--backend model)");
 	g->add_option("--capacity", ctx.model.capacity, "logical capacity (KiB, MiB, GiB, TiB)")

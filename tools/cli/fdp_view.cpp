@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "nvme/logs.hpp"
+#include "proto/backend_kind.hpp"
 
 namespace kvfdp::cli {
 
@@ -37,34 +38,6 @@ std::string ruht_name(uint8_t ruht)
 	}
 }
 
-nlohmann::json u128_json(u128 v)
-{
-	if (v >> 64)
-		return format_u128(v);
-	return static_cast<uint64_t>(v);
-}
-
-u128 u128_from_json(const nlohmann::json &j)
-{
-	if (j.is_number_unsigned())
-		return j.get<uint64_t>();
-	if (j.is_number_integer())
-		return j.get<int64_t>() < 0 ? 0 : static_cast<u128>(j.get<int64_t>());
-	if (j.is_string()) {
-		u128 v = 0;
-		const auto &s = j.get_ref<const std::string &>();
-		if (s.empty())
-			return 0;
-		for (char ch : s) {
-			if (ch < '0' || ch > '9')
-				return 0;
-			v = v * 10 + static_cast<unsigned>(ch - '0');
-		}
-		return v;
-	}
-	return 0;
-}
-
 uint64_t json_u64(const nlohmann::json &j, const char *key, uint64_t dflt)
 {
 	if (!j.is_object() || !j.contains(key))
@@ -86,7 +59,7 @@ std::string json_str(const nlohmann::json &j, const char *key, std::string dflt)
 
 std::string display_path(const nvme::DeviceInfo &info)
 {
-	return info.backend == "model" ? std::string("model") : info.path;
+	return proto::parse_backend(info.backend) == proto::BackendKind::model ? std::string("model") : info.path;
 }
 
 nlohmann::json device_json(const nvme::DeviceInfo &i)

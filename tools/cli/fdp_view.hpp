@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvme/device.hpp"
+#include "proto/u128_json.hpp"
 #include "tools/cli/units.hpp"
 
 namespace kvfdp::cli {
@@ -19,11 +20,9 @@ namespace kvfdp::cli {
 // "initially-isolated", "persistently-isolated".
 [[nodiscard]] std::string ruht_name(uint8_t ruht);
 
-// A 128-bit counter as JSON: a number when it fits in 64 bits, else a decimal string
-// (as kvfdpd's control socket does).
-[[nodiscard]] nlohmann::json u128_json(u128 v);
-// Reads a counter written by u128_json (number or decimal string); 0 when absent or bad.
-[[nodiscard]] u128 u128_from_json(const nlohmann::json &j);
+// A 128-bit counter as JSON, the control socket's form (proto/u128_json.hpp).
+using proto::u128_from_json;
+using proto::u128_json;
 
 // j[key] as an unsigned integer; dflt when j is not an object, the key is missing, or the
 // value is not a non-negative integer.

@@ -1,4 +1,5 @@
 // Handles and statistics from kvfdpd or a device.
+#include "proto/backend_kind.hpp"
 #include "tools/cli/source.hpp"
 
 #include "tools/cli/units.hpp"
@@ -178,7 +179,7 @@ Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
 	const auto &dev = st.data.contains("device") ? st.data["device"] : nlohmann::json::object();
 	std::string backend = json_str(dev, "backend");
 	std::string path = json_str(dev, "path");
-	if (backend != "passthru" || path.empty())
+	if (!proto::backend_passthru_logs(backend) || path.empty())
 		return cli_error(kExitUnsupported,
 				 "kvfdpd serves a '" + backend + "' backend, whose FDP logs the CLI "
 				 "cannot read; use --backend model with the daemon's shape, or --device");

@@ -6,6 +6,7 @@
 #include "placement/classes.hpp"
 #include "placement/handle_map.hpp"
 #include "placement/size.hpp"
+#include "proto/u128_json.hpp"
 
 namespace kvfdp::cli {
 
@@ -25,21 +26,7 @@ std::string format_seconds(double s)
 	return buf;
 }
 
-std::string format_u128(u128 v)
-{
-	if (v == 0)
-		return "0";
-	char buf[48];
-	int n = 0;
-	while (v) {
-		buf[n++] = static_cast<char>('0' + static_cast<int>(v % 10));
-		v /= 10;
-	}
-	std::string s;
-	while (n)
-		s.push_back(buf[--n]);
-	return s;
-}
+std::string format_u128(u128 v) { return proto::u128_text(v); }
 
 std::string format_bytes(u128 bytes)
 {

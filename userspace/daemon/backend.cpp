@@ -5,6 +5,7 @@
 #include "nvme/backends.hpp"
 #include "nvme/model/model_device.hpp"
 #include "nvme/stripe.hpp"
+#include "proto/backend_kind.hpp"
 
 namespace kvfdp::daemon {
 
@@ -16,7 +17,7 @@ Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts);
 Result<std::unique_ptr<nvme::Device>> open_stripe(const BackendOptions &opts)
 {
 	std::vector<nvme::StripeMemberSpec> specs;
-	const bool by_file = opts.kind == "model" || opts.kind == "file";
+	const bool by_file = proto::backend_by_file(opts.kind);
 	for (size_t m = 0; m < opts.members.size(); m++) {
 		BackendOptions one = opts;
 		one.members.clear();
@@ -46,7 +47,7 @@ Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 	if (opts.members.size() == 1) {
 		BackendOptions one = opts;
 		one.members.clear();
-		(opts.kind == "model" || opts.kind == "file" ? one.file : one.device) = opts.members[0];
+		(proto::backend_by_file(opts.kind) ? one.file : one.device) = opts.members[0];
 		return open_one(one);
 	}
 	return open_one(opts);
@@ -56,22 +57,24 @@ namespace {
 
 Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 {
-	if (opts.kind != "passthru" && opts.kind != "streams" && opts.kind != "file" && opts.kind != "model")
+	using proto::BackendKind;
+	const std::optional<BackendKind> kind = proto::parse_backend(opts.kind);
+	if (!kind)
 		return guidance_error(std::errc::invalid_argument,
-				      "unknown backend '" + opts.kind + "' (use passthru, streams, model or file)");
-	if (opts.kind == "passthru") {
+				      "unknown backend '" + opts.kind + "' (use " + proto::backend_list() + ")");
+	if (kind == BackendKind::passthru) {
 		if (opts.device.empty())
 			return guidance_error(std::errc::invalid_argument,
 					      "--backend passthru needs --device /dev/ngXnY (an FDP namespace)");
 		return nvme::open_passthru_device(opts.device);
 	}
-	if (opts.kind == "streams") {
+	if (kind == BackendKind::streams) {
 		if (opts.device.empty())
 			return guidance_error(std::errc::invalid_argument,
 					      "--backend streams needs --device /dev/nvmeXnY (an FDP namespace's block device)");
 		return nvme::open_streams_device(opts.device);
 	}
-	if (opts.kind == "file") {
+	if (kind == BackendKind::file) {
 		if (opts.file.empty())
 			return guidance_error(std::errc::invalid_argument, "--backend file needs --file PATH (and --size for a new file)");
 		nvme::FileDeviceOptions fo;
@@ -79,7 +82,7 @@ Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 		fo.lba_size = opts.lba_size;
 		return nvme::open_file_device(opts.file, fo);
 	}
-	if (opts.kind == "model") {
+	if (kind == BackendKind::model) {
 		if (opts.file.empty())
 			return guidance_error(std::errc::invalid_argument,
 					      "--backend model needs --file PATH for its sparse data file");
@@ -100,9 +103,10 @@ Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 
 std::optional<uint16_t> handles_before_open(const BackendOptions &opts)
 {
-	if (opts.kind == "model")
+	const std::optional<proto::BackendKind> kind = proto::parse_backend(opts.kind);
+	if (kind == proto::BackendKind::model)
 		return opts.nruh;
-	if (opts.kind == "file")
+	if (kind == proto::BackendKind::file)
 		return uint16_t{0};
 	return std::nullopt;
 }

@@ -16,7 +16,7 @@
 namespace kvfdp::daemon {
 
 struct BackendOptions {
-	std::string kind = "passthru";   // passthru | streams | model | file
+	std::string kind = "passthru";   // a proto::BackendKind name (proto/backend_kind.hpp)
 	std::string device;              // passthru: /dev/ngXnY; streams: /dev/nvmeXnY
 	std::string file;                // file: backing file; model: data file
 	// A stripe: every member's path in order (--device or, for model/file, --file given more

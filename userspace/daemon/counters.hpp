@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nvme/stripe.hpp"
+#include "proto/counters.hpp"
 #include "userspace/daemon/classes.hpp"
 #include "userspace/daemon/policy.hpp"
 
@@ -45,18 +46,8 @@ struct QueueCounters {
 	Counter copied_bytes;
 };
 
-// Sum over the queues at one moment (each counter read once; not a consistent cut).
-struct CounterSnapshot {
-	std::array<uint64_t, kNumClasses> class_bytes{};
-	std::array<uint64_t, kNumClasses> class_writes{};
-	std::array<uint64_t, kMaxHandles> handle_bytes{};
-	std::array<uint64_t, kMaxHandles> handle_writes{};
-	std::array<std::array<uint64_t, kMaxHandles>, nvme::kMaxStripeMembers> member_handle_bytes{};
-	uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0, flushes = 0;
-	uint64_t discards = 0, discard_bytes = 0, write_zeroes = 0, write_zeroes_bytes = 0;
-	uint64_t stale_tags = 0, errors = 0, unsupported = 0;
-	uint64_t copied_bytes = 0;
-};
+// The sums (proto/counters.hpp: what the status reply and the metrics report).
+using proto::CounterSnapshot;
 
 [[nodiscard]] CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "nvme/waf.hpp"
+#include "proto/backend_kind.hpp"
 #include "userspace/daemon/member_view.hpp"
 #include "userspace/daemon/metrics.hpp"
 
@@ -57,7 +58,7 @@ std::string metrics_exposition(State &s)
 				if (auto raw = ms[m].device->log_page(0x22))
 					if (auto st = nvme::parse_fdp_stats(*raw)) {
 						const nvme::DeviceInfo &mi = ms[m].device->info();
-						const bool emulated = mi.backend == "passthru" && nvme::controller_is_emulated(mi.path);
+						const bool emulated = proto::backend_passthru_logs(mi.backend) && nvme::controller_is_emulated(mi.path);
 						merge_families(mf, fdp_stats_families(*st, emulated));
 					}
 			label_member(mf, m, ms[m].path);
@@ -70,7 +71,7 @@ std::string metrics_exposition(State &s)
 		if (s.info.fdp_enabled)
 			if (auto raw = s.device->log_page(0x22))
 				if (auto st = nvme::parse_fdp_stats(*raw)) {
-					const bool emulated = s.info.backend == "passthru" && nvme::controller_is_emulated(s.info.path);
+					const bool emulated = proto::backend_passthru_logs(s.info.backend) && nvme::controller_is_emulated(s.info.path);
 					for (auto &f : fdp_stats_families(*st, emulated))
 						dev.push_back(std::move(f));
 				}

@@ -7,18 +7,6 @@ namespace kvfdp::daemon {
 
 using nlohmann::json;
 
-json u128_json(nvme::u128 v)
-{
-	if (v >> 64 == 0)
-		return static_cast<uint64_t>(v);
-	std::string digits;
-	while (v) {
-		digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-		v /= 10;
-	}
-	return digits;
-}
-
 Result<json> members_ruh_json(const nvme::StripeDevice &sd, const CounterSnapshot &c)
 {
 	json out = json::array();

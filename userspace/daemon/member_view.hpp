@@ -13,13 +13,14 @@
 #include "nvme/device.hpp"
 #include "nvme/logs.hpp"
 #include "nvme/stripe.hpp"
+#include "proto/u128_json.hpp"
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/metrics.hpp"
 
 namespace kvfdp::daemon {
 
 // A 128-bit counter as JSON: a number when it fits in 64 bits, else a decimal string.
-[[nodiscard]] nlohmann::json u128_json(nvme::u128 v);
+using proto::u128_json;
 
 // The `ruh` reply's "members": per member {member, device, nsid, nruhsd, bytes, ruhss: [{index,
 // pid, ruhid, earutr, ruamw, bytes}]}, bytes being what kvfdpd wrote to that member per handle

@@ -1,0 +1,71 @@
+// Prometheus text exposition (format 0.0.4) of kvfdp's metrics: the one renderer and the one
+// definition of every metric family (name, help, type, labels), used by kvfdpd's `metrics`
+// control reply and GET /metrics (userspace/daemon/http_metrics.hpp) and by the kvfdp CLI
+// (`kvfdp metrics` straight from a device; from kvfdpd it prints kvfdpd's text). The names are listed in docs/cli.md (Metrics).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nvme/device.hpp"
+#include "nvme/logs.hpp"
+#include "proto/counters.hpp"
+
+namespace kvfdp::proto {
+
+struct MetricSample {
+	std::vector<std::pair<std::string, std::string>> labels;  // in print order
+	std::string value;                                        // already formatted
+};
+
+struct MetricFamily {
+	std::string name;
+	std::string help;
+	std::string type;  // counter | gauge
+	std::vector<MetricSample> samples;
+};
+
+// "# HELP", "# TYPE" and sample lines per family; label values escaped (\\, \", \n).
+[[nodiscard]] std::string render_metrics(const std::vector<MetricFamily> &families);
+// True when exposition text already has a family of this name (a "# TYPE name" line).
+[[nodiscard]] bool has_family(const std::string &text, const std::string &name);
+
+// kvfdpd's own state.
+struct MetricsInput {
+	CounterSnapshot counters;
+	uint64_t generation = 0;
+	uint16_t nruh = 0;
+	std::vector<uint16_t> pids;  // pid per handle index
+	bool tagger_active = false;
+	bool zero_copy = false;  // the data path (ublk::DataMode)
+	uint64_t uptime_s = 0;
+	uint64_t start_time_s = 0;  // Unix time this kvfdpd started (a restart changes it)
+	bool recovered = false;     // this kvfdpd re-attached to a disk a previous one left
+	// A stripe's members (paths, in order) and each member's pid per handle: then
+	// kvfdp_handle_bytes_total has one sample per member and handle, labelled member and
+	// device (sum by handle for the totals). Empty for a single namespace: no member label.
+	std::vector<std::string> members;
+	std::vector<std::vector<uint16_t>> member_pids;
+};
+
+// kvfdp_class_bytes_total, kvfdp_class_writes_total, kvfdp_handle_bytes_total, kvfdp_io_total,
+// kvfdp_io_bytes_total, kvfdp_stale_tags_total, kvfdp_io_errors_total, kvfdp_copied_bytes_total,
+// kvfdp_zero_copy, kvfdp_tagger_active, kvfdp_policy_generation, kvfdp_uptime_seconds,
+// kvfdp_start_time_seconds, kvfdp_recovered.
+[[nodiscard]] std::vector<MetricFamily> counter_families(const MetricsInput &m);
+[[nodiscard]] std::string format_metrics(const MetricsInput &m);  // render(counter_families)
+
+// kvfdp_ruh_ruamw_lbas, kvfdp_ruh_ruamw_bytes, kvfdp_ruh_earutr_seconds per handle
+// ({handle, pid, ruhid}) from RUH Status.
+[[nodiscard]] std::vector<MetricFamily> ruh_families(const std::vector<nvme::Handle> &handles,
+						     uint32_t lba_size);
+// kvfdp_fdp_hbmw_bytes, kvfdp_fdp_mbmw_bytes, kvfdp_fdp_mbe_bytes, and kvfdp_fdp_waf (lifetime,
+// only when the counters support one: nvme::assess_waf).
+[[nodiscard]] std::vector<MetricFamily> fdp_stats_families(const nvme::FdpStats &s, bool emulated);
+// kvfdp_daemon_up.
+[[nodiscard]] MetricFamily daemon_up_family(bool up);
+
+} // namespace kvfdp::proto
