@@ -203,6 +203,8 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 		"advise", "for a WAF target: the utilisation, placement and (for a chunk store) eviction to run, "
 			  "from a sweep of the FDP SSD model over a trace or any workload simulate takes");
 	add_model_options(*sub, args->model, workload_names(*facs));
+	// Registered so that giving it gets advise's own line (prepare), not CLI11's.
+	sub->get_option("--util")->description("not taken: advise sweeps the utilisation (--sweep)")->default_str("");
 	sub->add_option("--target", args->target, "the WAF to meet (media bytes / host bytes), 1.0 or more")
 		->capture_default_str();
 	sub->add_option("--sweep", args->sweep, "the utilisations to try, util=START:END:STEP")
