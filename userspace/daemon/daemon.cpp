@@ -505,11 +505,25 @@ void stop_live(State &s)
 	teardown(s, remove, &use.claim, !s.opts.force_remove);
 }
 
-int run(State &s)
-{
+// What a start holds beside State until run() returns: the timed steps, the /metrics server
+// and the namespace claims (released in the reverse order).
+struct Serving {
 	StartSteps steps;
-	// Every check that can be made runs before the ublk device is created: the command line
-	// (exit 2), then the config, the socket path, the device and the namespace (exit 1).
+	std::unique_ptr<HttpMetricsServer> http;
+	std::vector<NsClaim> claims;
+};
+
+// Logs e as the one line of a refusal and gives the exit code to return.
+int refuse(const Error &e, int code)
+{
+	log::error("%s", e.message().c_str());
+	return code;
+}
+
+// Every check that can be made before anything is made: the command line (kExitUsage), then
+// the config and --ready-file (kExitConfig). 0: go on.
+int validate(State &s)
+{
 	if (s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
 		log::error("--depth must be 1..%u", ublk::kMaxQueueDepth);
 		return kExitUsage;
@@ -532,40 +546,37 @@ int run(State &s)
 		return kExitUsage;
 	}
 	if (!s.opts.metrics_listen.empty())
-		if (auto a = parse_listen_address(s.opts.metrics_listen); !a) {
-			log::error("%s", a.error().message().c_str());
-			return kExitUsage;
-		}
-	if (auto r = check_before_open(s); !r) {
-		log::error("%s", r.error().message().c_str());
-		return kExitConfig;
-	}
-	// GET /metrics (off by default): bound first, so a port in use is refused before the device is opened.
-	std::unique_ptr<HttpMetricsServer> http;
+		if (auto a = parse_listen_address(s.opts.metrics_listen); !a)
+			return refuse(a.error(), kExitUsage);
+	if (auto r = check_before_open(s); !r)
+		return refuse(r.error(), kExitConfig);
+	return 0;
+}
+
+// Binds GET /metrics (off by default) and the control socket, so that a port in use or a bad
+// socket path is refused before the model's --file or any ublk device is made; both are
+// served once the device is live.
+Result<void> bind_sockets(State &s, std::unique_ptr<HttpMetricsServer> &http)
+{
 	if (!s.opts.metrics_listen.empty()) {
 		HttpMetricsOptions ho;
 		ho.listen = s.opts.metrics_listen;
 		auto h = HttpMetricsServer::listen(ho, [&s] { return metrics_exposition(s); });
-		if (!h) {
-			log::error("%s", h.error().message().c_str());
-			return kExitConfig;
-		}
+		if (!h)
+			return std::move(h).error();
 		http = std::move(*h);
 	}
-	// The socket is bound now (a bad path is refused before the model's --file or any ublk
-	// device is made) and served once the device is live.
 	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_control_line(s, line); });
-	if (!server) {
-		log::error("%s", server.error().message().c_str());
-		return kExitConfig;
-	}
+	if (!server)
+		return std::move(server).error();
 	s.server = std::move(*server);
-	steps.mark("checks");
-	if (auto r = open_device(s); !r) {
-		log::error("%s", r.error().message().c_str());
-		return 1;
-	}
-	steps.mark("device");
+	return ok();
+}
+
+// With the device open: the queue count (--queues auto), the learner, the policy and the
+// ublk control device.
+Result<void> prepare_serving(State &s)
+{
 	if (s.opts.queues == 0)
 		s.opts.queues = auto_queue_count(usable_cpus(), s.opts.depth, KVFDP_MAX_SLOTS, s.info.backend == "model");
 	if (s.opts.learn && s.nruh > 1) {
@@ -576,48 +587,42 @@ int run(State &s)
 	} else if (s.opts.learn) {
 		log::info("--placement learned: %u handle(s), nothing to learn; every write on handle 0", s.nruh);
 	}
-	if (auto g = reload_policy(s); !g) {
-		log::error("%s", g.error().message().c_str());
-		return 1;
-	}
+	if (auto g = reload_policy(s); !g)
+		return std::move(g).error();
 	auto ctrl = ublk::Control::open();
-	if (!ctrl) {
-		log::error("%s", ctrl.error().message().c_str());
-		return 1;
-	}
+	if (!ctrl)
+		return std::move(ctrl).error();
 	s.ctrl = std::move(*ctrl);
-	steps.mark("policy");
-	// One kvfdpd per namespace, none on a mounted or held one: before any ublk device exists.
-	// A stripe claims each member. Both NVMe backends claim (passthru its /dev/ngXnY, streams
-	// its /dev/nvmeXnY); file and model have no namespace.
-	std::vector<NsClaim> claims;
-	if (s.info.backend == "passthru" || s.info.backend == "streams") {
-		std::vector<std::string> nodes{s.info.path};
-		const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
-		if (sd) {
-			nodes.clear();
-			for (const nvme::StripeMember &m : sd->members())
-				nodes.push_back(m.path);
-		}
-		for (size_t m = 0; m < nodes.size(); m++) {
-			auto c = claim_namespace(nodes[m], [&s](int pid) { return served_disk(s, pid); });
-			if (!c) {
-				log::error("%s%s", sd ? (nvme::stripe_member_name(m, nodes[m]) + ": ").c_str() : "",
-					   c.error().message().c_str());
-				return 1;
-			}
-			claims.push_back(std::move(*c));
-		}
-	}
-	if (s.opts.attach) {
-		if (auto a = choose_attach(s); !a) {
-			log::error("%s", a.error().message().c_str());
-			return 1;
-		}
-	}
+	return ok();
+}
 
-	steps.mark("claim");
+// One kvfdpd per namespace, none on a mounted or held one: before any ublk device exists. A
+// stripe claims each member (a refusal names it). Both NVMe backends claim (passthru its
+// /dev/ngXnY, streams its /dev/nvmeXnY); file and model have no namespace.
+Result<void> claim_namespaces(State &s, std::vector<NsClaim> &claims)
+{
+	if (s.info.backend != "passthru" && s.info.backend != "streams")
+		return ok();
+	std::vector<std::string> nodes{s.info.path};
+	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
+	if (sd) {
+		nodes.clear();
+		for (const nvme::StripeMember &m : sd->members())
+			nodes.push_back(m.path);
+	}
+	for (size_t m = 0; m < nodes.size(); m++) {
+		auto c = claim_namespace(nodes[m], [&s](int pid) { return served_disk(s, pid); });
+		if (!c)
+			return fail((sd ? nvme::stripe_member_name(m, nodes[m]) + ": " : "") + c.error().message());
+		claims.push_back(std::move(*c));
+	}
+	return ok();
+}
 
+// Creates (or starts recovering) the ublk device, loads the tagger, starts the queues and
+// the device. 0, or the exit code of a refusal, the new device removed first.
+int bring_up(State &s, StartSteps &steps)
+{
 	Result<void> r = s.opts.recover_id >= 0 ? begin_recovery(s) : add_device(s);
 	steps.mark(s.opts.recover_id >= 0 ? "start-recovery" : "add-device");
 	if (r) {
@@ -645,11 +650,18 @@ int run(State &s)
 		steps.mark(s.recovered ? "end-recovery" : "start-device");
 	}
 	if (!r) {
-		log::error("%s", r.error().message().c_str());
 		const int code = s.dev_added || s.recovered ? kExitRuntime : kExitConfig;
+		log::error("%s", r.error().message().c_str());
 		teardown(s, true);  // an added device goes; a device being recovered stays
 		return code;
 	}
+	return 0;
+}
+
+// The device is live: the tagger watches it, the servers serve, and the log, --ready-file
+// and the service manager are told. 0, or kExitConfig where require_tagger is not met.
+int go_live(State &s, Serving &sv)
+{
 	s.dev_added = true;  // a recovered device is ours to remove on SIGTERM too
 	s.state = "live";
 	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
@@ -661,20 +673,18 @@ int run(State &s)
 	s.tagger.start_events();
 	if (s.learned)
 		s.learned->start();
-	steps.mark("watch");
-
+	sv.steps.mark("watch");
 	s.server->start();
-	if (http) {
-		http->start();
-		log::info("metrics: http://%s/metrics", http->address().c_str());
+	if (sv.http) {
+		sv.http->start();
+		log::info("metrics: http://%s/metrics", sv.http->address().c_str());
 	}
-
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s, %s%s%s", bdev.c_str(),
 		  s.recovered ? "recovered" : "ready", s.info.backend.c_str(), s.info.path.c_str(), s.nruh,
 		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagger.active() ? "on" : "off",
 		  ublk::data_mode_name(s.data_mode), s.data_note.empty() ? "" : ": ", s.data_note.c_str());
-	log::info("%s %s in %s", bdev.c_str(), s.recovered ? "recovered" : "ready", steps.line().c_str());
+	log::info("%s %s in %s", bdev.c_str(), s.recovered ? "recovered" : "ready", sv.steps.line().c_str());
 	if (!s.opts.ready_file.empty()) {
 		const std::string tmp = s.opts.ready_file + ".tmp";
 		if (FILE *f = std::fopen(tmp.c_str(), "w")) {
@@ -688,7 +698,37 @@ int run(State &s)
 	if (health.degraded)
 		log::warn("DEGRADED: %s", health.why.c_str());
 	send_notify(ready_message(serving_status("serving " + bdev, health)));
+	return 0;
+}
 
+// Sockets, device, policy, claims, the ublk device and its queues, then live. 0, or the exit
+// code of a refusal (kExitConfig and 1 before any ublk device exists).
+int start(State &s, Serving &sv)
+{
+	if (auto r = bind_sockets(s, sv.http); !r)
+		return refuse(r.error(), kExitConfig);
+	sv.steps.mark("checks");
+	if (auto r = open_device(s); !r)
+		return refuse(r.error(), 1);
+	sv.steps.mark("device");
+	if (auto r = prepare_serving(s); !r)
+		return refuse(r.error(), 1);
+	sv.steps.mark("policy");
+	if (auto r = claim_namespaces(s, sv.claims); !r)
+		return refuse(r.error(), 1);
+	if (s.opts.attach)
+		if (auto a = choose_attach(s); !a)
+			return refuse(a.error(), 1);
+	sv.steps.mark("claim");
+	if (const int code = bring_up(s, sv.steps))
+		return code;
+	return go_live(s, sv);
+}
+
+// Serves until SIGTERM or SIGINT; SIGHUP reloads the policy (a refused one keeps the old).
+void serve(State &s)
+{
+	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -698,25 +738,39 @@ int run(State &s)
 		int sig = 0;
 		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (sig == SIGHUP) {
-			send_notify(reloading_message(monotonic_usec()));
-			auto g = reload_policy(s);
-			if (g)
-				log::info("policy reloaded (generation %llu)", static_cast<unsigned long long>(*g));
-			else
-				log::error("%s; old policy kept", g.error().message().c_str());
-			send_notify(ready_message(serving_status(g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
-								    : "serving " + bdev + ", reload refused (old policy kept)",
-								  health_of(s.tagger.active(), s.tagger.reason()))));
-			continue;
-		}
-		break;
+		if (sig != SIGHUP)
+			return;
+		send_notify(reloading_message(monotonic_usec()));
+		auto g = reload_policy(s);
+		if (g)
+			log::info("policy reloaded (generation %llu)", static_cast<unsigned long long>(*g));
+		else
+			log::error("%s; old policy kept", g.error().message().c_str());
+		send_notify(ready_message(serving_status(g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
+							    : "serving " + bdev + ", reload refused (old policy kept)",
+							  health_of(s.tagger.active(), s.tagger.reason()))));
 	}
-	if (http)
-		http->stop();  // before the queues its renders read go
+}
+
+// The stop after a signal: /metrics first (its renders read the queues), then the device.
+void stop(State &s, Serving &sv)
+{
+	if (sv.http)
+		sv.http->stop();
 	stop_live(s);
 	if (!s.opts.ready_file.empty())
 		::unlink(s.opts.ready_file.c_str());
+}
+
+int run(State &s)
+{
+	Serving sv;
+	if (const int code = validate(s))
+		return code;
+	if (const int code = start(s, sv))
+		return code;
+	serve(s);
+	stop(s, sv);
 	return 0;
 }
 
