@@ -16,6 +16,7 @@
 #include "common/unique_fd.hpp"
 #include "tests/bpf/tracefs.hpp"
 #include "tests/support/skip.hpp"
+#include "tests/support/temp_files.hpp"
 
 // Capabilities, decided before any check: root, BTF (CO-RE) and syscall tracepoints.
 // A load the verifier refuses is a failure (libbpf prints the verifier log above it).
@@ -35,10 +36,9 @@ TEST_CASE("bpf: hint_probe loads, attaches and counts F_SET_RW_HINT calls")
 					  << " (the verifier log, if any, is above)");
 	REQUIRE(hint_probe::attach(skel) == 0);
 
-	char path[] = "/tmp/kvfdp-hint-probe-XXXXXX";
-	kvfdp::UniqueFd fd(::mkstemp(path));
+	const kvfdp::test::TempFile file;
+	kvfdp::UniqueFd fd(::open(file.path.c_str(), O_RDWR | O_CLOEXEC));
 	REQUIRE(fd.valid());
-	::unlink(path);
 
 	uint64_t hint = 4; // RWH_WRITE_LIFE_LONG
 	int rc = ::fcntl(fd.get(), KVFDP_F_SET_RW_HINT, &hint);

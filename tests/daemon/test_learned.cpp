@@ -17,6 +17,7 @@
 #include "nvme/model/model_device.hpp"
 #include "tests/daemon/bench_rig.hpp"
 #include "tests/model/model_io.hpp"
+#include "tests/support/temp_files.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/writers.hpp"
 
@@ -26,19 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-struct TempPath {
-	std::string path;
-	explicit TempPath(const char *stem)
-	{
-		std::string t = std::string("/tmp/") + stem + "-XXXXXX";
-		int fd = ::mkstemp(t.data());
-		REQUIRE(fd >= 0);
-		::close(fd);
-		::unlink(t.c_str());
-		path = t;
-	}
-	~TempPath() { ::unlink(path.c_str()); }
-};
+using kvfdp::test::TempPath;
 
 constexpr uint32_t kLba = 4096;
 constexpr uint64_t kMiB = 1 << 20;

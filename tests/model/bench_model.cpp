@@ -14,6 +14,7 @@
 
 #include "nvme/model/ftl.hpp"
 #include "nvme/model/model_device.hpp"
+#include "tests/support/temp_files.hpp"
 #include "tools/sim/synthetic.hpp"
 
 using namespace kvfdp;
@@ -89,13 +90,10 @@ TEST_CASE("model bench: mapping-unit writes per second, single-threaded")
 
 TEST_CASE("model bench: 4 KiB writes per second through the model device's IoQueue")
 {
-	char tmpl[] = "/dev/shm/kvfdp-bench-model-XXXXXX";
-	int fd = mkstemp(tmpl);
-	REQUIRE(fd >= 0);
-	close(fd);
+	const kvfdp::test::TempFile data({}, "/dev/shm");
 	model::ModelDeviceOptions o;
 	o.config.logical_bytes = uint64_t{256} << 20;
-	o.data_path = tmpl;
+	o.data_path = data.path;
 	auto dev = model::open_model_device(o);
 	REQUIRE(dev.ok());
 	io_uring ring{};
@@ -119,7 +117,6 @@ TEST_CASE("model bench: 4 KiB writes per second through the model device's IoQue
 	const double s = cpu_seconds() - t0;
 	q->reset();
 	dev->reset();
-	unlink(tmpl);
 	REQUIRE(err == 0);
 	std::printf("model device: %.0f 4 KiB writes per CPU second (pwrite to /dev/shm + FTL), "
 		    "%.2f us each\n", static_cast<double>(n) / s, s * 1e6 / static_cast<double>(n));

@@ -18,23 +18,13 @@
 #include "nvme/model/model_device.hpp"
 #include "nvme/spec.hpp"
 #include "tests/model/model_io.hpp"
+#include "tests/support/temp_files.hpp"
 
 using namespace kvfdp;
 
 namespace {
 
-struct TempFile {
-	std::string path;
-	TempFile()
-	{
-		char tmpl[] = "/tmp/kvfdp-model-XXXXXX";
-		int fd = mkstemp(tmpl);
-		REQUIRE(fd >= 0);
-		close(fd);
-		path = tmpl;
-	}
-	~TempFile() { unlink(path.c_str()); }
-};
+using kvfdp::test::TempFile;
 
 model::ModelDeviceOptions options(const std::string &path)
 {

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/temp_files.hpp"
+
 #ifndef KVFDP_BIN
 #error "KVFDP_BIN must name the kvfdp binary"
 #endif
@@ -94,9 +96,8 @@ TEST_CASE("golden: the pinned docs/RESULTS.md rows are what kvfdp simulate print
 	for (std::string l; std::getline(in, l);)
 		lines.push_back(l);
 
-	char dir[] = "/tmp/kvfdp-golden-XXXXXX";
-	REQUIRE(mkdtemp(dir) != nullptr);
-	const std::string tmp = dir;
+	const kvfdp::test::TempDir dir;
+	const std::string &tmp = dir.path;
 	run("gzip -dc '" + std::string(KVFDP_TRACE_GZ) + "' > '" + tmp + "/mooncake-conversation.jsonl'");
 
 	for (const char *pinned : kPinned) {
@@ -142,5 +143,4 @@ TEST_CASE("golden: the pinned docs/RESULTS.md rows are what kvfdp simulate print
 		}
 		CHECK(checked >= 3);  // none, hint, oracle at least
 	}
-	run("rm -rf '" + tmp + "'");
 }

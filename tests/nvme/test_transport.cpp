@@ -13,6 +13,7 @@
 #include "nvme/commands.hpp"
 #include "nvme/inflight.hpp"
 #include "nvme/uring.hpp"
+#include "tests/support/temp_files.hpp"
 
 using namespace kvfdp::nvme;
 
@@ -137,9 +138,8 @@ TEST_CASE("nvme: UringPassthru creates an SQE128|CQE32 ring and reaps by user_da
 	CHECK(sum == 303);
 	// A uring_cmd on a regular file (no ->uring_cmd) fails with a decoded errno. (Not
 	// /dev/null: it accepts uring_cmd as a no-op on recent kernels.)
-	char tmpl[] = "/tmp/kvfdp-uring-XXXXXX";
-	int fd = mkstemp(tmpl);
-	unlink(tmpl);
+	const kvfdp::test::TempFile file;
+	int fd = ::open(file.path.c_str(), O_RDWR | O_CLOEXEC);
 	REQUIRE(fd >= 0);
 	UringCmd c = make_flush(1);
 	int res = u->run(fd, kUringCmdIo, c);

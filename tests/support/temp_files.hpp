@@ -1,5 +1,6 @@
 // Temporary files for tests: a directory removed with what the test made in it, a file
-// written whole, a Unix socket bound (and left, as a killed daemon leaves one).
+// removed at the end, a file written whole, a Unix socket bound (and left, as a killed daemon
+// leaves one). The one copy every test uses.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -16,13 +17,14 @@
 
 namespace kvfdp::test {
 
+// A fresh directory under base (mkdtemp), removed with what the test made in it.
 struct TempDir {
 	std::string path;
-	TempDir()
+	explicit TempDir(const std::string &base = "/tmp")
 	{
-		char tmpl[] = "/tmp/kvfdp-test-XXXXXX";
-		const char *p = ::mkdtemp(tmpl);
-		REQUIRE(p != nullptr);
+		std::string tmpl = base + "/kvfdp-test-XXXXXX";
+		const char *p = ::mkdtemp(tmpl.data());
+		REQUIRE_MESSAGE(p != nullptr, "mkdtemp under " << base);
 		path = p;
 	}
 	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
@@ -36,6 +38,31 @@ inline void write_file(const std::string &path, const std::string &text)
 	REQUIRE(fd);
 	REQUIRE(::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()));
 }
+
+// A fresh file under dir (mkstemp) holding text, unlinked at the end.
+struct TempFile {
+	std::string path;
+	explicit TempFile(const std::string &text = {}, const std::string &dir = "/tmp")
+	{
+		std::string tmpl = dir + "/kvfdp-test-XXXXXX";
+		UniqueFd fd(::mkstemp(tmpl.data()));
+		REQUIRE_MESSAGE(fd, "mkstemp under " << dir);
+		path = tmpl;
+		if (!text.empty())
+			write_file(path, text);
+	}
+	~TempFile() { ::unlink(path.c_str()); }
+	TempFile(const TempFile &) = delete;
+	TempFile &operator=(const TempFile &) = delete;
+};
+
+// A path that does not exist yet (for what the code under test creates), named name in a
+// directory of its own that is removed at the end.
+struct TempPath {
+	TempDir dir;
+	std::string path;
+	explicit TempPath(const std::string &name = "file") : path(dir.path + "/" + name) {}
+};
 
 // A socket bound at path; closing the returned fd leaves the file (no listener behind it).
 inline UniqueFd bind_unix_socket(const std::string &path)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bpf/tag.h"
+#include "tests/support/temp_files.hpp"
 #include "tools/workload/blk_trace.hpp"
 #include "tools/workload/chunk_store.hpp"
 #include "tools/workload/cli.hpp"
@@ -22,20 +23,7 @@ using namespace kvfdp::workload;
 
 namespace {
 
-// A temporary file with the given contents, removed at scope exit.
-struct TempFile {
-	std::string path;
-	explicit TempFile(const std::string &text)
-	{
-		char tmpl[] = "/tmp/kvfdp-wl-XXXXXX";
-		int fd = mkstemp(tmpl);
-		REQUIRE(fd >= 0);
-		close(fd);
-		path = tmpl;
-		std::ofstream(path) << text;
-	}
-	~TempFile() { std::remove(path.c_str()); }
-};
+using kvfdp::test::TempFile;
 
 // A sink that checks the filesystem never writes over live LBAs and only deallocates live
 // ones, and counts what it saw.
