@@ -16,6 +16,7 @@
 
 #include "tests/daemon/bench_learned.hpp"
 #include "tests/daemon/bench_rig.hpp"
+#include "userspace/twin/twin.hpp"
 
 using namespace kvfdp;
 
@@ -29,6 +30,7 @@ struct Options {
 	bool tagged = true;
 	bool zero_copy = false;
 	bool learned = false;
+	bool twin = false;  // the live WAF twin's ring (its thread not running: the push path alone)
 	uint64_t span = 0;  // bytes the requests cycle over (0: the whole namespace)
 	uint64_t ns_bytes = 0;  // namespace size (0: the rig's 1 GiB)
 };
@@ -39,7 +41,8 @@ int usage(const char *msg)
 		     "bench_daemon_engine: %s\n"
 		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
 		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
-		     "                           [--zero-copy] [--learned] [--span BYTES] [--namespace BYTES]\n",
+		     "                           [--zero-copy] [--learned] [--span BYTES] [--namespace BYTES]\n"
+		     "                           [--twin]\n",
 		     msg);
 	return 2;
 }
@@ -70,6 +73,8 @@ int main(int argc, char **argv)
 			o.zero_copy = true;
 		} else if (a == "--learned") {
 			o.learned = true;
+		} else if (a == "--twin") {
+			o.twin = true;
 		} else if (a == "--op" && has_value) {
 			const std::string op = argv[++i];
 			if (op == "write")
@@ -116,6 +121,18 @@ int main(int argc, char **argv)
 		rc.learned = learned->lp.get();
 	}
 
+	std::unique_ptr<twin::Twin> tw;
+	if (o.twin) {  // a ring that holds every request: each write is pushed, none dropped
+		twin::TwinOptions to;
+		to.geometry = twin::TwinGeometry{rc.nlb, rc.lba_size, 1 << 20, rc.nruh, 0.07};
+		to.ring_records = static_cast<uint32_t>(std::min<uint64_t>(o.requests + 4u * rc.depth, 1u << 24));
+		auto t = twin::Twin::create(to);
+		if (!t)
+			return usage(t.error().message().c_str());
+		tw = std::move(*t);
+		tw->add_rings(1);
+		rc.twin = &tw->ring(0);
+	}
 	const uint32_t sectors = o.size >> 9;
 	if (o.span && (o.span < o.size || o.span > rc.nlb * rc.lba_size))
 		return usage("--span must be at least --size and at most the namespace");
@@ -149,6 +166,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+	if (tw) {  // the twin thread's work, timed apart: what the records cost it
+		const auto d0 = std::chrono::steady_clock::now();
+		const uint64_t applied = tw->drain();
+		const double dns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - d0).count();
+		const twin::TwinReport rep = tw->report();
+		std::printf("{\"bench\":\"daemon_engine_twin\",\"records\":%llu,\"dropped\":%llu,\"twin_ns_per_record\":%.1f,"
+			    "\"twin_memory_bytes\":%llu,\"rate\":%.6f,\"waf_placed\":%.4f,\"waf_none\":%.4f}\n",
+			    static_cast<unsigned long long>(applied), static_cast<unsigned long long>(rep.dropped),
+			    applied ? dns / static_cast<double>(applied) : 0.0, static_cast<unsigned long long>(rep.memory_bytes),
+			    rep.rate, rep.waf_placed, rep.waf_none);
+	}
 	std::printf("{\"bench\":\"daemon_engine\",\"op\":\"%s\",\"size\":%u,\"max_transfer\":%u,\"tagged\":%s,"
 		    "\"zero_copy\":%s,\"learned\":%s,\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,"
 		    "\"copied_bytes_per_request\":%.1f,\"allocations\":%llu,"

@@ -10,6 +10,7 @@
 #include "tests/daemon/bench_learned.hpp"
 #include "tests/daemon/bench_rig.hpp"
 #include "userspace/daemon/writers.hpp"
+#include "userspace/twin/twin.hpp"
 
 using namespace kvfdp;
 
@@ -63,7 +64,7 @@ namespace {
 // at a multiple of 512 KiB, covers two units on two members). learned: --placement learned;
 // the 999 request slots are written, overwritten, discarded and zeroed again and again, so
 // the learner's death path runs for every write after the first pass.
-void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = false)
+void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = false, bool with_twin = false)
 {
 	CAPTURE(zero_copy);
 	CAPTURE(members);
@@ -77,6 +78,15 @@ void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = fa
 		lp = std::make_unique<test::RigLearned>(rc);
 		rc.learned = lp->lp.get();
 	}
+	std::unique_ptr<twin::Twin> tw;  // the live WAF twin, its thread draining the ring meanwhile
+	if (with_twin) {
+		auto t = twin::Twin::create(twin::TwinOptions{twin::TwinGeometry{rc.nlb, rc.lba_size, 1 << 20, rc.nruh, 0.07}});
+		REQUIRE(t);
+		tw = std::move(*t);
+		tw->add_rings(1);
+		rc.twin = &tw->ring(0);
+		tw->start();
+	}
 	test::EngineRig<decltype(&mixed)> rig(rc, &mixed);
 	REQUIRE(rig.serve(4 * rc.depth));  // warm-up
 	if (lp)
@@ -86,6 +96,11 @@ void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = fa
 	const uint64_t allocs = test::allocation_count() - a0;
 	REQUIRE(ok);
 	CHECK(allocs == 0);
+	if (tw) {  // every write, discard and write zeroes reached the twin or was counted dropped
+		tw->stop();
+		const twin::TwinReport rep = tw->report();
+		CHECK(rep.records + rep.dropped == (4 * rc.depth + 4000) / 8 * 6);
+	}
 	CHECK(rig.bad_results() == 0);
 	CHECK(rig.lost() == 0);
 	CHECK(rig.inflight() == 0);
@@ -153,6 +168,12 @@ TEST_CASE("engine: no heap allocation per request with learned placement, every 
 {
 	check_no_allocation(false, 1, true);
 	check_no_allocation(true, 1, true);
+}
+
+TEST_CASE("engine: no heap allocation per request with the live WAF twin, every op (copy and zero copy)")
+{
+	check_no_allocation(false, 1, false, true);
+	check_no_allocation(true, 1, false, true);
 }
 
 TEST_CASE("engine rig: the counting malloc sees an allocation")

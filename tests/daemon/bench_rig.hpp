@@ -125,6 +125,7 @@ struct RigConfig {
 	uint32_t members = 1;                // > 1: a stripe of passthru queues (nvme/stripe.hpp), nlb in all
 	uint32_t stripe_bytes = 64 * 1024;   // with members > 1
 	daemon::LearnedPlacement *learned = nullptr;  // --placement learned (bench_learned.hpp)
+	twin::Ring *twin = nullptr;                   // the live WAF twin's ring (userspace/twin/)
 };
 
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's
@@ -152,6 +153,7 @@ public:
 		ec.zero_copy = rc.zero_copy;
 		ec.stripe = layout(rc);
 		ec.learned = rc.learned;
+		ec.twin = rc.twin;
 		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(),
 							     rc.zero_copy ? nullptr : bufs_.data(), reader_, policy_, ctr_,
 							     *this);

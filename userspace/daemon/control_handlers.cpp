@@ -19,6 +19,7 @@
 #include "userspace/daemon/health.hpp"
 #include "userspace/daemon/member_view.hpp"
 #include "userspace/daemon/stop_choice.hpp"
+#include "userspace/twin/report.hpp"
 #include "userspace/ublk/features.hpp"
 
 namespace kvfdp::daemon {
@@ -162,6 +163,8 @@ bool stats_json(State &s, json &out, std::string &err)
 		}
 		out["members"] = members_stats_json(*ms);
 	}
+	if (s.twin)  // the live WAF twin's projection (docs/twin.md)
+		out["twin"] = twin::report_json(s.twin->report());
 	return true;
 }
 

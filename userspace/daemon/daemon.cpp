@@ -236,6 +236,8 @@ Result<void> create_queues(State &s, StartSteps &steps)
 	// and registers depth x io_buf_bytes of buffers, most of a restart's time (docs/deploy.md
 	// "kill -9 and restart"); in parallel it takes one queue's time where CPUs allow.
 	const uint16_t nq = s.dev.nr_hw_queues;
+	if (s.twin)
+		s.twin->add_rings(nq);
 	std::vector<std::optional<Result<std::unique_ptr<UblkQueue>>>> made(nq);
 	auto make = [&](uint16_t q) {
 		QueueSetup qs;
@@ -245,6 +247,7 @@ Result<void> create_queues(State &s, StartSteps &steps)
 		qs.slots = s.tagger.slot_base();
 		qs.policy = &s.table;
 		qs.engine = ec;
+		qs.engine.twin = s.twin ? &s.twin->ring(q) : nullptr;
 		qs.fixed_buf_bytes = fixed_bytes;
 		qs.register_bufs = s.data_mode == ublk::DataMode::zero_copy_reg;
 		qs.batch = (s.dev.flags & ublk::kFlagBatchIo) != 0;  // a recovered device keeps its mode
@@ -587,6 +590,10 @@ Result<void> prepare_serving(State &s)
 	} else if (s.opts.learn) {
 		log::info("--placement learned: %u handle(s), nothing to learn; every write on handle 0", s.nruh);
 	}
+	auto twin = twin::twin_for(s.info, s.nruh, s.info.backend == "model" ? s.opts.backend.op : 0, s.opts.twin);
+	if (!twin)  // the live WAF twin (docs/twin.md)
+		return std::move(twin).error();
+	s.twin = std::move(*twin);
 	if (auto g = reload_policy(s); !g)
 		return std::move(g).error();
 	auto ctrl = ublk::Control::open();

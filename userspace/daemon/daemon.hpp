@@ -7,6 +7,7 @@
 #include <string>
 
 #include "userspace/daemon/backend.hpp"
+#include "userspace/twin/twin.hpp"
 
 namespace kvfdp::daemon {
 
@@ -41,6 +42,7 @@ struct DaemonOptions {
 	bool learn = false;
 	std::string learn_state = "/var/lib/kvfdp/learned.state";
 	double learn_period_s = 2.0;
+	twin::TwinSettings twin;             // --twin-memory, --twin-op (docs/twin.md)
 };
 
 // kvfdpd's exit codes; the systemd unit (RestartPreventExitStatus=1 2) restarts none of the

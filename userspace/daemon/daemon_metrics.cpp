@@ -7,6 +7,7 @@
 #include "proto/backend_kind.hpp"
 #include "userspace/daemon/member_view.hpp"
 #include "userspace/daemon/metrics.hpp"
+#include "userspace/twin/report.hpp"
 
 namespace kvfdp::daemon {
 
@@ -83,6 +84,8 @@ std::string metrics_exposition(State &s)
 	std::string text = render_metrics(fams);
 	if (s.learned)  // --placement learned: kvfdp_learned_* per key (learned.hpp)
 		text += s.learned->metrics_text(s.tagger.writer_names());
+	if (s.twin)  // kvfdp_twin_*: the live WAF twin (docs/twin.md)
+		text += twin::metrics_text(s.twin->report());
 	return text;
 }
 

@@ -19,6 +19,7 @@
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/queue.hpp"
 #include "userspace/daemon/tagger_owner.hpp"
+#include "userspace/twin/twin.hpp"
 #include "userspace/ublk/ctrl.hpp"
 #include "userspace/ublk/data_mode.hpp"
 
@@ -46,6 +47,7 @@ struct State {
 	uint64_t generation = 0;
 	TaggerOwner tagger;
 	std::unique_ptr<LearnedPlacement> learned;  // --placement learned, else null
+	std::unique_ptr<twin::Twin> twin;           // the live WAF twin (docs/twin.md), else null
 	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 	std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();  // kvfdp_start_time_seconds
 	bool recovered = false;

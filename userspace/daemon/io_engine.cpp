@@ -98,6 +98,7 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 	case ublk::kOpWrite:
 		req.op = nvme::IoOp::write;
 		req.handle = place_write(tag, d, r);
+		twin::record_write(cfg_.twin, r.slba, r.nlb, req.handle);
 		return true;
 	case ublk::kOpRead:
 		ctr_.reads.add(1);
@@ -114,6 +115,7 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 		req.op = nvme::IoOp::deallocate;  // one DSM range
 		if (cfg_.learned)
 			cfg_.learned->discard(r.slba, r.nlb);
+		twin::record_trim(cfg_.twin, twin::Op::discard, r.slba, r.nlb);
 		return true;
 	case ublk::kOpWriteZeroes:
 		ctr_.write_zeroes.add(1);
@@ -121,6 +123,7 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 		req.op = nvme::IoOp::write_zeroes;
 		if (cfg_.learned)
 			cfg_.learned->discard(r.slba, r.nlb);
+		twin::record_trim(cfg_.twin, twin::Op::write_zeroes, r.slba, r.nlb);
 		per_cmd = kMaxWriteZeroesNlb;
 		return true;
 	default:

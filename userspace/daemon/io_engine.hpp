@@ -15,6 +15,7 @@
 #include "userspace/daemon/counters.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/write_class.hpp"
+#include "userspace/twin/ring.hpp"
 #include "userspace/ublk/uapi.hpp"
 
 struct io_uring;
@@ -50,6 +51,9 @@ struct EngineConfig {
 	// --placement learned: writes go where the learner puts their (writer, class), and
 	// discards tell it what died (learned.hpp); nullptr: the class map.
 	LearnedPlacement *learned = nullptr;
+	// The live WAF twin's ring of this queue (userspace/twin/): each write with its handle,
+	// discard and write zeroes is pushed there; nullptr: no twin.
+	twin::Ring *twin = nullptr;
 };
 
 // The op of a ublk request (ublksrv_io_desc op_flags bits 7:0, ublk::kOp*): the one place

@@ -119,6 +119,14 @@ int main(int argc, char **argv)
 	app.add_option("--learn-period", o.learn_period_s, "seconds between regroups of learned placement")
 		->check(CLI::Range(0.05, 3600.0))
 		->capture_default_str();
+	auto *twin_memory = app.add_option("--twin-memory", o.twin.memory_bytes,
+					   "memory bound of the live WAF twin's two sampled models (suffixes allowed: "
+					   "64M); 0: no twin (docs/twin.md)")
+				    ->transform(size_value())
+				    ->capture_default_str();
+	app.add_option("--twin-op", o.twin.op,
+		       "over-provisioning the twin assumes for the drive (default: the model backend's --op, else 0.07)")
+		->check(CLI::Range(0.001, 10.0));
 	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
 	app.add_flag("--require-tagger", o.require_tagger,
 		     "fail the start (exit 1) when the BPF tagger is not active, instead of serving DEGRADED with "
@@ -166,6 +174,7 @@ int main(int argc, char **argv)
 	if (paths.size() > 1)
 		o.backend.members = paths;
 	o.learn = placement_mode == "learned";
+	o.twin.memory_given = twin_memory->count() > 0;
 	if (o.require_tagger)
 		o.require_tagger_from = "--require-tagger";
 	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "common/log.hpp"
+
 namespace kvfdp::twin {
 
 namespace {
@@ -27,6 +29,7 @@ Twin::~Twin() { stop(); }
 
 void Twin::add_rings(uint16_t n)
 {
+	std::lock_guard<std::mutex> lk(mu_);
 	while (rings_.size() < n)
 		rings_.push_back(std::make_unique<Ring>(ring_records_));
 }
@@ -93,6 +96,30 @@ TwinReport Twin::report() const
 		t.dropped += r->dropped();
 		t.memory_bytes += r->memory_bytes();
 	}
+	return t;
+}
+
+Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nruh, double model_op,
+				       const TwinSettings &s)
+{
+	if (!s.memory_bytes || !info.fdp_enabled || nruh == 0)
+		return std::unique_ptr<Twin>();
+	TwinOptions o;
+	o.geometry = TwinGeometry{info.nlb, info.lba_size, info.ru_size, nruh, s.op > 0 ? s.op : model_op > 0 ? model_op : 0.07};
+	o.memory_bytes = s.memory_bytes;
+	auto t = Twin::create(o);
+	if (!t) {
+		if (s.memory_given)
+			return std::move(t).error();
+		log::warn("%s (running without the twin)", t.error().message().c_str());
+		return std::unique_ptr<Twin>();
+	}
+	const TwinPlan &p = (*t)->plan();
+	log::info("twin: rate %.6f of %llu MiB, RUs of %llu KiB (%u mapping units), %.1f MiB for both models, OP %.3f",
+		  p.rate, static_cast<unsigned long long>(p.model.logical_bytes >> 20),
+		  static_cast<unsigned long long>(p.model.ru_size >> 10), p.sampled_ru_units,
+		  static_cast<double>(p.memory_bytes) / (1 << 20), p.model.op);
+	(*t)->start();
 	return t;
 }
 

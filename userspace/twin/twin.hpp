@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "nvme/device.hpp"
 #include "userspace/twin/models.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
@@ -25,6 +26,13 @@ struct TwinOptions {
 	uint32_t ring_records = 8192;                 // per queue (16 bytes each)
 };
 
+// kvfdpd's settings of the twin (--twin-memory, --twin-op).
+struct TwinSettings {
+	uint64_t memory_bytes = kDefaultMemoryBytes;  // 0: no twin
+	bool memory_given = false;  // --twin-memory was given: a refused plan stops the start
+	double op = 0;              // the drive's over-provisioning; 0: the model backend's --op, else 0.07
+};
+
 class Twin {
 public:
 	// Plans the sampling and builds both models; the error is the plan's one line.
@@ -33,7 +41,7 @@ public:
 	Twin(const Twin &) = delete;
 	Twin &operator=(const Twin &) = delete;
 
-	// Makes rings for queues [0, n) (before any queue runs, and before start()).
+	// Makes rings for queues [0, n), before those queues run.
 	void add_rings(uint16_t n);
 	// Queue q's ring (q < the rings added).
 	[[nodiscard]] Ring &ring(uint16_t q) { return *rings_[q]; }
@@ -63,5 +71,12 @@ private:
 	bool stop_ = false;
 	std::thread thread_;
 };
+
+// kvfdpd's twin of the device it serves, its thread started, or null where there is none:
+// no FDP (nothing is placed), memory 0, or a refused plan with the default bound (one
+// warning line). With a bound given, a refused plan is the error (its one line).
+// model_op: the model backend's --op (0 for a drive).
+[[nodiscard]] Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nruh, double model_op,
+						     const TwinSettings &s);
 
 } // namespace kvfdp::twin

@@ -1,0 +1,118 @@
+// The twin's stats object, its text and its metric families.
+#include "userspace/twin/report.hpp"
+
+#include <cstdio>
+
+namespace kvfdp::twin {
+
+namespace {
+
+using nlohmann::json;
+
+json copy_json(double waf, uint64_t host, uint64_t media, uint64_t relocated)
+{
+	return {{"waf", host ? json(waf) : json(nullptr)}, {"media_bytes", media}, {"relocated_bytes", relocated}};
+}
+
+std::string bytes_text(double b)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	const bool neg = b < 0;
+	if (neg)
+		b = -b;
+	int u = 0;
+	while (b >= 1024 && u < 5) {
+		b /= 1024;
+		u++;
+	}
+	char buf[48];
+	std::snprintf(buf, sizeof buf, u ? "%s%.2f %s" : "%s%.0f %s", neg ? "-" : "", b, units[u]);
+	return buf;
+}
+
+std::string waf_text(const json &j)
+{
+	if (!j.is_number())
+		return "n/a (nothing written yet)";
+	char buf[32];
+	std::snprintf(buf, sizeof buf, "%.3f", j.get<double>());
+	return buf;
+}
+
+} // namespace
+
+json report_json(const TwinReport &t)
+{
+	return {{"rate", t.rate},
+		{"memory_bytes", t.memory_bytes},
+		{"model_logical_bytes", t.model_logical_bytes},
+		{"model_ru_bytes", t.model_ru_bytes},
+		{"records", t.records},
+		{"dropped", t.dropped},
+		{"model_errors", t.model_errors},
+		{"host_bytes", t.host_bytes},
+		{"placed", copy_json(t.waf_placed, t.host_bytes, t.media_bytes_placed, t.relocated_bytes_placed)},
+		{"none", copy_json(t.waf_none, t.host_bytes, t.media_bytes_none, t.relocated_bytes_none)},
+		{"saved_bytes", t.saved_bytes}};
+}
+
+std::string report_text(const json &t)
+{
+	auto num = [&t](const char *k) { return t.contains(k) && t[k].is_number() ? t[k].get<double>() : 0.0; };
+	const json none = t.value("none", json::object()), placed = t.value("placed", json::object());
+	char line[256];
+	std::string out = "\ntwin (docs/twin.md): the FDP SSD model fed kvfdpd's writes and trims since it started\n";
+	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf with placement", waf_text(placed.value("waf", json())).c_str());
+	out += line;
+	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf without (none)", waf_text(none.value("waf", json())).c_str());
+	out += line;
+	std::snprintf(line, sizeof line, "  %-22s %s of media writes (projected host writes %s)\n", "saved by placement",
+		      bytes_text(num("saved_bytes")).c_str(), bytes_text(num("host_bytes")).c_str());
+	out += line;
+	std::snprintf(line, sizeof line, "  %-22s %.6g of the LBA space and of each RU, %s of memory\n", "sampled",
+		      num("rate"), bytes_text(num("memory_bytes")).c_str());
+	out += line;
+	std::snprintf(line, sizeof line, "  %-22s %.0f (%.0f dropped: ring full)\n", "records", num("records"), num("dropped"));
+	out += line;
+	return out;
+}
+
+std::string metrics_text(const TwinReport &t)
+{
+	std::string o;
+	char line[256];
+	auto family = [&o](const char *name, const char *type, const char *help) {
+		o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+	};
+	family("kvfdp_twin_waf", "gauge",
+	       "Projected WAF since kvfdpd started, by the live twin: with kvfdpd's placement, and with none (0 until written).");
+	std::snprintf(line, sizeof line, "kvfdp_twin_waf{placement=\"placed\"} %.6f\nkvfdp_twin_waf{placement=\"none\"} %.6f\n",
+		      t.waf_placed, t.waf_none);
+	o += line;
+	family("kvfdp_twin_host_bytes_total", "counter", "Projected host bytes written, the twin's input.");
+	std::snprintf(line, sizeof line, "kvfdp_twin_host_bytes_total %llu\n", static_cast<unsigned long long>(t.host_bytes));
+	o += line;
+	family("kvfdp_twin_media_bytes_total", "counter", "Projected media bytes written (host and GC), by placement.");
+	std::snprintf(line, sizeof line,
+		      "kvfdp_twin_media_bytes_total{placement=\"placed\"} %llu\nkvfdp_twin_media_bytes_total{placement=\"none\"} %llu\n",
+		      static_cast<unsigned long long>(t.media_bytes_placed), static_cast<unsigned long long>(t.media_bytes_none));
+	o += line;
+	family("kvfdp_twin_saved_bytes", "gauge", "Projected media bytes placement saved the drive (none minus placed).");
+	std::snprintf(line, sizeof line, "kvfdp_twin_saved_bytes %lld\n", static_cast<long long>(t.saved_bytes));
+	o += line;
+	family("kvfdp_twin_records_total", "counter", "I/O records the twin applied.");
+	std::snprintf(line, sizeof line, "kvfdp_twin_records_total %llu\n", static_cast<unsigned long long>(t.records));
+	o += line;
+	family("kvfdp_twin_dropped_total", "counter", "I/O records the twin lost to a full ring (never blocks I/O).");
+	std::snprintf(line, sizeof line, "kvfdp_twin_dropped_total %llu\n", static_cast<unsigned long long>(t.dropped));
+	o += line;
+	family("kvfdp_twin_sample_rate", "gauge", "Fraction of the LBA space (and of each RU) the twin models.");
+	std::snprintf(line, sizeof line, "kvfdp_twin_sample_rate %.9f\n", t.rate);
+	o += line;
+	family("kvfdp_twin_memory_bytes", "gauge", "Memory of the twin's two models and its rings.");
+	std::snprintf(line, sizeof line, "kvfdp_twin_memory_bytes %llu\n", static_cast<unsigned long long>(t.memory_bytes));
+	o += line;
+	return o;
+}
+
+} // namespace kvfdp::twin
