@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tests/daemon/fake_device.hpp"
+#include "tests/support/engine_rig.hpp"
 #include "nvme/status.hpp"
 #include "userspace/daemon/io_engine.hpp"
 #include "userspace/daemon/metrics.hpp"
@@ -33,21 +34,7 @@ TEST_CASE("user_data: tag, kind and sub index round-trip at their widths")
 	static_assert(unpack_user_data(pack_user_data(42, UdKind::device, 3)).sub == 3);
 }
 
-namespace {
-
-struct Slots {
-	std::vector<kvfdp_tag_slot> v = std::vector<kvfdp_tag_slot>(2 * 4);
-	void set(unsigned idx, uint64_t seq, uint64_t sector, uint32_t sectors, uint8_t cls)
-	{
-		v[idx].sector = sector;
-		v[idx].sectors = sectors;
-		v[idx].cls = cls;
-		v[idx].source = KVFDP_SRC_BIO_HINT;
-		v[idx].seq = seq;
-	}
-};
-
-} // namespace
+using Slots = test::TagSlots;
 
 TEST_CASE("tag slots: a fresh matching slot gives its class once")
 {
@@ -158,49 +145,25 @@ TEST_CASE("ublk params: derived from the namespace")
 
 namespace {
 
-struct Commits final : Committer {
-	std::vector<std::pair<uint16_t, int>> v;
-	void commit(uint16_t tag, int result) override { v.emplace_back(tag, result); }
+struct RecordingQueue {
+	test::NullQueue ioq{true};
 };
 
-struct Rig {
-	io_uring ring{};
-	std::vector<ublk::IoDesc> descs = std::vector<ublk::IoDesc>(4);
-	std::vector<std::vector<uint8_t>> mem = std::vector<std::vector<uint8_t>>(4, std::vector<uint8_t>(1 << 20));
-	std::vector<uint8_t *> bufs;
-	Slots slots;
-	bpf::SlotReader tags = queue_slot_reader(slots.v.data(), 0, 4);
-	PolicyTable policy;
-	QueueCounters ctr;
-	Commits commits;
-	test::NullQueue ioq{true};
-	std::unique_ptr<IoEngine> engine;
-
+// The rig over a null queue that records every request and completes it inline (as the
+// model backend does): 2^18 LBAs, 8 handles.
+struct Rig : RecordingQueue, test::EngineRig {
 	explicit Rig(uint32_t max_transfer, bool zero_copy = false)
+		: test::EngineRig(ioq, config(max_transfer, zero_copy))
 	{
-		REQUIRE(io_uring_queue_init(8, &ring, 0) == 0);
-		for (auto &m : mem)
-			bufs.push_back(m.data());
-		policy.publish(default_map(8));
+	}
+	static EngineConfig config(uint32_t max_transfer, bool zero_copy)
+	{
 		EngineConfig ec;
-		ec.depth = 4;
-		ec.io_buf_bytes = 1 << 20;
-		ec.lba_size = 4096;
 		ec.max_transfer = max_transfer;
 		ec.nlb = 1 << 18;
 		ec.nruh = 8;
 		ec.zero_copy = zero_copy;
-		engine = std::make_unique<IoEngine>(ec, ring, ioq, descs.data(), zero_copy ? nullptr : bufs.data(), tags,
-						    policy, ctr, commits);
-	}
-	~Rig() { io_uring_queue_exit(&ring); }
-	void request(uint16_t tag, uint8_t op, uint64_t sector, uint32_t sectors)
-	{
-		descs[tag] = ublk::IoDesc{};
-		descs[tag].op_flags = op;
-		descs[tag].nr_sectors = sectors;
-		descs[tag].start_sector = sector;
-		engine->start(tag);
+		return ec;
 	}
 };
 
@@ -210,7 +173,7 @@ TEST_CASE("engine: a tagged write goes to its class's handle, split at max_trans
 {
 	Rig rig(128 * 1024);
 	rig.slots.set(1, 1, 2048, 2048, KVFDP_CLASS_LONG);  // 1 MiB at LBA 256
-	rig.request(1, ublk::kOpWrite, 2048, 2048);
+	rig.request_sectors(1, ublk::kOpWrite, 2048, 2048);
 	REQUIRE(rig.ioq.reqs.size() == 8);
 	for (size_t i = 0; i < 8; i++) {
 		const nvme::IoRequest &r = rig.ioq.reqs[i];
@@ -236,9 +199,9 @@ TEST_CASE("engine: zero copy addresses the request's registered pages by offset,
 {
 	Rig rig(128 * 1024, true);
 	rig.slots.set(2, 1, 2048, 1024, KVFDP_CLASS_SHORT);  // 512 KiB at LBA 256
-	rig.request(2, ublk::kOpWrite, 2048, 1024);
-	rig.request(3, ublk::kOpRead, 0, 256);                // 128 KiB
-	rig.request(1, ublk::kOpWriteZeroes, 0, 8);
+	rig.request_sectors(2, ublk::kOpWrite, 2048, 1024);
+	rig.request_sectors(3, ublk::kOpRead, 0, 256);                // 128 KiB
+	rig.request_sectors(1, ublk::kOpWriteZeroes, 0, 8);
 	REQUIRE(rig.ioq.reqs.size() == 6);
 	for (size_t i = 0; i < 4; i++) {
 		const nvme::IoRequest &r = rig.ioq.reqs[i];
@@ -311,14 +274,14 @@ TEST_CASE("engine: the ring is sized from the engine's own worst case")
 	ec.max_transfer = 508 * 1024;  // (max_segments - 1) pages: a 512 KiB request takes two
 	CHECK(IoEngine::max_subs_per_request(ec) == 2);
 	Rig rig(128 * 1024);
-	rig.request(0, ublk::kOpWrite, 0, 2048);  // the largest request (1 MiB buffers) at 128 KiB
+	rig.request_sectors(0, ublk::kOpWrite, 0, 2048);  // the largest request (1 MiB buffers) at 128 KiB
 	CHECK(rig.ioq.reqs.size() == 8);
 }
 
 TEST_CASE("engine: an untagged write is stale and lands on handle 0")
 {
 	Rig rig(512 * 1024);
-	rig.request(0, ublk::kOpWrite, 0, 8);
+	rig.request_sectors(0, ublk::kOpWrite, 0, 8);
 	REQUIRE(rig.ioq.reqs.size() == 1);
 	CHECK(rig.ioq.reqs[0].handle == 0);
 	CHECK(rig.ctr.stale_tags.get() == 1);
@@ -333,7 +296,7 @@ TEST_CASE("engine: a policy change moves the class without restarting")
 	m[KVFDP_CLASS_SHORT] = 6;
 	rig.policy.publish(m);
 	rig.slots.set(2, 9, 64, 8, KVFDP_CLASS_SHORT);
-	rig.request(2, ublk::kOpWrite, 64, 8);
+	rig.request_sectors(2, ublk::kOpWrite, 64, 8);
 	REQUIRE(rig.ioq.reqs.size() == 1);
 	CHECK(rig.ioq.reqs[0].handle == 6);
 }
@@ -341,10 +304,10 @@ TEST_CASE("engine: a policy change moves the class without restarting")
 TEST_CASE("engine: read, flush, discard and write zeroes become their NVMe commands")
 {
 	Rig rig(512 * 1024);
-	rig.request(0, ublk::kOpRead, 16, 16);
-	rig.request(1, ublk::kOpFlush, 0, 0);
-	rig.request(2, ublk::kOpDiscard, 8192, 8192);        // 4 MiB
-	rig.request(3, ublk::kOpWriteZeroes, 0, 65536 * 8 + 8);  // 65537 LBAs: two commands
+	rig.request_sectors(0, ublk::kOpRead, 16, 16);
+	rig.request_sectors(1, ublk::kOpFlush, 0, 0);
+	rig.request_sectors(2, ublk::kOpDiscard, 8192, 8192);        // 4 MiB
+	rig.request_sectors(3, ublk::kOpWriteZeroes, 0, 65536 * 8 + 8);  // 65537 LBAs: two commands
 	REQUIRE(rig.ioq.reqs.size() == 5);
 	CHECK(rig.ioq.reqs[0].op == nvme::IoOp::read);
 	CHECK(rig.ioq.reqs[0].slba == 2);
@@ -371,13 +334,13 @@ TEST_CASE("engine: device errors and bad requests complete with an errno")
 {
 	Rig rig(512 * 1024);
 	rig.ioq.fail_next = 0x4081;  // capacity exceeded
-	rig.request(0, ublk::kOpWrite, 0, 8);
+	rig.request_sectors(0, ublk::kOpWrite, 0, 8);
 	CHECK(rig.commits.v.back() == std::pair<uint16_t, int>{0, -ENOSPC});
-	rig.request(1, ublk::kOpWrite, (1ull << 21) - 8, 16);  // runs past the end
+	rig.request_sectors(1, ublk::kOpWrite, (1ull << 21) - 8, 16);  // runs past the end
 	CHECK(rig.commits.v.back().second == -EIO);
-	rig.request(2, ublk::kOpWrite, 0, 4);  // not a whole LBA
+	rig.request_sectors(2, ublk::kOpWrite, 0, 4);  // not a whole LBA
 	CHECK(rig.commits.v.back().second == -EIO);
-	rig.request(3, ublk::kOpWriteSame, 0, 8);
+	rig.request_sectors(3, ublk::kOpWriteSame, 0, 8);
 	CHECK(rig.commits.v.back().second == -EOPNOTSUPP);
 	CHECK(rig.ctr.errors.get() == 3);
 	CHECK(rig.engine->device_inflight() == 0);

@@ -23,6 +23,7 @@
 #include "nvme/spec.hpp"
 #include "nvme/stripe.hpp"
 #include "tests/daemon/fake_device.hpp"
+#include "tests/support/engine_rig.hpp"
 #include "tests/support/temp_files.hpp"
 #include "userspace/daemon/io_engine.hpp"
 #include "userspace/daemon/user_data.hpp"
@@ -128,67 +129,21 @@ TEST_CASE("stripe size default: the largest member's transfer limit rounded up t
 
 namespace {
 
-struct Commits final : Committer {
-	std::vector<std::pair<uint16_t, int>> v;
-	void commit(uint16_t tag, int result) override { v.emplace_back(tag, result); }
-};
-
-struct Slots {
-	std::vector<kvfdp_tag_slot> v = std::vector<kvfdp_tag_slot>(8);
-	uint64_t seq = 0;
-	void set(unsigned tag, uint64_t sector, uint32_t sectors, uint8_t cls)
-	{
-		v[tag].sector = sector;
-		v[tag].sectors = sectors;
-		v[tag].cls = cls;
-		v[tag].source = KVFDP_SRC_BIO_HINT;
-		v[tag].seq = ++seq;
-	}
-};
-
-// The engine of one queue over ioq, with 4 tags of 1 MiB buffers.
-struct Rig {
-	io_uring ring{};
-	std::vector<ublk::IoDesc> descs = std::vector<ublk::IoDesc>(4);
-	std::vector<std::vector<uint8_t>> mem = std::vector<std::vector<uint8_t>>(4, std::vector<uint8_t>(1 << 20));
-	std::vector<uint8_t *> bufs;
-	Slots slots;
-	bpf::SlotReader tags = queue_slot_reader(slots.v.data(), 0, 4);
-	PolicyTable policy;
-	QueueCounters ctr;
-	Commits commits;
-	EngineConfig ec;
-	std::unique_ptr<IoEngine> engine;
-
+// The engine of one queue over ioq, with 4 tags of 1 MiB buffers, on a stripe.
+struct Rig : test::EngineRig {
 	Rig(nvme::IoQueue &ioq, const StripeLayout &layout, uint32_t max_transfer, uint64_t nlb, uint16_t nruh = 8)
+		: test::EngineRig(ioq, config(layout, max_transfer, nlb, nruh), IORING_SETUP_SQE128 | IORING_SETUP_CQE32)
 	{
-		REQUIRE(io_uring_queue_init(8, &ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32) == 0);
-		for (auto &m : mem)
-			bufs.push_back(m.data());
-		policy.publish(default_map(nruh));
-		ec.depth = 4;
-		ec.io_buf_bytes = 1 << 20;
-		ec.lba_size = 4096;
+	}
+	static EngineConfig config(const StripeLayout &layout, uint32_t max_transfer, uint64_t nlb, uint16_t nruh)
+	{
+		EngineConfig ec;
 		ec.max_transfer = max_transfer;
 		ec.nlb = nlb;
 		ec.nruh = nruh;
 		ec.fixed_buffers = false;
 		ec.stripe = layout;
-		engine = std::make_unique<IoEngine>(ec, ring, ioq, descs.data(), bufs.data(), tags, policy, ctr, commits);
-	}
-	~Rig() { io_uring_queue_exit(&ring); }
-	void request(uint16_t tag, uint8_t op, uint64_t lba, uint32_t nlb)
-	{
-		descs[tag] = ublk::IoDesc{};
-		descs[tag].op_flags = op;
-		descs[tag].nr_sectors = nlb * 8;
-		descs[tag].start_sector = lba * 8;
-		engine->start(tag);
-	}
-	void write(uint16_t tag, uint64_t lba, uint32_t nlb, uint8_t cls)
-	{
-		slots.set(tag, lba * 8, nlb * 8, cls);
-		request(tag, ublk::kOpWrite, lba, nlb);
+		return ec;
 	}
 };
 
