@@ -31,13 +31,7 @@ Run run_kvfdp(const kvfdp::test::TempDir &dir, const std::string &args)
 	return kvfdp::test::run_command(dir, std::string(KVFDP_BIN) + " " + args);
 }
 
-size_t lines(const std::string &s)
-{
-	size_t n = 0;
-	for (char c : s)
-		n += c == '\n';
-	return n;
-}
+using kvfdp::test::line_count;
 
 // A directory holding mooncake-conversation.jsonl (unpacked from the repository's copy).
 struct TraceDir {
@@ -149,7 +143,7 @@ TEST_CASE("advise: bad targets, sweep specs and --util are one line naming them,
 		const Run r = run_kvfdp(dir, kHotcold + b.args);
 		CHECK(r.rc == 2);
 		CHECK(r.out.empty());
-		CHECK(lines(r.err) == 1);
+		CHECK(line_count(r.err) == 1);
 		CHECK(r.err.find(std::string("kvfdp advise: ") + b.says) == 0);
 	}
 }
@@ -160,7 +154,7 @@ TEST_CASE("advise: a target no setting meets is one line with the best found, af
 	const Run r = run_kvfdp(dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
 				     "--placement none --target 1.0");
 	CHECK(r.rc == 1);
-	CHECK(lines(r.err) == 1);
+	CHECK(line_count(r.err) == 1);
 	CHECK(r.err.find("kvfdp advise: no setting meets WAF <= 1 on uniform; the best found is WAF ") == 0);
 	CHECK(r.out.find("UTIL") != std::string::npos);
 	CHECK(r.out.find("recommend:") == std::string::npos);

@@ -25,13 +25,7 @@ Run run_kvfdp(const kvfdp::test::TempDir &dir, const std::string &args)
 	return kvfdp::test::run_command(dir, std::string(KVFDP_BIN) + " " + args);
 }
 
-size_t lines(const std::string &s)
-{
-	size_t n = 0;
-	for (char c : s)
-		n += c == '\n';
-	return n;
-}
+using kvfdp::test::line_count;
 
 const std::string kHotcold = "simulate --workload hotcold --capacity 256MiB ";
 
@@ -43,7 +37,7 @@ TEST_CASE("simulate --sweep util: one row per value, one WAF column per placemen
 	const Run r = run_kvfdp(dir, kHotcold + "--sweep util=0.80:1.00:0.10");
 	REQUIRE(r.rc == 0);
 	CHECK(r.out.rfind("UTIL        none      hint    writer   learned\n", 0) == 0);
-	CHECK(lines(r.out) == 1 + 3 + 1);
+	CHECK(line_count(r.out) == 1 + 3 + 1);
 	for (const char *row : {"\n0.800 ", "\n0.900 ", "\n1.000 "})
 		CHECK(r.out.find(row) != std::string::npos);
 	// hotcold's none gets worse with use; the list picks placements, in its order.
@@ -85,7 +79,7 @@ TEST_CASE("simulate --sweep: a bad spec or combination is one line naming it, ex
 		CAPTURE(r.err);
 		CHECK(r.rc == 2);
 		CHECK(r.out.empty());
-		CHECK(lines(r.err) == 1);
+		CHECK(line_count(r.err) == 1);
 		CHECK(r.err.rfind("kvfdp simulate: --", 0) == 0);
 		const std::string arg = std::string(b).substr(std::string(b).find(' ') + 1);
 		const std::string spec = arg.substr(0, arg.find(' '));
@@ -101,8 +95,8 @@ TEST_CASE("simulate --plot: an unwritable path is one line and exit 1, after the
 	const Run r = run_kvfdp(dir, kHotcold + "--sweep util=0.90:1.00:0.10 --plot " + svg);
 	CHECK(r.rc == 1);
 	CHECK(r.out.rfind("UTIL ", 0) == 0);
-	CHECK(lines(r.out) == 1 + 2 + 1);
-	CHECK(lines(r.err) == 1);
+	CHECK(line_count(r.out) == 1 + 2 + 1);
+	CHECK(line_count(r.err) == 1);
 	CHECK(r.err.find("--plot: cannot write " + svg) != std::string::npos);
 	CHECK(r.err.find("No such file or directory") != std::string::npos);
 	// A writable one: an SVG with one polyline per placement.

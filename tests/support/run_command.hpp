@@ -40,4 +40,13 @@ inline CommandRun run_command(const TempDir &dir, const std::string &command)
 	return r;
 }
 
+// The number of '\n' in s (a one-line message has 1).
+inline size_t line_count(const std::string &s)
+{
+	size_t n = 0;
+	for (char c : s)
+		n += c == '\n';
+	return n;
+}
+
 } // namespace kvfdp::test
