@@ -339,14 +339,12 @@ std::vector<Handle> make_handles(const RuhStatus &rs, const FdpConfig &cfg)
 	return out;
 }
 
-Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
-{
-	auto names = parse_ng_path(ng_path);
-	if (!names)
-		return names.error();
-	Discovery d;
-	d.names = std::move(*names);
+namespace {
 
+// discover()'s phases, in order. Opens ng_path into d.ng_fd after the checks a user gets a
+// hint from (it exists, is a char device, opens read-write); returns its namespace id.
+Result<uint32_t> open_namespace(const std::string &ng_path, Discovery &d)
+{
 	struct stat st {};
 	if (stat(ng_path.c_str(), &st) != 0) {
 		int e = errno;
@@ -378,7 +376,13 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 		return errno_error(nsid < 0 ? errno : EINVAL,
 				   "NVME_IOCTL_ID on " + ng_path +
 					   ": not an NVMe namespace char device; pass /dev/ngXnY");
+	return static_cast<uint32_t>(nsid);
+}
 
+// Opens the controller /dev/nvmeX into d.admin_fd, or a dup of the ng fd (synchronous admin
+// ioctls work there too). Returns the name hints show for it.
+Result<std::string> open_admin(const std::string &ng_path, Discovery &d)
+{
 	auto ctrl = find_controller(d.names.ng_name);
 	if (ctrl) {
 		d.names.ctrl_name = *ctrl;
@@ -387,14 +391,17 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 			d.admin_fd.reset(afd);
 	}
 	if (!d.admin_fd) {
-		// Synchronous admin ioctls work on the ng device too.
-		int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		int dfd = fcntl(d.ng_fd.get(), F_DUPFD_CLOEXEC, 0);
 		if (dfd < 0)
 			return errno_error(errno, "dup " + ng_path);
 		d.admin_fd.reset(dfd);
 	}
-	std::string admin_name = d.names.ctrl_name.empty() ? ng_path : "/dev/" + d.names.ctrl_name;
+	return d.names.ctrl_name.empty() ? ng_path : "/dev/" + d.names.ctrl_name;
+}
 
+// Identify Controller and Identify Namespace nsid into d.
+Result<void> identify(Discovery &d, uint32_t nsid, const std::string &admin_name)
+{
 	AlignedBuf id(kIdentifySize);
 	if (!id.data)
 		return make_error(std::errc::not_enough_memory, "identify buffer");
@@ -410,19 +417,23 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	d.id_ctrl = *ic;
 
 	std::memset(id.data.get(), 0, kIdentifySize);
-	ret = admin_ioctl(d.admin_fd.get(),
-			  make_identify(kCnsNamespace, static_cast<uint32_t>(nsid), id.data.get()));
+	ret = admin_ioctl(d.admin_fd.get(), make_identify(kCnsNamespace, nsid, id.data.get()));
 	if (ret != 0)
 		return result_error(ret, "Identify Namespace " + std::to_string(nsid));
 	auto ns = parse_id_ns(std::span<const uint8_t>(id.data.get(), kIdentifySize));
 	if (!ns)
 		return ns.error();
 	d.id_ns = *ns;
+	return ok();
+}
 
+// d.info from the Identify data and the queue limits.
+Result<void> describe_namespace(Discovery &d, const std::string &ng_path, uint32_t nsid)
+{
 	DeviceInfo &info = d.info;
 	info.path = ng_path;
 	info.backend = "passthru";
-	info.nsid = static_cast<uint32_t>(nsid);
+	info.nsid = nsid;
 	info.lba_size = d.id_ns.lba_size();
 	if (info.lba_size == 0)
 		return make_error(std::errc::not_supported,
@@ -440,26 +451,26 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	read_queue_limits(d.names.block_name, lim);
 	info.max_transfer = passthru_max_transfer(lim, info.lba_size);
 	info.max_segments = lim.max_segments;
+	return ok();
+}
 
-	if (!info.fdp_supported) {
-		if (require_fdp)
-			return fdp_usable(info, 0, admin_name).error();
-		return d;
-	}
-
+// Where FDP is supported: the FDP feature, then where it is enabled the active
+// configuration, then RUH Status into d.handles (left empty when a step finds FDP unusable).
+Result<void> read_fdp(Discovery &d)
+{
+	DeviceInfo &info = d.info;
+	if (!info.fdp_supported)
+		return ok();
 	uint16_t endgid = info.endgid ? info.endgid : 1;
 	uint32_t dw0 = 0;
-	ret = admin_ioctl(d.admin_fd.get(), make_get_features_fdp(endgid), &dw0);
+	int ret = admin_ioctl(d.admin_fd.get(), make_get_features_fdp(endgid), &dw0);
 	if (ret != 0)
 		return result_error(ret, "Get Features 0x1D (FDP) for endurance group " +
 						 std::to_string(endgid));
 	info.fdp_enabled = fdp_feature_enabled(dw0);
 	info.config_index = fdp_feature_config_index(dw0);
-	if (!info.fdp_enabled) {
-		if (require_fdp)
-			return fdp_usable(info, 0, admin_name).error();
-		return d;
-	}
+	if (!info.fdp_enabled)
+		return ok();
 
 	auto log = read_fdp_log(d.admin_fd.get(), kLidFdpConfigs, endgid);
 	if (!log)
@@ -478,17 +489,36 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	info.nruh = d.config.nruh;
 	info.ru_size = d.config.runs;
 
-	auto rs = read_ruh_status(fd, info.nsid);
+	auto rs = read_ruh_status(d.ng_fd.get(), info.nsid);
 	if (!rs)
 		return rs.error();
-	if (rs->descs.empty()) {
-		if (require_fdp)
-			return fdp_usable(info, 0, admin_name).error();
-		return d;
-	}
 	d.handles = make_handles(*rs, d.config);
 	for (const auto &h : d.handles)
 		d.pids.push_back(h.pid);
+	return ok();
+}
+
+} // namespace
+
+Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
+{
+	auto names = parse_ng_path(ng_path);
+	if (!names)
+		return names.error();
+	Discovery d;
+	d.names = std::move(*names);
+	auto nsid = open_namespace(ng_path, d);
+	if (!nsid)
+		return std::move(nsid).error();
+	auto admin_name = open_admin(ng_path, d);
+	if (!admin_name)
+		return std::move(admin_name).error();
+	KVFDP_TRY(identify(d, *nsid, *admin_name));
+	KVFDP_TRY(describe_namespace(d, ng_path, *nsid));
+	KVFDP_TRY(read_fdp(d));
+	// No support, FDP disabled or no handles: fdp_usable says which, and what to do.
+	if (require_fdp && d.handles.empty())
+		return fdp_usable(d.info, 0, *admin_name).error();
 	return d;
 }
 
