@@ -70,8 +70,7 @@ StoreIndex::~StoreIndex()
 {
 	close();
 	clear();
-	if (journal_fd_ >= 0)
-		::close(journal_fd_);
+	journal_.reset();
 	std::free(record_buf_);
 	std::free(rewrite_buf_);
 }
@@ -86,7 +85,7 @@ void StoreIndex::close()
 	if (reclaimer_.joinable())
 		reclaimer_.join();
 	std::lock_guard lock(mu_);
-	if (journal_fd_ >= 0 && record_len_ > 0)
+	if (journal_ && record_len_ > 0)
 		(void)flush_records();
 }
 
@@ -135,16 +134,16 @@ int StoreIndex::open(int dir_fd, const StoreConfig &cfg)
 	rewrite_buf_ = static_cast<char *>(std::aligned_alloc(kBlock, kRewriteBytes));
 	if (!record_buf_ || !rewrite_buf_)
 		return KVGPU_ERR_NOMEM;
-	journal_fd_ = ::openat(dir_fd_, kIndexName, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (journal_fd_ < 0)
+	journal_.reset(::openat(dir_fd_, kIndexName, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+	if (!journal_)
 		return errno_to_kvgpu(errno) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR : errno_to_kvgpu(errno);
 	struct stat st {};
-	if (::fstat(journal_fd_, &st) != 0)
+	if (::fstat(journal_.get(), &st) != 0)
 		return errno_to_kvgpu(errno);
 	std::vector<char> buf(size_t(st.st_size));
 	size_t got = 0;
 	while (got < buf.size()) {
-		ssize_t r = ::pread(journal_fd_, buf.data() + got, buf.size() - got, off_t(got));
+		ssize_t r = ::pread(journal_.get(), buf.data() + got, buf.size() - got, off_t(got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -242,23 +241,23 @@ int StoreIndex::replay(std::vector<char> &buf)
 		records_++;
 		off += len;
 	}
-	if (off < buf.size() && ::ftruncate(journal_fd_, off_t(off)) != 0)
+	if (off < buf.size() && ::ftruncate(journal_.get(), off_t(off)) != 0)
 		return KVGPU_ERR_INDEX;
 	return 0;
 }
 
 StoreEntry *StoreIndex::adopt(const char *name, uint64_t *created_ns)
 {
-	int fd = ::openat(dir_fd_, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	UniqueFd fd(::openat(dir_fd_, name, O_RDONLY | O_CLOEXEC));
+	if (!fd)
 		return nullptr;
 	ChunkHeader h{};
 	std::string_view key;
 	struct stat st {};
-	bool ok = ::pread(fd, rewrite_buf_, kBlock, 0) == ssize_t(kBlock) &&
+	bool ok = ::pread(fd.get(), rewrite_buf_, kBlock, 0) == ssize_t(kBlock) &&
 		  decode_header_any(rewrite_buf_, &h, &key) == 0 && h.payload_bytes > 0 &&
-		  ::fstat(fd, &st) == 0 && uint64_t(st.st_size) >= file_bytes(h.payload_bytes);
-	::close(fd);
+		  ::fstat(fd.get(), &st) == 0 && uint64_t(st.st_size) >= file_bytes(h.payload_bytes);
+	fd.reset();
 	FileName fn;
 	if (ok) {
 		key_to_name(key, &fn);
@@ -287,14 +286,13 @@ int StoreIndex::scan_directory(bool rebuild)
 		key_to_name(kv.first, &fn);
 		names.emplace(fn.c_str(), kv.second);
 	}
-	int dup = ::fcntl(dir_fd_, F_DUPFD_CLOEXEC, 0);
-	if (dup < 0)
+	UniqueFd dup(::fcntl(dir_fd_, F_DUPFD_CLOEXEC, 0));
+	if (!dup)
 		return errno_to_kvgpu(errno);
-	DIR *d = ::fdopendir(dup);
-	if (!d) {
-		::close(dup);
+	DIR *d = ::fdopendir(dup.get());
+	if (!d)
 		return errno_to_kvgpu(errno);
-	}
+	(void)dup.release(); // the DIR owns it now
 	::rewinddir(d);
 	std::vector<std::pair<uint64_t, StoreEntry *>> found; // rebuild: by creation time
 	std::vector<std::string> orphans;
@@ -377,12 +375,12 @@ int StoreIndex::compact()
 		std::memcpy(out.data() + at, &r, sizeof(r));
 		std::memcpy(out.data() + at + sizeof(r), e->key.data(), e->key.size());
 	}
-	int fd = ::openat(dir_fd_, kIndexNewName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	UniqueFd fd(::openat(dir_fd_, kIndexNewName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+	if (!fd)
 		return errno_to_kvgpu(errno);
-	bool ok = write_all(fd, out.data(), out.size()) && (!cfg_.durable || ::fdatasync(fd) == 0);
+	bool ok = write_all(fd.get(), out.data(), out.size()) && (!cfg_.durable || ::fdatasync(fd.get()) == 0);
 	int err = errno;
-	::close(fd);
+	fd.reset();
 	if (!ok || ::renameat(dir_fd_, kIndexNewName, dir_fd_, kIndexName) != 0) {
 		err = ok ? errno : err;
 		::unlinkat(dir_fd_, kIndexNewName, 0);
@@ -391,8 +389,7 @@ int StoreIndex::compact()
 	int nfd = ::openat(dir_fd_, kIndexName, O_RDWR | O_APPEND | O_CLOEXEC);
 	if (nfd < 0)
 		return errno_to_kvgpu(errno);
-	::close(journal_fd_);
-	journal_fd_ = nfd;
+	journal_.reset(nfd); // closes the old journal
 	records_ = map_.size();
 	record_len_ = 0; // the waiting touches are in the compacted order
 	return 0;
@@ -428,13 +425,13 @@ int StoreIndex::flush_records()
 	// One write(2) (O_APPEND) for the waiting touches and the new record. A lost record is
 	// repaired at the next open by the directory reconciliation (a lost touch only ages its
 	// chunk), so a failure here does not fail the evict.
-	bool ok = write_all(journal_fd_, record_buf_, record_len_);
+	bool ok = write_all(journal_.get(), record_buf_, record_len_);
 	int err = errno;
 	record_len_ = 0;
 	if (!ok)
 		return -err;
 	if (cfg_.durable)
-		(void)::fdatasync(journal_fd_);
+		(void)::fdatasync(journal_.get());
 	if (records_ > 2 * map_.size() + 65536)
 		return compact();
 	return 0;
@@ -535,21 +532,20 @@ bool StoreIndex::rewrite_in_place(StoreEntry *e)
 	// is the second chance a log-structured cache gives by re-admitting a hit object.
 	FileName fn;
 	key_to_name(e->key, &fn);
-	int fd = ::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC | (cfg_.direct ? O_DIRECT : 0));
-	if (fd < 0 && errno == EINVAL && cfg_.direct)
-		fd = ::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	UniqueFd fd(::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC | (cfg_.direct ? O_DIRECT : 0)));
+	if (!fd && errno == EINVAL && cfg_.direct)
+		fd.reset(::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC));
+	if (!fd)
 		return false;
 	uint64_t hint = e->lifetime;
-	(void)::fcntl(fd, KVFDP_F_SET_RW_HINT, &hint);
+	(void)::fcntl(fd.get(), KVFDP_F_SET_RW_HINT, &hint);
 	bool ok = true;
 	for (uint64_t off = 0; ok && off < e->file_bytes; off += kRewriteBytes) {
 		size_t n = size_t(std::min<uint64_t>(kRewriteBytes, e->file_bytes - off));
-		ok = ::pread(fd, rewrite_buf_, n, off_t(off)) == ssize_t(n) &&
-		     ::pwrite(fd, rewrite_buf_, n, off_t(off)) == ssize_t(n);
+		ok = ::pread(fd.get(), rewrite_buf_, n, off_t(off)) == ssize_t(n) &&
+		     ::pwrite(fd.get(), rewrite_buf_, n, off_t(off)) == ssize_t(n);
 	}
-	::close(fd);
-	return ok;
+	return ok; // fd closes here
 }
 
 int StoreIndex::reserve(uint64_t need, std::unique_lock<std::mutex> &lock)

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/unique_fd.hpp"
 #include "kvgpu/chunk_format.hpp"
 #include "kvgpu/kvgpu.h"
 
@@ -153,7 +154,7 @@ private:
 
 	StoreConfig cfg_{};
 	int dir_fd_ = -1;
-	int journal_fd_ = -1;
+	UniqueFd journal_;
 	std::mutex mu_;
 	std::condition_variable cv_;
 	std::unordered_map<std::string, StoreEntry *, KeyHash, std::equal_to<>> map_;
