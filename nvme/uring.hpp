@@ -1,6 +1,6 @@
-// io_uring NVMe passthrough: SQE preparation for IORING_OP_URING_CMD, the UringPassthru
-// ring (SQE128 | CQE32, registered buffers, batching, dispatch by user_data, a synchronous
-// helper), and splitting of I/O larger than the transfer limit.
+// io_uring NVMe passthrough: SQE preparation for IORING_OP_URING_CMD and the UringPassthru
+// ring (SQE128 | CQE32, registered buffers, batching, dispatch by user_data, one command run
+// synchronously).
 #pragma once
 
 #include <liburing.h>
@@ -29,20 +29,6 @@ void prep_uring_cmd(io_uring_sqe *sqe, int fd, uint32_t cmd_op, const UringCmd &
 {
 	return static_cast<uint32_t>(cqe.big_cqe[0]);
 }
-
-// One piece of a split I/O: blocks [slba, slba + nlb) at byte offset buf_offset of the
-// caller's buffer.
-struct IoChunk {
-	uint64_t slba = 0;
-	uint32_t nlb = 0;
-	uint64_t buf_offset = 0;
-};
-
-// Splits nlb blocks at slba into pieces of at most max_nlb blocks (also capped at kMaxNlb,
-// the NLB field's range). Writes up to out.size() chunks and returns how many the whole
-// I/O needs (which may be more than out.size(): call again for the rest). Pure.
-size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size,
-		std::span<IoChunk> out);
 
 // A passthrough ring of its own (for discovery, the CLI and tests; kvfdpd's queue threads
 // use their own rings through IoQueue). Single-threaded.
@@ -94,12 +80,6 @@ public:
 	// Submits one command and waits for it. Returns 0, an NVMe status or -errno; dw0
 	// receives completion dword 0 when non-null.
 	int run(int fd, uint32_t cmd_op, const UringCmd &cmd, uint32_t *dw0 = nullptr);
-
-	// Read or write nlb blocks of lba_size at slba through buf, split into commands of at
-	// most max_transfer bytes, submitted in batches. write with pid >= 0 is placed.
-	// Returns 0, the first NVMe status, or -errno.
-	int rw(int fd, uint32_t nsid, bool write, uint64_t slba, uint64_t nlb, void *buf,
-	       uint32_t lba_size, uint32_t max_transfer, int pid = -1);
 
 private:
 	UringPassthru() = default;

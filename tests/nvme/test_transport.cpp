@@ -13,6 +13,7 @@
 #include "nvme/commands.hpp"
 #include "nvme/inflight.hpp"
 #include "nvme/uring.hpp"
+#include "tests/nvme/sync_io.hpp"
 #include "tests/support/temp_files.hpp"
 
 using namespace kvfdp::nvme;
@@ -45,6 +46,8 @@ TEST_CASE("nvme: prep_uring_cmd fills opcode, cmd_op, fd, user_data and the 72-b
 
 TEST_CASE("nvme: split_io cuts at max_nlb and keeps buffer offsets contiguous")
 {
+	using kvfdp::test::IoChunk;
+	using kvfdp::test::split_io;
 	IoChunk c[8];
 	size_t n = split_io(1000, 300, 128, 4096, c);
 	REQUIRE(n == 3);
@@ -64,7 +67,7 @@ TEST_CASE("nvme: split_io cuts at max_nlb and keeps buffer offsets contiguous")
 	CHECK(c[1].slba == 10);
 	// NLB's 16-bit field caps a piece at 65536 blocks whatever max_nlb says.
 	CHECK(split_io(0, 70000, 0, 512, c) == 2);
-	CHECK(c[0].nlb == 65536);
+	CHECK(c[0].nlb == kMaxNlb);
 	CHECK(c[1].nlb == 70000 - 65536);
 }
 

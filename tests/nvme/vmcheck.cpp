@@ -26,6 +26,7 @@
 #include "nvme/logs.hpp"
 #include "nvme/status.hpp"
 #include "nvme/uring.hpp"
+#include "tests/nvme/sync_io.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::nvme;
@@ -495,9 +496,9 @@ int main(int argc, char **argv)
 				 make_write(info.nsid, 65536, mnlb, bw, info.max_transfer, (*hs0)[0].pid));
 		check(rmax == 0, "one max_transfer write from an unaligned, scattered buffer succeeds: " +
 				       describe_result(rmax));
-		int r4 = up->rw(ngfd, info.nsid, true, 65536, bnlb, bw, lba, info.max_transfer,
+		int r4 = test::sync_rw(*up, ngfd, info.nsid, true, 65536, bnlb, bw, lba, info.max_transfer,
 				(*hs0)[0].pid);
-		int r5 = up->rw(ngfd, info.nsid, false, 65536, bnlb, brd, lba, info.max_transfer);
+		int r5 = test::sync_rw(*up, ngfd, info.nsid, false, 65536, bnlb, brd, lba, info.max_transfer);
 		check(r4 == 0 && r5 == 0, "the same I/O split into " +
 						  std::to_string((big + info.max_transfer - 1) /
 								 info.max_transfer) +
