@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <span>
 #include <string>
 #include <sys/mman.h>
@@ -211,48 +212,37 @@ int expect_ruh_error(const std::string &text, const std::string &path)
 	return check_error_text(rs.error().message(), text, "RUH Status error for " + path);
 }
 
-} // namespace
+// What the checks share: the device and its handles, a queue on the ring, and the buffers
+// of the placed writes (wbuf) and reads (rbuf).
+struct Session {
+	std::string path;
+	Device *dev = nullptr;
+	DeviceInfo info;
+	std::vector<Handle> hs0;  // RUH Status at the start
+	size_t nh = 0;
+	io_uring ring{};
+	bool ring_live = false;
+	std::unique_ptr<IoQueue> q;
+	uint32_t lba = 0;
+	uint32_t per = 8;  // blocks per handle write
+	size_t buf_len = 0;
+	uint8_t *wbuf = nullptr, *rbuf = nullptr;
+	std::vector<IoRequest> writes, reads;
 
-int main(int argc, char **argv)
+	Session() = default;
+	Session(const Session &) = delete;
+	Session &operator=(const Session &) = delete;
+	~Session()
+	{
+		if (ring_live)
+			io_uring_queue_exit(&ring);
+	}
+};
+
+// Prints the device and its handles; false when the device cannot be checked further.
+bool check_discovery(Session &s, int want_nruh)
 {
-	std::string path, capture;
-	int want_nruh = -1;
-	for (int i = 1; i < argc; ++i) {
-		std::string a = argv[i];
-		if (a == "--expect-error" && i + 2 < argc) {
-			if (i + 4 < argc && std::string(argv[i + 3]) == "--as-uid") {
-				auto id = static_cast<uid_t>(std::atoi(argv[i + 4]));
-				if (setgid(id) != 0 || setuid(id) != 0) {
-					std::printf("FAIL: cannot drop to uid %u: %s\n", id,
-						    std::strerror(errno));
-					return 1;
-				}
-			}
-			return expect_error(argv[i + 1], argv[i + 2]);
-		}
-		if (a == "--expect-ruh-error" && i + 2 < argc)
-			return expect_ruh_error(argv[i + 1], argv[i + 2]);
-		if (a == "--nruh" && i + 1 < argc)
-			want_nruh = std::atoi(argv[++i]);
-		else if (a == "--capture" && i + 1 < argc)
-			capture = argv[++i];
-		else
-			path = a;
-	}
-	if (path.empty()) {
-		std::fprintf(stderr, "usage: kvfdp-nvme-vmcheck /dev/ngXnY [--nruh N] [--capture DIR]\n"
-				     "       kvfdp-nvme-vmcheck --expect-error TEXT PATH\n");
-		return 2;
-	}
-
-	// --- discovery ---
-	auto devr = open_passthru_device(path);
-	if (!devr) {
-		std::printf("FAIL: discovery: %s\n", devr.error().message().c_str());
-		return 1;
-	}
-	Device &dev = **devr;
-	const DeviceInfo &info = dev.info();
+	const DeviceInfo &info = s.info;
 	std::printf("device %s nsid %u lba %u nlb %llu max_transfer %u fdp %d/%d endgid %u rgif %u "
 		    "nrg %u nruh %u runs %llu config %u\n",
 		    info.path.c_str(), info.nsid, info.lba_size,
@@ -263,67 +253,80 @@ int main(int argc, char **argv)
 	if (want_nruh >= 0)
 		check(info.nruh == want_nruh, "configuration has " + std::to_string(want_nruh) +
 						      " handles (got " + std::to_string(info.nruh) + ")");
-	auto hs0 = dev.handles();
+	auto hs0 = s.dev->handles();
 	if (!hs0) {
 		std::printf("FAIL: handles: %s\n", hs0.error().message().c_str());
-		return 1;
+		return false;
 	}
-	size_t nh = hs0->size();
+	s.hs0 = *hs0;
+	s.nh = hs0->size();
+	const size_t nh = s.nh;
 	check(nh == size_t{info.nruh} * info.nrg, "RUH Status has nruh x nrg = " +
 							  std::to_string(nh) + " descriptors");
 	for (const auto &h : *hs0)
 		std::printf("  handle %u pid 0x%04x ruhid %u ruht %u earutr %u ruamw %llu\n", h.index,
 			    h.pid, h.ruhid, h.ruht, h.earutr, static_cast<unsigned long long>(h.ruamw));
 	check(info.max_transfer >= info.lba_size, "max_transfer holds a block");
+	return true;
+}
 
-	// --- ring and buffers ---
-	io_uring ring;
-	int ret = io_uring_queue_init(64, &ring, kPassthruRingFlags);
+// The ring, the device's queue on it, and two buffers, registered; false on a fatal error.
+bool open_ring(Session &s)
+{
+	const DeviceInfo &info = s.info;
+	int ret = io_uring_queue_init(64, &s.ring, kPassthruRingFlags);
 	if (ret < 0) {
 		std::printf("FAIL: io_uring_queue_init: %s\n", std::strerror(-ret));
-		return 1;
+		return false;
 	}
-	auto qr = dev.open_queue(ring);
+	s.ring_live = true;
+	auto qr = s.dev->open_queue(s.ring);
 	if (!qr) {
 		std::printf("FAIL: open_queue: %s\n", qr.error().message().c_str());
-		return 1;
+		return false;
 	}
-	IoQueue &q = **qr;
-	const uint32_t lba = info.lba_size;
-	const uint32_t per = 8;  // blocks per handle write
-	size_t buf_len = size_t{per} * lba * nh * 2;
+	s.q = std::move(*qr);
+	s.lba = info.lba_size;
+	s.buf_len = size_t{s.per} * s.lba * s.nh * 2;
 	void *wmem = nullptr, *rmem = nullptr;
-	if (posix_memalign(&wmem, 4096, buf_len) || posix_memalign(&rmem, 4096, buf_len))
-		return 1;
-	auto *wbuf = static_cast<uint8_t *>(wmem);
-	auto *rbuf = static_cast<uint8_t *>(rmem);
-	for (size_t i = 0; i < buf_len; ++i)
-		wbuf[i] = static_cast<uint8_t>((i * 131 + i / 4096) ^ 0x5A);
+	if (posix_memalign(&wmem, 4096, s.buf_len) || posix_memalign(&rmem, 4096, s.buf_len))
+		return false;
+	s.wbuf = static_cast<uint8_t *>(wmem);
+	s.rbuf = static_cast<uint8_t *>(rmem);
+	for (size_t i = 0; i < s.buf_len; ++i)
+		s.wbuf[i] = static_cast<uint8_t>((i * 131 + i / 4096) ^ 0x5A);
 	// Registrations of at most max_segments pages: Linux 6.1 refuses a fixed-buffer command
 	// when the registration holds more pages from the command's start on (docs/nvme.md).
-	size_t reg_len = info.max_segments ? std::min(buf_len, size_t{info.max_segments} * 4096)
-					   : buf_len;
-	iovec iov[2] = {{wbuf, reg_len}, {rbuf, reg_len}};
-	ret = io_uring_register_buffers(&ring, iov, 2);
+	size_t reg_len = info.max_segments ? std::min(s.buf_len, size_t{info.max_segments} * 4096)
+					   : s.buf_len;
+	iovec iov[2] = {{s.wbuf, reg_len}, {s.rbuf, reg_len}};
+	ret = io_uring_register_buffers(&s.ring, iov, 2);
 	check(ret == 0, "register two fixed buffers");
+	return true;
+}
 
-	// --- a placed write on each handle ---
+// A placed write on each handle: only that handle's RUAMW drops, HBMW and MBMW grow.
+void check_placed_writes(Session &s)
+{
+	Device &dev = *s.dev;
+	IoQueue &q = *s.q;
+	const size_t nh = s.nh;
+	const uint32_t per = s.per, lba = s.lba;
 	auto st0 = stats(dev);
 	check(st0.ok(), "read FDP statistics log");
-	std::vector<IoRequest> writes;
 	for (size_t h = 0; h < nh; ++h) {
 		IoRequest r;
 		r.op = IoOp::write;
 		r.handle = static_cast<uint16_t>(h);
 		r.nlb = per;
 		r.slba = 4096 + h * 64;
-		r.buf = wbuf + h * per * lba;
+		r.buf = s.wbuf + h * per * lba;
 		r.buf_index = (h % 2) ? 0 : -1;  // odd handles through the fixed buffer
-		writes.push_back(r);
+		s.writes.push_back(r);
 	}
 	for (size_t h = 0; h < nh; ++h) {
 		auto before = dev.handles();
-		auto res = run_queue(ring, q, {writes[h]});
+		auto res = run_queue(s.ring, q, {s.writes[h]});
 		auto after = dev.handles();
 		check(res[0] == 0, "write " + std::to_string(per) + " LBAs on handle " +
 					   std::to_string(h) + ": " + describe_result(res[0]));
@@ -354,8 +357,20 @@ int main(int argc, char **argv)
 					 ")");
 		check(st1->mbmw > st0->mbmw, "MBMW grew (" + u128s(st1->mbmw - st0->mbmw) + ")");
 	}
+}
 
-	// --- RUH Update (I/O Management Send, MO 1) ---
+// RUH Update (I/O Management Send, MO 1): one handle, two PIDs, all, and refusals.
+void check_ruh_update(Session &s)
+{
+	Device &dev = *s.dev;
+	IoQueue &q = *s.q;
+	io_uring &ring = s.ring;
+	const DeviceInfo &info = s.info;
+	const std::string &path = s.path;
+	const auto *hs0 = &s.hs0;
+	const size_t nh = s.nh;
+	const uint32_t lba = s.lba;
+	const std::vector<IoRequest> &writes = s.writes;
 	// Every handle holds a partly written RU now. QEMU (hw/nvme/ctrl.c) resets the RU's
 	// RUAMW to a full RU, adds the unwritten rest to MBMW (the eventual GC cost), and
 	// refuses NPID >= min(128, nrg x nruh) with Invalid Field: ruh_update_batch().
@@ -429,128 +444,184 @@ int main(int argc, char **argv)
 		auto wr = run_queue(ring, q, {writes[0]});
 		check(wr[0] == 0, "a placed write after the refusals succeeds: " + describe_result(wr[0]));
 	}
+}
 
-	// --- read back, alternating fixed / plain buffers ---
-	std::vector<IoRequest> reads;
+// Read back, alternating fixed / plain buffers: the data matches.
+void check_read_back(Session &s)
+{
+	const size_t nh = s.nh;
+	const uint32_t per = s.per, lba = s.lba;
 	for (size_t h = 0; h < nh; ++h) {
-		IoRequest r = writes[h];
+		IoRequest r = s.writes[h];
 		r.op = IoOp::read;
-		r.buf = rbuf + h * per * lba;
+		r.buf = s.rbuf + h * per * lba;
 		r.buf_index = (h % 2) ? -1 : 1;
-		reads.push_back(r);
+		s.reads.push_back(r);
 	}
-	std::memset(rbuf, 0, buf_len);
-	auto rr = run_queue(ring, q, reads);
+	std::memset(s.rbuf, 0, s.buf_len);
+	auto rr = run_queue(s.ring, *s.q, s.reads);
 	bool all = true;
 	for (int r : rr)
 		all = all && r == 0;
 	check(all, "read back every handle's blocks (batched, " + std::to_string(nh) + " commands)");
-	check(std::memcmp(rbuf, wbuf, size_t{per} * lba * nh) == 0, "read-back data matches");
+	check(std::memcmp(s.rbuf, s.wbuf, size_t{per} * lba * nh) == 0, "read-back data matches");
+}
 
-	// --- invalid requests and commands: decoded, not crashes ---
-	IoRequest bad = writes[0];
-	bad.handle = static_cast<uint16_t>(nh);
-	auto br = run_queue(ring, q, {bad});
-	check(br[0] == -EINVAL, "write on handle index " + std::to_string(nh) +
+// A write on a handle the namespace does not have is refused before the drive.
+void check_bad_handle(Session &s)
+{
+	IoRequest bad = s.writes[0];
+	bad.handle = static_cast<uint16_t>(s.nh);
+	auto br = run_queue(s.ring, *s.q, {bad});
+	check(br[0] == -EINVAL, "write on handle index " + std::to_string(s.nh) +
 					" (no such handle) is refused: " + describe_result(br[0]));
+}
+
+// An unknown opcode and a read past the end come back as decoded NVMe statuses.
+void check_bad_commands(Session &s, UringPassthru &u, int ngfd)
+{
+	const DeviceInfo &info = s.info;
+	uint8_t *rbuf = s.rbuf;
+	const uint32_t lba = s.lba;
+	UringCmd badop{};
+	badop.opcode = 0x7F;
+	badop.nsid = info.nsid;
+	int r1 = u.run(ngfd, kUringCmdIo, badop);
+	std::printf("  opcode 0x7F: %s\n", describe_result(r1).c_str());
+	check(r1 > 0 && NvmeStatus{static_cast<uint16_t>(r1)}.sc() == kScInvalidOpcode,
+	      "unknown opcode returns NVMe status Invalid Command Opcode");
+	int r2 = u.run(ngfd, kUringCmdIo, make_read(info.nsid, info.nlb, 1, rbuf, lba));
+	std::printf("  read past the end: %s\n", describe_result(r2).c_str());
+	check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.sc() == kScLbaOutOfRange,
+	      "read past the namespace returns LBA Out of Range");
+	check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.dnr(), "... with DNR set");
+}
+
+// Oversized and worst-case I/O: one command over max_transfer is refused, one of
+// max_transfer from a scattered buffer works, split (sync_rw) and into a fixed buffer too.
+// Returns the result of the max_transfer write.
+int check_transfer_limits(Session &s, UringPassthru &u, int ngfd)
+{
+	const DeviceInfo &info = s.info;
+	const auto *hs0 = &s.hs0;
+	const uint32_t lba = s.lba;
+	// Oversized and worst-case I/O. The buffers start 16 bytes into a page whose
+	// neighbours are not physically adjacent: every page is a segment of its own, and an
+	// n-page transfer spans n + 1 pages. A malloc'd buffer is like that only by chance,
+	// which is how a limit that ignored max_segments passed some runs and failed others.
+	std::printf("  limits: max_transfer %u, max_segments %u\n", info.max_transfer,
+		    info.max_segments);
+	check(info.max_segments > 0, "discovery read the queue's max_segments");
+	uint32_t big = info.max_transfer * 2 + lba;  // oversized if sent as one command
+	ScatteredBuf sw(big + kSkew), sr(big + kSkew);
+	check(sw.ok() && sr.ok(), "map two scattered-page buffers");
+	uint8_t *bw = sw.data() + kSkew, *brd = sr.data() + kSkew;
+	for (size_t i = 0; i < big; ++i)
+		bw[i] = static_cast<uint8_t>(i * 7 + 3);
+	std::printf("  scattered buffer: %u of %u pages physically adjacent to the previous\n",
+		    sw.adjacent_pages(), sw.pages());
+	uint32_t bnlb = big / lba;
+	int r3 = u.run(ngfd, kUringCmdIo,
+			 make_write(info.nsid, 65536, bnlb, bw, big, (*hs0)[0].pid));
+	std::printf("  one %u-byte write (limit %u): %s\n", big, info.max_transfer,
+		    describe_result(r3).c_str());
+	check(r3 != 0, "a single command larger than max_transfer is rejected");
+	uint32_t mnlb = info.max_transfer / lba;
+	int rmax = u.run(ngfd, kUringCmdIo,
+			 make_write(info.nsid, 65536, mnlb, bw, info.max_transfer, (*hs0)[0].pid));
+	check(rmax == 0, "one max_transfer write from an unaligned, scattered buffer succeeds: " +
+			       describe_result(rmax));
+	int r4 = test::sync_rw(u, ngfd, info.nsid, true, 65536, bnlb, bw, lba, info.max_transfer,
+			(*hs0)[0].pid);
+	int r5 = test::sync_rw(u, ngfd, info.nsid, false, 65536, bnlb, brd, lba, info.max_transfer);
+	check(r4 == 0 && r5 == 0, "the same I/O split into " +
+					  std::to_string((big + info.max_transfer - 1) /
+							 info.max_transfer) +
+					  " commands succeeds: " + describe_result(r4) + " / " +
+					  describe_result(r5));
+	check(std::memcmp(bw, brd, big) == 0, "split write reads back intact");
+	// The same through a fixed buffer: a registration of at most max_segments pages
+	// (Linux 6.1 counts the registration's pages from the command's start on), the
+	// command starting one block in.
+	uint32_t fpages = std::min<uint32_t>(info.max_segments ? info.max_segments : 1,
+					     (lba + info.max_transfer + 4095) / 4096);
+	iovec fiov{sw.data(), size_t{fpages} * 4096};
+	int fr = u.register_buffers(std::span<const iovec>(&fiov, 1));
+	int rfix = fr;
+	if (fr == 0) {
+		uint8_t *fp = sw.data() + lba;
+		if (!u.queue(ngfd, kUringCmdIo,
+			       make_read(info.nsid, 65536, mnlb, fp, info.max_transfer), 8, 0) ||
+		    u.submit() < 0)
+			rfix = -EIO;
+		else
+			u.reap(1, [&](uint64_t, int res, uint32_t) { rfix = res; });
+		u.unregister_buffers();
+	}
+	check(rfix == 0, "one max_transfer read into a fixed buffer of " +
+			       std::to_string(fpages) + " scattered pages succeeds: " +
+			       describe_result(rfix));
+	return rmax;
+}
+
+// Admin over uring: refused on the ng device (a decoded -errno), works on the controller char
+// device and returns the same Identify data as the ioctl. rmax: check_transfer_limits'
+// result, which the last line prints (as it always has).
+void check_admin_uring(Session &s, UringPassthru &u, int ngfd, int rmax)
+{
+	const std::string &path = s.path;
+	// Admin over uring: refused on the ng device (a decoded -errno), works on the
+	// controller char device and returns the same Identify data as the ioctl.
+	std::vector<uint8_t> id(kIdentifySize), id2(kIdentifySize);
+	int r6 = u.run(ngfd, kUringCmdAdmin, make_identify(kCnsController, 0, id.data()));
+	std::printf("  admin uring_cmd on %s: %s\n", path.c_str(), describe_result(r6).c_str());
+	check(classify_result(r6) == ResultKind::os_error,
+	      "admin uring_cmd on the ng device is a decoded errno");
+	auto d = discover(path);
+	if (d && !d->names.ctrl_name.empty()) {
+		std::string cpath = "/dev/" + d->names.ctrl_name;
+		int cfd = open(cpath.c_str(), O_RDWR | O_CLOEXEC);
+		int r7 = u.run(cfd, kUringCmdAdmin,
+				 make_identify(kCnsController, 0, id.data()));
+		admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id2.data()));
+		check(r7 == 0 && id == id2, "admin uring_cmd Identify on " + cpath +
+						    " matches the ioctl: " + describe_result(rmax));
+		if (cfd >= 0)
+			close(cfd);
+	} else {
+		check(false, "controller of " + path + " found through sysfs");
+	}
+}
+
+// Invalid requests and commands: decoded, not crashes; then the transfer limits and admin
+// commands over a ring of its own.
+void check_invalid(Session &s)
+{
+	check_bad_handle(s);
 	auto up = UringPassthru::create(16);
 	if (!up) {
 		check(false, "UringPassthru::create: " + up.error().message());
-	} else {
-		int ngfd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-		UringCmd badop{};
-		badop.opcode = 0x7F;
-		badop.nsid = info.nsid;
-		int r1 = up->run(ngfd, kUringCmdIo, badop);
-		std::printf("  opcode 0x7F: %s\n", describe_result(r1).c_str());
-		check(r1 > 0 && NvmeStatus{static_cast<uint16_t>(r1)}.sc() == kScInvalidOpcode,
-		      "unknown opcode returns NVMe status Invalid Command Opcode");
-		int r2 = up->run(ngfd, kUringCmdIo, make_read(info.nsid, info.nlb, 1, rbuf, lba));
-		std::printf("  read past the end: %s\n", describe_result(r2).c_str());
-		check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.sc() == kScLbaOutOfRange,
-		      "read past the namespace returns LBA Out of Range");
-		check(r2 > 0 && NvmeStatus{static_cast<uint16_t>(r2)}.dnr(), "... with DNR set");
-		// Oversized and worst-case I/O. The buffers start 16 bytes into a page whose
-		// neighbours are not physically adjacent: every page is a segment of its own, and an
-		// n-page transfer spans n + 1 pages. A malloc'd buffer is like that only by chance,
-		// which is how a limit that ignored max_segments passed some runs and failed others.
-		std::printf("  limits: max_transfer %u, max_segments %u\n", info.max_transfer,
-			    info.max_segments);
-		check(info.max_segments > 0, "discovery read the queue's max_segments");
-		uint32_t big = info.max_transfer * 2 + lba;  // oversized if sent as one command
-		ScatteredBuf sw(big + kSkew), sr(big + kSkew);
-		check(sw.ok() && sr.ok(), "map two scattered-page buffers");
-		uint8_t *bw = sw.data() + kSkew, *brd = sr.data() + kSkew;
-		for (size_t i = 0; i < big; ++i)
-			bw[i] = static_cast<uint8_t>(i * 7 + 3);
-		std::printf("  scattered buffer: %u of %u pages physically adjacent to the previous\n",
-			    sw.adjacent_pages(), sw.pages());
-		uint32_t bnlb = big / lba;
-		int r3 = up->run(ngfd, kUringCmdIo,
-				 make_write(info.nsid, 65536, bnlb, bw, big, (*hs0)[0].pid));
-		std::printf("  one %u-byte write (limit %u): %s\n", big, info.max_transfer,
-			    describe_result(r3).c_str());
-		check(r3 != 0, "a single command larger than max_transfer is rejected");
-		uint32_t mnlb = info.max_transfer / lba;
-		int rmax = up->run(ngfd, kUringCmdIo,
-				 make_write(info.nsid, 65536, mnlb, bw, info.max_transfer, (*hs0)[0].pid));
-		check(rmax == 0, "one max_transfer write from an unaligned, scattered buffer succeeds: " +
-				       describe_result(rmax));
-		int r4 = test::sync_rw(*up, ngfd, info.nsid, true, 65536, bnlb, bw, lba, info.max_transfer,
-				(*hs0)[0].pid);
-		int r5 = test::sync_rw(*up, ngfd, info.nsid, false, 65536, bnlb, brd, lba, info.max_transfer);
-		check(r4 == 0 && r5 == 0, "the same I/O split into " +
-						  std::to_string((big + info.max_transfer - 1) /
-								 info.max_transfer) +
-						  " commands succeeds: " + describe_result(r4) + " / " +
-						  describe_result(r5));
-		check(std::memcmp(bw, brd, big) == 0, "split write reads back intact");
-		// The same through a fixed buffer: a registration of at most max_segments pages
-		// (Linux 6.1 counts the registration's pages from the command's start on), the
-		// command starting one block in.
-		uint32_t fpages = std::min<uint32_t>(info.max_segments ? info.max_segments : 1,
-						     (lba + info.max_transfer + 4095) / 4096);
-		iovec fiov{sw.data(), size_t{fpages} * 4096};
-		int fr = up->register_buffers(std::span<const iovec>(&fiov, 1));
-		int rfix = fr;
-		if (fr == 0) {
-			uint8_t *fp = sw.data() + lba;
-			if (!up->queue(ngfd, kUringCmdIo,
-				       make_read(info.nsid, 65536, mnlb, fp, info.max_transfer), 8, 0) ||
-			    up->submit() < 0)
-				rfix = -EIO;
-			else
-				up->reap(1, [&](uint64_t, int res, uint32_t) { rfix = res; });
-			up->unregister_buffers();
-		}
-		check(rfix == 0, "one max_transfer read into a fixed buffer of " +
-				       std::to_string(fpages) + " scattered pages succeeds: " +
-				       describe_result(rfix));
-		// Admin over uring: refused on the ng device (a decoded -errno), works on the
-		// controller char device and returns the same Identify data as the ioctl.
-		std::vector<uint8_t> id(kIdentifySize), id2(kIdentifySize);
-		int r6 = up->run(ngfd, kUringCmdAdmin, make_identify(kCnsController, 0, id.data()));
-		std::printf("  admin uring_cmd on %s: %s\n", path.c_str(), describe_result(r6).c_str());
-		check(classify_result(r6) == ResultKind::os_error,
-		      "admin uring_cmd on the ng device is a decoded errno");
-		auto d = discover(path);
-		if (d && !d->names.ctrl_name.empty()) {
-			std::string cpath = "/dev/" + d->names.ctrl_name;
-			int cfd = open(cpath.c_str(), O_RDWR | O_CLOEXEC);
-			int r7 = up->run(cfd, kUringCmdAdmin,
-					 make_identify(kCnsController, 0, id.data()));
-			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id2.data()));
-			check(r7 == 0 && id == id2, "admin uring_cmd Identify on " + cpath +
-							    " matches the ioctl: " + describe_result(rmax));
-			if (cfd >= 0)
-				close(cfd);
-		} else {
-			check(false, "controller of " + path + " found through sysfs");
-		}
-		close(ngfd);
+		return;
 	}
+	int ngfd = open(s.path.c_str(), O_RDWR | O_CLOEXEC);
+	check_bad_commands(s, *up, ngfd);
+	const int rmax = check_transfer_limits(s, *up, ngfd);
+	check_admin_uring(s, *up, ngfd, rmax);
+	close(ngfd);
+}
 
-	// --- write zeroes, deallocate, flush through the queue ---
+// Write zeroes, deallocate and flush through the queue; the zeroed blocks read as zeroes;
+// the FDP logs parse.
+void check_zeroes_and_logs(Session &s)
+{
+	Device &dev = *s.dev;
+	const DeviceInfo &info = s.info;
+	io_uring &ring = s.ring;
+	IoQueue &q = *s.q;
+	const size_t nh = s.nh;
+	const uint32_t per = s.per, lba = s.lba;
+	const std::vector<IoRequest> &writes = s.writes, &reads = s.reads;
+	uint8_t *rbuf = s.rbuf;
 	IoRequest wz;
 	wz.op = IoOp::write_zeroes;
 	wz.slba = writes[0].slba;
@@ -580,36 +651,94 @@ int main(int argc, char **argv)
 	auto us = dev.log_page(kLidRuhUsage);
 	auto usp = us ? parse_ruh_usage(*us) : Result<std::vector<uint8_t>>(us.error());
 	check(usp.ok() && usp->size() == info.nruh, "RUH usage log lists every handle");
+}
 
-	if (!capture.empty()) {
-		// Raw replies for the unit-test fixtures (tests/nvme/fixtures/), taken after the
-		// writes so RUAMW, HBMW and MBMW are not all at their initial values.
-		auto d = discover(path);
-		if (d) {
-			std::vector<uint8_t> id(kIdentifySize);
-			admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id.data()));
-			save(capture, "id_ctrl.bin", id);
-			std::fill(id.begin(), id.end(), 0);
-			admin_ioctl(d->admin_fd.get(), make_identify(kCnsNamespace, info.nsid, id.data()));
-			save(capture, "id_ns.bin", id);
-			std::vector<uint8_t> rs(ruh_status_size(nh));
-			io_ioctl(d->ng_fd.get(),
-				 make_io_mgmt_recv(info.nsid, rs.data(), static_cast<uint32_t>(rs.size())));
-			save(capture, "ruh_status.bin", rs);
-		}
-		for (uint8_t lid = kLidFdpConfigs; lid <= kLidFdpEvents; ++lid) {
-			auto b = dev.log_page(lid, lid == kLidFdpEvents ? kLspFdpHostEvents : 0);
-			if (b) {
-				char name[32];
-				std::snprintf(name, sizeof(name), "log_%02x.bin", lid);
-				save(capture, name, *b);
-			}
+// Raw replies for the unit-test fixtures (tests/nvme/fixtures/), taken after the writes so
+// RUAMW, HBMW and MBMW are not all at their initial values.
+void capture_fixtures(Session &s, const std::string &capture)
+{
+	Device &dev = *s.dev;
+	const DeviceInfo &info = s.info;
+	const std::string &path = s.path;
+	const size_t nh = s.nh;
+	auto d = discover(path);
+	if (d) {
+		std::vector<uint8_t> id(kIdentifySize);
+		admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id.data()));
+		save(capture, "id_ctrl.bin", id);
+		std::fill(id.begin(), id.end(), 0);
+		admin_ioctl(d->admin_fd.get(), make_identify(kCnsNamespace, info.nsid, id.data()));
+		save(capture, "id_ns.bin", id);
+		std::vector<uint8_t> rs(ruh_status_size(nh));
+		io_ioctl(d->ng_fd.get(),
+			 make_io_mgmt_recv(info.nsid, rs.data(), static_cast<uint32_t>(rs.size())));
+		save(capture, "ruh_status.bin", rs);
+	}
+	for (uint8_t lid = kLidFdpConfigs; lid <= kLidFdpEvents; ++lid) {
+		auto b = dev.log_page(lid, lid == kLidFdpEvents ? kLspFdpHostEvents : 0);
+		if (b) {
+			char name[32];
+			std::snprintf(name, sizeof(name), "log_%02x.bin", lid);
+			save(capture, name, *b);
 		}
 	}
+}
 
-	io_uring_queue_exit(&ring);
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string path, capture;
+	int want_nruh = -1;
+	for (int i = 1; i < argc; ++i) {
+		std::string a = argv[i];
+		if (a == "--expect-error" && i + 2 < argc) {
+			if (i + 4 < argc && std::string(argv[i + 3]) == "--as-uid") {
+				auto id = static_cast<uid_t>(std::atoi(argv[i + 4]));
+				if (setgid(id) != 0 || setuid(id) != 0) {
+					std::printf("FAIL: cannot drop to uid %u: %s\n", id,
+						    std::strerror(errno));
+					return 1;
+				}
+			}
+			return expect_error(argv[i + 1], argv[i + 2]);
+		}
+		if (a == "--expect-ruh-error" && i + 2 < argc)
+			return expect_ruh_error(argv[i + 1], argv[i + 2]);
+		if (a == "--nruh" && i + 1 < argc)
+			want_nruh = std::atoi(argv[++i]);
+		else if (a == "--capture" && i + 1 < argc)
+			capture = argv[++i];
+		else
+			path = a;
+	}
+	if (path.empty()) {
+		std::fprintf(stderr, "usage: kvfdp-nvme-vmcheck /dev/ngXnY [--nruh N] [--capture DIR]\n"
+				     "       kvfdp-nvme-vmcheck --expect-error TEXT PATH\n");
+		return 2;
+	}
+
+	auto devr = open_passthru_device(path);
+	if (!devr) {
+		std::printf("FAIL: discovery: %s\n", devr.error().message().c_str());
+		return 1;
+	}
+	Session s;
+	s.path = path;
+	s.dev = devr->get();
+	s.info = s.dev->info();
+	if (!check_discovery(s, want_nruh) || !open_ring(s))
+		return 1;
+	check_placed_writes(s);
+	check_ruh_update(s);
+	check_read_back(s);
+	check_invalid(s);
+	check_zeroes_and_logs(s);
+	if (!capture.empty())
+		capture_fixtures(s, capture);
+
 	std::printf("{\"checks\": %d, \"failures\": %d, \"lba\": %u, \"handles\": %zu, "
 		    "\"max_transfer\": %u}\n",
-		    checks, failures, lba, nh, info.max_transfer);
+		    checks, failures, s.lba, s.nh, s.info.max_transfer);
 	return failures ? 1 : 0;
 }
