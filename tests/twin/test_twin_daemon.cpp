@@ -52,7 +52,7 @@ TEST_CASE("twin: twin_for makes none without FDP or with memory 0, and refuses a
 	CHECK(*off == nullptr);
 	auto given = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{4096, true, 0});
 	REQUIRE_FALSE(given);
-	CHECK(given.error().message().rfind("twin: a memory bound of 0.0 MiB is too small for one reclaim unit", 0) == 0);
+	CHECK(given.error().message().rfind("twin: a memory bound of 4.0 KiB is too small for one reclaim unit", 0) == 0);
 	// The default bound refused (here: an unknown RU size) is a warning and no twin, not a failed start.
 	fdp.ru_size = 0;
 	auto dflt = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{});

@@ -27,10 +27,14 @@ constexpr uint64_t inverse_of(uint64_t m)
 	return x;
 }
 
+// "4.0 KiB", "0.1 MiB", "64.0 MiB": a bound as the refusal names it.
 std::string mib(uint64_t bytes)
 {
 	char buf[48];
-	std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+	if (bytes < (1u << 20))
+		std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+	else
+		std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
 	return buf;
 }
 
