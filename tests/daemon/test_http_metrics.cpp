@@ -279,6 +279,9 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 			for (uint64_t lba = 0; lba < 64; lba += 8)
 				(void)s.learned->place(w, static_cast<uint8_t>(w + 1), w * 4096 + lba, 8);
 	(void)s.learned->recompute_now();
+	auto tw = twin::twin_for(s.info, s.nruh, b.op, twin::TwinSettings{});  // the live WAF twin's families
+	REQUIRE(tw.ok());
+	s.twin = std::move(*tw);
 	auto srv = serve({}, [&s] { return metrics_exposition(s); });
 	const std::string r = ask(srv->port(), "GET /metrics HTTP/1.1\r\n\r\n");
 	REQUIRE(r.rfind("HTTP/1.1 200 OK", 0) == 0);
@@ -286,7 +289,7 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 	for (const char *f : {"kvfdp_class_bytes_total", "kvfdp_handle_bytes_total", "kvfdp_io_errors_total",
 			      "kvfdp_stale_tags_total", "kvfdp_start_time_seconds", "kvfdp_ruh_ruamw_bytes",
 			      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes", "kvfdp_daemon_up",
-			      "kvfdp_learned_lifetime_seconds"})
+			      "kvfdp_learned_lifetime_seconds", "kvfdp_twin_waf", "kvfdp_twin_saved_bytes"})
 		CHECK_MESSAGE(has_family(text, f), f);
 	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"7\",") != std::string::npos);
 	CHECK(text.find("\nkvfdp_daemon_up 1\n") != std::string::npos);
