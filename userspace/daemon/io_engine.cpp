@@ -44,8 +44,8 @@ IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
 }
 
 // The write path, top down: start() decodes the request, classify_and_place() picks its
-// command (a write: its class from the tag slot, then its handle), split() cuts it into device
-// commands and submit_sub() preps each on the ring.
+// command (a write: its class from the tag slot, then its handle), record_twin() tells the
+// twin, split() cuts it into device commands and submit_sub() preps each on the ring.
 void IoEngine::start(uint16_t tag)
 {
 	const ublk::IoDesc &d = descs_[tag];
@@ -69,6 +69,8 @@ void IoEngine::start(uint16_t tag)
 		sub_done(tag, 0);  // drop the guard
 		return;
 	}
+	if (cfg_.twin)
+		record_twin(r, req);
 	uintptr_t base = 0;  // data ops: where the request's data starts (0: in the registered request)
 	if (r.data) {
 		st.done_bytes = static_cast<uint32_t>(r.bytes);
@@ -98,7 +100,6 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 	case ublk::kOpWrite:
 		req.op = nvme::IoOp::write;
 		req.handle = place_write(tag, d, r);
-		twin::record_write(cfg_.twin, r.slba, r.nlb, req.handle);
 		return true;
 	case ublk::kOpRead:
 		ctr_.reads.add(1);
@@ -115,7 +116,6 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 		req.op = nvme::IoOp::deallocate;  // one DSM range
 		if (cfg_.learned)
 			cfg_.learned->discard(r.slba, r.nlb);
-		twin::record_trim(cfg_.twin, twin::Op::discard, r.slba, r.nlb);
 		return true;
 	case ublk::kOpWriteZeroes:
 		ctr_.write_zeroes.add(1);
@@ -123,12 +123,23 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 		req.op = nvme::IoOp::write_zeroes;
 		if (cfg_.learned)
 			cfg_.learned->discard(r.slba, r.nlb);
-		twin::record_trim(cfg_.twin, twin::Op::write_zeroes, r.slba, r.nlb);
 		per_cmd = kMaxWriteZeroesNlb;
 		return true;
 	default:
 		return false;
 	}
+}
+
+// The live WAF twin's ring (userspace/twin/): each write with its handle, each discard and
+// write zeroes.
+inline void IoEngine::record_twin(const Request &r, const nvme::IoRequest &req)
+{
+	if (r.op == ublk::kOpWrite)
+		twin::record_write(cfg_.twin, r.slba, r.nlb, req.handle);
+	else if (r.op == ublk::kOpDiscard)
+		twin::record_trim(cfg_.twin, twin::Op::discard, r.slba, r.nlb);
+	else if (r.op == ublk::kOpWriteZeroes)
+		twin::record_trim(cfg_.twin, twin::Op::write_zeroes, r.slba, r.nlb);
 }
 
 inline uint16_t IoEngine::place_write(uint16_t tag, const ublk::IoDesc &d, const Request &r)

@@ -101,6 +101,8 @@ private:
 	// false for an op the engine does not serve.
 	[[nodiscard]] bool classify_and_place(uint16_t tag, const ublk::IoDesc &d, const Request &r,
 					      nvme::IoRequest &req, uint32_t &per_cmd);
+	// With cfg.twin: pushes a write (with req's handle), discard or write zeroes to the twin.
+	void record_twin(const Request &r, const nvme::IoRequest &req);
 	// A write's handle: its class from the tag slot, then the learner or the class map.
 	[[nodiscard]] uint16_t place_write(uint16_t tag, const ublk::IoDesc &d, const Request &r);
 	// A read/write's buffer: sets req.buf_index, returns where its data starts (0: zero copy).
