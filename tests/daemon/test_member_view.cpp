@@ -215,12 +215,12 @@ TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics
 	c.member_handle_bytes[0][2] = 3 * 4096;
 	c.member_handle_bytes[1][4] = 5 * 4096;
 	c.member_handle_bytes[1][0] = 4096;
-	auto mr = members_ruh_json(*sd, c);
+	auto mr = members_ruh(*sd, c);
 	REQUIRE(mr.ok());
-	CHECK((*mr)[0]["ruhss"][2]["bytes"] == 3 * 4096);
-	CHECK((*mr)[1]["ruhss"][4]["bytes"] == 5 * 4096);
-	CHECK((*mr)[1]["bytes"] == 6 * 4096);
-	CHECK((*mr)[0]["bytes"] == 3 * 4096);
+	CHECK((*mr)[0].ruhss[2].bytes == 3 * 4096);
+	CHECK((*mr)[1].ruhss[4].bytes == 5 * 4096);
+	CHECK((*mr)[1].bytes == 6 * 4096);
+	CHECK((*mr)[0].bytes == 3 * 4096);
 
 	// Metrics: the existing names, each family once, member and device labels.
 	const std::string text = metrics_exposition(s);

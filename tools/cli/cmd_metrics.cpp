@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "proto/backend_kind.hpp"
+#include "proto/control.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/metrics.hpp"
 #include "tools/cli/source.hpp"
@@ -64,12 +65,12 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 		text = render_metrics(fams);
 	} else {
 		// kvfdpd's text has every family, kvfdp_daemon_up 1 included (daemon_metrics.hpp).
-		auto m = ctx.ask_daemon("metrics");
+		auto m = ctx.ask_daemon(proto::cmd::kMetrics);
 		bool up = m.ok;
 		if (!m.ok && (m.error.kind != DaemonFailure::unreachable))
 			return ctx.fail(m.error);
 		if (up) {
-			text = m.data.value("text", std::string());
+			text = proto::reply_as<proto::MetricsReply>(m.data).text;
 			if (!text.empty() && text.back() != '\n')
 				text += '\n';
 		} else {

@@ -38,7 +38,9 @@ void print_human(Context &ctx, const RuhView &v)
 		std::vector<std::string> cells = {std::to_string(r.index),
 						  std::to_string(r.pid),
 						  std::to_string(r.ruhid),
-						  r.classes.empty() ? "-" : join(r.classes, ","),
+						  r.classes.value_or(std::vector<std::string>{}).empty()
+							  ? "-"
+							  : join(*r.classes, ","),
 						  std::to_string(r.ruamw),
 						  format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
 						  std::to_string(r.earutr)};
@@ -85,10 +87,10 @@ int run_ruh(Context &ctx)
 			return ctx.fail(dev.error());
 		view = ruh_from_device(**dev);
 	} else {
-		auto ruh = ctx.ask_daemon("ruh");
+		auto ruh = ctx.ask_daemon(proto::cmd::kRuh);
 		if (!ruh.ok)
 			return ctx.fail(ruh.error);
-		auto st = ctx.ask_daemon("status");
+		auto st = ctx.ask_daemon(proto::cmd::kStatus);
 		if (!st.ok)
 			return ctx.fail(st.error);
 		view = ruh_from_daemon_data(ruh.data, st.data);

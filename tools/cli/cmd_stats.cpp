@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "proto/backend_kind.hpp"
+#include "proto/control.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/source.hpp"
@@ -34,7 +35,7 @@ struct Sampler {
 	{
 		if (dev)
 			return stats_from_device(*dev);
-		auto r = ctx.ask_daemon("stats");
+		auto r = ctx.ask_daemon(proto::cmd::kStats);
 		if (!r.ok) {
 			int code = r.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
 			return cli_error(code, r.error.message);
@@ -80,12 +81,12 @@ int run_stats(Context &ctx, const StatsOptions &o)
 		if (proto::backend_passthru_logs(sm.dev->info().backend))
 			emulated = controller_is_emulated(device_name, ctx.probe_root);
 	} else {
-		auto st = ctx.ask_daemon("status");
+		auto st = ctx.ask_daemon(proto::cmd::kStatus);
 		if (!st.ok)
 			return ctx.fail(st.error);
-		const json &dev = st.data.value("device", json::object());
-		device_name = dev.value("path", std::string("?"));
-		if (proto::backend_passthru_logs(dev.value("backend", std::string())))
+		const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(st.data).device;
+		device_name = dev.path.empty() ? std::string("?") : dev.path;
+		if (proto::backend_passthru_logs(dev.backend))
 			emulated = controller_is_emulated(device_name, ctx.probe_root);
 	}
 	auto first = sm.sample();
@@ -112,23 +113,22 @@ int run_stats(Context &ctx, const StatsOptions &o)
 			ctx.out << "note: " << life.reason << '\n';
 	}
 	// A stripe: the counters above are the members' sums; each member's own and its WAF.
-	if (sm.last.contains("members") && sm.last["members"].is_array()) {
+	if (const auto reply = proto::reply_as<proto::StatsReply>(sm.last); reply.members) {
 		json members = json::array();
 		if (!ctx.json())
 			ctx.out << "\nper member (the totals above are their sums):\n";
 		Table t({{"MEMBER", Align::right}, {"DEVICE"}, {"HOST", Align::right}, {"MEDIA", Align::right},
 			 {"ERASED", Align::right}, {"WAF", Align::right}});
-		for (const auto &m : sm.last["members"]) {
-			const nvme::FdpStats ms{u128_from_json(m.value("hbmw", json())), u128_from_json(m.value("mbmw", json())),
-						u128_from_json(m.value("mbe", json()))};
-			const std::string dev = json_str(m, "device");
+		for (const proto::StatsMember &m : *reply.members) {
+			const nvme::FdpStats ms{m.hbmw, m.mbmw, m.mbe};
+			const std::string &dev = m.device;
 			const WafReading mw = assess_waf(nvme::FdpStats{}, ms, emulated);
 			json mj = counters_json(ms);
-			mj["member"] = json_u64(m, "member");
+			mj["member"] = m.member;
 			mj["device"] = dev;
 			mj["lifetime"] = waf_json(mw);
 			members.push_back(mj);
-			t.add_row({std::to_string(json_u64(m, "member")), dev, format_bytes(ms.hbmw), format_bytes(ms.mbmw),
+			t.add_row({std::to_string(m.member), dev, format_bytes(ms.hbmw), format_bytes(ms.mbmw),
 				   format_bytes(ms.mbe), waf_text(mw)});
 		}
 		doc["members"] = members;

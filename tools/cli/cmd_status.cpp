@@ -2,13 +2,14 @@
 // recovery; without kvfdpd, the device (if named) and the kernel feature probe.
 #include <sstream>
 
+#include "proto/control.hpp"
+#include "proto/health.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/kernel_probe.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
-#include "proto/health.hpp"
 
 namespace kvfdp::cli {
 
@@ -39,16 +40,15 @@ std::string kernel_line(const json &k)
 }
 
 // The ublk feature flags the disk was created with, and the 7.x ones the driver lacks.
-std::string ublk_features_line(const json &k)
+std::string ublk_features_line(const proto::StatusKernel &k)
 {
 	std::string line;
-	for (const auto &f : k.value("ublk_features", json::array()))
-		if (f.is_string())
-			line += (line.empty() ? "" : ", ") + f.get<std::string>();
+	for (const std::string &f : k.ublk_features.value_or(std::vector<std::string>{}))
+		line += (line.empty() ? "" : ", ") + f;
 	if (line.empty())
 		line = "none";
-	if (const std::string note = k.value("ublk_note", std::string()); !note.empty())
-		line += " (" + note + ")";
+	if (!k.ublk_note.empty())
+		line += " (" + k.ublk_note + ")";
 	return line;
 }
 
@@ -88,90 +88,88 @@ std::string fdp_line(const json &d)
 	return s.str();
 }
 
+// The stripe's geometry and one line per member namespace.
+void add_stripe_lines(KeyValues &kv, const proto::StripeStatus &sp, uint32_t lba_size)
+{
+	kv.add("stripe", std::to_string(sp.members) + " members, stripe size " + format_bytes(sp.stripe_bytes) +
+				 ", " + format_bytes(static_cast<u128>(sp.member_nlb) * lba_size) + " used on each");
+	for (const proto::StripeDeviceRow &m : sp.devices)
+		kv.add("member " + std::to_string(m.member),
+		       m.path + ", nsid " + std::to_string(m.nsid) + ", " +
+			       format_bytes(static_cast<u128>(m.nlb) * m.lba_size) + ", " + std::to_string(m.nruh) +
+			       " handles, FDP " + (m.fdp_enabled ? "enabled" : "disabled"));
+	if (!sp.note.empty())
+		kv.add("stripe note", sp.note);
+}
+
+std::string tagging_line(const proto::StatusTagging &tg)
+{
+	if (!tg.active)
+		return "INACTIVE (" + (tg.reason.empty() ? std::string("-") : tg.reason) +
+		       "); every write goes to the default handle";
+	std::string src;
+	for (const std::string &s : tg.sources)
+		src += (src.empty() ? "" : ", ") + s;
+	std::string line = "active, sources " + (src.empty() ? std::string("none") : src);
+	if (!tg.watch_dir.empty())
+		line += "; watching " + tg.watch_dir;
+	return line;
+}
+
+// d: kvfdpd's status reply with the local kernel probe merged into "kernel".
 void print_daemon_human(Context &ctx, const json &d)
 {
 	// The first line, only when kvfdpd serves but places nothing (docs/cli.md, status).
 	if (const proto::Health h = proto::health_from_status(d); h.degraded)
 		ctx.out << "DEGRADED: " << h.why << '\n';
+	const auto st = proto::reply_as<proto::StatusReply>(d);
 	KeyValues kv;
-	const json &dm = d.value("daemon", json::object());
+	const proto::StatusDaemon &dm = st.daemon;
 	std::ostringstream daemon;
-	daemon << "kvfdpd " << text(dm, "version") << ", pid " << text(dm, "pid") << ", up "
-	       << text(dm, "uptime_s") << " s, config " << text(dm, "config") << " (generation "
-	       << text(dm, "policy_generation") << ")";
+	daemon << "kvfdpd " << dm.version << ", pid " << dm.pid << ", up " << dm.uptime_s << " s, config "
+	       << dm.config << " (generation " << dm.policy_generation << ")";
 	kv.add("daemon", daemon.str());
 	const json &dev = d.value("device", json::object());
 	kv.add("device", device_line(dev));
 	kv.add("fdp", fdp_line(dev));
-	if (dev.contains("stripe") && dev["stripe"].is_object()) {
-		const json &sp = dev["stripe"];
-		kv.add("stripe", std::to_string(json_u64(sp, "members")) + " members, stripe size " +
-					 format_bytes(json_u64(sp, "stripe_bytes")) + ", " +
-					 format_bytes(static_cast<u128>(json_u64(sp, "member_nlb")) * json_u64(dev, "lba_size")) +
-					 " used on each");
-		for (const auto &m : sp.value("devices", json::array()))
-			kv.add("member " + text(m, "member"),
-			       text(m, "path") + ", nsid " + text(m, "nsid") + ", " +
-				       format_bytes(static_cast<u128>(json_u64(m, "nlb")) * json_u64(m, "lba_size")) + ", " +
-				       std::to_string(json_u64(m, "nruh")) + " handles, FDP " +
-				       (m.value("fdp_enabled", false) ? "enabled" : "disabled"));
-		if (!text(sp, "note").empty() && text(sp, "note") != "-")
-			kv.add("stripe note", text(sp, "note"));
-	}
+	if (st.device.stripe)
+		add_stripe_lines(kv, *st.device.stripe, st.device.lba_size);
 	kv.add("kernel", kernel_line(d.value("kernel", json::object())));
-	if (const json &k = d.value("kernel", json::object()); k.contains("ublk_features"))
-		kv.add("ublk features", ublk_features_line(k));
-	const json &tg = d.value("tagging", json::object());
-	std::string tagging;
-	if (tg.value("active", false)) {
-		tagging = "active, sources ";
-		std::string src;
-		for (const auto &s : tg.value("sources", json::array()))
-			src += (src.empty() ? "" : ", ") + s.get<std::string>();
-		tagging += src.empty() ? "none" : src;
-		if (tg.contains("watch_dir") && tg["watch_dir"].is_string() &&
-		    !tg["watch_dir"].get<std::string>().empty())
-			tagging += "; watching " + tg["watch_dir"].get<std::string>();
-	} else {
-		tagging = "INACTIVE (" + text(tg, "reason") +
-			  "); every write goes to the default handle";
-	}
-	kv.add("tagging", tagging);
-	kv.add("stale tags", text(d, "stale_tags"));
-	if (d.contains("data_path") && d["data_path"].is_object()) {
-		const json &dp = d["data_path"];
-		const std::string mode = text(dp, "mode");
+	if (st.kernel.ublk_features)
+		kv.add("ublk features", ublk_features_line(st.kernel));
+	kv.add("tagging", tagging_line(st.tagging));
+	kv.add("stale tags", std::to_string(st.stale_tags));
+	if (st.data_path) {
+		const std::string &mode = st.data_path->mode;
 		std::string line = mode == "zero-copy" ? "zero copy: requests go to the device from their own pages "
 							  "(UBLK_F_AUTO_BUF_REG)"
 				   : mode == "zero-copy-register"
 					   ? "zero copy: requests go to the device from their own pages, registered per "
 					     "request (UBLK_F_SUPPORT_ZERO_COPY)"
 					   : "copy: each request is copied through kvfdpd's buffers";
-		const std::string note = dp.value("note", std::string());
-		if (!note.empty())
-			line += " (" + note + ")";
+		if (!st.data_path->note.empty())
+			line += " (" + st.data_path->note + ")";
 		kv.add("data path", line);
 	}
-	const json &rc = d.value("recovery", json::object());
-	kv.add("recovery", text(rc, "state") + (rc.value("enabled", false) ? " (user recovery on" : " (user recovery off") +
-				   (rc.value("recovered", false) ? ", re-attached)" : ")"));
-	const json &io = d.value("io", json::object());
+	const proto::StatusRecovery &rc = st.recovery;
+	kv.add("recovery", (rc.state.empty() ? std::string("-") : rc.state) +
+				   (rc.enabled ? " (user recovery on" : " (user recovery off") +
+				   (rc.recovered ? ", re-attached)" : ")"));
+	const proto::StatusIo &io = st.io;
 	std::ostringstream ios;
-	ios << json_u64(io, "writes") << " writes (" << format_bytes(json_u64(io, "write_bytes")) << "), "
-	    << json_u64(io, "reads") << " reads (" << format_bytes(json_u64(io, "read_bytes")) << "), "
-	    << json_u64(io, "flushes") << " flushes, " << json_u64(io, "discards") << " discards ("
-	    << format_bytes(json_u64(io, "discard_bytes")) << "), " << json_u64(io, "errors") << " errors";
-	if (io.contains("copied_bytes"))
-		ios << ", " << format_bytes(json_u64(io, "copied_bytes")) << " copied";
+	ios << io.writes << " writes (" << format_bytes(io.write_bytes) << "), " << io.reads << " reads ("
+	    << format_bytes(io.read_bytes) << "), " << io.flushes << " flushes, " << io.discards << " discards ("
+	    << format_bytes(io.discard_bytes) << "), " << io.errors << " errors";
+	if (io.copied_bytes)
+		ios << ", " << format_bytes(*io.copied_bytes) << " copied";
 	kv.add("io", "since start, " + ios.str());
 	kv.render(ctx.out, ctx.table_width());
-	if (d.contains("classes") && d["classes"].is_array() && !d["classes"].empty()) {
+	if (!st.classes.empty()) {
 		ctx.out << "\nper lifetime class, since kvfdpd started:\n";
 		Table t({{"CLASS"}, {"HANDLE", Align::right}, {"WRITES", Align::right},
 			 {"BYTES", Align::right}});
-		for (const auto &c : d["classes"])
-			t.add_row({text(c, "class"), text(c, "handle"), std::to_string(json_u64(c, "writes")),
-				   format_bytes(json_u64(c, "bytes"))});
+		for (const proto::ClassRow &c : st.classes)
+			t.add_row({c.cls, std::to_string(c.handle), std::to_string(c.writes), format_bytes(c.bytes)});
 		t.render(ctx.out, ctx.table_width());
 	}
 }
@@ -201,7 +199,7 @@ int run_status(Context &ctx)
 {
 	KernelFeatures kf = probe_kernel(ctx.probe_root);
 	if (!ctx.direct()) {
-		auto st = ctx.ask_daemon("status");
+		auto st = ctx.ask_daemon(proto::cmd::kStatus);
 		if (st.ok) {
 			json d = st.data;
 			json k = to_json(kf);

@@ -2,6 +2,7 @@
 // holder, while the disk is mounted, held or open, unless --force.
 #include <memory>
 
+#include "proto/control.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace kvfdp::cli {
@@ -16,15 +17,16 @@ int run_stop(Context &ctx, const StopOptions &o)
 {
 	if (ctx.direct())
 		return ctx.fail(kExitUsage, "stop talks to kvfdpd (--socket), not to --device or --backend");
-	auto r = ctx.ask_daemon("stop", nlohmann::json{{"force", o.force}});
+	auto r = ctx.ask_daemon(proto::cmd::kStop, proto::StopRequest{o.force});
 	if (!r.ok)
 		return ctx.fail(r.error);
 	if (ctx.json()) {
 		ctx.print_json(r.data);
 		return kExitOk;
 	}
-	ctx.out << "kvfdpd is stopping " << r.data.value("stopping", std::string("its disk"))
-		<< (r.data.value("force", false) ? " (--force: as on SIGTERM, whoever holds the disk)" : "") << "\n";
+	const auto stop = proto::reply_as<proto::StopReply>(r.data);
+	ctx.out << "kvfdpd is stopping " << (stop.stopping.empty() ? std::string("its disk") : stop.stopping)
+		<< (stop.force ? " (--force: as on SIGTERM, whoever holds the disk)" : "") << "\n";
 	return kExitOk;
 }
 

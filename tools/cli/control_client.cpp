@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/unique_fd.hpp"
+#include "proto/control.hpp"
 
 namespace kvfdp::cli {
 
@@ -71,7 +72,7 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 				    "); is kvfdpd running? try --device /dev/ngXnY or --backend model");
 	}
 	nlohmann::json req = args.is_object() ? args : nlohmann::json::object();
-	req["cmd"] = cmd;
+	req[proto::kCmdKey] = cmd;
 	std::string line = req.dump() + "\n";
 	size_t off = 0;
 	bool send_failed = false;  // a refused connection: its one-line reason may be waiting
@@ -127,18 +128,18 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 				    "kvfdpd's reply to '" + cmd + "' exceeds 16 MiB; this is a daemon bug");
 	}
 	auto j = nlohmann::json::parse(reply, nullptr, false);
-	if (j.is_discarded() || !j.is_object() || !j.contains("ok") || !j["ok"].is_boolean())
+	if (j.is_discarded() || !j.is_object() || !j.contains(proto::kOkKey) || !j[proto::kOkKey].is_boolean())
 		return fail(DaemonFailure::protocol,
 			    "kvfdpd at " + path + " sent a reply to '" + cmd +
 				    "' that is not {\"ok\":...} JSON; is the CLI older or newer "
 				    "than the daemon? compare `kvfdp version` with the daemon's");
-	if (!j["ok"].get<bool>()) {
-		std::string e = j.value("error", std::string("(no error text)"));
+	if (!j[proto::kOkKey].get<bool>()) {
+		std::string e = j.value(proto::kErrorKey, std::string("(no error text)"));
 		return fail(DaemonFailure::refused, "kvfdpd refused '" + cmd + "': " + e);
 	}
 	DaemonReply r;
 	r.ok = true;
-	r.data = j.contains("data") ? j["data"] : nlohmann::json::object();
+	r.data = j.contains(proto::kDataKey) ? j[proto::kDataKey] : nlohmann::json::object();
 	return r;
 }
 

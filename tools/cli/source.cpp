@@ -1,5 +1,6 @@
 // Handles and statistics from kvfdpd or a device.
 #include "proto/backend_kind.hpp"
+#include "proto/control.hpp"
 #include "tools/cli/source.hpp"
 
 #include "tools/cli/units.hpp"
@@ -44,8 +45,9 @@ Result<RuhView> ruh_from_device(nvme::Device &dev)
 		r.ruhid = h.ruhid;
 		r.earutr = h.earutr;
 		r.ruamw = h.ruamw;
+		r.classes.emplace();
 		for (int c : classes_on_handle(map, h.index))
-			r.classes.emplace_back(class_name(c));
+			r.classes->emplace_back(class_name(c));
 		v.rows.push_back(std::move(r));
 	}
 	return v;
@@ -53,54 +55,22 @@ Result<RuhView> ruh_from_device(nvme::Device &dev)
 
 Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::json &status)
 {
-	if (!ruh.is_object() || !ruh.contains("ruhss") || !ruh["ruhss"].is_array())
+	if (!proto::has_ruh_rows(ruh))
 		return cli_error(kExitError, "kvfdpd's ruh reply has no ruhss array; is the CLI older "
 					     "or newer than the daemon? compare `kvfdp version`");
+	const auto r = proto::reply_as<proto::RuhReply>(ruh);
+	const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(status).device;
 	RuhView v;
 	v.source = "daemon";
-	const auto &dev = status.is_object() && status.contains("device") ? status["device"]
-									    : nlohmann::json::object();
-	v.device = json_str(dev, "path");
-	v.backend = json_str(dev, "backend");
-	v.lba_size = static_cast<uint32_t>(json_u64(dev, "lba_size"));
-	v.rows = ruh_rows(ruh["ruhss"]);
-	v.stripe_bytes = json_u64(ruh, "stripe_bytes");
-	if (ruh.contains("members") && ruh["members"].is_array())
-		for (const auto &m : ruh["members"]) {
-			RuhMember rm;
-			rm.member = static_cast<uint32_t>(json_u64(m, "member", v.members.size()));
-			rm.device = json_str(m, "device");
-			rm.bytes = json_u64(m, "bytes");
-			if (m.contains("ruhss") && m["ruhss"].is_array())
-				rm.rows = ruh_rows(m["ruhss"]);
-			v.members.push_back(std::move(rm));
-		}
+	v.device = dev.path;
+	v.backend = dev.backend;
+	v.lba_size = dev.lba_size;
+	v.rows = r.ruhss;
+	v.stripe_bytes = r.stripe_bytes.value_or(0);
+	if (r.members)
+		for (const proto::RuhMember &m : *r.members)
+			v.members.push_back({m.member, m.device, m.bytes, m.ruhss});
 	return v;
-}
-
-std::vector<RuhRow> ruh_rows(const nlohmann::json &ruhss)
-{
-	std::vector<RuhRow> rows;
-	uint16_t pos = 0;
-	for (const auto &h : ruhss) {
-		RuhRow r;
-		r.index = static_cast<uint16_t>(json_u64(h, "index", pos));
-		r.pid = static_cast<uint16_t>(json_u64(h, "pid"));
-		r.ruhid = static_cast<uint16_t>(json_u64(h, "ruhid"));
-		r.earutr = static_cast<uint32_t>(json_u64(h, "earutr"));
-		r.ruamw = json_u64(h, "ruamw");
-		if (h.contains("classes") && h["classes"].is_array())
-			for (const auto &c : h["classes"])
-				if (c.is_string())
-					r.classes.push_back(c.get<std::string>());
-		if (h.contains("bytes"))
-			r.bytes = json_u64(h, "bytes");
-		if (h.contains("writes"))
-			r.writes = json_u64(h, "writes");
-		rows.push_back(std::move(r));
-		pos++;
-	}
-	return rows;
 }
 
 namespace {
@@ -114,7 +84,7 @@ nlohmann::json rows_json(const std::vector<RuhRow> &rs, uint32_t lba_size)
 				    {"earutr", r.earutr},
 				    {"ruamw", r.ruamw},
 				    {"ruamw_bytes", r.ruamw * lba_size},
-				    {"classes", r.classes}};
+				    {"classes", r.classes.value_or(std::vector<std::string>{})}};
 		j["bytes_written"] = r.bytes ? nlohmann::json(*r.bytes) : nlohmann::json(nullptr);
 		j["writes"] = r.writes ? nlohmann::json(*r.writes) : nlohmann::json(nullptr);
 		rows.push_back(std::move(j));
@@ -157,28 +127,25 @@ Result<nvme::FdpStats> stats_from_device(nvme::Device &dev)
 
 Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &d)
 {
-	if (!d.is_object() || !d.contains("hbmw") || !d.contains("mbmw") || !d.contains("mbe"))
+	if (!proto::has_fdp_counters(d))
 		return cli_error(kExitError, "kvfdpd's stats reply lacks hbmw/mbmw/mbe; is the CLI "
 					     "older or newer than the daemon? compare `kvfdp version`");
-	nvme::FdpStats s;
-	s.hbmw = u128_from_json(d["hbmw"]);
-	s.mbmw = u128_from_json(d["mbmw"]);
-	s.mbe = u128_from_json(d["mbe"]);
-	return s;
+	const auto r = proto::reply_as<proto::StatsReply>(d);
+	return nvme::FdpStats{r.hbmw, r.mbmw, r.mbe};
 }
 
 Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
 {
 	if (ctx.direct())
 		return ctx.open_device();
-	auto st = ctx.ask_daemon("status");
+	auto st = ctx.ask_daemon(proto::cmd::kStatus);
 	if (!st.ok) {
 		int code = st.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
 		return cli_error(code, st.error.message);
 	}
-	const auto &dev = st.data.contains("device") ? st.data["device"] : nlohmann::json::object();
-	std::string backend = json_str(dev, "backend");
-	std::string path = json_str(dev, "path");
+	const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(st.data).device;
+	const std::string &backend = dev.backend;
+	const std::string &path = dev.path;
 	if (!proto::backend_passthru_logs(backend) || path.empty())
 		return cli_error(kExitUnsupported,
 				 "kvfdpd serves a '" + backend + "' backend, whose FDP logs the CLI "

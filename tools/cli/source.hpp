@@ -12,21 +12,13 @@
 #include "nvme/device.hpp"
 #include "nvme/logs.hpp"
 #include "nvme/waf.hpp"
+#include "proto/control.hpp"
 #include "tools/cli/context.hpp"
 
 namespace kvfdp::cli {
 
-// One handle as `kvfdp ruh` shows it.
-struct RuhRow {
-	uint16_t index = 0;
-	uint16_t pid = 0;
-	uint16_t ruhid = 0;
-	uint32_t earutr = 0;
-	uint64_t ruamw = 0;                   // LBAs
-	std::vector<std::string> classes;     // class names mapped to this handle
-	std::optional<uint64_t> bytes;        // written through kvfdpd (daemon only)
-	std::optional<uint64_t> writes;
-};
+// One handle as `kvfdp ruh` shows it: kvfdpd's ruh row (bytes and writes only from kvfdpd).
+using proto::RuhRow;
 
 // One member of a striped kvfdpd: its own RUH Status with kvfdpd's bytes per handle there.
 struct RuhMember {
@@ -51,8 +43,6 @@ struct RuhView {
 // kvfdpd's `ruh` reply joined with its `status` device facts.
 [[nodiscard]] Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh,
 						   const nlohmann::json &status);
-// The rows of a ruhss array (kvfdpd's, total or one member's).
-[[nodiscard]] std::vector<RuhRow> ruh_rows(const nlohmann::json &ruhss);
 [[nodiscard]] nlohmann::json to_json(const RuhView &v);
 
 // Reads log 0x22 from the device.

@@ -13,6 +13,7 @@
 
 #include "kvfdp_build.hpp"
 #include "nvme/logs.hpp"
+#include "proto/control.hpp"
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
@@ -35,56 +36,43 @@ std::string hex(uint64_t v)
 	return b;
 }
 
-json class_rows(const State &s, const CounterSnapshot &c, const Policy &p, bool with_pid)
+std::vector<proto::ClassRow> class_rows(const State &s, const CounterSnapshot &c, const Policy &p, bool with_pid)
 {
-	json rows = json::array();
+	std::vector<proto::ClassRow> rows;
 	for (unsigned i = 0; i < kNumClasses; i++) {
-		json r = {{"class", class_name(i)}, {"handle", p.handle[i]}, {"writes", c.class_writes[i]},
-			  {"bytes", c.class_bytes[i]}};
-		if (with_pid)
-			r["pid"] = p.handle[i] < s.handles.size() ? json(s.handles[p.handle[i]].pid) : json(nullptr);
-		rows.push_back(r);
+		proto::ClassRow r{class_name(i), p.handle[i], c.class_writes[i], c.class_bytes[i], with_pid, {}};
+		if (with_pid && p.handle[i] < s.handles.size())
+			r.pid = s.handles[p.handle[i]].pid;
+		rows.push_back(std::move(r));
 	}
 	return rows;
 }
 
-json status_json(State &s)
+proto::StatusReply status_reply(State &s)
 {
 	const CounterSnapshot c = snapshot(s);
 	auto p = current_policy(s);
 	utsname u{};
 	uname(&u);
 	const auto up = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started);
-	json d;
-	d["daemon"] = {{"version", KVFDP_VERSION}, {"pid", getpid()}, {"uptime_s", up.count()},
-		       {"config", s.opts.config_path}, {"socket", s.opts.socket_path},
-		       {"policy_generation", p->generation}};
-	d["device"] = {{"ublk_id", s.dev.dev_id}, {"ublk_path", ublk::block_path(s.dev.dev_id)},
-		       {"backend", s.info.backend}, {"path", s.info.path}, {"nsid", s.info.nsid},
-		       {"lba_size", s.info.lba_size}, {"nlb", s.info.nlb},
-		       {"size_bytes", s.info.nlb * s.info.lba_size}, {"max_transfer", s.info.max_transfer},
-		       {"fdp_enabled", s.info.fdp_enabled}, {"nruh", s.nruh}, {"nrg", s.info.nrg},
-		       {"ru_size", s.info.ru_size}, {"queues", s.dev.nr_hw_queues},
-		       {"depth", s.dev.queue_depth}, {"volatile_cache", s.info.volatile_cache},
-		       {"fua", false}};
+	proto::StatusReply d;
+	d.daemon = {KVFDP_VERSION, getpid(), up.count(), s.opts.config_path, s.opts.socket_path, p->generation};
+	d.device = {s.dev.dev_id, ublk::block_path(s.dev.dev_id), s.info.backend, s.info.path, s.info.nsid,
+		    s.info.lba_size, s.info.nlb, s.info.nlb * s.info.lba_size, s.info.max_transfer, s.info.fdp_enabled,
+		    s.nruh, s.info.nrg, s.info.ru_size, s.dev.nr_hw_queues, s.dev.queue_depth, s.info.volatile_cache,
+		    false, std::nullopt};
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
-		d["device"]["stripe"] = stripe_status_json(*sd);
-	d["kernel"] = {{"release", u.release}, {"ublk_flags", hex(s.dev.flags)},
-		       {"ublk_features", ublk::feature_names(s.dev.flags)}, {"ublk_note", s.ublk_note}};
-	d["tagging"] = {{"active", s.tagger.active()}, {"reason", s.tagger.reason()}, {"sources", s.tagger.sources()},
-			{"pinned", s.tagger.pinned_at()}, {"reopened", s.tagger.reopened()},
-			{"watch_dir", p->config.watch_dir}};
-	d["health"] = health_json(health_of(s.tagger.active(), s.tagger.reason()));  // DEGRADED: placing nothing
-	d["classes"] = class_rows(s, c, *p, false);
-	d["stale_tags"] = c.stale_tags;
-	d["io"] = {{"reads", c.reads}, {"read_bytes", c.read_bytes}, {"writes", c.writes},
-		   {"write_bytes", c.write_bytes}, {"flushes", c.flushes}, {"discards", c.discards},
-		   {"discard_bytes", c.discard_bytes}, {"write_zeroes", c.write_zeroes},
-		   {"write_zeroes_bytes", c.write_zeroes_bytes}, {"errors", c.errors},
-		   {"copied_bytes", c.copied_bytes}};
-	d["data_path"] = {{"mode", ublk::data_mode_name(s.data_mode)}, {"note", s.data_note}};
-	d["recovery"] = {{"enabled", (s.dev.flags & ublk::kFlagUserRecovery) != 0},
-			 {"recovered", s.recovered}, {"state", s.state}};
+		d.device.stripe = stripe_status(*sd);
+	d.kernel = {u.release, hex(s.dev.flags), ublk::feature_names(s.dev.flags), s.ublk_note};
+	d.tagging = {s.tagger.active(), s.tagger.reason(), s.tagger.sources(), s.tagger.pinned_at(),
+		     s.tagger.reopened(), p->config.watch_dir};
+	d.health = health_of(s.tagger.active(), s.tagger.reason());  // DEGRADED: placing nothing
+	d.classes = class_rows(s, c, *p, false);
+	d.stale_tags = c.stale_tags;
+	d.io = {c.reads, c.read_bytes, c.writes, c.write_bytes, c.flushes, c.discards, c.discard_bytes,
+		c.write_zeroes, c.write_zeroes_bytes, c.errors, c.copied_bytes};
+	d.data_path = proto::StatusDataPath{ublk::data_mode_name(s.data_mode), s.data_note};
+	d.recovery = {(s.dev.flags & ublk::kFlagUserRecovery) != 0, s.recovered, s.state};
 	return d;
 }
 
@@ -100,7 +88,7 @@ bool ruh_json(State &s, json &out, std::string &err)
 	// kvfdpd's bytes per handle there.
 	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	Result<std::vector<nvme::Handle>> hs = std::vector<nvme::Handle>{};
-	Result<json> members = json(nullptr);
+	Result<std::vector<proto::RuhMember>> members = std::vector<proto::RuhMember>{};
 	CounterSnapshot c;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		const CounterSnapshot before = snapshot(s);
@@ -111,7 +99,7 @@ bool ruh_json(State &s, json &out, std::string &err)
 		}
 		c = snapshot(s);
 		if (sd) {
-			members = members_ruh_json(*sd, c);
+			members = members_ruh(*sd, c);
 			if (!members) {
 				err = members.error().message();
 				return false;
@@ -121,22 +109,22 @@ bool ruh_json(State &s, json &out, std::string &err)
 			break;
 	}
 	auto p = current_policy(s);
-	json rows = json::array();
+	proto::RuhReply r;
 	for (const nvme::Handle &h : *hs) {
-		json classes = json::array();
+		std::vector<std::string> classes;
 		for (unsigned i = 0; i < kNumClasses; i++)
 			if (p->handle[i] == h.index)
 				classes.push_back(class_name(i));
 		const bool counted = h.index < kMaxHandles;
-		rows.push_back({{"index", h.index}, {"pid", h.pid}, {"ruhid", h.ruhid}, {"earutr", h.earutr},
-				{"ruamw", h.ruamw}, {"bytes", counted ? c.handle_bytes[h.index] : 0},
-				{"writes", counted ? c.handle_writes[h.index] : 0}, {"classes", classes}});
+		r.ruhss.push_back({h.index, h.pid, h.ruhid, h.earutr, h.ruamw, counted ? c.handle_bytes[h.index] : 0,
+				   counted ? c.handle_writes[h.index] : 0, std::move(classes)});
 	}
-	out = {{"nruhsd", hs->size()}, {"ruhss", rows}, {"classes", class_rows(s, c, *p, true)}};
+	r.classes = class_rows(s, c, *p, true);
 	if (sd) {
-		out["stripe_bytes"] = sd->stripe_bytes();
-		out["members"] = std::move(*members);
+		r.stripe_bytes = sd->stripe_bytes();
+		r.members = std::move(*members);
 	}
+	out = r;
 	return true;
 }
 
@@ -152,8 +140,7 @@ bool stats_json(State &s, json &out, std::string &err)
 		err = "decoding the FDP statistics log failed: " + st.error().message();
 		return false;
 	}
-	out = {{"hbmw", u128_json(st->hbmw)}, {"mbmw", u128_json(st->mbmw)}, {"mbe", u128_json(st->mbe)},
-	       {"waf", st->hbmw ? json(nvme::to_double(st->mbmw) / nvme::to_double(st->hbmw)) : json(nullptr)}};
+	proto::StatsReply r{st->hbmw, st->mbmw, st->mbe, proto::lifetime_waf(st->hbmw, st->mbmw), std::nullopt};
 	// A stripe: the totals above are the members' sums (nvme/stripe.hpp); each member's own.
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
 		auto ms = read_member_stats(*sd);
@@ -161,8 +148,9 @@ bool stats_json(State &s, json &out, std::string &err)
 			err = ms.error().message();
 			return false;
 		}
-		out["members"] = members_stats_json(*ms);
+		r.members = members_stats(*ms);
 	}
+	out = r;
 	if (s.twin)  // the live WAF twin's projection (docs/twin.md)
 		out["twin"] = twin::report_json(s.twin->report());
 	return true;
@@ -200,17 +188,17 @@ json policy_json(State &s)
 // else kvfdpd stops as on SIGTERM, which the main thread takes once this reply is queued.
 std::string stop_reply(State &s, const Request &req)
 {
-	const json &f = req.args.contains("force") ? req.args["force"] : json(false);
-	if (!f.is_boolean())
-		return reply_error("stop: \"force\" must be true or false");
-	const bool force = f.get<bool>();
+	proto::StopRequest r;
+	std::string err;
+	if (!proto::parse_stop_request(req.args, r, err))
+		return reply_error(err);
+	const bool force = r.force;
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	if (!force)
 		if (const std::string holder = disk_holder(disk_lookup(bdev)); !holder.empty())
 			return reply_error(stop_refusal(bdev, holder));
 	::kill(::getpid(), SIGTERM);
-	return reply_ok(json{{"stopping", bdev}, {"force", force},
-			     {"safe_stop", (s.dev.flags & ublk::kFlagSafeStopDev) != 0}});
+	return reply_ok(proto::StopReply{bdev, force, (s.dev.flags & ublk::kFlagSafeStopDev) != 0});
 }
 
 } // namespace
@@ -221,21 +209,21 @@ std::string handle_control_line(State &s, std::string_view line)
 	std::string err;
 	if (!parse_request(line, req, err))
 		return reply_error(err);
-	if (req.cmd == "status")
-		return reply_ok(status_json(s));
-	if (req.cmd == "ruh") {
+	if (req.cmd == proto::cmd::kStatus)
+		return reply_ok(status_reply(s));
+	if (req.cmd == proto::cmd::kRuh) {
 		json d;
 		return ruh_json(s, d, err) ? reply_ok(d) : reply_error(err);
 	}
-	if (req.cmd == "stats") {
+	if (req.cmd == proto::cmd::kStats) {
 		json d;
 		return stats_json(s, d, err) ? reply_ok(d) : reply_error(err);
 	}
-	if (req.cmd == "policy")
+	if (req.cmd == proto::cmd::kPolicy)
 		return reply_ok(policy_json(s));
-	if (req.cmd == "metrics")
-		return reply_ok(json{{"text", metrics_exposition(s)}});
-	if (req.cmd == "files") {
+	if (req.cmd == proto::cmd::kMetrics)
+		return reply_ok(proto::MetricsReply{metrics_exposition(s)});
+	if (req.cmd == proto::cmd::kFiles) {
 		FilesQuery q;
 		if (!parse_files_query(req.args, q, err))
 			return reply_error(err);
@@ -248,16 +236,15 @@ std::string handle_control_line(State &s, std::string_view line)
 		d["limit"] = q.limit;
 		return reply_ok(d);
 	}
-	if (req.cmd == "reload") {
+	if (req.cmd == proto::cmd::kReload) {
 		auto g = reload_policy(s);
 		if (!g)
 			return reply_error(g.error().message() + "; old policy kept");
-		return reply_ok(json{{"generation", *g}});
+		return reply_ok(proto::ReloadReply{*g});
 	}
-	if (req.cmd == "stop")
+	if (req.cmd == proto::cmd::kStop)
 		return stop_reply(s, req);
-	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
-			   "'; known: status, ruh, files, policy, reload, stop, stats, metrics");
+	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) + "'; known: " + proto::known_commands());
 }
 
 

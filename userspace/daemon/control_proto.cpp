@@ -1,6 +1,8 @@
 // Control protocol parsing and framing.
 #include "userspace/daemon/control_proto.hpp"
 
+#include "proto/control.hpp"
+
 namespace kvfdp::daemon {
 
 bool parse_request(std::string_view line, Request &out, std::string &error)
@@ -18,7 +20,7 @@ bool parse_request(std::string_view line, Request &out, std::string &error)
 		error = "malformed request: not a JSON object; send e.g. {\"cmd\":\"status\"}";
 		return false;
 	}
-	auto it = j.find("cmd");
+	auto it = j.find(proto::kCmdKey);
 	if (it == j.end() || !it->is_string()) {
 		error = "request needs a string \"cmd\", e.g. {\"cmd\":\"status\"}";
 		return false;
@@ -31,7 +33,8 @@ bool parse_request(std::string_view line, Request &out, std::string &error)
 std::string reply_ok(const nlohmann::json &data)
 {
 	// "ok" first, as docs/control.md shows; replace: invalid UTF-8 (paths) must not throw.
-	return "{\"ok\":true,\"data\":" + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}\n";
+	return std::string("{\"") + proto::kOkKey + "\":true,\"" + proto::kDataKey +
+	       "\":" + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}\n";
 }
 
 std::string reply_error(std::string_view message)
@@ -40,7 +43,7 @@ std::string reply_error(std::string_view message)
 	for (char &c : m)
 		if (c == '\n' || c == '\r')
 			c = ' ';
-	return "{\"ok\":false,\"error\":" +
+	return std::string("{\"") + proto::kOkKey + "\":false,\"" + proto::kErrorKey + "\":" +
 	       nlohmann::json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}\n";
 }
 

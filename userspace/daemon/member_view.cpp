@@ -5,29 +5,25 @@
 
 namespace kvfdp::daemon {
 
-using nlohmann::json;
-
-Result<json> members_ruh_json(const nvme::StripeDevice &sd, const CounterSnapshot &c)
+Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd, const CounterSnapshot &c)
 {
-	json out = json::array();
+	std::vector<proto::RuhMember> out;
 	const auto ms = sd.members();
 	for (uint32_t m = 0; m < ms.size(); m++) {
 		auto hs = ms[m].device->handles();
 		if (!hs)
 			return make_error(std::errc::io_error, "reading RUH Status of member " + std::to_string(m) + " (" +
 								       ms[m].path + ") failed: " + hs.error().message());
-		json rows = json::array();
-		uint64_t total = 0;
+		proto::RuhMember rm{m, ms[m].path, ms[m].device->info().nsid, 0, {}};
 		for (const nvme::Handle &h : *hs) {
 			const uint64_t b = m < nvme::kMaxStripeMembers && h.index < placement::kMaxHandles
 						   ? c.member_handle_bytes[m][h.index]
 						   : 0;
-			total += b;
-			rows.push_back({{"index", h.index}, {"pid", h.pid}, {"ruhid", h.ruhid}, {"earutr", h.earutr},
-					{"ruamw", h.ruamw}, {"bytes", b}});
+			rm.bytes += b;
+			proto::RuhRow r{h.index, h.pid, h.ruhid, h.earutr, h.ruamw, b, {}, {}};
+			rm.ruhss.push_back(std::move(r));
 		}
-		out.push_back({{"member", m}, {"device", ms[m].path}, {"nsid", ms[m].device->info().nsid},
-			       {"nruhsd", hs->size()}, {"bytes", total}, {"ruhss", rows}});
+		out.push_back(std::move(rm));
 	}
 	return out;
 }
@@ -51,29 +47,25 @@ Result<std::vector<MemberStats>> read_member_stats(const nvme::StripeDevice &sd)
 	return out;
 }
 
-json members_stats_json(const std::vector<MemberStats> &ms)
+std::vector<proto::StatsMember> members_stats(const std::vector<MemberStats> &ms)
 {
-	json out = json::array();
+	std::vector<proto::StatsMember> out;
 	for (const MemberStats &m : ms)
-		out.push_back({{"member", m.member}, {"device", m.path}, {"hbmw", u128_json(m.stats.hbmw)},
-			       {"mbmw", u128_json(m.stats.mbmw)}, {"mbe", u128_json(m.stats.mbe)},
-			       {"waf", m.stats.hbmw ? json(nvme::to_double(m.stats.mbmw) / nvme::to_double(m.stats.hbmw))
-						    : json(nullptr)}});
+		out.push_back({m.member, m.path, m.stats.hbmw, m.stats.mbmw, m.stats.mbe,
+			       proto::lifetime_waf(m.stats.hbmw, m.stats.mbmw)});
 	return out;
 }
 
-json stripe_status_json(const nvme::StripeDevice &sd)
+proto::StripeStatus stripe_status(const nvme::StripeDevice &sd)
 {
-	json devs = json::array();
 	const auto ms = sd.members();
+	proto::StripeStatus st{ms.size(), sd.stripe_bytes(), sd.member_nlb(), sd.note(), {}};
 	for (uint32_t m = 0; m < ms.size(); m++) {
 		const nvme::DeviceInfo &i = ms[m].device->info();
-		devs.push_back({{"member", m}, {"path", ms[m].path}, {"nsid", i.nsid}, {"lba_size", i.lba_size},
-				{"nlb", i.nlb}, {"max_transfer", i.max_transfer}, {"nruh", i.nruh},
-				{"ru_size", i.ru_size}, {"fdp_enabled", i.fdp_enabled}});
+		st.devices.push_back({m, ms[m].path, i.nsid, i.lba_size, i.nlb, i.max_transfer, i.nruh, i.ru_size,
+				      i.fdp_enabled});
 	}
-	return {{"members", ms.size()}, {"stripe_bytes", sd.stripe_bytes()}, {"member_nlb", sd.member_nlb()},
-		{"note", sd.note()}, {"devices", devs}};
+	return st;
 }
 
 void label_member(std::vector<MetricFamily> &fams, uint32_t member, const std::string &path)
