@@ -364,6 +364,27 @@ TEST_CASE("cli: stats through the fake daemon gives the lifetime WAF and its cav
 	CHECK(doc["lifetime"]["waf_note"].get<std::string>().find("MBE") != std::string::npos);
 }
 
+TEST_CASE("cli: stats shows kvfdpd's live WAF twin beside the drive's WAF: with placement, without, saved")
+{
+	auto replies = all_replies();
+	replies["stats"] = R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0,"twin":{"rate":0.015625,)"
+			   R"("memory_bytes":67108864,"model_logical_bytes":16777216,"model_ru_bytes":262144,"records":5000,"dropped":3,)"
+			   R"("model_errors":0,"host_bytes":1073741824,"placed":{"waf":1.02,"media_bytes":1095216660,"relocated_bytes":0},)"
+			   R"("none":{"waf":1.38,"media_bytes":1481763717,"relocated_bytes":0},"saved_bytes":386547057}}})";
+	FakeDaemon d(replies);
+	Ran r = ask(d, {"stats"});
+	INFO(r.out);
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("waf with placement     1.020") != std::string::npos);
+	CHECK(r.out.find("waf without (none)     1.380") != std::string::npos);
+	CHECK(r.out.find("saved by placement     368.64 MiB of media writes") != std::string::npos);
+	CHECK(r.out.find("(3 dropped: ring full)") != std::string::npos);
+	auto doc = json::parse(ask(d, {"stats", "-o", "json"}).out);
+	CHECK(doc["twin"]["saved_bytes"] == 386547057);
+	CHECK(doc["twin"]["none"]["waf"] == 1.38);
+	CHECK(doc["lifetime"]["waf"].is_number());  // the drive's own, beside it
+}
+
 TEST_CASE("cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuilt from other replies")
 {
 	// kvfdpd's text as its renderer writes it (proto/metrics.hpp), without the RUH families
