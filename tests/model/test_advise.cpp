@@ -3,6 +3,7 @@
 // bad targets and sweep specs, and the table and JSON.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -40,6 +41,12 @@ public:
 			r.extra["hit_ratio"] = hit(s);
 		return r;
 	}
+	std::string simulate_command(const AdviseSetting &s) const override
+	{
+		char u[32];
+		std::snprintf(u, sizeof u, "%g", s.util);
+		return std::string("simulate ") + u + " " + placement_name(s.placement) + " " + s.evict;
+	}
 };
 
 AdviseOptions options(double target, const char *sweep = "util=0.50:1.00:0.10")
@@ -76,7 +83,8 @@ TEST_CASE("advise: the highest utilisation meeting the target, oracle never run"
 	CHECK(p.run.waf <= 1.06);
 	for (const AdviseCell &c : a->cells)
 		CHECK(c.setting.placement != Placement::oracle);
-	CHECK(check_command(*a, p) == "kvfdp simulate --util 0.8 --placement writer");
+	// The check line is the source's command at the recommendation.
+	CHECK(a->check == "simulate 0.8 writer ");
 	const std::string t = advice_to_table(*a);
 	CHECK(t.find("recommend: utilisation 0.80 (leave 20% of the logical capacity free), placement writer") !=
 	      std::string::npos);
@@ -88,7 +96,6 @@ TEST_CASE("advise: equal WAF keeps the simpler placement; the JSON names the cho
 	FakeSource src;
 	src.waf = [](const AdviseSetting &) { return 1.0; };
 	auto o = options(1.05);
-	o.simulate_args = "--workload hotcold --capacity 256MiB";
 	auto a = advise(src, o);
 	REQUIRE(a);
 	REQUIRE(a->pick);
@@ -97,8 +104,7 @@ TEST_CASE("advise: equal WAF keeps the simpler placement; the JSON names the cho
 	const auto j = advice_to_json(*a);
 	CHECK(j["recommendation"]["placement"] == "none");
 	CHECK(j["recommendation"]["free"].get<double>() == doctest::Approx(0.0));
-	CHECK(j["recommendation"]["check"] ==
-	      "kvfdp simulate --workload hotcold --capacity 256MiB --util 1 --placement none");
+	CHECK(j["recommendation"]["check"] == "simulate 1 none ");
 	CHECK(j["runs"].size() == 24);
 	CHECK(j["evictions"].empty());
 }
@@ -129,7 +135,7 @@ TEST_CASE("advise: a store takes the best hit ratio at the top utilisation, and 
 	CHECK(t.find("0.020 below lru's 0.300") != std::string::npos);
 	CHECK(t.find("media written 5.00 MiB, 25% more than fifo's 4.00 MiB (0.250 hit ratio)") != std::string::npos);
 	CHECK(j["recommendation"]["least_media"]["evict"] == "fifo");
-	CHECK(check_command(*a, p).find("--kv-evict fifo2") != std::string::npos);
+	CHECK(a->check == "simulate 1 none fifo2");
 }
 
 TEST_CASE("advise: no setting meets the target: one line with the best found")

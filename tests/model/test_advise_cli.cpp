@@ -4,6 +4,9 @@
 // target no setting meets is one line with the best found, exit 1. No WAF figure is pinned.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -88,6 +91,35 @@ json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source, co
 	return j;
 }
 
+// As check_agrees for a block trace: the recommendation's "check:" command (simulate at
+// --capacity = the traced capacity / util) makes the same run.
+json check_agrees_at_capacity(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+{
+	const Run a = run_kvfdp(dir, "advise " + source + " " + extra + " -o json");
+	CAPTURE(a.err);
+	REQUIRE(a.rc == 0);
+	const json j = json::parse(a.out);
+	const json &rec = j["recommendation"];
+	REQUIRE(rec.is_object());
+	const std::string check = rec["check"].get<std::string>();
+	CAPTURE(check);
+	CHECK(check.find("--capacity 64MiB") == std::string::npos);
+	// The traced 64 MiB (16384 mapping units of 4 KiB) over util, rounded up to a unit.
+	const auto units = static_cast<uint64_t>(std::ceil(16384.0 / rec["util"].get<double>() - 1e-9));
+	CHECK(check.find("--capacity " + std::to_string(units * 4096) + " ") != std::string::npos);
+	const Run s = run_kvfdp(dir, check.substr(std::string("kvfdp ").size()) + " -o json");
+	CAPTURE(s.err);
+	REQUIRE(s.rc == 0);
+	const json out = json::parse(s.out);
+	const json &r = out["runs"][0];
+	CHECK(r["placement"] == rec["placement"]);
+	CHECK(r["host_bytes"] == rec["host_bytes"]);
+	CHECK(r["media_bytes"] == rec["media_bytes"]);
+	CHECK(r["waf"].get<double>() == rec["waf"].get<double>());
+	CHECK(r["waf"].get<double>() <= j["target"].get<double>());
+	return j;
+}
+
 const std::string kHotcold = "advise --workload hotcold --capacity 256MiB ";
 
 } // namespace
@@ -122,6 +154,36 @@ TEST_CASE("advise: a chunk store tries each eviction order and agrees with simul
 	const Run again = run_kvfdp(t.dir, check.substr(std::string("kvfdp ").size()) + " -o json");
 	CAPTURE(again.err);
 	CHECK(again.rc == 0);
+}
+
+TEST_CASE("advise: a block trace: utilisation is the traced capacity on a larger drive, as simulate --capacity")
+{
+	kvfdp::test::TempDir dir;
+	// 64 MiB addressed: writer 2 fills LBAs 2048.. once, then writer 1 rewrites 16-LBA pieces
+	// of the first 8 MiB at random, writer 2 one piece of its own in eight turns.
+	std::string csv = "t_us,op,slba,nlb,class,writer\n";
+	uint64_t t = 0, x = 1;
+	auto next = [&x](uint64_t n) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		return (x >> 33) % n;
+	};
+	for (uint64_t lba = 2048; lba < 16384; lba += 16)
+		csv += std::to_string(++t) + ",W," + std::to_string(lba) + ",16,0,2\n";
+	for (int i = 0; i < 12000; i++) {
+		const bool cold = i % 8 == 0;
+		const uint64_t lba = cold ? 2048 + 16 * next((16384 - 2048) / 16) : 16 * next(2048 / 16);
+		csv += std::to_string(++t) + ",W," + std::to_string(lba) + ",16,0," + (cold ? "2" : "1") + "\n";
+	}
+	kvfdp::test::write_file(dir.path + "/blk.csv", csv);
+	const std::string trace = "--blk-trace blk.csv --capacity 64MiB --ru-size 1MiB --op 0.07";
+	const json j = check_agrees_at_capacity(dir, trace, "--sweep util=0.50:1.00:0.10 --target 1.5");
+	// The sweep changes what the model sees: not every utilisation gives the same WAF.
+	double lo = 1e9, hi = 0;
+	for (const json &r : j["runs"]) {
+		lo = std::min(lo, r["waf"].get<double>());
+		hi = std::max(hi, r["waf"].get<double>());
+	}
+	CHECK(hi > lo);
 }
 
 TEST_CASE("advise: bad targets, sweep specs and --util are one line naming them, exit 2")

@@ -128,7 +128,7 @@ Result<Advice> advise(AdviseSource &src, const AdviseOptions &o)
 	a.target = o.target;
 	a.workload = src.name();
 	a.sweep = o.sweep;
-	a.simulate_args = o.simulate_args;
+	a.util_note = src.util_note();
 	a.placements = o.placements;
 	if (a.placements.empty())
 		for (Placement p : src.placements())
@@ -156,21 +156,9 @@ Result<Advice> advise(AdviseSource &src, const AdviseOptions &o)
 			    (c.run.waf == b.run.waf && c.setting.util > b.setting.util)))
 			a.best = i;
 	}
+	if (a.pick)
+		a.check = src.simulate_command(a.cells[*a.pick].setting);
 	return a;
-}
-
-std::string check_command(const Advice &a, const AdviseCell &c)
-{
-	// %.9f then trimmed: sweep values are rounded to 1e-9, so this reads back as the same double.
-	std::string util = fmt("%.9f", c.setting.util);
-	util.erase(util.find_last_not_of('0') + 1);
-	if (util.back() == '.')
-		util.pop_back();
-	std::string cmd = "kvfdp simulate " + a.simulate_args + (a.simulate_args.empty() ? "" : " ") + "--util " +
-			  util + " --placement " + placement_name(c.setting.placement);
-	if (!c.setting.evict.empty())
-		cmd += " --kv-evict " + c.setting.evict;
-	return cmd;
 }
 
 std::string no_setting_line(const Advice &a)
@@ -211,6 +199,8 @@ std::string advice_to_table(const Advice &a)
 	out += "WAF per placement: the measured part of each run, after its warm-up";
 	out += hits ? "; HIT: the store's hit ratio (the " + std::string(placement_name(a.placements.front())) + " run)" : "";
 	out += "; * the recommendation\n";
+	if (!a.util_note.empty())
+		out += a.util_note + "\n";
 	if (!a.pick)
 		return out + no_setting_line(a) + "\n";
 	const AdviseCell &p = a.cells[*a.pick];
@@ -229,8 +219,8 @@ std::string advice_to_table(const Advice &a)
 			       "% more than " + m->setting.evict + "'s " + iec(m->run.media_bytes) + " (" +
 			       fmt("%.3f", run_hit_ratio(m->run).value_or(0)) + " hit ratio) at this utilisation\n";
 	}
-	if (!a.simulate_args.empty())
-		out += "  check: " + check_command(a, p) + "\n";
+	if (!a.check.empty())
+		out += "  check: " + a.check + "\n";
 	return out;
 }
 
@@ -268,8 +258,8 @@ nlohmann::ordered_json advice_to_json(const Advice &a)
 						    {"media_bytes", m->run.media_bytes},
 						    {"hit_ratio", run_hit_ratio(m->run).value_or(0)}};
 		}
-		if (!a.simulate_args.empty())
-			r["check"] = check_command(a, p);
+		if (!a.check.empty())
+			r["check"] = a.check;
 		j["recommendation"] = std::move(r);
 	} else {
 		j["recommendation"] = nullptr;

@@ -43,6 +43,15 @@ public:
 	[[nodiscard]] virtual std::vector<std::string> evictions() const = 0;
 	// One run of the workload on a fresh model at s.
 	[[nodiscard]] virtual Result<RunReport> run(const AdviseSetting &s) = 0;
+	// The `kvfdp simulate` command that makes the same run as s, "" when there is none.
+	[[nodiscard]] virtual std::string simulate_command(const AdviseSetting &s) const
+	{
+		(void)s;
+		return {};
+	}
+	// What the utilisation means for this source when it is not the workload's own --util
+	// (a line under the table), "" when it is.
+	[[nodiscard]] virtual std::string util_note() const { return {}; }
 };
 
 // What to ask the source.
@@ -51,8 +60,6 @@ struct AdviseOptions {
 	Sweep sweep;                          // key "util"
 	std::vector<Placement> placements;    // {}: the source's, oracle left out
 	std::vector<std::string> evictions;   // {}: the source's
-	// simulate's options that replay the source, for the "check:" line ("": no line).
-	std::string simulate_args;
 };
 
 // One run of the sweep.
@@ -71,7 +78,8 @@ struct Advice {
 	std::vector<AdviseCell> cells;       // eviction-major, then utilisation, then placement
 	std::optional<size_t> pick;          // the recommendation; nullopt when no cell meets the target
 	size_t best = 0;                     // the lowest WAF found (the highest utilisation of equals)
-	std::string simulate_args;
+	std::string check;                   // the source's simulate command at pick, "" when none
+	std::string util_note;               // AdviseSource::util_note
 };
 
 // Parses --target: a number >= 1.0. Fails (a guidance Error naming --target) for anything
@@ -88,8 +96,6 @@ struct Advice {
 
 // The store's hit ratio of a run (RunReport::extra "hit_ratio"), nullopt for no store.
 [[nodiscard]] std::optional<double> run_hit_ratio(const RunReport &r);
-// `kvfdp simulate` with the source's options at cell c: what reproduces c's WAF.
-[[nodiscard]] std::string check_command(const Advice &a, const AdviseCell &c);
 
 // The table: one row per eviction and utilisation, a WAF column per placement (the
 // recommendation marked *), HIT where the store has a hit ratio; then the recommendation

@@ -2,6 +2,7 @@
 #include "tools/sim/advise_cmd.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string_view>
@@ -48,15 +49,16 @@ std::string shell_word(const std::string &v)
 }
 
 // The options given on sub that simulate takes too, as typed: what replays the same source.
-// --kv-evict is left out when advise chooses it (check_command adds the chosen one).
-std::string simulate_args(const CLI::App &sub, bool evict_chosen)
+// --kv-evict is left out when advise chooses it, --capacity when advise sets it (a block
+// trace): TraceSource::simulate_command adds them.
+std::string simulate_args(const CLI::App &sub, bool evict_chosen, bool capacity_set)
 {
 	std::string out;
 	for (const CLI::Option *opt : sub.get_options()) {
 		if (opt->count() == 0 || opt->get_lnames().empty())
 			continue;
 		const std::string name = "--" + opt->get_lnames().front();
-		if (advise_only(name) || (evict_chosen && name == "--kv-evict"))
+		if (advise_only(name) || (evict_chosen && name == "--kv-evict") || (capacity_set && name == "--capacity"))
 			continue;
 		if (opt->get_type_size() == 0) {
 			out += (out.empty() ? "" : " ") + name;
@@ -68,13 +70,59 @@ std::string simulate_args(const CLI::App &sub, bool evict_chosen)
 	return out;
 }
 
-// The workload simulate's options name, replayed on a fresh model at each setting.
+// A sweep value as simulate's --util reads it back: %.9f trimmed (sweep values are rounded
+// to 1e-9, so this parses to the same double).
+std::string util_word(double u)
+{
+	char buf[40];
+	std::snprintf(buf, sizeof buf, "%.9f", u);
+	std::string w = buf;
+	w.erase(w.find_last_not_of('0') + 1);
+	if (w.back() == '.')
+		w.pop_back();
+	return w;
+}
+
+// The workload simulate's options name, replayed on a fresh model at each setting. A block
+// trace writes where it was recorded, whatever --util says: there utilisation u is the
+// traced --capacity on a drive of --capacity / u (the rest never written, as a partition
+// left free).
 class TraceSource final : public AdviseSource {
 public:
 	TraceSource(const ModelArgs &a, const std::vector<WorkloadFactory> &factories, const model::ModelConfig &cfg,
-		    const Knobs &k)
-		: a_(a), factories_(factories), cfg_(cfg), knobs_(k)
+		    const Knobs &k, bool block_trace)
+		: a_(a), factories_(factories), cfg_(cfg), knobs_(k), block_trace_(block_trace)
 	{
+	}
+
+	// The model at s: --capacity / util for a block trace (rounded up to a mapping unit).
+	[[nodiscard]] model::ModelConfig config_at(double util) const
+	{
+		model::ModelConfig c = cfg_;
+		if (block_trace_) {
+			const auto units = static_cast<uint64_t>(
+				std::ceil(static_cast<double>(cfg_.logical_bytes) / util / cfg_.mapping_unit - 1e-9));
+			c.logical_bytes = units * cfg_.mapping_unit;
+		}
+		return c;
+	}
+	void set_simulate_args(std::string args) { args_ = std::move(args); }
+	std::string simulate_command(const AdviseSetting &s) const override
+	{
+		std::string cmd = "kvfdp simulate " + args_ + (args_.empty() ? "" : " ");
+		cmd += block_trace_ ? "--capacity " + std::to_string(config_at(s.util).logical_bytes)
+				    : "--util " + util_word(s.util);
+		cmd += std::string(" --placement ") + placement_name(s.placement);
+		if (!s.evict.empty())
+			cmd += " --kv-evict " + s.evict;
+		return cmd;
+	}
+	std::string util_note() const override
+	{
+		if (!block_trace_)
+			return {};
+		return "UTIL (a block trace): the traced " + a_.capacity +
+		       " on a drive of that over UTIL, the rest never written (simulate --capacity)";
 	}
 
 	// Builds the workload once at util (reading and checking any trace): the error line, or "".
@@ -102,7 +150,7 @@ public:
 		if (!workload_ || at_.util != s.util || at_.evict != s.evict) {
 			std::string err;
 			at_ = WorkloadPoint{s.util, s.evict};
-			workload_ = make_workload(a_, factories_, cfg_, knobs_, at_, &err);
+			workload_ = make_workload(a_, factories_, config_at(s.util), knobs_, at_, &err);
 			if (!workload_) {
 				char at[48];
 				std::snprintf(at, sizeof at, "at util %g: ", s.util);
@@ -113,7 +161,7 @@ public:
 		std::snprintf(label, sizeof label, "advise %s/%s util=%g%s%s", workload_->name().c_str(),
 			      placement_name(s.placement), s.util, s.evict.empty() ? "" : " ", s.evict.c_str());
 		std::unique_ptr<TtyProgress> bar = tty_progress(label);
-		return run_one(cfg_, *workload_, s.placement, bar.get());
+		return run_one(config_at(s.util), *workload_, s.placement, bar.get());
 	}
 
 private:
@@ -121,6 +169,8 @@ private:
 	const std::vector<WorkloadFactory> &factories_;
 	model::ModelConfig cfg_;
 	Knobs knobs_;
+	bool block_trace_;
+	std::string args_;  // simulate_args
 	WorkloadPoint at_;
 	std::unique_ptr<Workload> workload_;
 };
@@ -157,7 +207,7 @@ std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, Advise
 	const bool store = !src->evictions().empty();
 	if (evict && evict->count() > 0 && store)
 		o->evictions = {evict->as<std::string>()};
-	o->simulate_args = simulate_args(sub, store);
+	src->set_simulate_args(simulate_args(sub, store, sub.count("--blk-trace") > 0));
 	return "";
 }
 
@@ -167,7 +217,7 @@ int run_advise(const Args &a, const CLI::App &sub, const std::vector<WorkloadFac
 	model::ModelConfig cfg;
 	Knobs knobs;
 	std::string err = parse_model_args(a.model, &cfg, &knobs);
-	TraceSource src(a.model, factories, cfg, knobs);
+	TraceSource src(a.model, factories, cfg, knobs, sub.count("--blk-trace") > 0);
 	AdviseOptions o;
 	if (err.empty())
 		err = prepare(a, sub, &src, &o);
