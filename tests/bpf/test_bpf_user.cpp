@@ -16,6 +16,7 @@
 #include "bpf/user/disks.hpp"
 #include "bpf/user/files.hpp"
 #include "bpf/user/slot_reader.hpp"
+#include "tests/support/temp_files.hpp"
 #include "tools/record/record.hpp"
 
 using namespace kvfdp::bpf;
@@ -140,14 +141,8 @@ namespace fs = std::filesystem;
 
 // A fake sysfs tree under a temporary directory, laid out as the kernel does.
 struct FakeSys {
-	fs::path root;
-	FakeSys()
-	{
-		char tmpl[] = "/tmp/kvfdp-fakesys-XXXXXX";
-		REQUIRE(::mkdtemp(tmpl) != nullptr);
-		root = tmpl;
-	}
-	~FakeSys() { fs::remove_all(root); }
+	kvfdp::test::TempDir tmp;
+	fs::path root{tmp.path};
 	void file(const std::string &rel, const std::string &text)
 	{
 		fs::create_directories((root / rel).parent_path());
