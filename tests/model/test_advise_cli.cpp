@@ -47,42 +47,56 @@ struct TraceDir {
 	}
 };
 
-// `kvfdp advise source extra -o json`, then `kvfdp simulate source` at its recommendation:
-// the same run, so the same bytes and WAF; and no higher utilisation of the sweep met the
-// target. Returns advise's JSON.
-json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+// `kvfdp advise source extra -o json`: it exits 0 with a recommendation within the target,
+// and no higher utilisation of the sweep met the target.
+json advise_json(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
 {
 	const Run a = run_kvfdp(dir, "advise " + source + " " + extra + " -o json");
 	CAPTURE(a.err);
 	REQUIRE(a.rc == 0);
-	const json j = json::parse(a.out);
+	json j = json::parse(a.out);
 	const json &rec = j["recommendation"];
 	REQUIRE(rec.is_object());
-	const double target = j["target"].get<double>();
-	const double util = rec["util"].get<double>();
-	CHECK(rec["waf"].get<double>() <= target);
+	CHECK(rec["waf"].get<double>() <= j["target"].get<double>());
 	for (const json &r : j["runs"])
-		if (r["util"].get<double>() > util)
+		if (r["util"].get<double>() > rec["util"].get<double>())
 			CHECK_FALSE(r["meets"].get<bool>());
+	return j;
+}
 
-	char u[40];
-	std::snprintf(u, sizeof u, "%.17g", util);
-	std::string sim = "simulate " + source + " --util " + u + " --placement " + rec["placement"].get<std::string>();
-	if (rec["evict"].is_string())
-		sim += " --kv-evict " + rec["evict"].get<std::string>();
-	const Run s = run_kvfdp(dir, sim + " -o json");
-	CAPTURE(sim);
+// `kvfdp sim_args -o json` in dir makes the run of advise's recommendation in j: the same
+// placement, bytes, WAF (so within the target) and hit ratio.
+void check_same_run(const kvfdp::test::TempDir &dir, const json &j, const std::string &sim_args)
+{
+	const json &rec = j["recommendation"];
+	CAPTURE(sim_args);
+	const Run s = run_kvfdp(dir, sim_args + " -o json");
 	CAPTURE(s.err);
 	REQUIRE(s.rc == 0);
-	const json runs = json::parse(s.out)["runs"];
-	REQUIRE(runs.size() == 1);
-	const json &r = runs[0];
+	const json out = json::parse(s.out);
+	REQUIRE(out["runs"].size() == 1);
+	const json &r = out["runs"][0];
+	CHECK(r["placement"] == rec["placement"]);
 	CHECK(r["host_bytes"] == rec["host_bytes"]);
 	CHECK(r["media_bytes"] == rec["media_bytes"]);
 	CHECK(r["waf"].get<double>() == rec["waf"].get<double>());
-	CHECK(r["waf"].get<double>() <= target);
+	CHECK(r["waf"].get<double>() <= j["target"].get<double>());
 	if (rec["hit_ratio"].is_number())
 		CHECK(r["hit_ratio"].get<double>() == rec["hit_ratio"].get<double>());
+}
+
+// advise_json, then `kvfdp simulate source` written here (not advise's check: line) at the
+// recommended util, placement and eviction: the same run. Returns advise's JSON.
+json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+{
+	const json j = advise_json(dir, source, extra);
+	const json &rec = j["recommendation"];
+	char u[40];
+	std::snprintf(u, sizeof u, "%.17g", rec["util"].get<double>());
+	std::string sim = "simulate " + source + " --util " + u + " --placement " + rec["placement"].get<std::string>();
+	if (rec["evict"].is_string())
+		sim += " --kv-evict " + rec["evict"].get<std::string>();
+	check_same_run(dir, j, sim);
 	// The "check:" command is that simulate run, advise's own options left out.
 	const std::string check = rec["check"].get<std::string>();
 	CHECK(check.rfind("kvfdp simulate ", 0) == 0);
@@ -91,32 +105,18 @@ json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source, co
 	return j;
 }
 
-// As check_agrees for a block trace: the recommendation's "check:" command (simulate at
-// --capacity = the traced capacity / util) makes the same run.
+// As check_agrees for a block trace of 64 MiB: the recommendation's "check:" command
+// (simulate at --capacity = 64 MiB / util) makes the same run.
 json check_agrees_at_capacity(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
 {
-	const Run a = run_kvfdp(dir, "advise " + source + " " + extra + " -o json");
-	CAPTURE(a.err);
-	REQUIRE(a.rc == 0);
-	const json j = json::parse(a.out);
-	const json &rec = j["recommendation"];
-	REQUIRE(rec.is_object());
-	const std::string check = rec["check"].get<std::string>();
+	const json j = advise_json(dir, source, extra);
+	const std::string check = j["recommendation"]["check"].get<std::string>();
 	CAPTURE(check);
 	CHECK(check.find("--capacity 64MiB") == std::string::npos);
-	// The traced 64 MiB (16384 mapping units of 4 KiB) over util, rounded up to a unit.
-	const auto units = static_cast<uint64_t>(std::ceil(16384.0 / rec["util"].get<double>() - 1e-9));
+	// 16384 mapping units of 4 KiB over util, rounded up to a unit.
+	const auto units = static_cast<uint64_t>(std::ceil(16384.0 / j["recommendation"]["util"].get<double>() - 1e-9));
 	CHECK(check.find("--capacity " + std::to_string(units * 4096) + " ") != std::string::npos);
-	const Run s = run_kvfdp(dir, check.substr(std::string("kvfdp ").size()) + " -o json");
-	CAPTURE(s.err);
-	REQUIRE(s.rc == 0);
-	const json out = json::parse(s.out);
-	const json &r = out["runs"][0];
-	CHECK(r["placement"] == rec["placement"]);
-	CHECK(r["host_bytes"] == rec["host_bytes"]);
-	CHECK(r["media_bytes"] == rec["media_bytes"]);
-	CHECK(r["waf"].get<double>() == rec["waf"].get<double>());
-	CHECK(r["waf"].get<double>() <= j["target"].get<double>());
+	check_same_run(dir, j, check.substr(std::string("kvfdp ").size()));
 	return j;
 }
 
