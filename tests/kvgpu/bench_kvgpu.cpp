@@ -65,8 +65,8 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	std::vector<std::string> skipped;
 	std::vector<bench::Target> targets;
 	test::TempDir shm("/dev/shm");
-	if (shm.ok() && test::fs_name(shm.path()) == "tmpfs")
-		targets.push_back({"tmpfs", shm.path()});
+	if (shm.ok() && test::fs_name(shm.path) == "tmpfs")
+		targets.push_back({"tmpfs", shm.path});
 	else
 		skipped.push_back("tmpfs: /dev/shm is not a writable tmpfs");
 
@@ -87,7 +87,7 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	// The filesystem /var/tmp is on (this machine's disk).
 	test::TempDir disk("/var/tmp");
 	if (disk.ok())
-		targets.push_back({"var-tmp", disk.path()});
+		targets.push_back({"var-tmp", disk.path});
 	else
 		skipped.push_back("var-tmp: cannot create a directory in /var/tmp");
 

@@ -141,7 +141,7 @@ TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw 
 	for (const auto &t : targets) {
 		temps.push_back(std::make_unique<test::TempDir>(t.dir));
 		if (temps.back()->ok())
-			usable.push_back({t.name, temps.back()->path()});
+			usable.push_back({t.name, temps.back()->path});
 		else
 			skipped.push_back(t.name + ": cannot create a directory in " + t.dir);
 	}

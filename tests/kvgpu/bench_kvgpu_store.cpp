@@ -152,7 +152,7 @@ void put_latency(const std::string &dir, uint32_t reclaim, Evicts &f)
 	kvgpu_options o = engine_options(KVGPU_ENGINE_HOST);
 	o.capacity_bytes = kHeld * file_bytes(kChunk);
 	o.reclaim = reclaim;
-	Ctx c(d.path(), o);
+	Ctx c(d.path, o);
 	REQUIRE(c.rc == 0);
 	for (unsigned i = 0; i < kHeld; i++)
 		REQUIRE(kvgpu_wait(c.c, kvgpu_evict(c.c, src.data(), kChunk, ("fill/" + std::to_string(i)).c_str(), 2, nullptr)) == 0);
@@ -175,24 +175,24 @@ void raw_evict_figures(const std::string &dir, Evicts &f)
 {
 	constexpr unsigned kPuts = 64;
 	TempDir d(dir);
-	double raw = bench::raw_files(d.path(), kChunk, kPuts, 4u << 20, 8, true, false);
+	double raw = bench::raw_files(d.path, kChunk, kPuts, 4u << 20, 8, true, false);
 	REQUIRE(raw > 0);
 	f.raw_write_gbps.add(raw / 1e9);
 	double t1 = now_s();
-	bench::remove_raw_files(d.path(), kPuts);
+	bench::remove_raw_files(d.path, kPuts);
 	f.unlink_us.add((now_s() - t1) * 1e6 / kPuts);
-	REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
-	int fd = ::open((d.path() + "/raw-0").c_str(), O_RDWR);
+	REQUIRE(bench::raw_files(d.path, kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
+	int fd = ::open((d.path + "/raw-0").c_str(), O_RDWR);
 	REQUIRE(fd >= 0);
 	double t2 = now_s();
 	for (unsigned i = 0; i < kPuts; i++)
 		REQUIRE(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(i * kChunk), off_t(kChunk)) == 0);
 	f.punch_us.add((now_s() - t2) * 1e6 / kPuts);
 	::close(fd);
-	bench::remove_raw_files(d.path(), 1);
-	REQUIRE(bench::raw_files(d.path(), kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
+	bench::remove_raw_files(d.path, 1);
+	REQUIRE(bench::raw_files(d.path, kPuts * kChunk - kBlock, 1, 4u << 20, 8, true, false) > 0);
 	double t3 = now_s();
-	bench::remove_raw_files(d.path(), 1);
+	bench::remove_raw_files(d.path, 1);
 	f.segment_us.add((now_s() - t3) * 1e6 / kPuts);
 }
 
@@ -213,7 +213,7 @@ Restart restart_figures(const std::string &dir, uint64_t n)
 	o.capacity_bytes = (n + 16) * file_bytes(1);
 	o.prefetch_slots = 0;
 	{
-		Ctx c(d.path(), o);
+		Ctx c(d.path, o);
 		REQUIRE(c.rc == 0);
 		unsigned char byte = 7;
 		double t0 = now_s();
@@ -223,21 +223,21 @@ Restart restart_figures(const std::string &dir, uint64_t n)
 		r.fill_s = now_s() - t0;
 	}
 	for (int i = 0; i < 3; i++) {
-		Ctx c(d.path(), o);
+		Ctx c(d.path, o);
 		REQUIRE(c.rc == 0);
 		kvgpu_stats_t s = stats_of(c.c);
 		REQUIRE(s.chunks == n);
 		r.open_ms = std::min(r.open_ms, double(s.open_ns) / 1e6);
 	}
 	{
-		int fd = ::open((d.path() + "/" + kIndexName).c_str(), O_RDWR);
+		int fd = ::open((d.path + "/" + kIndexName).c_str(), O_RDWR);
 		REQUIRE(fd >= 0);
 		char b = 0;
 		REQUIRE(::pread(fd, &b, 1, 100) == 1);
 		b ^= 1;
 		REQUIRE(::pwrite(fd, &b, 1, 100) == 1);
 		::close(fd);
-		Ctx c(d.path(), o);
+		Ctx c(d.path, o);
 		REQUIRE(c.rc == 0);
 		kvgpu_stats_t s = stats_of(c.c);
 		CHECK(s.index_error == KVGPU_ERR_INDEX);
@@ -279,7 +279,7 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 		REQUIRE(d.ok());
 		// 256 KiB: where a load's latency rather than bandwidth counts; 4 MiB: the goal's size.
 		for (uint64_t chunk : load_sizes()) {
-			Loads f = load_figures(d.path(), chunk, reps);
+			Loads f = load_figures(d.path, chunk, reps);
 			double batch_gbps = gbps(kBatch * chunk, f.batch_ms.median() / 1e3);
 			double raw_gbps = gbps(kBatch * chunk, f.raw_qdn_ms.median() / 1e3);
 			std::printf("%-8s %-6s 32 x %4llu KiB loads (median of %u; O_DIRECT %d): sequential %.2f ms "
@@ -313,8 +313,8 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 		Evicts e;
 		for (unsigned r = 0; r < reps; r++) {
 			for (uint32_t reclaim : {uint32_t(KVGPU_RECLAIM_BACKGROUND), uint32_t(KVGPU_RECLAIM_INLINE)})
-				put_latency(d.path(), r % 2 ? 1 - reclaim : reclaim, e);
-			raw_evict_figures(d.path(), e);
+				put_latency(d.path, r % 2 ? 1 - reclaim : reclaim, e);
+			raw_evict_figures(d.path, e);
 		}
 		std::printf("%-8s %-6s 64 puts of 4 MiB into a full store (median of %u): kvgpu_evict call %.0f us with "
 			    "background reclaim [%.0f-%.0f], %.0f us with inline unlinks [%.0f-%.0f]; put+wait %.2f / %.2f "

@@ -14,34 +14,14 @@
 #include <vector>
 
 #include "kvgpu/kvgpu.h"
+#include "tests/support/temp_files.hpp"
 
 namespace kvfdp::gpu::test {
 
-// A fresh directory under base, removed with its contents on destruction.
-class TempDir {
-public:
-	explicit TempDir(const std::string &base = "/var/tmp")
-	{
-		std::string tmpl = base + "/kvgpu-test-XXXXXX";
-		std::vector<char> buf(tmpl.begin(), tmpl.end());
-		buf.push_back('\0');
-		if (::mkdtemp(buf.data()))
-			path_ = buf.data();
-	}
-	~TempDir()
-	{
-		if (!path_.empty()) {
-			std::error_code ec;
-			std::filesystem::remove_all(path_, ec);
-		}
-	}
-	TempDir(const TempDir &) = delete;
-	TempDir &operator=(const TempDir &) = delete;
-	[[nodiscard]] const std::string &path() const { return path_; }
-	[[nodiscard]] bool ok() const { return !path_.empty(); }
-
-private:
-	std::string path_;
+// tests/support's TempDir, under /var/tmp unless a test names another base (kvgpu's files
+// want O_DIRECT, which tmpfs refuses); a base mkdtemp refuses leaves ok() false.
+struct TempDir : kvfdp::test::TempDir {
+	explicit TempDir(const std::string &base = "/var/tmp") : kvfdp::test::TempDir(base, MayFail{}) {}
 };
 
 inline uint64_t splitmix(uint64_t &s)

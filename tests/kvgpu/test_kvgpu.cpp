@@ -145,14 +145,14 @@ TEST_CASE("kvgpu: round trips of many sizes, through a large and a tiny staging 
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	MESSAGE("test dir " << dir.path() << " on " << test::fs_name(dir.path()));
+	MESSAGE("test dir " << dir.path << " on " << test::fs_name(dir.path));
 	const std::vector<size_t> sizes = {1, 2, 511, 4095, 4096, 4097, 65535, 65536, 65537, 131072 + 7,
 					   (1u << 20) + 3, 4u << 20, (4u << 20) + 1, (9u << 20) + 4095};
 	for (uint32_t slot : {0u, 65536u}) {
 		for (uint32_t checksum : {1u, 0u}) {
 			kvgpu_options o = host_options(slot, slot ? 2 : 0);
 			o.checksum = checksum;
-			Ctx c(dir.path(), o);
+			Ctx c(dir.path, o);
 			REQUIRE(c.rc == 0);
 			for (size_t n : sizes) {
 				CAPTURE(n);
@@ -160,7 +160,7 @@ TEST_CASE("kvgpu: round trips of many sizes, through a large and a tiny staging 
 				std::string key = "size-" + std::to_string(n);
 				auto v = test::pattern(n, n * 31 + slot + checksum);
 				REQUIRE(put(c.c, v, key) == 0);
-				CHECK(test::file_size(dir.path() + "/" + key_to_name(key)) == file_bytes(n));
+				CHECK(test::file_size(dir.path + "/" + key_to_name(key)) == file_bytes(n));
 				CHECK(kvgpu_lookup(c.c, key.c_str()) == int64_t(n));
 				std::vector<unsigned char> got(n + 100, 0xAA);
 				REQUIRE(kvgpu_load(c.c, key.c_str(), got.data(), got.size(), nullptr) == int64_t(n));
@@ -187,7 +187,7 @@ TEST_CASE("kvgpu: concurrent evicts from four threads all land intact")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), host_options(256 * 1024, 4));
+	Ctx c(dir.path, host_options(256 * 1024, 4));
 	REQUIRE(c.rc == 0);
 	constexpr int kThreads = 4;
 	constexpr int kPer = 12;
@@ -238,13 +238,13 @@ TEST_CASE("kvgpu: each chunk file carries its lifetime as the write hint (F_GET_
 		TempDir dir(base);
 		if (!dir.ok())
 			continue;
-		MESSAGE("hint check on " << dir.path() << " (" << test::fs_name(dir.path()) << ")");
-		Ctx c(dir.path(), host_options());
+		MESSAGE("hint check on " << dir.path << " (" << test::fs_name(dir.path) << ")");
+		Ctx c(dir.path, host_options());
 		REQUIRE(c.rc == 0);
 		for (int life = KVGPU_LIFETIME_NOT_SET; life <= KVGPU_LIFETIME_EXTREME; life++) {
 			std::string key = "life" + std::to_string(life);
 			REQUIRE(put(c.c, test::pattern(10000, uint64_t(life)), key, life) == 0);
-			int fd = ::open((dir.path() + "/" + key_to_name(key)).c_str(), O_RDONLY | O_CLOEXEC);
+			int fd = ::open((dir.path + "/" + key_to_name(key)).c_str(), O_RDONLY | O_CLOEXEC);
 			REQUIRE(fd >= 0);
 			uint64_t hint = 99;
 			REQUIRE(::fcntl(fd, KVFDP_F_GET_RW_HINT, &hint) == 0);
@@ -267,7 +267,7 @@ TEST_CASE("kvgpu: O_DIRECT is used where the filesystem takes it (tmpfs: either 
 	{
 		TempDir shm("/dev/shm");
 		REQUIRE(shm.ok());
-		Ctx c(shm.path(), host_options());
+		Ctx c(shm.path, host_options());
 		REQUIRE(c.rc == 0);
 		REQUIRE(put(c.c, test::pattern(5000, 1), "x") == 0);
 		kvgpu_stats_t s{};
@@ -276,8 +276,8 @@ TEST_CASE("kvgpu: O_DIRECT is used where the filesystem takes it (tmpfs: either 
 		CHECK(s.direct_files + s.buffered_files == 1);
 		CHECK(s.direct_files == uint64_t(s.direct_io));
 	}
-	if (test::fs_name(disk.path()) == "ext4" || test::fs_name(disk.path()) == "xfs") {
-		Ctx d(disk.path(), on);
+	if (test::fs_name(disk.path) == "ext4" || test::fs_name(disk.path) == "xfs") {
+		Ctx d(disk.path, on);
 		REQUIRE(d.rc == 0);
 		REQUIRE(put(d.c, test::pattern(5000, 1), "x") == 0);
 		kvgpu_stats_t s{};
@@ -296,10 +296,10 @@ TEST_CASE("kvgpu: on ramfs, which refuses O_DIRECT, the store is buffered and a 
 	on.direct_io = KVGPU_DIRECT_ON;
 	TempDir mnt;
 	REQUIRE(mnt.ok());
-	REQUIRE_MESSAGE(::mount("kvgpu-ramfs", mnt.path().c_str(), "ramfs", 0, nullptr) == 0,
-			"mount -t ramfs on " << mnt.path() << ": " << std::strerror(errno));
+	REQUIRE_MESSAGE(::mount("kvgpu-ramfs", mnt.path.c_str(), "ramfs", 0, nullptr) == 0,
+			"mount -t ramfs on " << mnt.path << ": " << std::strerror(errno));
 	{
-		Ctx c(mnt.path(), host_options());
+		Ctx c(mnt.path, host_options());
 		REQUIRE(c.rc == 0);
 		auto v = test::pattern(5000, 1);
 		REQUIRE(put(c.c, v, "x") == 0);
@@ -312,10 +312,10 @@ TEST_CASE("kvgpu: on ramfs, which refuses O_DIRECT, the store is buffered and a 
 		CHECK(s.buffered_files == 2);
 		CHECK(s.direct_files == 0);
 		kvgpu_ctx *strict = nullptr;
-		CHECK(kvgpu_open(mnt.path().c_str(), &on, &strict) == KVGPU_ERR_DIRECT);
+		CHECK(kvgpu_open(mnt.path.c_str(), &on, &strict) == KVGPU_ERR_DIRECT);
 		CHECK(strict == nullptr);
 	}
-	CHECK(::umount2(mnt.path().c_str(), MNT_DETACH) == 0);
+	CHECK(::umount2(mnt.path.c_str(), MNT_DETACH) == 0);
 }
 
 TEST_CASE("kvgpu: replace, remove, lookup, durable mode and wait-all")
@@ -324,7 +324,7 @@ TEST_CASE("kvgpu: replace, remove, lookup, durable mode and wait-all")
 	REQUIRE(dir.ok());
 	kvgpu_options o = host_options();
 	o.durability = KVGPU_DURABLE_FSYNC;
-	Ctx c(dir.path(), o);
+	Ctx c(dir.path, o);
 	REQUIRE(c.rc == 0);
 	auto a = test::pattern(10000, 1);
 	auto b = test::pattern(7000, 2);
@@ -347,7 +347,7 @@ TEST_CASE("kvgpu: replace, remove, lookup, durable mode and wait-all")
 	CHECK(kvgpu_wait(c.c, 0) == 0);
 	for (int i = 0; i < 10; i++)
 		CHECK(kvgpu_lookup(c.c, ("w" + std::to_string(i)).c_str()) == int64_t(3000 + i));
-	CHECK(temp_files(dir.path()).empty());
+	CHECK(temp_files(dir.path).empty());
 	// A long key goes through the hashed name and still round-trips.
 	std::string long_key(KVGPU_MAX_KEY, 'q');
 	REQUIRE(put(c.c, a, long_key) == 0);
@@ -361,7 +361,7 @@ TEST_CASE("kvgpu: tickets expire after max_jobs newer evicts")
 	REQUIRE(dir.ok());
 	kvgpu_options o = host_options();
 	o.max_jobs = 4;
-	Ctx c(dir.path(), o);
+	Ctx c(dir.path, o);
 	REQUIRE(c.rc == 0);
 	auto v = test::pattern(100, 1);
 	int64_t first = kvgpu_evict(c.c, v.data(), v.size(), "a", 1, nullptr);
@@ -383,23 +383,23 @@ TEST_CASE("kvgpu: bad input gets clean error codes")
 	kvgpu_ctx *bad = nullptr;
 	CHECK(kvgpu_open("/nonexistent/kvgpu", nullptr, &bad) == KVGPU_ERR_DIR);
 	CHECK(kvgpu_open(nullptr, nullptr, &bad) == KVGPU_ERR_INVAL);
-	CHECK(kvgpu_open(dir.path().c_str(), nullptr, nullptr) == KVGPU_ERR_INVAL);
+	CHECK(kvgpu_open(dir.path.c_str(), nullptr, nullptr) == KVGPU_ERR_INVAL);
 	kvgpu_options o = host_options();
 	o.slot_bytes = 1000;
-	CHECK(kvgpu_open(dir.path().c_str(), &o, &bad) == KVGPU_ERR_INVAL);
+	CHECK(kvgpu_open(dir.path.c_str(), &o, &bad) == KVGPU_ERR_INVAL);
 	o = host_options();
 	o.struct_size = 3;
-	CHECK(kvgpu_open(dir.path().c_str(), &o, &bad) == KVGPU_ERR_INVAL);
+	CHECK(kvgpu_open(dir.path.c_str(), &o, &bad) == KVGPU_ERR_INVAL);
 	o = host_options();
 	o.engine = KVGPU_ENGINE_CUDA;
-	int cuda_rc = kvgpu_open(dir.path().c_str(), &o, &bad);
+	int cuda_rc = kvgpu_open(dir.path.c_str(), &o, &bad);
 	if (cuda_rc == 0)
 		kvgpu_close(bad);
 	else
 		CHECK_MESSAGE((cuda_rc == KVGPU_ERR_NO_DEVICE || cuda_rc == KVGPU_ERR_NOT_BUILT), cuda_rc);
 	CHECK_MESSAGE((bad == nullptr || cuda_rc == 0), cuda_rc);
 
-	Ctx c(dir.path(), host_options());
+	Ctx c(dir.path, host_options());
 	REQUIRE(c.rc == 0);
 	auto v = test::pattern(8192, 5);
 	CHECK(kvgpu_evict(nullptr, v.data(), v.size(), "k", 1, nullptr) == KVGPU_ERR_INVAL);
@@ -423,7 +423,7 @@ TEST_CASE("kvgpu: bad input gets clean error codes")
 	CHECK(kvgpu_load(c.c, "k", got.data(), 8191, nullptr) == KVGPU_ERR_SIZE);
 
 	// Damage on disk: a flipped payload byte fails the checksum; a cut file is corrupt.
-	std::string path = dir.path() + "/" + key_to_name("k");
+	std::string path = dir.path + "/" + key_to_name("k");
 	int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
 	REQUIRE(fd >= 0);
 	unsigned char byte = 0;
@@ -452,17 +452,17 @@ TEST_CASE("kvgpu: a full filesystem gives KVGPU_ERR_NO_SPACE and leaves no temp 
 {
 	TempDir mnt;
 	REQUIRE(mnt.ok());
-	REQUIRE_MESSAGE(::mount("kvgpu-full", mnt.path().c_str(), "tmpfs", 0, "size=256k") == 0,
-			"mount -t tmpfs -o size=256k on " << mnt.path() << ": " << std::strerror(errno));
+	REQUIRE_MESSAGE(::mount("kvgpu-full", mnt.path.c_str(), "tmpfs", 0, "size=256k") == 0,
+			"mount -t tmpfs -o size=256k on " << mnt.path << ": " << std::strerror(errno));
 	{
-		Ctx c(mnt.path(), host_options());
+		Ctx c(mnt.path, host_options());
 		REQUIRE(c.rc == 0);
 		auto big = test::pattern(1 << 20, 3);
 		int64_t t = kvgpu_evict(c.c, big.data(), big.size(), "big", 2, nullptr);
 		REQUIRE(t > 0);
 		CHECK(kvgpu_wait(c.c, t) == KVGPU_ERR_NO_SPACE);
 		CHECK(kvgpu_lookup(c.c, "big") == KVGPU_ERR_NOT_FOUND);
-		CHECK(temp_files(mnt.path()).empty());
+		CHECK(temp_files(mnt.path).empty());
 		kvgpu_stats_t s{};
 		kvgpu_stats(c.c, &s);
 		CHECK(s.last_errno == ENOSPC);
@@ -472,7 +472,7 @@ TEST_CASE("kvgpu: a full filesystem gives KVGPU_ERR_NO_SPACE and leaves no temp 
 		CHECK(put(c.c, small, "small") == 0);
 		CHECK(kvgpu_lookup(c.c, "small") == 1000);
 	}
-	CHECK(::umount2(mnt.path().c_str(), MNT_DETACH) == 0);
+	CHECK(::umount2(mnt.path.c_str(), MNT_DETACH) == 0);
 }
 
 TEST_CASE("kvgpu: a SIGKILLed evictor leaves no torn chunk under any key")
@@ -486,7 +486,7 @@ TEST_CASE("kvgpu: a SIGKILLed evictor leaves no torn chunk under any key")
 		fork_kill_after(16 + 5 * round, [&](int progress) {
 			kvgpu_options o = host_options(64 * 1024, 2);
 			kvgpu_ctx *c = nullptr;
-			if (kvgpu_open(dir.path().c_str(), &o, &c) != 0)
+			if (kvgpu_open(dir.path.c_str(), &o, &c) != 0)
 				::_exit(2);
 			for (uint64_t seed = 1;; seed++) {
 				auto v = self_payload(seed);
@@ -501,14 +501,14 @@ TEST_CASE("kvgpu: a SIGKILLed evictor leaves no torn chunk under any key")
 			}
 		});
 
-		size_t temps_before = temp_files(dir.path()).size();
+		size_t temps_before = temp_files(dir.path).size();
 		temps_total += temps_before;
-		Ctx c(dir.path(), host_options());
+		Ctx c(dir.path, host_options());
 		REQUIRE(c.rc == 0);
 		kvgpu_stats_t s{};
 		kvgpu_stats(c.c, &s);
 		CHECK(s.stale_temps_removed == temps_before);
-		CHECK(temp_files(dir.path()).empty());
+		CHECK(temp_files(dir.path).empty());
 		int visible = 0;
 		for (int k = 0; k < 8; k++) {
 			std::string key = "k" + std::to_string(k);

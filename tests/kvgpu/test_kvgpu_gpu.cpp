@@ -110,7 +110,7 @@ TEST_CASE("kvgpu gpu: the CUDA engine is chosen and round-trips many sizes from 
 	REQUIRE(dir.ok());
 	// A tiny ring (3 x 64 KiB) makes large chunks cycle through every slot many times.
 	for (auto [slot_bytes, slots] : {std::pair<uint32_t, uint32_t>{0, 0}, {64u << 10, 3}}) {
-		Ctx c(dir.path(), cuda_options(slot_bytes, slots));
+		Ctx c(dir.path, cuda_options(slot_bytes, slots));
 		REQUIRE_MESSAGE(c.rc == 0, kvgpu_strerror(c.rc));
 		kvgpu_stats_t st{};
 		REQUIRE(kvgpu_stats(c.c, &st) == 0);
@@ -136,7 +136,7 @@ TEST_CASE("kvgpu gpu: an evict starts after the work queued on the caller's stre
 	require_gpu();
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), cuda_options());
+	Ctx c(dir.path, cuda_options());
 	REQUIRE(c.rc == 0);
 	constexpr size_t kN = (8u << 20) + 100;
 	DevBuf src(kN), dst(kN);
@@ -160,7 +160,7 @@ TEST_CASE("kvgpu gpu: concurrent evicts from four threads land intact")
 	require_gpu();
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), cuda_options(1u << 20, 6));
+	Ctx c(dir.path, cuda_options(1u << 20, 6));
 	REQUIRE(c.rc == 0);
 	constexpr int kThreads = 4, kPer = 8;
 	auto len = [](int th, int i) { return size_t(1u << 20) * (1 + (th + i) % 3) + size_t(th * 977 + i * 13); };
@@ -218,12 +218,12 @@ TEST_CASE("kvgpu gpu: a damaged payload fails its checksum on load; host memory 
 	require_gpu();
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), cuda_options());
+	Ctx c(dir.path, cuda_options());
 	REQUIRE(c.rc == 0);
 	constexpr size_t kN = (3u << 20) + 5;
 	REQUIRE(device_round_trip(c.c, kN, 99, "crc", KVGPU_LIFETIME_LONG));
 	// Flip one payload byte on disk behind the store's back.
-	std::string path = dir.path() + "/" + key_to_name("crc");
+	std::string path = dir.path + "/" + key_to_name("crc");
 	int fd = ::open(path.c_str(), O_RDWR);
 	REQUIRE(fd >= 0);
 	unsigned char b = 0;
@@ -261,7 +261,7 @@ TEST_CASE("kvgpu gpu: a store on another device leaves the caller's current devi
 	REQUIRE(cudaSetDevice(0) == cudaSuccess);
 	kvgpu_options o = cuda_options();
 	o.cuda_device = 1;
-	Ctx c(dir.path(), o);
+	Ctx c(dir.path, o);
 	REQUIRE(c.rc == 0);
 	int cur = -1;
 	CHECK((cudaGetDevice(&cur) == cudaSuccess && cur == 0));

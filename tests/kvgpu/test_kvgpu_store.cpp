@@ -32,7 +32,7 @@ constexpr uint64_t kCap = 10 * kFile;               // ten chunks
 
 std::string key_of(int i) { return "chunk/" + std::to_string(i); }
 
-std::string index_path(const TempDir &d) { return d.path() + "/" + kIndexName; }
+std::string index_path(const TempDir &d) { return d.path + "/" + kIndexName; }
 
 // Flips one byte of a file at offset.
 void flip_byte(const std::string &path, off_t off)
@@ -49,7 +49,7 @@ void flip_byte(const std::string &path, off_t off)
 // Opens a store of capacity cap on dir, puts key_of(0 .. n-1) (kChunk bytes each), closes it.
 void fill_store(const TempDir &dir, uint64_t cap, int n)
 {
-	Ctx c(dir.path(), store_options(cap));
+	Ctx c(dir.path, store_options(cap));
 	REQUIRE(c.rc == 0);
 	for (int i = 0; i < n; i++)
 		REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
@@ -66,13 +66,13 @@ TEST_CASE("store: FIFO keeps the newest chunks and never exceeds its capacity")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	for (int i = 0; i < 40; i++) {
 		REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
 		kvgpu_stats_t s = stats_of(c.c);
 		CHECK(s.used_bytes <= kCap);
-		CHECK(disk_use(dir.path()).bytes <= kCap);
+		CHECK(disk_use(dir.path).bytes <= kCap);
 		// Loads of old chunks do not save them from FIFO.
 		if (i >= 5)
 			CHECK(verify_key(c.c, key_of(i - 5)) == 1);
@@ -88,7 +88,7 @@ TEST_CASE("store: FIFO keeps the newest chunks and never exceeds its capacity")
 		CHECK(kvgpu_contains(c.c, key_of(i).c_str()) == 1);
 		CHECK(verify_key(c.c, key_of(i)) == 1);
 	}
-	CHECK(disk_use(dir.path()).files == 10);
+	CHECK(disk_use(dir.path).files == 10);
 }
 
 TEST_CASE("store: LRU keeps what is loaded, FIFO2 gives loaded chunks a second chance")
@@ -97,7 +97,7 @@ TEST_CASE("store: LRU keeps what is loaded, FIFO2 gives loaded chunks a second c
 		CAPTURE(policy);
 		TempDir dir;
 		REQUIRE(dir.ok());
-		Ctx c(dir.path(), store_options(kCap, policy));
+		Ctx c(dir.path, store_options(kCap, policy));
 		REQUIRE(c.rc == 0);
 		for (int i = 0; i < 30; i++) {
 			REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
@@ -122,13 +122,13 @@ TEST_CASE("store: the index survives a restart without reading payloads, and eve
 	TempDir dir;
 	REQUIRE(dir.ok());
 	{
-		Ctx c(dir.path(), store_options(kCap));
+		Ctx c(dir.path, store_options(kCap));
 		REQUIRE(c.rc == 0);
 		for (int i = 0; i < 25; i++)
 			REQUIRE(put_key(c.c, key_of(i), kChunk - size_t(i)) == 0);
 		REQUIRE(kvgpu_remove(c.c, key_of(24).c_str()) == 0);
 	}
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.chunks == 9);
@@ -153,10 +153,10 @@ TEST_CASE("store: a lower capacity at open evicts down to it")
 	TempDir dir;
 	REQUIRE(dir.ok());
 	fill_store(dir, kCap, 10);
-	Ctx c(dir.path(), store_options(4 * kFile));
+	Ctx c(dir.path, store_options(4 * kFile));
 	REQUIRE(c.rc == 0);
 	CHECK(stats_of(c.c).chunks == 4);
-	CHECK(disk_use(dir.path()).bytes == 4 * kFile);
+	CHECK(disk_use(dir.path).bytes == 4 * kFile);
 	for (int i = 6; i < 10; i++)
 		CHECK(verify_key(c.c, key_of(i)) == 1);
 }
@@ -174,7 +174,7 @@ TEST_CASE("store: a corrupt index is rebuilt from the chunk headers, never trust
 	{
 		std::ofstream(index_path(dir), std::ios::binary | std::ios::in) << "not an index";
 	}
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.index_error == KVGPU_ERR_INDEX);
@@ -202,7 +202,7 @@ TEST_CASE("store: a torn last record is cut off; a missing journal is rebuilt; o
 		f.write("\x12\x34\x56\x78\x01\x00\x05\x00", 8);
 	}
 	{
-		Ctx c(dir.path(), store_options(kCap));
+		Ctx c(dir.path, store_options(kCap));
 		REQUIRE(c.rc == 0);
 		kvgpu_stats_t s = stats_of(c.c);
 		CHECK(s.index_error == 0);
@@ -210,12 +210,12 @@ TEST_CASE("store: a torn last record is cut off; a missing journal is rebuilt; o
 	}
 	// A chunk written by an unbounded context (no index): found by name, adopted from its header.
 	{
-		Ctx u(dir.path(), engine_options(KVGPU_ENGINE_HOST));
+		Ctx u(dir.path, engine_options(KVGPU_ENGINE_HOST));
 		REQUIRE(u.rc == 0);
 		REQUIRE(put_key(u.c, "orphan", 5000) == 0);
 	}
 	{
-		Ctx c(dir.path(), store_options(kCap));
+		Ctx c(dir.path, store_options(kCap));
 		REQUIRE(c.rc == 0);
 		kvgpu_stats_t s = stats_of(c.c);
 		CHECK(s.adopted == 1);
@@ -223,7 +223,7 @@ TEST_CASE("store: a torn last record is cut off; a missing journal is rebuilt; o
 		CHECK(verify_key(c.c, "orphan") == 1);
 	}
 	REQUIRE(::unlink(index_path(dir).c_str()) == 0);
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.index_error == 0);
@@ -241,11 +241,11 @@ TEST_CASE("store: a replacement whose journal record was lost is corrected by it
 	{
 		// As if a crash fell between the rename and the journal append: the file is new, the
 		// journal still describes the old chunk.
-		Ctx u(dir.path(), engine_options(KVGPU_ENGINE_HOST));
+		Ctx u(dir.path, engine_options(KVGPU_ENGINE_HOST));
 		REQUIRE(u.rc == 0);
 		REQUIRE(put_key(u.c, key_of(1), 3 * kChunk) == 0);
 	}
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(kChunk)); // the index, no I/O
 	CHECK(verify_key(c.c, key_of(0)) == 1);
@@ -253,19 +253,19 @@ TEST_CASE("store: a replacement whose journal record was lost is corrected by it
 	CHECK(kvgpu_load(c.c, key_of(1).c_str(), got.data(), got.size(), nullptr) == int64_t(3 * kChunk));
 	CHECK(got == key_payload(key_of(1), 3 * kChunk));
 	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(3 * kChunk));
-	CHECK(stats_of(c.c).used_bytes == disk_use(dir.path()).bytes);
+	CHECK(stats_of(c.c).used_bytes == disk_use(dir.path).bytes);
 }
 
 TEST_CASE("store: a chunk edited by hand fails its own load with a clear code and is dropped; the rest stay")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	for (int i = 0; i < 6; i++)
 		REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
-	std::string f1 = dir.path() + "/" + key_to_name(key_of(1));
-	std::string f2 = dir.path() + "/" + key_to_name(key_of(2));
+	std::string f1 = dir.path + "/" + key_to_name(key_of(1));
+	std::string f2 = dir.path + "/" + key_to_name(key_of(2));
 	flip_byte(f1, 4096 + 1234); // payload
 	flip_byte(f2, 20);          // header
 	std::vector<unsigned char> buf(kChunk);
@@ -284,7 +284,7 @@ TEST_CASE("store: a chunk edited by hand fails its own load with a clear code an
 		CHECK(verify_key(c.c, key_of(i)) == 1);
 	// A file removed behind the store's back: contains still answers from the index (no I/O),
 	// the load finds it gone and drops it.
-	REQUIRE(::unlink((dir.path() + "/" + key_to_name(key_of(3))).c_str()) == 0);
+	REQUIRE(::unlink((dir.path + "/" + key_to_name(key_of(3))).c_str()) == 0);
 	CHECK(kvgpu_contains(c.c, key_of(3).c_str()) == 1);
 	CHECK(kvgpu_load(c.c, key_of(3).c_str(), buf.data(), buf.size(), nullptr) == KVGPU_ERR_NOT_FOUND);
 	CHECK(kvgpu_contains(c.c, key_of(3).c_str()) == 0);
@@ -296,18 +296,18 @@ TEST_CASE("store: bad input gets its own code")
 	REQUIRE(dir.ok());
 	kvgpu_ctx *c = nullptr;
 	kvgpu_options o = store_options(4096);
-	CHECK(kvgpu_open(dir.path().c_str(), &o, &c) == KVGPU_ERR_CAPACITY);
+	CHECK(kvgpu_open(dir.path.c_str(), &o, &c) == KVGPU_ERR_CAPACITY);
 	CHECK(c == nullptr);
 	o = store_options(kCap, 7);
-	CHECK(kvgpu_open(dir.path().c_str(), &o, &c) == KVGPU_ERR_INVAL);
+	CHECK(kvgpu_open(dir.path.c_str(), &o, &c) == KVGPU_ERR_INVAL);
 	o = store_options(kCap);
 	o.prefetch_slots = 5000;
-	CHECK(kvgpu_open(dir.path().c_str(), &o, &c) == KVGPU_ERR_INVAL);
+	CHECK(kvgpu_open(dir.path.c_str(), &o, &c) == KVGPU_ERR_INVAL);
 
-	Ctx s(dir.path(), store_options(kCap));
+	Ctx s(dir.path, store_options(kCap));
 	REQUIRE(s.rc == 0);
 	// One context per store directory.
-	Ctx second(dir.path(), store_options(kCap));
+	Ctx second(dir.path, store_options(kCap));
 	CHECK(second.rc == KVGPU_ERR_BUSY);
 	// A chunk larger than the whole store.
 	std::vector<unsigned char> big(kCap);
@@ -332,7 +332,7 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), store_options(64 * kFile, KVGPU_EVICT_FIFO, 16 * 1024, 4));
+	Ctx c(dir.path, store_options(64 * kFile, KVGPU_EVICT_FIFO, 16 * 1024, 4));
 	REQUIRE(c.rc == 0);
 	constexpr int kN = 40; // more than max_jobs would be fine too; 40 > slots * 3
 	std::vector<std::string> keys;
@@ -354,7 +354,7 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 	}
 	sz[9] = 10; // too small
 	// A damaged header in the second group of header reads (32 per submission).
-	flip_byte(dir.path() + "/" + key_to_name(keys[35]), 8);
+	flip_byte(dir.path + "/" + key_to_name(keys[35]), 8);
 	int64_t b = kvgpu_load_batch(c.c, kN, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
 	REQUIRE(b > 0);
 	CHECK(kvgpu_batch_wait(c.c, b) == KVGPU_ERR_NOT_FOUND);
@@ -385,7 +385,7 @@ TEST_CASE("store: prefetched chunks load from their buffer; a replace or remove 
 	REQUIRE(dir.ok());
 	kvgpu_options o = store_options(32 * kFile, KVGPU_EVICT_FIFO, 32 * 1024, 4);
 	o.prefetch_slots = 4;
-	Ctx c(dir.path(), o);
+	Ctx c(dir.path, o);
 	REQUIRE(c.rc == 0);
 	for (int i = 0; i < 8; i++)
 		REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
@@ -436,7 +436,7 @@ TEST_CASE("store: the C++ layer's contains, prefetch and batch")
 	REQUIRE(dir.ok());
 	kvgpu_options o = store_options(kCap);
 	std::error_code ec;
-	auto st = Store::open(dir.path(), &o, ec);
+	auto st = Store::open(dir.path, &o, ec);
 	REQUIRE(!ec);
 	auto v = key_payload("a", kChunk);
 	REQUIRE(!st.put(v.data(), v.size(), "a", KVGPU_LIFETIME_LONG));
@@ -461,7 +461,7 @@ TEST_CASE("store: concurrent put, get and evict from four threads")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	Ctx c(dir.path(), store_options(12 * kFile, KVGPU_EVICT_LRU));
+	Ctx c(dir.path, store_options(12 * kFile, KVGPU_EVICT_LRU));
 	REQUIRE(c.rc == 0);
 	std::atomic<int> bad{0}, loaded{0}, over{0};
 	std::vector<std::thread> th;
@@ -491,8 +491,8 @@ TEST_CASE("store: concurrent put, get and evict from four threads")
 	CHECK(loaded > 0);
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.used_bytes <= 12 * kFile);
-	CHECK(disk_use(dir.path()).bytes == s.used_bytes);
-	CHECK(disk_use(dir.path()).files == s.chunks);
+	CHECK(disk_use(dir.path).bytes == s.used_bytes);
+	CHECK(disk_use(dir.path).files == s.chunks);
 	MESSAGE("4 threads: " << loaded.load() << " verified loads, " << s.evictions << " evictions");
 }
 
@@ -534,7 +534,7 @@ TEST_CASE("store: kill -9 during evictions: the index comes back and every survi
 		CAPTURE(round);
 		for (uint32_t policy : {uint32_t(KVGPU_EVICT_FIFO), uint32_t(KVGPU_EVICT_FIFO2)}) {
 			// The child keeps the store full: every put evicts (FIFO2 also rewrites hit chunks).
-			kill_child_after(dir.path(), store_options(kCap, policy), 25 + 7 * round, [](kvgpu_ctx *c, int i) {
+			kill_child_after(dir.path, store_options(kCap, policy), 25 + 7 * round, [](kvgpu_ctx *c, int i) {
 				std::string key = key_of((i * 5) % 37);
 				auto v = key_payload(key, kChunk);
 				int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), 2, nullptr);
@@ -544,7 +544,7 @@ TEST_CASE("store: kill -9 during evictions: the index comes back and every survi
 					(void)verify_key(c, key_of((i * 5 + 3) % 37));
 				return kvgpu_wait(c, t) == 0;
 			});
-			check_after_crash(dir.path(), kCap, 37);
+			check_after_crash(dir.path, kCap, 37);
 		}
 	}
 }
@@ -555,7 +555,7 @@ TEST_CASE("store: kill -9 during loads and batches: the index comes back and eve
 	REQUIRE(dir.ok());
 	fill_store(dir, kCap, 10);
 	for (int round = 0; round < 3; round++) {
-		kill_child_after(dir.path(), store_options(kCap, KVGPU_EVICT_LRU), 20 + 9 * round, [](kvgpu_ctx *c, int i) {
+		kill_child_after(dir.path, store_options(kCap, KVGPU_EVICT_LRU), 20 + 9 * round, [](kvgpu_ctx *c, int i) {
 			static std::vector<std::vector<unsigned char>> bufs(4, std::vector<unsigned char>(kChunk));
 			std::string ks[4];
 			const char *kp[4];
@@ -571,8 +571,8 @@ TEST_CASE("store: kill -9 during loads and batches: the index comes back and eve
 			int64_t b = kvgpu_load_batch(c, 4, kp, dp, sz, res, nullptr);
 			return b > 0 && kvgpu_batch_wait(c, b) == 0 && verify_key(c, key_of(i % 10)) == 1;
 		});
-		check_after_crash(dir.path(), kCap, 10);
-		Ctx c(dir.path(), store_options(kCap));
+		check_after_crash(dir.path, kCap, 10);
+		Ctx c(dir.path, store_options(kCap));
 		CHECK(stats_of(c.c).chunks == 10);
 	}
 }

@@ -81,7 +81,7 @@ TEST_CASE("kvgpu store gpu: evicts from device memory under a capacity, batched 
 	REQUIRE(dir.ok());
 	kvgpu_options o = engine_options(KVGPU_ENGINE_CUDA);
 	o.capacity_bytes = (kN + 8) * file_bytes(kChunk);
-	Ctx c(dir.path(), o);
+	Ctx c(dir.path, o);
 	REQUIRE_MESSAGE(c.rc == 0, kvgpu_strerror(c.rc));
 	CHECK(stats_of(c.c).engine == KVGPU_ENGINE_CUDA);
 	DevBufs src, dst;

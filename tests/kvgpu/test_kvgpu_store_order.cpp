@@ -69,18 +69,18 @@ TEST_CASE("store order: LRU recency survives a restart")
 	TempDir dir;
 	REQUIRE(dir.ok());
 	{
-		Ctx c(dir.path(), store_options(kCap, KVGPU_EVICT_LRU));
+		Ctx c(dir.path, store_options(kCap, KVGPU_EVICT_LRU));
 		REQUIRE(c.rc == 0);
 		REQUIRE(lru_scenario(c.c));
 	}
-	check_lru_order(dir.path());
+	check_lru_order(dir.path);
 }
 
 TEST_CASE("store order: LRU recency survives kill -9 (up to the last journal write)")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	std::string d = dir.path();
+	std::string d = dir.path;
 	fork_kill_after(1, [&](int progress) {
 		kvgpu_options o = store_options(kCap, KVGPU_EVICT_LRU);
 		kvgpu_ctx *c = nullptr;
@@ -100,13 +100,13 @@ TEST_CASE("store order: FIFO2's load counts survive a restart")
 	TempDir dir;
 	REQUIRE(dir.ok());
 	{
-		Ctx c(dir.path(), store_options(kCap, KVGPU_EVICT_FIFO2));
+		Ctx c(dir.path, store_options(kCap, KVGPU_EVICT_FIFO2));
 		REQUIRE(c.rc == 0);
 		for (int i = 0; i < 10; i++)
 			REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
 		REQUIRE(verify_key(c.c, key_of(0)) == 1); // earns chunk 0, the oldest, its second chance
 	}
-	Ctx c(dir.path(), store_options(kCap, KVGPU_EVICT_FIFO2));
+	Ctx c(dir.path, store_options(kCap, KVGPU_EVICT_FIFO2));
 	REQUIRE(c.rc == 0);
 	REQUIRE(put_key(c.c, "new", kChunk) == 0);
 	kvgpu_stats_t s = stats_of(c.c);
@@ -126,11 +126,11 @@ TEST_CASE("store reclaim: evictions are unlinked off the put path within the doc
 		{
 			kvgpu_options o = store_options(kCap);
 			o.reclaim = reclaim;
-			Ctx c(dir.path(), o);
+			Ctx c(dir.path, o);
 			REQUIRE(c.rc == 0);
 			for (int i = 0; i < 60; i++) {
 				REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
-				DiskUse u = disk_use(dir.path());
+				DiskUse u = disk_use(dir.path);
 				CHECK(u.bytes <= kCap);                  // live chunk files: the capacity
 				CHECK(u.bytes + u.dead_bytes <= kDiskBound); // with the reclaimer's backlog
 				if (reclaim == KVGPU_RECLAIM_INLINE)
@@ -141,7 +141,7 @@ TEST_CASE("store reclaim: evictions are unlinked off the put path within the doc
 			CHECK(s.chunks == 10);
 		}
 		// The close waits for the reclaimer: only the ten live chunk files are left.
-		DiskUse u = disk_use(dir.path());
+		DiskUse u = disk_use(dir.path);
 		CHECK(u.files == 10);
 		CHECK(u.bytes == kCap);
 		CHECK(u.dead_files == 0);
@@ -153,19 +153,19 @@ TEST_CASE("store reclaim: a crash with evicted chunks not yet unlinked: the reop
 	TempDir dir;
 	REQUIRE(dir.ok());
 	{
-		Ctx c(dir.path(), store_options(kCap));
+		Ctx c(dir.path, store_options(kCap));
 		REQUIRE(c.rc == 0);
 		for (int i = 0; i < 5; i++)
 			REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
 	}
 	// What a kill between an eviction's rename and its del record leaves (chunk 2 renamed away,
 	// the journal still lists it), and a dead file whose del record was written.
-	std::string d = dir.path() + "/";
+	std::string d = dir.path + "/";
 	REQUIRE(::rename((d + key_to_name(key_of(2))).c_str(), (d + kDeadPrefix + "5").c_str()) == 0);
 	int fd = ::open((d + kDeadPrefix + "9").c_str(), O_WRONLY | O_CREAT, 0644);
 	REQUIRE(fd >= 0);
 	::close(fd);
-	Ctx c(dir.path(), store_options(kCap));
+	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.index_error == 0);
@@ -173,7 +173,7 @@ TEST_CASE("store reclaim: a crash with evicted chunks not yet unlinked: the reop
 	CHECK(s.dropped == 1);
 	CHECK(s.stale_temps_removed == 2);
 	CHECK(kvgpu_contains(c.c, key_of(2).c_str()) == 0);
-	DiskUse u = disk_use(dir.path());
+	DiskUse u = disk_use(dir.path);
 	CHECK(u.dead_files == 0);
 	CHECK(u.files == 4);
 	CHECK(u.bytes == s.used_bytes);
@@ -185,7 +185,7 @@ TEST_CASE("store reclaim: kill -9 while the reclaimer unlinks: the index rebuild
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
-	std::string d = dir.path();
+	std::string d = dir.path;
 	uint64_t removed = 0;
 	for (int round = 0; round < 4; round++) {
 		CAPTURE(round);

@@ -76,10 +76,10 @@ void check_replaced(Old how, size_t old_n, size_t new_n)
 	TempDir dir;
 	REQUIRE(dir.ok());
 	std::unique_ptr<Context> c;
-	REQUIRE(Context::create(dir.path().c_str(), store_options(kCap), &c) == 0);
+	REQUIRE(Context::create(dir.path.c_str(), store_options(kCap), &c) == 0);
 	REQUIRE(put(*c, 1, old_n) == 0);
 	if (how != Old::intact)
-		REQUIRE(damage(dir.path(), how));
+		REQUIRE(damage(dir.path, how));
 
 	Replace r{c.get(), new_n};
 	c->set_batch_opened_hook(replace_key, &r);
@@ -105,7 +105,7 @@ void check_replaced(Old how, size_t old_n, size_t new_n)
 	CHECK(s.dropped == 0);
 	CHECK(s.chunks == 1);
 	CHECK(s.used_bytes == file_bytes(new_n));
-	DiskUse u = disk_use(dir.path());
+	DiskUse u = disk_use(dir.path);
 	CHECK(u.files == 1);
 	CHECK(u.bytes == s.used_bytes);
 	// And it loads again, by itself.

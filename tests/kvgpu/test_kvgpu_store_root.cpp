@@ -26,12 +26,12 @@ struct Mount {
 	bool ok = false;
 	Mount(const char *type, const char *data)
 	{
-		ok = dir.ok() && ::mount("kvgpu-store", dir.path().c_str(), type, 0, data) == 0;
+		ok = dir.ok() && ::mount("kvgpu-store", dir.path.c_str(), type, 0, data) == 0;
 	}
 	~Mount()
 	{
 		if (ok)
-			::umount2(dir.path().c_str(), MNT_DETACH);
+			::umount2(dir.path.c_str(), MNT_DETACH);
 	}
 };
 
@@ -43,7 +43,7 @@ TEST_CASE("store: a filesystem full below the capacity fails the put with NO_SPA
 {
 	Mount m("tmpfs", "size=256k");
 	REQUIRE_MESSAGE(m.ok, "mount tmpfs: " << std::strerror(errno));
-	Ctx c(m.dir.path(), store_options(64ull << 20)); // far more than the 256 KiB filesystem
+	Ctx c(m.dir.path, store_options(64ull << 20)); // far more than the 256 KiB filesystem
 	REQUIRE(c.rc == 0);
 	int stored = 0, full = 0;
 	for (int i = 0; i < 40 && full == 0; i++) {
@@ -61,7 +61,7 @@ TEST_CASE("store: a filesystem full below the capacity fails the put with NO_SPA
 	kvgpu_stats_t s = stats_of(c.c);
 	// The failed put released its reservation and left no temp file; the index matches the disk.
 	CHECK(s.chunks == uint64_t(stored));
-	CHECK(s.used_bytes == disk_use(m.dir.path()).bytes);
+	CHECK(s.used_bytes == disk_use(m.dir.path).bytes);
 	CHECK(s.evict_errors == 1);
 	for (int i = 0; i < stored; i++)
 		CHECK(verify_key(c.c, "c" + std::to_string(i)) == 1);
@@ -78,13 +78,13 @@ TEST_CASE("store: direct_io ON on a filesystem without O_DIRECT is refused at op
 	kvgpu_options o = store_options(1 << 20);
 	o.direct_io = KVGPU_DIRECT_ON;
 	{
-		Ctx c(m.dir.path(), o);
+		Ctx c(m.dir.path, o);
 		CHECK(c.rc == KVGPU_ERR_DIRECT);
 		CHECK(std::string(kvgpu_strerror(KVGPU_ERR_DIRECT)).find("O_DIRECT") != std::string::npos);
 	}
 	o.direct_io = KVGPU_DIRECT_AUTO;
 	o.evict_policy = KVGPU_EVICT_FIFO2;
-	Ctx c(m.dir.path(), o);
+	Ctx c(m.dir.path, o);
 	REQUIRE(c.rc == 0);
 	for (int i = 0; i < 60; i++) {
 		REQUIRE(put_key(c.c, "r" + std::to_string(i), kChunk) == 0);

@@ -17,19 +17,30 @@
 
 namespace kvfdp::test {
 
-// A fresh directory under base (mkdtemp), removed with what the test made in it.
+// A fresh directory under base (mkdtemp), removed with what the test made in it. A failed
+// mkdtemp fails the test, or with MayFail (a base that may be absent, as /dev/shm in a
+// container) leaves path empty and ok() false.
 struct TempDir {
+	struct MayFail {};
 	std::string path;
-	explicit TempDir(const std::string &base = "/tmp")
+	explicit TempDir(const std::string &base = "/tmp") : TempDir(base, MayFail{})
+	{
+		REQUIRE_MESSAGE(ok(), "mkdtemp under " << base);
+	}
+	TempDir(const std::string &base, MayFail)
 	{
 		std::string tmpl = base + "/kvfdp-test-XXXXXX";
-		const char *p = ::mkdtemp(tmpl.data());
-		REQUIRE_MESSAGE(p != nullptr, "mkdtemp under " << base);
-		path = p;
+		if (const char *p = ::mkdtemp(tmpl.data()))
+			path = p;
 	}
-	~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
+	~TempDir()
+	{
+		if (ok())
+			(void)std::system(("rm -rf '" + path + "'").c_str());
+	}
 	TempDir(const TempDir &) = delete;
 	TempDir &operator=(const TempDir &) = delete;
+	[[nodiscard]] bool ok() const { return !path.empty(); }
 };
 
 inline void write_file(const std::string &path, const std::string &text)
