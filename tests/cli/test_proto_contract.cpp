@@ -1,0 +1,193 @@
+// The kvfdpd <-> kvfdp contract (proto/): docs/control.md's reply documents against the
+// structs in both directions, round trips, lenient reading, backend kinds. Links kvfdp_proto
+// alone: the contract stands without the daemon.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "proto/backend_kind.hpp"
+#include "proto/control.hpp"
+
+using namespace kvfdp::proto;
+using nlohmann::json;
+
+namespace {
+
+std::string read_doc()
+{
+	std::ifstream f(KVFDP_CONTROL_DOC);
+	REQUIRE_MESSAGE(f, "cannot read " KVFDP_CONTROL_DOC);
+	std::stringstream s;
+	s << f.rdbuf();
+	return s.str();
+}
+
+// The body of section "### `name`" (up to the next heading).
+std::string section(const std::string &doc, const std::string &name)
+{
+	const std::string head = "### `" + name + "`";
+	const size_t a = doc.find(head);
+	REQUIRE_MESSAGE(a != std::string::npos, head);
+	const size_t b = doc.find("\n#", a + head.size());
+	return doc.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+// The section's example reply data: its ```json blocks and inline `{...}` objects, with the
+// elisions ("...six entries...", ", ...") dropped; requests ("cmd") and errors left out.
+std::vector<json> examples(const std::string &body)
+{
+	std::vector<std::string> texts;
+	const std::regex block("```json\\n([\\s\\S]*?)```");
+	for (auto it = std::sregex_iterator(body.begin(), body.end(), block); it != std::sregex_iterator(); ++it)
+		texts.push_back((*it)[1]);
+	const std::regex inl("`(\\{\"[^`]*\\})`");
+	for (auto it = std::sregex_iterator(body.begin(), body.end(), inl); it != std::sregex_iterator(); ++it)
+		texts.push_back((*it)[1]);
+	std::vector<json> out;
+	for (std::string t : texts) {
+		t = std::regex_replace(t, std::regex(",\\s*\\.\\.\\.[a-z ]*\\.\\.\\."), "");
+		t = std::regex_replace(t, std::regex(",\\s*\\.\\.\\."), "");
+		json j = json::parse(t, nullptr, false);
+		REQUIRE_MESSAGE(!j.is_discarded(), "docs/control.md example is not JSON: " << t);
+		if (j.contains(kCmdKey) || (j.contains(kOkKey) && j[kOkKey] == false))
+			continue;
+		out.push_back(j.contains(kDataKey) ? j[kDataKey] : j);
+	}
+	return out;
+}
+
+// Every key of `have` is in `want` (same path), recursing through objects and arrays (the
+// i-th element against the i-th, or the first when want has fewer).
+void keys_within(const json &have, const json &want, const std::string &path, const std::string &what)
+{
+	if (have.is_object()) {
+		REQUIRE_MESSAGE(want.is_object(), path << " is an object in " << what << " only");
+		for (auto it = have.begin(); it != have.end(); ++it) {
+			const std::string key = path + "." + it.key();
+			CHECK_MESSAGE(want.contains(it.key()), key << " is missing from " << what);
+			if (want.contains(it.key()))
+				keys_within(it.value(), want[it.key()], key, what);
+		}
+	} else if (have.is_array() && want.is_array() && !want.empty()) {
+		for (size_t i = 0; i < have.size(); i++)
+			keys_within(have[i], want[std::min(i, want.size() - 1)], path + "[]", what);
+	}
+}
+
+template <class T>
+void check_documented(const std::string &doc, const std::string &name, bool every_written_key_documented)
+{
+	const auto ex = examples(section(doc, name));
+	REQUIRE_MESSAGE(!ex.empty(), "docs/control.md `" << name << "` has no example reply");
+	for (const json &d : ex) {
+		const json back = reply_as<T>(d);
+		keys_within(d, back, name, "the struct's JSON");  // every documented key is read and written
+		if (every_written_key_documented)
+			keys_within(back, d, name, "docs/control.md");
+	}
+}
+
+} // namespace
+
+TEST_CASE("proto: every key docs/control.md shows is in the reply structs, and the reverse")
+{
+	const std::string doc = read_doc();
+	check_documented<StatusReply>(doc, "status", true);
+	check_documented<RuhReply>(doc, "ruh", true);
+	check_documented<StatsReply>(doc, "stats", true);
+	check_documented<ReloadReply>(doc, "reload", true);
+	check_documented<StopReply>(doc, "stop", true);
+	check_documented<MetricsReply>(doc, "metrics", true);
+	// The unknown-cmd line lists the commands as the daemon does.
+	CHECK(doc.find("known: " + known_commands() + "`") != std::string::npos);
+}
+
+TEST_CASE("proto: a full status reply reads back to the same JSON")
+{
+	StatusReply s;
+	s.daemon = {"0.1.0", 812, 41, "/etc/kvfdp/kvfdp.toml", "/run/kvfdp/kvfdpd.sock", 3};
+	s.device.backend = "passthru";
+	s.device.path = "/dev/ng0n1";
+	s.device.nlb = 262144;
+	s.device.stripe = StripeStatus{2, 524288, 131072, "", {{0, "/dev/ng0n1", 1, 4096, 131072, 524288, 8, 1048576, true}}};
+	s.kernel = {"7.3.4", "0x68858", std::vector<std::string>{"USER_RECOVERY"}, ""};
+	s.tagging = {true, "", {"bio_hint"}, "/sys/fs/bpf/kvfdp/ublkb0", false, "/mnt/kv"};
+	s.health = Health{false, ""};
+	s.classes = {{"short", 1, 64, 8388608, false, {}}};
+	s.stale_tags = 2;
+	s.io.writes = 300;
+	s.io.copied_bytes = 0;
+	s.data_path = StatusDataPath{"copy", "no zero copy"};
+	s.recovery = {true, false, "live"};
+	const json j = s;
+	CHECK(json(reply_as<StatusReply>(j)) == j);
+	CHECK(j["device"]["stripe"]["devices"][0]["nruh"] == 8);
+
+	RuhReply r;
+	r.ruhss = {{0, 0, 0, 0, 256, 49152, 12, std::vector<std::string>{"not_set", "none"}}};
+	r.classes = {{"not_set", 0, 12, 49152, true, uint16_t{0}}, {"extreme", 9, 0, 0, true, std::nullopt}};
+	r.stripe_bytes = 524288;
+	r.members = std::vector<RuhMember>{{1, "/dev/ng1n1", 1, 4096, {{0, 0, 0, 0, 10, 4096, {}, {}}}}};
+	const json rj = r;
+	CHECK(rj["nruhsd"] == 1);
+	CHECK(rj["classes"][1]["pid"].is_null());
+	CHECK_FALSE(rj["members"][0]["ruhss"][0].contains("writes"));
+	CHECK(json(reply_as<RuhReply>(rj)) == rj);
+
+	StatsReply st{(static_cast<kvfdp::nvme::u128>(1) << 64) + 5, 8, 0, lifetime_waf(2, 3), std::nullopt};
+	const json sj = st;
+	CHECK(sj["hbmw"] == "18446744073709551621");  // past 64 bits: a decimal string
+	CHECK(sj["waf"].get<double>() == doctest::Approx(1.5));
+	CHECK(json(reply_as<StatsReply>(sj)) == sj);
+	CHECK(json(StatsReply{})["waf"].is_null());
+}
+
+TEST_CASE("proto: replies are read leniently: missing or mistyped keys keep their defaults")
+{
+	const auto s = reply_as<StatusReply>(json{{"device", 5}, {"stale_tags", -1}, {"daemon", {{"pid", "x"}}}});
+	CHECK(s.device.path.empty());
+	CHECK(s.stale_tags == 0);
+	CHECK(s.daemon.pid == 0);
+	CHECK_FALSE(s.data_path);
+	CHECK(reply_as<RuhReply>(json::array()).ruhss.empty());
+	const auto r = reply_as<RuhReply>(json{{"ruhss", {{{"pid", 3}}, {{"index", 7}}}}});
+	REQUIRE(r.ruhss.size() == 2);
+	CHECK(r.ruhss[0].index == 0);  // numbered by place when absent
+	CHECK(r.ruhss[1].index == 7);
+	CHECK_FALSE(has_ruh_rows(json::object()));
+	CHECK_FALSE(has_fdp_counters(json{{"hbmw", 1}}));
+
+	StopRequest stop;
+	std::string err;
+	CHECK(parse_stop_request(json{{"cmd", "stop"}}, stop, err));
+	CHECK_FALSE(stop.force);
+	CHECK_FALSE(parse_stop_request(json{{"force", "yes"}}, stop, err));
+	CHECK(err == "stop: \"force\" must be true or false");
+}
+
+TEST_CASE("proto: backend kinds: one table of names and what each can do")
+{
+	for (const BackendCaps &c : backends()) {
+		REQUIRE(parse_backend(c.name));
+		CHECK(*parse_backend(c.name) == c.kind);
+		CHECK(std::string(backend_name(c.kind)) == c.name);
+	}
+	CHECK_FALSE(parse_backend("nvme"));
+	CHECK(backend_list() == "passthru, streams, model or file");
+	CHECK(backend_list(true) == "passthru or model");
+	CHECK(backend_by_file("model"));
+	CHECK(backend_by_file("file"));
+	CHECK_FALSE(backend_by_file("passthru"));
+	CHECK(backend_passthru_logs("passthru"));
+	CHECK_FALSE(backend_passthru_logs("streams"));
+	CHECK_FALSE(backend_passthru_logs("bogus"));
+	CHECK(backend_zero_copy("passthru"));
+	CHECK_FALSE(backend_zero_copy("model"));
+}
