@@ -439,8 +439,29 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 // Step 2: groups by lifetime ratio, or by what mixing costs (mixing_cost.hpp,
 // docs/placement.md "Grouping"). Keys with a meaningful share and a known lifetime shape the groups; the rest join the
 // group whose lifetime is nearest theirs.
+// A fixed policy's grouping of every key: by class or by writer, label order; labels beyond
+// max_groups share the last group.
+std::vector<std::vector<uint32_t>> Learner::group_fixed(const std::vector<Cand> &cands, size_t max_groups) const
+{
+	std::vector<std::pair<uint64_t, uint32_t>> labelled;
+	for (uint32_t c = 0; c < cands.size(); c++) {
+		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
+		labelled.emplace_back(choice_ == Choice::classes ? uint64_t{k.cls} : k.writer, c);
+	}
+	std::sort(labelled.begin(), labelled.end());
+	std::vector<std::vector<uint32_t>> groups;
+	for (size_t i = 0; i < labelled.size(); i++) {
+		if (groups.empty() || (labelled[i].first != labelled[i - 1].first && groups.size() < max_groups))
+			groups.emplace_back();
+		groups.back().push_back(labelled[i].second);
+	}
+	return groups;
+}
+
 std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands, size_t max_groups)
 {
+	if (choice_ != Choice::learned)
+		return group_fixed(cands, std::max<size_t>(max_groups, 1));
 	std::vector<uint32_t> major, minor;
 	std::vector<CostKey> keys;
 	double major_live = 0;
@@ -629,6 +650,30 @@ void Learner::set_device_valid(uint64_t bytes)
 	std::lock_guard lock(mu_);
 	device_valid_ = bytes;
 	device_valid_known_ = true;
+}
+
+void Learner::set_choice(Choice c)
+{
+	std::lock_guard lock(mu_);
+	choice_ = c;
+}
+
+Choice Learner::choice() const
+{
+	std::lock_guard lock(mu_);
+	return choice_;
+}
+
+const char *choice_name(Choice c)
+{
+	switch (c) {
+	case Choice::classes:
+		return "classes";
+	case Choice::writers:
+		return "writers";
+	default:
+		return "learned";
+	}
 }
 
 double Learner::projected_waf() const

@@ -56,6 +56,13 @@ struct Key {
 // expensive to mix (experimental: it loses to hint on the slot store, docs/RESULTS.md).
 enum class Grouping : uint8_t { lifetime, cost };
 
+// Which grouping recompute() applies (set_choice()): the learner's own (Grouping), or a fixed
+// policy's over the keys it holds: one group per hint class, or per writer (writers beyond
+// the handles share the last group, by writer id). A selector that measures the candidates
+// (tools/sim/shadows.hpp: shadow copies of the model, one per choice) sets it.
+enum class Choice : uint8_t { learned, classes, writers };
+[[nodiscard]] const char *choice_name(Choice c);
+
 struct LearnerConfig {
 	// The device's handles (indexes 0..nruh-1, at most kMaxHandles); nruh <= 1 places
 	// everything on handle 0.
@@ -173,6 +180,9 @@ public:
 	// what mixing costs. Until it is set, every logical byte the learner has not seen
 	// written counts as valid (data from before the learner started, never discarded).
 	void set_device_valid(uint64_t bytes);
+	// The grouping the next recompute() applies (Choice::learned until set).
+	void set_choice(Choice c);
+	[[nodiscard]] Choice choice() const;
 	// The WAF the last recompute projected for the grouping it chose (Grouping::cost; 1
 	// before any).
 	[[nodiscard]] double projected_waf() const;
@@ -231,6 +241,7 @@ private:
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
+	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands, size_t max_groups) const;
 	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
 	std::vector<uint16_t> assign_handles(const std::vector<std::vector<uint32_t>> &groups,
@@ -267,6 +278,7 @@ private:
 	uint64_t used_lo_ = 0, used_hi_ = 0;          // handles the learner's groups hold
 	uint64_t device_valid_ = 0;                   // set_device_valid(), 0 unknown
 	bool device_valid_known_ = false;
+	Choice choice_ = Choice::learned;
 	double projected_waf_ = 1.0;
 };
 

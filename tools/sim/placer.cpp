@@ -25,6 +25,9 @@ Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
 	if (const char *g = std::getenv("KVFDP_SIM_GROUPING"); g && std::string_view(g) == "cost")
 		lc.grouping = placement::Grouping::cost;
 	learner_ = std::make_unique<placement::Learner>(lc);
+	// Experimental: KVFDP_SIM_SELECT=shadows runs the shadow copies and lets them choose.
+	if (const char *e = std::getenv("KVFDP_SIM_SELECT"); e && std::string_view(e) == "shadows")
+		init_shadows(lc);
 	const uint64_t units = ftl.logical_lbas() / unit_lbas_ + 1;
 	unit_key_.assign(units, 0);
 	unit_birth_.assign(units, 0);
@@ -35,6 +38,39 @@ Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
 
 Placer::~Placer() = default;
 
+void Placer::init_shadows(const placement::LearnerConfig &lc)
+{
+	shadow_learner_ = std::make_unique<placement::Learner>(lc);
+	for (auto &sh : shadows_)
+		if (auto f = model::Ftl::create(ftl_.config()))
+			sh = std::move(*f);
+	placement::SelectorConfig sc;
+	// Decided on the last capacity written, from two capacities on (after a fill and a first
+	// turnover), moving only for 0.05 of WAF: a regroup's own mixing lasts long.
+	sc.window_bytes = static_cast<double>(ftl_.config().logical_bytes);
+	sc.warmup_bytes = 2.0 * sc.window_bytes;
+	sc.margin = 0.05;
+	selector_ = std::make_unique<placement::ChoiceSelector>(sc);
+}
+
+// The shadow copies: the learner's own grouping regroups in its copy; the choice whose copy
+// writes least to the media is what the learner applies.
+void Placer::select()
+{
+	if (shadows_[0] && !shadow_failed_[0]) {
+		const auto sr = shadow_learner_->recompute(static_cast<double>(shadow_learner_->clock()) / (1u << 30));
+		for (uint16_t h : sr.to_close())
+			(void)shadows_[0]->ruh_update(h);
+	}
+	for (unsigned i = 0; i < shadows_.size(); i++) {
+		if (!shadows_[i])
+			continue;
+		const model::Stats &st = shadows_[i]->stats();
+		selector_->report(static_cast<placement::Choice>(i), st.host_bytes, st.media_bytes, shadow_failed_[i]);
+	}
+	learner_->set_choice(selector_->pick());
+}
+
 uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer)
 {
 	switch (p_) {
@@ -43,12 +79,8 @@ uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer
 	case Placement::hint:
 	case Placement::oracle:
 		return placement::default_handle(cls, static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles)));
-	case Placement::writer: {
-		auto [it, fresh] = writer_index_.try_emplace(writer, static_cast<uint32_t>(writers_.size()));
-		if (fresh)
-			writers_.push_back(writer);
-		return std::min<uint32_t>(it->second, nruh_ ? nruh_ - 1 : 0);
-	}
+	case Placement::writer:
+		return writer_handle(writer);
 	case Placement::learned:
 		break;
 	}
@@ -66,6 +98,8 @@ uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer
 		idx = static_cast<uint16_t>(keys_.size());
 		key_index_.emplace(writer << 3 | (cls & 7), idx);
 	}
+	if (selector_)
+		shadow_write(slba, nlb, cls, writer, key);
 	const uint64_t now = learner_->clock();
 	for (uint64_t u = first; u <= last && u < unit_key_.size(); u++) {
 		unit_key_[u] = idx;
@@ -78,10 +112,35 @@ uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer
 	return h;
 }
 
+uint32_t Placer::writer_handle(uint64_t writer)
+{
+	auto [it, fresh] = writer_index_.try_emplace(writer, static_cast<uint32_t>(writers_.size()));
+	if (fresh)
+		writers_.push_back(writer);
+	return std::min<uint32_t>(it->second, nruh_ ? nruh_ - 1 : 0);
+}
+
+// The write into each shadow copy, placed by its choice; a copy that refuses one is failed.
+void Placer::shadow_write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer, placement::Key key)
+{
+	const uint16_t nruh = static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles));
+	const uint32_t h[placement::ChoiceSelector::kChoices] = {
+		shadow_learner_->place(key, nlb * ftl_.config().lba_size),
+		placement::default_handle(cls, nruh),
+		writer_handle(writer),
+	};
+	for (unsigned i = 0; i < shadows_.size(); i++)
+		if (shadows_[i] && !shadow_failed_[i] && shadows_[i]->write(h[i], slba, nlb) != 0)
+			shadow_failed_[i] = true;
+}
+
 void Placer::deallocate(uint64_t slba, uint64_t nlb)
 {
 	if (p_ != Placement::learned || nlb == 0)
 		return;
+	for (unsigned i = 0; i < shadows_.size() && selector_; i++)
+		if (shadows_[i] && !shadow_failed_[i])
+			(void)shadows_[i]->deallocate(slba, nlb);
 	died_units(slba / unit_lbas_, (slba + nlb - 1) / unit_lbas_);
 }
 
@@ -93,7 +152,11 @@ void Placer::died_units(uint64_t first, uint64_t last)
 	uint64_t run_birth = 0, run_units = 0;
 	auto flush = [&] {
 		if (run_key && run_units)
+		{
 			learner_->died(keys_[run_key - 1], run_units * unit_bytes_, now - run_birth);
+			if (shadow_learner_)
+				shadow_learner_->died(keys_[run_key - 1], run_units * unit_bytes_, now - run_birth);
+		}
 		run_units = 0;
 	};
 	for (uint64_t u = first; u <= last && u < unit_key_.size(); u++) {
@@ -112,6 +175,8 @@ void Placer::died_units(uint64_t first, uint64_t last)
 
 void Placer::recompute()
 {
+	if (selector_)
+		select();
 	// The model's valid data, as a drive reports its namespace utilisation.
 	learner_->set_device_valid(ftl_.live_units() * unit_bytes_);
 	// The simulated time is the write clock at a nominal 1 GiB/s (for lifetime_s only).
@@ -182,6 +247,16 @@ nlohmann::json Placer::report() const
 			{"ruh_updates", ruh_updates_},
 			{"ruh_update_errors", ruh_update_errors_},
 			{"keys", keys}};
+	if (selector_) {
+		nlohmann::json shadows = nlohmann::json::object();
+		for (unsigned i = 0; i < shadows_.size(); i++) {
+			const auto c = static_cast<placement::Choice>(i);
+			shadows[placement::choice_name(c)] = {{"waf", selector_->waf(c)}, {"failed", shadow_failed_[i]}};
+		}
+		j["learned"]["choice"] = placement::choice_name(selector_->current());
+		j["learned"]["choice_switches"] = selector_->switches();
+		j["learned"]["shadows"] = shadows;
+	}
 	return j;
 }
 

@@ -1,9 +1,13 @@
 // Where `kvfdp simulate` puts each write: the default handle (none), the class map (hint,
 // oracle), one handle per writer (writer), or the placement learner (learned), which also
 // sees every death (overwrite, deallocate) with its age on the write clock and closes the
-// handles it abandons with RUH Update.
+// handles it abandons with RUH Update. Experimental (KVFDP_SIM_SELECT=shadows): learned also
+// runs three shadow copies of the model, fed the same writes placed by the learner's own
+// grouping, by class and by writer, and sets the learner's Choice to the one that writes
+// least to the media (placement/selector.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +18,7 @@
 
 #include "nvme/model/ftl.hpp"
 #include "placement/learner.hpp"
+#include "placement/selector.hpp"
 #include "tools/sim/workload.hpp"
 
 namespace kvfdp::sim {
@@ -46,6 +51,10 @@ public:
 private:
 	void died_units(uint64_t first, uint64_t last);
 	void recompute();
+	void init_shadows(const placement::LearnerConfig &lc);
+	void select();
+	void shadow_write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer, placement::Key key);
+	[[nodiscard]] uint32_t writer_handle(uint64_t writer);
 
 	Placement p_;
 	model::Ftl &ftl_;
@@ -66,6 +75,11 @@ private:
 	uint64_t ruh_update_errors_ = 0;
 	uint64_t recomputes_ = 0;
 	uint64_t moved_keys_ = 0;
+	// learned: the shadow copies, by placement::Choice
+	std::unique_ptr<placement::Learner> shadow_learner_;  // Choice::learned's placement
+	std::array<std::unique_ptr<model::Ftl>, placement::ChoiceSelector::kChoices> shadows_;
+	std::array<bool, placement::ChoiceSelector::kChoices> shadow_failed_{};
+	std::unique_ptr<placement::ChoiceSelector> selector_;
 };
 
 } // namespace kvfdp::sim
