@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "proto/control.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
@@ -46,7 +47,7 @@ int run_files(Context &ctx, const FilesOptions &o)
 		args["class"] = class_name(static_cast<unsigned>(*want));
 	if (o.live_only)
 		args["live"] = true;
-	auto r = ctx.ask_daemon("files", args);
+	auto r = ctx.ask_daemon(proto::cmd::kFiles, args);
 	if (!r.ok)
 		return ctx.fail(r.error);
 	const json &d = r.data;

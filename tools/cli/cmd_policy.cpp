@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "proto/control.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
@@ -164,7 +165,7 @@ int run_show(Context &ctx, const PolicyOptions &o)
 		if (ctx.direct())
 			return ctx.fail(kExitUsage, "policy show without FILE asks kvfdpd for its policy; "
 						    "give a FILE to read one with --device/--backend");
-		auto r = ctx.ask_daemon("policy");
+		auto r = ctx.ask_daemon(proto::cmd::kPolicy);
 		if (!r.ok)
 			return ctx.fail(r.error);
 		doc = r.data;

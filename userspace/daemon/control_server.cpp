@@ -166,29 +166,68 @@ void ControlServer::stop()
 	thread_.join();
 }
 
-void ControlServer::run()
-{
-	const ControlLimits &lim = limits_;
-	const std::string too_long = "request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
-	std::map<int, Conn> conns;
-	std::map<uint32_t, size_t> by_uid;  // open connections per peer uid
-	auto close_conn = [&](std::map<int, Conn>::iterator it) {
-		::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->first, nullptr);
-		if (auto u = by_uid.find(it->second.uid); u != by_uid.end() && --u->second == 0)
-			by_uid.erase(u);
-		return conns.erase(it);
-	};
+namespace {
+
+// One run of the server thread: the connections, their per-uid counts, and what happens on
+// each event (admit, receive, answer, flush, close) and on each tick (close the stale).
+class ServeLoop {
+public:
+	ServeLoop(int epoll_fd, int listen_fd, int wake_fd, const ControlServer::Handler &handler,
+		  const ControlLimits &lim)
+		: epoll_fd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), handler_(handler), lim_(lim)
+	{
+	}
+
+	// Until the wake fd fires (stop) or epoll fails.
+	void run()
+	{
+		epoll_event events[32];
+		const int tick = tick_ms(lim_);
+		for (;;) {
+			const int n = ::epoll_wait(epoll_fd_, events, 32, tick);
+			if (n < 0 && errno != EINTR) {
+				log::error("control socket: epoll_wait: %s", strerror(errno));
+				return;
+			}
+			const auto now = lim_.now ? lim_.now() : Clock::now();
+			for (int i = 0; i < n; i++) {
+				const int fd = events[i].data.fd;
+				if (fd == wake_fd_)
+					return;
+				if (fd == listen_fd_)
+					admit(now);
+				else
+					on_event(fd, events[i].events, now);
+			}
+			close_stale(now);
+		}
+	}
+
+private:
+	using ConnMap = std::map<int, Conn>;
+
+	ConnMap::iterator close_conn(ConnMap::iterator it)
+	{
+		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
+		if (auto u = by_uid_.find(it->second.uid); u != by_uid_.end() && --u->second == 0)
+			by_uid_.erase(u);
+		return conns_.erase(it);
+	}
+
 	// Requests are read only while the replies not yet read stay under max_queued_reply.
-	auto want = [&](Conn &c) {
+	void want(Conn &c)
+	{
 		epoll_event ev{};
 		if (!c.out.empty())
 			ev.events |= EPOLLOUT;
-		if (!c.closing && c.out.size() < lim.max_queued_reply)
+		if (!c.closing && c.out.size() < lim_.max_queued_reply)
 			ev.events |= EPOLLIN | EPOLLRDHUP;
 		ev.data.fd = c.fd.get();
-		::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
-	};
-	auto answer = [&](std::string_view line) -> std::string {
+		::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd.get(), &ev);
+	}
+
+	std::string answer(std::string_view line)
+	{
 		try {
 			return handler_(line);
 		} catch (const std::exception &e) {
@@ -196,19 +235,23 @@ void ControlServer::run()
 		} catch (...) {
 			return reply_error("internal error");
 		}
-	};
+	}
+
 	// Answers complete lines while the queued replies stay under the limit; how many.
-	auto serve_lines = [&](Conn &c) {
+	size_t serve_lines(Conn &c)
+	{
 		size_t n = 0;
 		std::string line;
-		while (c.out.size() < lim.max_queued_reply && c.in.next_line(line)) {
+		while (c.out.size() < lim_.max_queued_reply && c.in.next_line(line)) {
 			c.out += answer(line);
 			n++;
 		}
 		return n;
-	};
+	}
+
 	// Sends what it can; false when the connection failed.
-	auto flush = [&](Conn &c, Clock::time_point now) {
+	static bool flush(Conn &c, Clock::time_point now)
+	{
 		while (!c.out.empty()) {
 			const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n < 0)
@@ -217,11 +260,13 @@ void ControlServer::run()
 			c.last_progress = now;
 		}
 		return true;
-	};
+	}
+
 	// Reads what the client sent (bounded by the line and reply limits); false on failure.
-	auto receive = [&](Conn &c, Clock::time_point now) {
+	bool receive(Conn &c, Clock::time_point now)
+	{
 		char buf[16384];
-		while (!c.closing && c.out.size() < lim.max_queued_reply) {
+		while (!c.closing && c.out.size() < lim_.max_queued_reply) {
 			const ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
 			if (r == 0) {
 				c.closing = true;  // answer what is complete, then close
@@ -232,24 +277,27 @@ void ControlServer::run()
 			c.last_progress = now;
 			const bool fits = c.in.append(std::string_view(buf, static_cast<size_t>(r)));
 			serve_lines(c);  // lines before an oversized one still get their answers
-			if (!fits || (c.out.size() < lim.max_queued_reply && c.in.pending() > kMaxRequestLine)) {
-				c.out += reply_error(too_long);
+			if (!fits || (c.out.size() < lim_.max_queued_reply && c.in.pending() > kMaxRequestLine)) {
+				c.out += reply_error(too_long_);
 				c.closing = true;
 			}
 		}
 		return true;
-	};
-	auto admit = [&](Clock::time_point now) {
+	}
+
+	// Accepts every pending connection; one over a limit gets its refusal line and is closed.
+	void admit(Clock::time_point now)
+	{
 		for (;;) {
-			UniqueFd cfd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+			UniqueFd cfd(::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
 			if (!cfd) {
 				if (errno == EINTR || errno == ECONNABORTED)
 					continue;
 				return;
 			}
 			const uint32_t uid = peer_uid(cfd.get());
-			const auto u = by_uid.find(uid);
-			const std::string why = admission_refusal(lim, uid, conns.size(), u == by_uid.end() ? 0 : u->second);
+			const auto u = by_uid_.find(uid);
+			const std::string why = admission_refusal(lim_, uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
 			if (!why.empty()) {
 				// One line in the client's receive queue (read before it sees the close).
 				const std::string line = reply_error(why);
@@ -260,62 +308,65 @@ void ControlServer::run()
 			epoll_event ev{};
 			ev.events = EPOLLIN | EPOLLRDHUP;
 			ev.data.fd = fd;
-			if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
+			if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0)
 				continue;
-			Conn &c = conns[fd];
+			Conn &c = conns_[fd];
 			c.fd = std::move(cfd);
 			c.uid = uid;
 			c.last_progress = now;
-			by_uid[uid]++;
+			by_uid_[uid]++;
 		}
-	};
+	}
 
-	epoll_event events[32];
-	const int tick = tick_ms(lim);
-	for (;;) {
-		const int n = ::epoll_wait(epoll_fd_.get(), events, 32, tick);
-		if (n < 0 && errno != EINTR) {
-			log::error("control socket: epoll_wait: %s", strerror(errno));
+	// A client's socket is ready: read and answer, send, then close or re-arm it.
+	void on_event(int fd, uint32_t events, Clock::time_point now)
+	{
+		auto it = conns_.find(fd);
+		if (it == conns_.end())
+			return;
+		Conn &c = it->second;
+		bool keep = true;
+		if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+			keep = receive(c, now);
+		// Send, then answer lines held back while the replies were over the limit.
+		while (keep) {
+			keep = flush(c, now);
+			if (!keep || !c.out.empty() || serve_lines(c) == 0)
+				break;
+		}
+		if (!keep || (c.closing && c.out.empty())) {
+			close_conn(it);
 			return;
 		}
-		const auto now = lim.now ? lim.now() : Clock::now();
-		for (int i = 0; i < n; i++) {
-			const int fd = events[i].data.fd;
-			if (fd == wake_fd_.get())
-				return;
-			if (fd == listen_fd_.get()) {
-				admit(now);
-				continue;
-			}
-			auto it = conns.find(fd);
-			if (it == conns.end())
-				continue;
-			Conn &c = it->second;
-			bool keep = true;
-			if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-				keep = receive(c, now);
-			// Send, then answer lines held back while the replies were over the limit.
-			while (keep) {
-				keep = flush(c, now);
-				if (!keep || !c.out.empty() || serve_lines(c) == 0)
-					break;
-			}
-			if (!keep || (c.closing && c.out.empty())) {
-				close_conn(it);
-				continue;
-			}
-			want(c);
-		}
-		// Connections that make no progress: idle, a line left incomplete, replies unread.
-		for (auto it = conns.begin(); it != conns.end();) {
+		want(c);
+	}
+
+	// Connections that make no progress: idle, a line left incomplete, replies unread.
+	void close_stale(Clock::time_point now)
+	{
+		for (auto it = conns_.begin(); it != conns_.end();) {
 			const Conn &c = it->second;
-			const auto quiet = now - it->second.last_progress;
-			const bool stale = !c.out.empty()       ? quiet > lim.unread_reply_timeout
-					   : c.in.pending() > 0 ? quiet > lim.incomplete_line_timeout
-								: quiet > lim.idle_timeout;
+			const auto quiet = now - c.last_progress;
+			const bool stale = !c.out.empty()       ? quiet > lim_.unread_reply_timeout
+					   : c.in.pending() > 0 ? quiet > lim_.incomplete_line_timeout
+								: quiet > lim_.idle_timeout;
 			it = stale ? close_conn(it) : std::next(it);
 		}
 	}
+
+	const int epoll_fd_, listen_fd_, wake_fd_;
+	const ControlServer::Handler &handler_;
+	const ControlLimits &lim_;
+	const std::string too_long_ = "request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
+	ConnMap conns_;
+	std::map<uint32_t, size_t> by_uid_;  // open connections per peer uid
+};
+
+} // namespace
+
+void ControlServer::run()
+{
+	ServeLoop(epoll_fd_.get(), listen_fd_.get(), wake_fd_.get(), handler_, limits_).run();
 }
 
 } // namespace kvfdp::daemon
