@@ -406,3 +406,38 @@ TEST_CASE("learner: place, handle_of and died do not allocate")
 	g_count = false;
 	CHECK(g_allocs.load() == 0);
 }
+
+TEST_CASE("learner: a version 1 state file (no death ages) is still read")
+{
+	// What a kvfdpd before the death-age buckets saved: one key, writer 5 class MEDIUM on
+	// handle 3 (key word (5 << 3 | 3) + 1 = 44), bytes x age as a double.
+	const std::string body = "kvfdp-learner 1\nnruh 8\nclock 1000 900 10 8 0\n"
+				 "key 44 3 1000 400 4e+08 1000 400 4e+08 0.5 4e+08 400 1000000 0\n";
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (unsigned char c : body) {
+		h ^= c;
+		h *= 0x100000001b3ull;
+	}
+	const std::string path = tmpfile_path("v1");
+	{
+		std::ofstream f(path);
+		f << body << "end " << h << "\n";
+	}
+	Learner l(config());
+	REQUIRE(l.load(path));
+	CHECK(l.handle_of({5, KVFDP_CLASS_MEDIUM}) == 3);
+	CHECK(l.clock() == 1000);
+	auto g = l.groups();
+	REQUIRE(g.size() == 1);
+	CHECK(g[0].died_bytes == 400);
+	// Saved again, it is version 2 and reads back the same.
+	REQUIRE(l.save(path));
+	Learner again(config());
+	REQUIRE(again.load(path));
+	CHECK(again.handle_of({5, KVFDP_CLASS_MEDIUM}) == 3);
+	std::ifstream in(path);
+	std::string first;
+	std::getline(in, first);
+	CHECK(first == "kvfdp-learner 2");
+	std::remove(path.c_str());
+}
