@@ -14,6 +14,7 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
+#include "proto/files_request.hpp"
 
 using namespace kvfdp::proto;
 using nlohmann::json;
@@ -190,4 +191,25 @@ TEST_CASE("proto: backend kinds: one table of names and what each can do")
 	CHECK_FALSE(backend_passthru_logs("bogus"));
 	CHECK(backend_zero_copy("passthru"));
 	CHECK_FALSE(backend_zero_copy("model"));
+}
+
+TEST_CASE("proto: the files request the CLI writes is the one kvfdpd parses")
+{
+	FilesQuery q;
+	q.limit = 20;
+	q.order = FilesQuery::Order::bytes;
+	q.cls = 2;
+	q.live_only = true;
+	const json j = q;
+	CHECK(j == json{{"limit", 20}, {"sort", "bytes"}, {"class", "short"}, {"live", true}});
+	FilesQuery back;
+	std::string err;
+	REQUIRE(parse_files_query(j, back, err));
+	CHECK(back.limit == 20);
+	CHECK(back.order == FilesQuery::Order::bytes);
+	CHECK(back.cls == 2);
+	CHECK(back.live_only);
+	CHECK(json(FilesQuery{}) == json{{"limit", 1000}, {"sort", "newest"}});
+	CHECK_FALSE(parse_files_query(json{{"sort", "size"}}, back, err));
+	CHECK(err == "files: 'sort' must be \"newest\" or \"bytes\"");
 }

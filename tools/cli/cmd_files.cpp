@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "proto/control.hpp"
+#include "proto/files_request.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
@@ -42,12 +43,13 @@ int run_files(Context &ctx, const FilesOptions &o)
 					    "events); a device has none. Run it without --device/--backend "
 					    "while kvfdpd runs");
 	// The daemon filters and ranks over every record it holds; we show what it returns.
-	json args = {{"limit", o.top}, {"sort", "bytes"}};
+	proto::FilesQuery q;
+	q.limit = o.top;
+	q.order = proto::FilesQuery::Order::bytes;
 	if (want)
-		args["class"] = class_name(static_cast<unsigned>(*want));
-	if (o.live_only)
-		args["live"] = true;
-	auto r = ctx.ask_daemon(proto::cmd::kFiles, args);
+		q.cls = static_cast<uint8_t>(*want);
+	q.live_only = o.live_only;
+	auto r = ctx.ask_daemon(proto::cmd::kFiles, q);
 	if (!r.ok)
 		return ctx.fail(r.error);
 	const json &d = r.data;

@@ -1,29 +1,12 @@
-// The arguments of a `files` control request (docs/control.md): which records, in which
-// order, how many. The daemon filters and ranks over every record it holds.
+// kvfdpd's names for a `files` request's arguments (proto/files_request.hpp, shared with the
+// kvfdp CLI).
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
-#include <nlohmann/json.hpp>
+#include "proto/files_request.hpp"
 
 namespace kvfdp::daemon {
 
-// What a `files` request asks for: the daemon filters and ranks over every record it holds
-// (live and deleted), then returns at most limit rows.
-struct FilesQuery {
-	enum class Order : uint8_t { newest, bytes };
-	uint64_t limit = 1000;
-	Order order = Order::newest;   // newest event first (birth of a live file, death of a
-	                               // deleted one), or largest first (ties: newest first)
-	std::optional<uint8_t> cls;    // only files of this class
-	bool live_only = false;        // only files not yet deleted
-};
-
-// Reads the optional args "limit" (positive integer), "sort" ("newest" or "bytes"), "class"
-// (a class name or 0..5) and "live" (boolean) of a `files` request. false with a one-line
-// error for a bad value.
-[[nodiscard]] bool parse_files_query(const nlohmann::json &args, FilesQuery &q, std::string &error);
+using proto::FilesQuery;
+using proto::parse_files_query;
 
 } // namespace kvfdp::daemon

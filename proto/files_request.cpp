@@ -1,9 +1,13 @@
 // Parsing a `files` request's arguments.
-#include "userspace/daemon/files_query.hpp"
+#include "proto/files_request.hpp"
 
-#include "userspace/daemon/classes.hpp"
+#include "placement/classes.hpp"
 
-namespace kvfdp::daemon {
+namespace kvfdp::proto {
+
+using placement::class_name;
+using placement::kNumClasses;
+using placement::parse_class;
 
 using nlohmann::json;
 
@@ -54,4 +58,13 @@ bool parse_files_query(const json &args, FilesQuery &q, std::string &error)
 	return true;
 }
 
-} // namespace kvfdp::daemon
+void to_json(json &j, const FilesQuery &q)
+{
+	j = {{"limit", q.limit}, {"sort", q.order == FilesQuery::Order::bytes ? "bytes" : "newest"}};
+	if (q.cls)
+		j["class"] = class_name(*q.cls);
+	if (q.live_only)
+		j["live"] = true;
+}
+
+} // namespace kvfdp::proto
