@@ -504,6 +504,17 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	for (auto &g : groups)
 		for (uint32_t &k : g)
 			k = major[k];
+	if (groups.empty() && !cands.empty())
+		groups.emplace_back();
+	join_minor(groups, minor, cands);
+	return groups;
+}
+
+// Keys too small to shape the groups join the group whose lifetime is nearest theirs (one
+// with no lifetime yet joins the group with most writes, where `none` is).
+void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups, const std::vector<uint32_t> &minor,
+			 const std::vector<Cand> &cands) const
+{
 	auto share_of = [&](const std::vector<uint32_t> &g) {
 		double s = 0;
 		for (uint32_t c : g)
@@ -519,8 +530,6 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 		}
 		return s > 0 ? std::exp(lw / s) : 1.0;
 	};
-	if (groups.empty() && !cands.empty())
-		groups.emplace_back();
 	for (uint32_t c : minor) {
 		size_t best = 0;
 		double best_d = std::numeric_limits<double>::infinity();
@@ -541,7 +550,6 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 					best = g;
 		groups[best].push_back(c);
 	}
-	return groups;
 }
 
 // Step 3: handles. Each group keeps the handle most of its writes went to, if free; the

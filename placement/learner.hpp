@@ -241,6 +241,8 @@ private:
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
+	void join_minor(std::vector<std::vector<uint32_t>> &groups, const std::vector<uint32_t> &minor,
+			const std::vector<Cand> &cands) const;
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands, size_t max_groups) const;
 	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
