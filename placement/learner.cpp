@@ -788,22 +788,39 @@ Result<void> Learner::save(const std::string &path) const
 	return ok();
 }
 
-Result<void> Learner::load(const std::string &path)
+namespace {
+
+// One key line of a state file.
+struct SavedKey {
+	uint64_t tag, written, died, seen_w, seen_d;
+	unsigned handle, group;
+	long double age, seen_a;  // integers since version 2 (a long double holds them exactly)
+	double share, num, den, life;
+	std::array<uint32_t, kAgeBuckets> seen_ages{};
+	std::array<double, kAgeBuckets> ages{};
+};
+
+struct SavedState {
+	int version = 0;
+	uint64_t clock = 0, last_clock = 0, used_lo = 0, used_hi = 0;
+	double rate = 0;
+	std::vector<SavedKey> keys;
+};
+
+// The body of the state file at path (up to its end line), checked: "" and missing = true
+// when there is none, else why it is not usable (or "" with body set).
+std::string read_checked(const std::string &path, std::string &body, bool &missing)
 {
-	auto discard = [&](const std::string &why) -> Result<void> {
-		return guidance_error(std::errc::invalid_argument,
-				      "learned state " + path + ": " + why + "; discarded, learning restarts from one group");
-	};
+	missing = false;
 	const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		if (errno == ENOENT)
-			return ok();
-		return discard(std::string("cannot open (") + std::strerror(errno) + ")");
+		missing = errno == ENOENT;
+		return missing ? "" : std::string("cannot open (") + std::strerror(errno) + ")";
 	}
 	struct stat st{};
 	if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
 		::close(fd);
-		return discard("not a regular file under 64 MiB");
+		return "not a regular file under 64 MiB";
 	}
 	std::string text(static_cast<size_t>(st.st_size), '\0');
 	size_t off = 0;
@@ -819,52 +836,67 @@ Result<void> Learner::load(const std::string &path)
 	text.resize(off);
 	const size_t end = text.rfind("end ");
 	if (end == std::string::npos || text.back() != '\n')
-		return discard("truncated (no end line)");
-	const std::string body = text.substr(0, end);
+		return "truncated (no end line)";
+	body = text.substr(0, end);
 	if (std::to_string(fnv1a(body)) != text.substr(end + 4, text.size() - end - 5))
-		return discard("checksum mismatch (corrupt or edited)");
+		return "checksum mismatch (corrupt or edited)";
+	return "";
+}
+
+// Parses a checked body saved for nruh handles into out: "" or why it is not usable.
+std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
+{
 	std::istringstream in(body);
 	std::string magic;
-	int version = 0;
+	int &version = out.version;
 	if (!(in >> magic >> version) || magic != kMagic)
-		return discard("not a kvfdp learner state file");
+		return "not a kvfdp learner state file";
 	if (version != kVersion && version != 1)
-		return discard("version " + std::to_string(version) + ", this kvfdpd reads " + std::to_string(kVersion));
+		return "version " + std::to_string(version) + ", this kvfdpd reads " + std::to_string(kVersion);
 	std::string word;
-	unsigned nruh = 0;
-	if (!(in >> word >> nruh) || word != "nruh")
-		return discard("no nruh line");
-	if (nruh != cfg_.nruh)
-		return discard("saved for " + std::to_string(nruh) + " handles, the device has " + std::to_string(cfg_.nruh));
-	uint64_t clock = 0, last_clock = 0, used_lo = 0, used_hi = 0;
-	double rate = 0;
-	if (!(in >> word >> clock >> last_clock >> rate >> used_lo >> used_hi) || word != "clock")
-		return discard("no clock line");
-	struct Rec {
-		uint64_t tag, written, died, seen_w, seen_d;
-		unsigned handle, group;
-		long double age, seen_a;  // integers since version 2 (a long double holds them exactly)
-		double share, num, den, life;
-		std::array<uint32_t, kAgeBuckets> seen_ages{};
-		std::array<double, kAgeBuckets> ages{};
-	};
-	std::vector<Rec> recs;
+	unsigned saved_nruh = 0;
+	if (!(in >> word >> saved_nruh) || word != "nruh")
+		return "no nruh line";
+	if (saved_nruh != nruh)
+		return "saved for " + std::to_string(saved_nruh) + " handles, the device has " + std::to_string(nruh);
+	if (!(in >> word >> out.clock >> out.last_clock >> out.rate >> out.used_lo >> out.used_hi) || word != "clock")
+		return "no clock line";
 	while (in >> word) {
-		Rec r{};
+		SavedKey r{};
 		if (word != "key" || !(in >> r.tag >> r.handle >> r.written >> r.died >> r.age >> r.seen_w >> r.seen_d >>
 				       r.seen_a >> r.share >> r.num >> r.den >> r.life >> r.group))
-			return discard("malformed key line");
+			return "malformed key line";
 		if (version >= 2) {
 			if (!(in >> word) || word != "ages")
-				return discard("malformed ages line");
+				return "malformed ages line";
 			for (unsigned b = 0; b < kAgeBuckets; b++)
 				if (!(in >> r.seen_ages[b] >> r.ages[b]) || !(r.ages[b] >= 0))
-					return discard("malformed ages line");
+					return "malformed ages line";
 		}
-		if (r.tag == 0 || r.handle >= std::max<unsigned>(cfg_.nruh, 1) || recs.size() >= kMaxKeys)
-			return discard("key out of range");
-		recs.push_back(r);
+		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) || out.keys.size() >= Learner::kMaxKeys)
+			return "key out of range";
+		out.keys.push_back(r);
 	}
+	return "";
+}
+
+} // namespace
+
+Result<void> Learner::load(const std::string &path)
+{
+	auto discard = [&](const std::string &why) -> Result<void> {
+		return guidance_error(std::errc::invalid_argument,
+				      "learned state " + path + ": " + why + "; discarded, learning restarts from one group");
+	};
+	std::string body;
+	bool missing = false;
+	if (std::string why = read_checked(path, body, missing); missing || !why.empty())
+		return missing ? ok() : discard(why);
+	SavedState saved;
+	if (std::string why = parse_state(body, cfg_.nruh, saved); !why.empty())
+		return discard(why);
+	const int version = saved.version;
+	const std::vector<SavedKey> &recs = saved.keys;
 	std::lock_guard lock(mu_);
 	for (uint32_t i = 0; i < kSlots; i++) {
 		slots_[i].tag.store(0, std::memory_order_relaxed);
@@ -873,7 +905,7 @@ Result<void> Learner::load(const std::string &path)
 	for (size_t i = 0; i < size_t{kSlots} * kAgeBuckets; i++)
 		ages_[i].store(0, std::memory_order_relaxed);
 	keys_.store(0, std::memory_order_relaxed);
-	for (const Rec &r : recs) {
+	for (const SavedKey &r : recs) {
 		uint32_t i = slot_hash(r.tag);
 		uint32_t n = 0;
 		while (slots_[i].tag.load(std::memory_order_relaxed) != 0 && n++ < kMaxProbe)
@@ -903,11 +935,11 @@ Result<void> Learner::load(const std::string &path)
 		ks.group = r.group;
 		keys_.fetch_add(1, std::memory_order_relaxed);
 	}
-	clock_.store(clock, std::memory_order_relaxed);
-	last_clock_ = last_clock;
-	write_rate_ = rate;
-	used_lo_ = used_lo;
-	used_hi_ = used_hi;
+	clock_.store(saved.clock, std::memory_order_relaxed);
+	last_clock_ = saved.last_clock;
+	write_rate_ = saved.rate;
+	used_lo_ = saved.used_lo;
+	used_hi_ = saved.used_hi;
 	return ok();
 }
 
