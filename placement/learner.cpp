@@ -23,21 +23,7 @@ namespace {
 
 constexpr uint32_t kSlots = 2 * Learner::kMaxKeys;  // power of two, at most half full
 constexpr uint32_t kMaxProbe = 64;                  // bounded data-path probe
-constexpr uint64_t kWriterMask = (uint64_t{1} << 60) - 1;
 constexpr uint16_t kNoHandle = 0xFFFF;
-
-// One word per key, never 0: (writer << 3 | cls) + 1, writers above 2^60 folded.
-uint64_t key_word(Key k)
-{
-	const uint64_t w = k.writer <= kWriterMask ? k.writer : (k.writer ^ (k.writer >> 60)) & kWriterMask;
-	const uint64_t c = k.cls < kNumClasses ? k.cls : uint8_t{KVFDP_CLASS_NOT_SET};
-	return ((w << 3) | c) + 1;
-}
-
-Key key_of(uint64_t word)
-{
-	return Key{(word - 1) >> 3, static_cast<uint8_t>((word - 1) & 7)};
-}
 
 uint32_t slot_hash(uint64_t word)
 {

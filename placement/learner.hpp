@@ -50,6 +50,21 @@ struct Key {
 	friend bool operator==(const Key &, const Key &) = default;
 };
 
+// The one encoding of a key in a word, never 0 (0 = no key): (writer << 3 | cls) + 1, a
+// writer above 2^60 folded into 60 bits, a class above 5 as NOT_SET. The learner's table
+// and kvfdpd's chunk table (userspace/daemon/learned.cpp) both hold it.
+[[nodiscard]] inline uint64_t key_word(Key k) noexcept
+{
+	constexpr uint64_t kWriterMask = (uint64_t{1} << 60) - 1;
+	const uint64_t w = k.writer <= kWriterMask ? k.writer : (k.writer ^ (k.writer >> 60)) & kWriterMask;
+	const uint64_t c = k.cls < kNumClasses ? k.cls : uint8_t{KVFDP_CLASS_NOT_SET};
+	return ((w << 3) | c) + 1;
+}
+[[nodiscard]] inline Key key_of(uint64_t word) noexcept
+{
+	return Key{(word - 1) >> 3, static_cast<uint8_t>((word - 1) & 7)};
+}
+
 // How recompute() groups keys (docs/placement.md "Grouping"): by the ratio of their mean
 // lifetimes (the default), or by the greedy-GC projection of what mixing them costs, which
 // sees that two keys of equal mean lifetime, one dying in write order and one not, are

@@ -21,15 +21,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr uint64_t kValid = uint64_t{1} << 63;
 constexpr uint64_t kMaxChunks = uint64_t{1} << 22;
 constexpr uint32_t kMinChunkBytes = 4096;
 
-uint64_t key_word(uint32_t writer, uint8_t cls) { return kValid | uint64_t{writer} << 8 | cls; }
-placement::Key key_of(uint64_t w)
-{
-	return placement::Key{static_cast<uint32_t>(w >> 8), static_cast<uint8_t>(w & 0xff)};
-}
+using placement::key_of;
+using placement::key_word;
 
 double now_s()
 {
@@ -58,7 +54,7 @@ template <class Chunk, class Died>
 	uint64_t run_key = 0, run_then = 0, run_n = 0;
 	bool head = true;  // the run holds the first chunk
 	auto flush = [&](bool tail) {
-		if (!(run_key & kValid))
+		if (run_key == 0)
 			return;
 		// Whole chunks, less the parts of the first and last chunk outside [slba, end).
 		uint64_t lbas = run_n << shift;
@@ -157,14 +153,14 @@ void LearnedPlacement::chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key
 	Chunk &ch = chunks_[first];
 	const uint64_t old = ch.key.exchange(new_key, std::memory_order_relaxed);
 	const uint64_t then = ch.clock.exchange(stamp, std::memory_order_relaxed);
-	if (old & kValid)
+	if (old != 0)
 		died(old, end - slba, then);
 }
 
 uint16_t LearnedPlacement::place(uint32_t writer, uint8_t cls, uint64_t slba, uint32_t nlb) noexcept
 {
 	const uint16_t h = learner_.place(placement::Key{writer, cls}, uint64_t{nlb} * lba_size_);
-	chunks_died(slba, nlb, key_word(writer, cls));
+	chunks_died(slba, nlb, key_word({writer, cls}));
 	return h < nruh_ ? h : 0;
 }
 

@@ -77,7 +77,7 @@ public:
 private:
 	LearnedPlacement(nvme::Device &dev, uint16_t nruh, const LearnedOptions &o);
 	struct Chunk {
-		std::atomic<uint64_t> key{0};    // 0 empty; else kValid | writer << 8 | cls
+		std::atomic<uint64_t> key{0};    // 0 empty; else placement::key_word of the writer
 		std::atomic<uint64_t> clock{0};  // learner clock after the write
 	};
 	void chunks_died(uint64_t slba, uint32_t nlb, uint64_t new_key) noexcept;
