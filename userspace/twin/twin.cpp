@@ -115,7 +115,7 @@ Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nr
 		return std::unique_ptr<Twin>();
 	}
 	const TwinPlan &p = (*t)->plan();
-	log::info("twin: rate %.6f of %llu MiB, RUs of %llu KiB (%u mapping units), %.1f MiB for both models, OP %.3f",
+	log::debug(log::kCatModel, "twin: rate %.6f of %llu MiB, RUs of %llu KiB (%u mapping units), %.1f MiB for both models, OP %.3f",
 		  p.rate, static_cast<unsigned long long>(p.model.logical_bytes >> 20),
 		  static_cast<unsigned long long>(p.model.ru_size >> 10), p.sampled_ru_units,
 		  static_cast<double>(p.memory_bytes) / (1 << 20), p.model.op);
