@@ -1,7 +1,9 @@
 // The placement learner: measures how long each key's data lives on the device write clock,
-// and how its deaths spread over ages, and groups keys where greedy GC would copy least
-// (placement/mixing_cost.hpp). Starts as `none` (one group on one handle) and splits a group
-// only where the projection says the split saves more than a margin.
+// and how its deaths spread over ages, and groups keys whose lifetimes differ enough onto
+// different handles. Starts as `none` (one group on one handle) and splits a group only where
+// lifetimes differ by a ratio. Two experimental groupings sit beside it: by a greedy-GC
+// projection of what mixing costs (Grouping::cost, placement/mixing_cost.hpp), and a fixed
+// policy's grouping chosen by measurement (Choice, placement/selector.hpp).
 // docs/placement.md "The learner" describes the estimates, the grouping and the state file.
 //
 // A key is (writer, hint class): who created the file (a cgroup, a [[writer]] of the config,
@@ -68,13 +70,13 @@ struct Key {
 // How recompute() groups keys (docs/placement.md "Grouping"): by the ratio of their mean
 // lifetimes (the default), or by the greedy-GC projection of what mixing them costs, which
 // sees that two keys of equal mean lifetime, one dying in write order and one not, are
-// expensive to mix (experimental: it loses to hint on the slot store, docs/RESULTS.md).
+// expensive to mix (experimental: it loses elsewhere, docs/placement.md).
 enum class Grouping : uint8_t { lifetime, cost };
 
 // Which grouping recompute() applies (set_choice()): the learner's own (Grouping), or a fixed
 // policy's over the keys it holds: one group per hint class, or per writer (writers beyond
 // the handles share the last group, by writer id). A selector that measures the candidates
-// (tools/sim/shadows.hpp: shadow copies of the model, one per choice) sets it.
+// (tools/sim/placer.hpp: shadow copies of the model, one per choice) sets it.
 enum class Choice : uint8_t { learned, classes, writers };
 [[nodiscard]] const char *choice_name(Choice c);
 

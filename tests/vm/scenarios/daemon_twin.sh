@@ -10,12 +10,12 @@ SIZE_MIB=96
 step "kvfdpd on the model ($SIZE_MIB MiB, 1 MiB reclaim units, 15% OP), the twin at its default bound"
 rm -f /tmp/model.img /tmp/kvfdpd.ready
 kvfdpd --backend model --file /tmp/model.img --size ${SIZE_MIB}M --ru-size 1M --nruh 8 --op 0.15 \
-	--socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
+	--debug 32 --socket $SOCK --ready-file /tmp/kvfdpd.ready > "$OUT/kvfdpd.log" 2>&1 &
 KPID=$!
 wait_until 60 sh -c "test -e /tmp/kvfdpd.ready || ! kill -0 $KPID"
 test -e /tmp/kvfdpd.ready || { cat "$OUT/kvfdpd.log"; die "kvfdpd did not become ready"; }
 dev=/dev/ublkb$(cut -d' ' -f2 /tmp/kvfdpd.ready)
-check "the twin's plan is logged" grep -q "twin: rate 1.000000 of $SIZE_MIB MiB" "$OUT/kvfdpd.log"
+check "the twin's plan is logged (--debug 32, model)" grep -q "twin: rate 1.000000 of $SIZE_MIB MiB" "$OUT/kvfdpd.log"
 mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 $dev
 mkdir -p /mnt/kv
 check "ext4 mounts" mount -o nodiscard $dev /mnt/kv || die "cannot mount"
