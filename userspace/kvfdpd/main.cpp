@@ -41,30 +41,49 @@ void add_model_shape(CLI::App &app, kvfdp::daemon::BackendOptions &b)
 	handles->excludes(nruh);
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
-	CLI::App app{"kvfdpd: the kvfdp ublk placement daemon.\n"
-		     "Exposes an FDP namespace as /dev/ublkbN and places each write on the\n"
-		     "reclaim unit handle chosen by its file's lifetime class.",
-		     "kvfdpd"};
+// What the command line fills: the daemon's options, and the values main turns into them
+// once parsed (device and file lists, the queue count, the placement mode).
+struct CommandLine {
 	kvfdp::daemon::DaemonOptions o;
-	o.config_path = kvfdp::daemon::kDefaultConfigPath;
 	uint32_t debug_mask = 0;
-	std::string size_str;
-	auto *cfg = app.add_option("-c,--config", o.config_path, "policy config (TOML)")->capture_default_str();
+	std::vector<std::string> devices, files;
+	std::string queues = "auto";
+	std::string placement_mode = "class";
+	CLI::Option *cfg = nullptr;
+	CLI::Option *twin_memory = nullptr;
+};
+
+// --queues: "auto" or a number 1..4096.
+CLI::Validator queues_value()
+{
+	return CLI::Validator(
+		[](std::string &v) -> std::string {
+			if (v == "auto")
+				return {};
+			char *end = nullptr;
+			const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+			if (v.empty() || *end || v[0] == '-' || n < 1 || n > 4096)
+				return "--queues must be auto or a number 1..4096, not '" + v + "'";
+			return {};
+		},
+		"auto|N");
+}
+
+// The config file, the backend and its devices or files, the stripe and the model's shape.
+void add_backend_options(CLI::App &app, CommandLine &c)
+{
+	auto &o = c.o;
+	c.cfg = app.add_option("-c,--config", o.config_path, "policy config (TOML)")->capture_default_str();
 	app.add_option("-b,--backend", o.backend.kind,
 		       "passthru | streams (block write streams, Linux 6.16+) | model | file")
 		->capture_default_str()
 		->check(CLI::IsMember({"passthru", "streams", "model", "file"}));
-	std::vector<std::string> devices, files;
-	app.add_option("-d,--device", devices,
+	app.add_option("-d,--device", c.devices,
 		       "passthru: FDP namespace, e.g. /dev/ng0n1; streams: its block device, e.g. /dev/nvme0n1. "
 		       "Give it more than once to stripe one disk across several namespaces, in that order "
 		       "(docs/nvme.md, Striping)")
 		->allow_extra_args(false);
-	app.add_option("-f,--file", files,
+	app.add_option("-f,--file", c.files,
 		       "file: backing file; model: sparse data file (more than once: a stripe of models)")
 		->allow_extra_args(false);
 	app.add_option("--stripe-size", o.backend.stripe_bytes,
@@ -76,23 +95,17 @@ int main(int argc, char **argv)
 	app.add_option("--ru-size", o.backend.ru_size, "model: reclaim unit size (a size: 1M)")
 		->transform(size_value());
 	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
-	std::string queues = "auto";
-	std::string placement_mode = "class";
-	app.add_option("-q,--queues", queues,
+}
+
+// The ublk device: queues, depth, buffers, the control socket, and its life across restarts.
+void add_ublk_options(CLI::App &app, CommandLine &c)
+{
+	auto &o = c.o;
+	app.add_option("-q,--queues", c.queues,
 		       "ublk hardware queues, each with its own thread and ring: auto (one per CPU this process may "
 		       "run on; 1 for --backend model) or 1..4096")
 		->capture_default_str()
-		->check(CLI::Validator(
-			[](std::string &v) -> std::string {
-				if (v == "auto")
-					return {};
-				char *end = nullptr;
-				const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-				if (v.empty() || *end || v[0] == '-' || n < 1 || n > 4096)
-					return "--queues must be auto or a number 1..4096, not '" + v + "'";
-				return {};
-			},
-			"auto|N"));
+		->check(queues_value());
 	app.add_option("--depth", o.depth, "ublk queue depth")->capture_default_str();
 	app.add_option("--io-buf", o.io_buf_bytes, "bytes per request buffer (max request size)")
 		->transform(size_value())
@@ -108,7 +121,13 @@ int main(int argc, char **argv)
 		     "on SIGTERM remove the device even while it is mounted or held (its users get I/O "
 		     "errors, and kvfdpd exits once it is unmounted); by default a held device is left for the "
 		     "next kvfdpd");
-	app.add_option("--placement", placement_mode,
+}
+
+// Placement (class or learned), the learner's state, the WAF twin and the BPF tagger.
+void add_placement_options(CLI::App &app, CommandLine &c)
+{
+	auto &o = c.o;
+	app.add_option("--placement", c.placement_mode,
 		       "class: each lifetime class on its configured handle; learned: handles by (writer, "
 		       "class) from measured lifetimes, starting from one group (docs/placement.md)")
 		->check(CLI::IsMember({"class", "learned"}))
@@ -119,11 +138,11 @@ int main(int argc, char **argv)
 	app.add_option("--learn-period", o.learn_period_s, "seconds between regroups of learned placement")
 		->check(CLI::Range(0.05, 3600.0))
 		->capture_default_str();
-	auto *twin_memory = app.add_option("--twin-memory", o.twin.memory_bytes,
-					   "memory bound of the live WAF twin's two sampled models (suffixes allowed: "
-					   "64M); 0: no twin (docs/twin.md)")
-				    ->transform(size_value())
-				    ->capture_default_str();
+	c.twin_memory = app.add_option("--twin-memory", o.twin.memory_bytes,
+				       "memory bound of the live WAF twin's two sampled models (suffixes allowed: "
+				       "64M); 0: no twin (docs/twin.md)")
+				->transform(size_value())
+				->capture_default_str();
 	app.add_option("--twin-op", o.twin.op,
 		       "over-provisioning the twin assumes for the drive (default: the model backend's --op, else 0.07)")
 		->check(CLI::Range(0.001, 10.0));
@@ -135,6 +154,12 @@ int main(int argc, char **argv)
 		       "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
 		       "crash detaches nothing and a restart re-opens them (none: no pinning)")
 		->capture_default_str();
+}
+
+// The I/O path's switches (buffers, zero copy, batch commands), readiness, metrics and debug.
+void add_io_options(CLI::App &app, CommandLine &c)
+{
+	auto &o = c.o;
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
 	app.add_flag("!--no-zero-copy", o.zero_copy,
 		     "copy each request through kvfdpd's buffers even where the ublk driver offers zero copy "
@@ -148,9 +173,14 @@ int main(int argc, char **argv)
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
 	app.add_option("--metrics-listen", o.metrics_listen,
 		       "serve Prometheus GET /metrics on PORT (loopback), HOST:PORT or [IPV6]:PORT; off by default");
-	app.add_option("--debug", debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
-	// A bad command line exits 2 (kExitUsage) with one line, never CLI11's own codes (104,
-	// 105, 109, ...), which the unit would restart every second.
+	app.add_option("--debug", c.debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
+}
+
+// A bad command line exits 2 (kExitUsage) with one line, never CLI11's own codes (104,
+// 105, 109, ...), which the unit would restart every second. Returns the exit code, or -1
+// when the line parsed.
+int parse_command_line(CLI::App &app, int argc, char **argv)
+{
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
@@ -164,24 +194,49 @@ int main(int argc, char **argv)
 		kvfdp::log::error("%s; see kvfdpd --help", what.c_str());
 		return kvfdp::daemon::kExitUsage;
 	}
-	// One path: the device; several: a stripe of them (the backend's kind picks the list).
+	return -1;
+}
+
+// Turns the parsed values into the daemon's options. One path: the device; several: a
+// stripe of them (the backend's kind picks the list).
+void finish_options(CommandLine &c)
+{
+	auto &o = c.o;
 	const bool by_file = o.backend.kind == "model" || o.backend.kind == "file";
-	const std::vector<std::string> &paths = by_file ? files : devices;
-	if (!devices.empty())
-		o.backend.device = devices.front();
-	if (!files.empty())
-		o.backend.file = files.front();
+	const std::vector<std::string> &paths = by_file ? c.files : c.devices;
+	if (!c.devices.empty())
+		o.backend.device = c.devices.front();
+	if (!c.files.empty())
+		o.backend.file = c.files.front();
 	if (paths.size() > 1)
 		o.backend.members = paths;
-	o.learn = placement_mode == "learned";
-	o.twin.memory_given = twin_memory->count() > 0;
+	o.learn = c.placement_mode == "learned";
+	o.twin.memory_given = c.twin_memory->count() > 0;
 	if (o.require_tagger)
 		o.require_tagger_from = "--require-tagger";
-	o.queues = queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(queues.c_str(), nullptr, 10));
-	(void)size_str;
+	o.queues = c.queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(c.queues.c_str(), nullptr, 10));
+	o.config_explicit = c.cfg->count() > 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	CLI::App app{"kvfdpd: the kvfdp ublk placement daemon.\n"
+		     "Exposes an FDP namespace as /dev/ublkbN and places each write on the\n"
+		     "reclaim unit handle chosen by its file's lifetime class.",
+		     "kvfdpd"};
+	CommandLine c;
+	c.o.config_path = kvfdp::daemon::kDefaultConfigPath;
+	add_backend_options(app, c);
+	add_ublk_options(app, c);
+	add_placement_options(app, c);
+	add_io_options(app, c);
+	if (const int rc = parse_command_line(app, argc, argv); rc >= 0)
+		return rc;
+	finish_options(c);
 
 	kvfdp::log::set_program("kvfdpd");
-	kvfdp::log::set_debug_mask(debug_mask);
-	o.config_explicit = cfg->count() > 0;
-	return kvfdp::daemon::run_daemon(o);
+	kvfdp::log::set_debug_mask(c.debug_mask);
+	return kvfdp::daemon::run_daemon(c.o);
 }
