@@ -12,6 +12,7 @@
 #include <fstream>
 #include <liburing.h>
 
+#include "common/fnv.hpp"
 #include "nvme/logs.hpp"
 #include "nvme/paths.hpp"
 #include "nvme/spec.hpp"
@@ -26,15 +27,10 @@ std::string canonical(const std::string &path)
 	return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
-uint64_t fnv1a(uint64_t h, const std::string &s)
+// Folds one field of the fingerprint into h, with a 0xff separator after it.
+uint64_t add_field(uint64_t h, const std::string &s)
 {
-	for (unsigned char c : s) {
-		h ^= c;
-		h *= 0x100000001b3ull;
-	}
-	h ^= 0xff;  // separator
-	h *= 0x100000001b3ull;
-	return h;
+	return fnv1a("\xff", fnv1a(s, h));
 }
 
 // Routes each request to its member's queue; the member index rides in user_data's top byte.
@@ -221,8 +217,8 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 	info.ru_size = i0.ru_size;
 	info.config_index = i0.config_index;
 	info.max_segments = 0;
-	uint64_t fp = 0xcbf29ce484222325ull;
-	fp = fnv1a(fp, "stripe " + std::to_string(stripe) + " x" + std::to_string(n));
+	uint64_t fp = kFnv1aBasis;
+	fp = add_field(fp, "stripe " + std::to_string(stripe) + " x" + std::to_string(n));
 	for (size_t m = 0; m < n; m++) {
 		const DeviceInfo &mi = members[m].device->info();
 		info.path += (m ? "," : "") + members[m].path;
@@ -235,7 +231,7 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 		for (const std::string &k : ids[m])
 			if (k.rfind("wwid:", 0) == 0)
 				id = k;
-		fp = fnv1a(fp, id.empty() ? canonical(members[m].path) : id);
+		fp = add_field(fp, id.empty() ? canonical(members[m].path) : id);
 		sd->members_.push_back(StripeMember{members[m].path, members[m].device.get()});
 		sd->owned_.push_back(std::move(members[m].device));
 	}

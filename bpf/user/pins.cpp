@@ -8,19 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fnv.hpp"
 #include "common/unique_fd.hpp"
 
 namespace kvfdp::bpf {
 
 uint64_t object_hash(const void *bytes, size_t size)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const auto *p = static_cast<const unsigned char *>(bytes);
-	for (size_t i = 0; i < size; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return fnv1a_bytes(bytes, size);
 }
 
 Result<void> make_pin_dir(const std::string &dir)

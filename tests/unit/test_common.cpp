@@ -1,4 +1,4 @@
-// Result<T>, UniqueFd and logging.
+// Result<T>, UniqueFd, logging and the FNV-1a hash.
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -6,6 +6,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "common/fnv.hpp"
 #include "common/log.hpp"
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
@@ -100,4 +101,14 @@ TEST_CASE("common: debug categories are off until enabled")
 	CHECK(log::debug_enabled(log::kCatNvme));
 	CHECK_FALSE(log::debug_enabled(log::kCatBpf));
 	log::set_debug_mask(0);
+}
+
+TEST_CASE("common: fnv1a matches FNV-1a 64's vectors, chains, and hashes raw bytes alike")
+{
+	CHECK(fnv1a("") == 0xcbf29ce484222325ull);
+	CHECK(fnv1a("foobar") == 0x85944171f73967e8ull);
+	CHECK(fnv1a("bar", fnv1a("foo")) == fnv1a("foobar"));
+	const unsigned char bytes[] = {'f', 'o', 'o', 0xff};
+	CHECK(fnv1a_bytes(bytes, sizeof bytes) == fnv1a(std::string_view("foo\xff", 4)));
+	CHECK(fnv1a_bytes(bytes, 3) != fnv1a_bytes(bytes, 4));
 }
