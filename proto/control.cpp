@@ -10,12 +10,6 @@ using nlohmann::json;
 
 namespace {
 
-template <class T>
-json opt_json(const std::optional<T> &v)
-{
-	return v ? json(*v) : json(nullptr);
-}
-
 // A u128 counter of j[key] (number or decimal string), 0 when absent.
 nvme::u128 read_u128(const json &j, const char *key)
 {
@@ -66,8 +60,14 @@ void from_json(const json &j, ClassRow &r)
 
 void to_json(json &j, const StatusDaemon &v)
 {
+	if (v.running == false) {
+		j = {{"running", false}, {"socket", v.socket}, {"reason", v.reason}};
+		return;
+	}
 	j = {{"version", v.version}, {"pid", v.pid}, {"uptime_s", v.uptime_s}, {"config", v.config},
 	     {"socket", v.socket}, {"policy_generation", v.policy_generation}};
+	if (v.running)
+		j["running"] = true;
 }
 
 void from_json(const json &j, StatusDaemon &v)
@@ -78,6 +78,8 @@ void from_json(const json &j, StatusDaemon &v)
 	read_field(j, "config", v.config);
 	read_field(j, "socket", v.socket);
 	read_field(j, "policy_generation", v.policy_generation);
+	read_field(j, "running", v.running);
+	read_field(j, "reason", v.reason);
 }
 
 void to_json(json &j, const StatusDevice &v)
@@ -258,6 +260,15 @@ void from_json(const json &j, StatusReply &v)
 	read_field(j, "recovery", v.recovery);
 }
 
+void mark_daemon_running(json &status)
+{
+	if (!status.is_object() || !status.contains("daemon") || !status["daemon"].is_object())
+		return;
+	StatusDaemon d = status["daemon"].get<StatusDaemon>();
+	d.running = true;
+	status["daemon"] = d;
+}
+
 void to_json(json &j, const RuhRow &v)
 {
 	j = {{"index", v.index}, {"pid", v.pid}, {"ruhid", v.ruhid}, {"earutr", v.earutr}, {"ruamw", v.ruamw}};
@@ -374,6 +385,8 @@ void to_json(json &j, const StatsReply &v)
 	j = {{"hbmw", u128_json(v.hbmw)}, {"mbmw", u128_json(v.mbmw)}, {"mbe", u128_json(v.mbe)}, {"waf", opt_json(v.waf)}};
 	if (v.members)
 		j["members"] = *v.members;
+	if (v.twin)
+		j[kTwinKey] = *v.twin;
 }
 
 void from_json(const json &j, StatsReply &v)
@@ -387,6 +400,7 @@ void from_json(const json &j, StatsReply &v)
 		for (const json &m : j["members"])
 			v.members->push_back(m.get<StatsMember>());
 	}
+	read_field(j, kTwinKey, v.twin);
 }
 
 bool has_fdp_counters(const json &j)

@@ -1,8 +1,10 @@
 // kvfdpd's control socket (docs/control.md): the command names, the requests' arguments and
 // the replies' data, one struct each with one to_json / from_json. kvfdpd writes its replies
 // from these and the kvfdp CLI reads them back through them, so every key is spelled here
-// only. from_json is lenient (proto/json_read.hpp): a key missing from a reply leaves the
-// field's default, an optional empty.
+// only (the files and policy replies in proto/files_reply.hpp and proto/policy_reply.hpp,
+// the stats reply's twin in proto/twin_stats.hpp). from_json is lenient
+// (proto/json_read.hpp): a key missing from a reply leaves the field's default, an optional
+// empty.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 
 #include "nvme/logs.hpp"
 #include "proto/health.hpp"
+#include "proto/twin_stats.hpp"
 
 namespace kvfdp::proto {
 
@@ -58,7 +61,8 @@ struct ClassRow {
 void to_json(nlohmann::json &j, const ClassRow &r);
 void from_json(const nlohmann::json &j, ClassRow &r);
 
-// status: "daemon".
+// status: "daemon". `kvfdp status` adds running: true over kvfdpd's reply; without kvfdpd
+// it shows running false, the socket and the reason only (docs/cli.md).
 struct StatusDaemon {
 	std::string version;
 	int64_t pid = 0;
@@ -66,6 +70,8 @@ struct StatusDaemon {
 	std::string config;
 	std::string socket;
 	uint64_t policy_generation = 0;
+	std::optional<bool> running;
+	std::string reason;  // why not running
 };
 // status: "device"."stripe": one member namespace of a stripe.
 struct StripeDeviceRow {
@@ -177,6 +183,8 @@ void to_json(nlohmann::json &j, const Health &v);
 void from_json(const nlohmann::json &j, Health &v);
 void to_json(nlohmann::json &j, const StatusReply &v);
 void from_json(const nlohmann::json &j, StatusReply &v);
+// A status reply's JSON with its daemon marked running (`kvfdp status` over kvfdpd).
+void mark_daemon_running(nlohmann::json &status);
 
 // ruh: one handle of RUH Status with kvfdpd's counts (a stripe member's rows have no writes
 // and no classes).
@@ -225,6 +233,7 @@ struct StatsReply {
 	nvme::u128 hbmw = 0, mbmw = 0, mbe = 0;
 	std::optional<double> waf;
 	std::optional<std::vector<StatsMember>> members;
+	std::optional<TwinStats> twin;  // kvfdpd's live WAF twin, when it runs one
 };
 void to_json(nlohmann::json &j, const StatsMember &v);
 void from_json(const nlohmann::json &j, StatsMember &v);

@@ -1,5 +1,6 @@
 // Reading a reply's fields leniently: a key that is missing, null or of another type leaves
-// the field as it was (its default), so a reader never throws on what a peer sent.
+// the field as it was (its default), so a reader never throws on what a peer sent. And
+// opt_json, an optional written as its value or null.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +70,45 @@ bool read_field(const nlohmann::json &j, const char *key, std::optional<T> &out)
 {
 	T v{};
 	if (!read_field(j, key, v))
+		return false;
+	out = std::move(v);
+	return true;
+}
+
+// v as JSON, null when empty (the writing side of read_field's optional).
+template <class T>
+nlohmann::json opt_json(const std::optional<T> &v)
+{
+	return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// j[key]'s objects into out, each through from_json (an element that is not an object is
+// skipped). Returns whether j[key] was an array.
+template <class T>
+bool read_array(const nlohmann::json &j, const char *key, std::vector<T> &out)
+{
+	if (!j.is_object())
+		return false;
+	const auto it = j.find(key);
+	if (it == j.end() || !it->is_array())
+		return false;
+	out.clear();
+	for (const nlohmann::json &e : *it) {
+		if (!e.is_object())
+			continue;
+		T v{};
+		from_json(e, v);  // a reply struct (ADL)
+		out.push_back(std::move(v));
+	}
+	return true;
+}
+
+// The same into an optional array: set when j[key] is an array.
+template <class T>
+bool read_array(const nlohmann::json &j, const char *key, std::optional<std::vector<T>> &out)
+{
+	std::vector<T> v;
+	if (!read_array(j, key, v))
 		return false;
 	out = std::move(v);
 	return true;

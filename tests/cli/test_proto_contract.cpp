@@ -14,6 +14,8 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
+#include "proto/files_reply.hpp"
+#include "proto/policy_reply.hpp"
 #include "proto/files_request.hpp"
 
 using namespace kvfdp::proto;
@@ -106,6 +108,8 @@ TEST_CASE("proto: every key docs/control.md shows is in the reply structs, and t
 	check_documented<ReloadReply>(doc, "reload", true);
 	check_documented<StopReply>(doc, "stop", true);
 	check_documented<MetricsReply>(doc, "metrics", true);
+	check_documented<FilesReply>(doc, "files", true);
+	check_documented<PolicyReply>(doc, "policy", true);
 	// The unknown-cmd line lists the commands as the daemon does.
 	CHECK(doc.find("known: " + known_commands() + "`") != std::string::npos);
 }
@@ -113,7 +117,7 @@ TEST_CASE("proto: every key docs/control.md shows is in the reply structs, and t
 TEST_CASE("proto: a full status reply reads back to the same JSON")
 {
 	StatusReply s;
-	s.daemon = {"0.1.0", 812, 41, "/etc/kvfdp/kvfdp.toml", "/run/kvfdp/kvfdpd.sock", 3};
+	s.daemon = {"0.1.0", 812, 41, "/etc/kvfdp/kvfdp.toml", "/run/kvfdp/kvfdpd.sock", 3, true, ""};
 	s.device.backend = "passthru";
 	s.device.path = "/dev/ng0n1";
 	s.device.nlb = 262144;
@@ -129,6 +133,17 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 	s.recovery = {true, false, "live"};
 	const json j = s;
 	CHECK(json(reply_as<StatusReply>(j)) == j);
+	CHECK(j["daemon"]["running"] == true);
+	// kvfdp status without kvfdpd: running false, the socket and why, nothing else.
+	StatusDaemon none;
+	none.socket = "/run/kvfdp/kvfdpd.sock";
+	none.running = false;
+	none.reason = "no kvfdpd at it";
+	CHECK(json(none) == json{{"running", false}, {"socket", none.socket}, {"reason", none.reason}});
+	json marked = json{{"daemon", {{"pid", 812}}}};
+	mark_daemon_running(marked);
+	CHECK(marked["daemon"]["running"] == true);
+	CHECK(marked["daemon"]["pid"] == 812);
 	CHECK(j["device"]["stripe"]["devices"][0]["nruh"] == 8);
 
 	RuhReply r;
@@ -142,12 +157,23 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 	CHECK_FALSE(rj["members"][0]["ruhss"][0].contains("writes"));
 	CHECK(json(reply_as<RuhReply>(rj)) == rj);
 
-	StatsReply st{(static_cast<kvfdp::nvme::u128>(1) << 64) + 5, 8, 0, lifetime_waf(2, 3), std::nullopt};
+	StatsReply st{(static_cast<kvfdp::nvme::u128>(1) << 64) + 5, 8, 0, lifetime_waf(2, 3), std::nullopt, std::nullopt};
 	const json sj = st;
 	CHECK(sj["hbmw"] == "18446744073709551621");  // past 64 bits: a decimal string
 	CHECK(sj["waf"].get<double>() == doctest::Approx(1.5));
 	CHECK(json(reply_as<StatsReply>(sj)) == sj);
 	CHECK(json(StatsReply{})["waf"].is_null());
+	CHECK_FALSE(json(StatsReply{}).contains(kTwinKey));
+
+	// The live twin's object: a WAF is null until written; it reads back the same.
+	StatsReply tw;
+	tw.twin = TwinStats{0.015625, 67108864, 16777216, 262144, 5000, 3, 0, 1073741824,
+			    {1.02, 1095216660, 0}, {std::nullopt, 1481763717, 0}, 386547057};
+	const json twj = tw;
+	CHECK(twj[kTwinKey]["none"]["waf"].is_null());
+	CHECK(twj[kTwinKey]["placed"]["media_bytes"] == 1095216660);
+	CHECK(json(reply_as<StatsReply>(twj)) == twj);
+	CHECK_FALSE(reply_as<StatsReply>(json{{kTwinKey, 5}}).twin);
 }
 
 TEST_CASE("proto: replies are read leniently: missing or mistyped keys keep their defaults")
@@ -212,4 +238,93 @@ TEST_CASE("proto: the files request the CLI writes is the one kvfdpd parses")
 	CHECK(json(FilesQuery{}) == json{{"limit", 1000}, {"sort", "newest"}});
 	CHECK_FALSE(parse_files_query(json{{"sort", "size"}}, back, err));
 	CHECK(err == "files: 'sort' must be \"newest\" or \"bytes\"");
+}
+
+TEST_CASE("proto: a files reply reads back to the same JSON; without the tagger only the reason")
+{
+	FilesReply f;
+	f.live = 16;
+	f.deleted = 4;
+	f.matched = 20;
+	f.limit = 100;
+	FileRow live{"259:2", 14, "short", "hint", 4198400, 1796216134.25, {}, {}, 339, "writer", 1234, 1234,
+		     "/kv.slice/engine-a.service", {}, {}, {}};
+	FileRow dead = live;
+	dead.death = 1796216137.75;
+	dead.lifetime_s = 3.5;
+	dead.writer.reset();
+	f.files = {live, dead};
+	f.lifetimes = std::vector<ClassLifetime>{{"not_set", 0, {}}, {"short", 4, 3.598}};
+	const json j = f;
+	CHECK(j["files"][0]["death"].is_null());
+	CHECK_FALSE(j["files"][1].contains("writer"));
+	CHECK_FALSE(j["files"][0].contains("state"));  // the CLI's addition, not kvfdpd's
+	CHECK(j["lifetimes"][0]["mean_s"].is_null());
+	CHECK(json(reply_as<FilesReply>(j)) == j);
+
+	FilesReply none;
+	none.available = false;
+	none.reason = "the BPF tagger is not active (x): see kvfdp status";
+	CHECK(json(none) == json{{"available", false}, {"reason", *none.reason}, {"files", json::array()}});
+	// Lenient: rows that are not objects are skipped, a missing "available" is true.
+	const auto odd = reply_as<FilesReply>(json{{"files", {1, {{"ino", 7}}, "x"}}, {"matched", -1}});
+	CHECK(odd.available);
+	CHECK_FALSE(odd.matched);
+	REQUIRE(odd.files.size() == 1);
+	CHECK(odd.files[0].ino == 7);
+	CHECK_FALSE(odd.files[0].birth);
+}
+
+TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's document is brief")
+{
+	PolicyReply p;
+	p.config = "/etc/kvfdp/kvfdp.toml";
+	p.generation = 2;
+	p.loaded_at = 1764668400;
+	p.nruh = 8;
+	p.map = {{"not_set", 0, uint16_t{0}, {}}, {"extreme", 9, {}, {}}};
+	p.rules = {{"/mnt/kv/prefix", "extreme", {}}};
+	p.writers = std::vector<PolicyWriter>{{"logs", {}, "/mnt/kv/logs", uint16_t{3}}};
+	p.placement = "learned";
+	p.watch = {"/dev/ublkb0", "/mnt/kv"};
+	LearnedPolicy l;
+	l.groups = 2;
+	l.handles_used = {0, 1, 3};
+	l.keys = {{202, "/staging", "not_set", 1, 1, false, 8388608, 2.5, 0.8, 4194304, 1073741824, 1069547520},
+		  {101, {}, "short", 0, 0, true, 0, 0, 0.2, 0, 0, 0}};
+	p.learned = l;
+	const json j = p;
+	CHECK(j["map"][1]["pid"].is_null());
+	CHECK(j["writers"][0]["cgroup"].is_null());
+	CHECK(j["learned"]["keys"][1]["writer"].is_null());
+	CHECK(j["learned"]["handles_used"] == json{0, 1, 3});
+	CHECK_FALSE(j.contains("valid"));  // the CLI's FILE document only
+	CHECK(json(reply_as<PolicyReply>(j)) == j);
+
+	// A FILE the CLI parsed without a device: no handle count (null), rules with their line.
+	PolicyReply f;
+	f.config = "k.toml";
+	f.valid = true;
+	f.checked_against_device = false;
+	f.map = {{"long", 3, {}, "config"}};
+	f.rules = {{"/mnt/kv/prefix", "extreme", 4}};
+	const json fj = f;
+	CHECK(fj["nruh"].is_null());
+	CHECK(fj["rules"][0]["line"] == 4);
+	CHECK(fj["map"][0]["from"] == "config");
+	CHECK_FALSE(fj.contains("writers"));
+	CHECK(json(reply_as<PolicyReply>(fj)) == fj);
+	f.brief = true;
+	CHECK(json(f) == json{{"config", "k.toml"}, {"valid", true}, {"checked_against_device", false}});
+	PolicyReply bad;
+	bad.config = "k.toml";
+	bad.valid = false;
+	bad.error = "k.toml:2: placement.forever: unknown";
+	bad.brief = true;
+	CHECK(json(bad) == json{{"config", "k.toml"}, {"valid", false}, {"error", *bad.error}});
+	// Lenient: a learned part of the wrong type is left out; handles that are not numbers skipped.
+	const auto odd = reply_as<PolicyReply>(json{{"learned", 3}, {"nruh", "8"}});
+	CHECK_FALSE(odd.learned);
+	CHECK_FALSE(odd.nruh);
+	CHECK(reply_as<LearnedPolicy>(json{{"handles_used", {1, "x", -1, 2}}}).handles_used == std::vector<uint16_t>{1, 2});
 }

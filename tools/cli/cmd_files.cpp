@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "proto/control.hpp"
+#include "proto/files_reply.hpp"
 #include "proto/files_request.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
@@ -15,19 +16,12 @@ namespace kvfdp::cli {
 
 namespace {
 
-using nlohmann::json;
-
 struct FilesOptions {
 	unsigned top = 20;
 	std::string cls;
 	bool live_only = false;
 	double now = 0; // test seam: the current Unix time (0 = the clock)
 };
-
-double num(const json &j, const char *k)
-{
-	return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
 
 int run_files(Context &ctx, const FilesOptions &o)
 {
@@ -52,59 +46,51 @@ int run_files(Context &ctx, const FilesOptions &o)
 	auto r = ctx.ask_daemon(proto::cmd::kFiles, q);
 	if (!r.ok)
 		return ctx.fail(r.error);
-	const json &d = r.data;
-	if (!d.value("available", true)) {
-		std::string why = d.value("reason", std::string("no reason given"));
+	const auto d = proto::reply_as<proto::FilesReply>(r.data);
+	if (!d.available) {
+		proto::FilesReply none;
+		none.available = false;
+		none.reason = d.reason.value_or("no reason given");
 		if (ctx.json())
-			ctx.print_json({{"available", false}, {"reason", why}, {"files", json::array()}});
+			ctx.print_json(none);
 		else
-			ctx.out << "no file records: " << why << '\n';
+			ctx.out << "no file records: " << *none.reason << '\n';
 		return kExitOk;
 	}
 	double now = o.now > 0 ? o.now
 			       : std::chrono::duration<double>(
 					 std::chrono::system_clock::now().time_since_epoch())
 					 .count();
-	std::vector<json> files;
-	for (const auto &f : d.value("files", json::array())) {
-		if (!f.is_object())
-			continue;
-		bool live = !f.contains("death") || f["death"].is_null();
-		json g = f;
-		g["state"] = live ? "live" : "deleted";
-		if (live && f.contains("birth") && f["birth"].is_number())
-			g["age_s"] = std::max(0.0, now - f["birth"].get<double>());
-		files.push_back(std::move(g));
+	proto::FilesReply shown;
+	shown.files = d.files;
+	if (shown.files.size() > o.top)
+		shown.files.resize(o.top);
+	for (proto::FileRow &f : shown.files) {
+		const bool live = !f.death;
+		f.state = live ? "live" : "deleted";
+		if (live && f.birth)
+			f.age_s = std::max(0.0, now - *f.birth);
 	}
-	if (files.size() > o.top)
-		files.resize(o.top);
-	const uint64_t total = d.contains("matched") && d["matched"].is_number_unsigned()
-				       ? d["matched"].get<uint64_t>()
-				       : files.size();
+	shown.matched = d.matched.value_or(shown.files.size());
 	if (ctx.json()) {
-		ctx.print_json({{"available", true}, {"matched", total}, {"files", files}});
+		ctx.print_json(shown);
 		return kExitOk;
 	}
 	Table t({{"DEV", Align::left}, {"INODE", Align::right}, {"CLASS"}, {"WRITER", Align::left, true},
 		 {"BYTES", Align::right}, {"STATE"}, {"AGE/LIFE", Align::right}, {"PATH", Align::left, true}});
-	for (const auto &f : files) {
-		std::string life;
-		if (f["state"] == "live")
-			life = f.contains("age_s") ? format_seconds(f["age_s"].get<double>()) : "-";
-		else
-			life = f.contains("lifetime_s") && f["lifetime_s"].is_number()
-				       ? format_seconds(f["lifetime_s"].get<double>())
-				       : "-";
-		t.add_row({f.value("dev", std::string("-")),
-			   f.contains("ino") ? f["ino"].dump() : "-",
-			   f.value("class", std::string("-")),
-			   f.contains("writer") && f["writer"].is_string() ? f["writer"].get<std::string>() : "-",
-			   format_bytes(static_cast<u128>(num(f, "bytes"))),
-			   f["state"].get<std::string>(), life,
-			   f.contains("path") && f["path"].is_string() ? f["path"].get<std::string>() : "-"});
+	for (const proto::FileRow &f : shown.files) {
+		// A live file's age, a deleted one's lifetime.
+		std::string life = "-";
+		if (f.age_s)
+			life = format_seconds(*f.age_s);
+		else if (f.death && f.lifetime_s)
+			life = format_seconds(*f.lifetime_s);
+		t.add_row({f.dev.empty() ? "-" : f.dev, std::to_string(f.ino), f.cls.empty() ? "-" : f.cls,
+			   f.writer.value_or("-"), format_bytes(static_cast<u128>(f.bytes)), *f.state,
+			   life, f.path.value_or("-")});
 	}
 	t.render(ctx.out, ctx.table_width());
-	ctx.out << files.size() << " of " << total << " matching file(s), largest first\n";
+	ctx.out << shown.files.size() << " of " << *shown.matched << " matching file(s), largest first\n";
 	return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "proto/control.hpp"
+#include "proto/policy_reply.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
@@ -18,98 +19,79 @@ namespace kvfdp::cli {
 
 namespace {
 
-using nlohmann::json;
-
 struct PolicyOptions {
 	std::string file;
 };
 
-double num(const json &j, const char *k)
-{
-	return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
-}
-
 // kvfdpd's learned groups (--placement learned): one row per key, by handle.
-void print_learned(Context &ctx, const json &l)
+void print_learned(Context &ctx, const proto::LearnedPolicy &l)
 {
 	ctx.out << '\n';
 	KeyValues kv;
-	kv.add("placement", "learned: " + l.value("groups", json(0)).dump() + " group(s) on handle(s) " +
-				    l.value("handles_used", json::array()).dump());
-	kv.add("write clock", format_bytes(static_cast<u128>(num(l, "clock_bytes"))) + " written since start");
-	kv.add("RUH updates", l.value("ruh_updates", json(0)).dump() + " (refused " +
-				      l.value("ruh_update_refused", json(0)).dump() + ")");
+	kv.add("placement", "learned: " + std::to_string(l.groups) + " group(s) on handle(s) " +
+				    nlohmann::json(l.handles_used).dump());
+	kv.add("write clock", format_bytes(static_cast<u128>(l.clock_bytes)) + " written since start");
+	kv.add("RUH updates", std::to_string(l.ruh_updates) + " (refused " + std::to_string(l.ruh_update_refused) + ")");
 	kv.render(ctx.out, ctx.table_width());
 	ctx.out << '\n';
-	std::vector<json> keys;
-	for (const auto &k : l.value("keys", json::array()))
-		if (k.is_object())
-			keys.push_back(k);
-	std::stable_sort(keys.begin(), keys.end(), [](const json &a, const json &b) {
-		return num(a, "handle") != num(b, "handle") ? num(a, "handle") < num(b, "handle")
-							      : num(a, "lifetime_bytes") < num(b, "lifetime_bytes");
+	std::vector<proto::LearnedKey> keys = l.keys;
+	std::stable_sort(keys.begin(), keys.end(), [](const proto::LearnedKey &a, const proto::LearnedKey &b) {
+		return a.handle != b.handle ? a.handle < b.handle : a.lifetime_bytes < b.lifetime_bytes;
 	});
 	Table t({{"HANDLE", Align::right}, {"WRITER", Align::left, true}, {"CLASS"}, {"LIFETIME", Align::right},
 		 {"LIFE(S)", Align::right}, {"SHARE", Align::right}, {"LIVE", Align::right}, {"FROM"}});
-	for (const auto &k : keys) {
+	for (const proto::LearnedKey &k : keys) {
 		char share[16];
-		std::snprintf(share, sizeof share, "%.1f%%", 100.0 * num(k, "write_share"));
-		const std::string writer = k.contains("writer") && k["writer"].is_string()
-						   ? k["writer"].get<std::string>()
-						   : "id " + k.value("writer_id", json(0)).dump();
-		t.add_row({k.contains("handle") ? k["handle"].dump() : "-", writer, k.value("class", std::string("-")),
-			   format_bytes(static_cast<u128>(num(k, "lifetime_bytes"))), num(k, "lifetime_s") > 0 ? format_seconds(num(k, "lifetime_s")) : "-",
-			   share, format_bytes(static_cast<u128>(num(k, "live_bytes"))),
-			   k.value("pinned", false) ? "config" : "learned"});
+		std::snprintf(share, sizeof share, "%.1f%%", 100.0 * k.write_share);
+		t.add_row({std::to_string(k.handle), k.writer.value_or("id " + std::to_string(k.writer_id)),
+			   k.cls.empty() ? "-" : k.cls, format_bytes(static_cast<u128>(k.lifetime_bytes)),
+			   k.lifetime_s > 0 ? format_seconds(k.lifetime_s) : "-", share,
+			   format_bytes(static_cast<u128>(k.live_bytes)), k.pinned ? "config" : "learned"});
 	}
 	t.render(ctx.out, ctx.table_width());
 }
 
-void print_policy_human(Context &ctx, const json &p)
+// "?" for a name the document left out.
+std::string named(const std::string &s) { return s.empty() ? "?" : s; }
+
+void print_policy_human(Context &ctx, const proto::PolicyReply &p)
 {
 	KeyValues kv;
-	kv.add("config", p.value("config", std::string("-")).empty() ? "(built-in default)"
-									: p.value("config", std::string("-")));
-	if (p.contains("generation"))
-		kv.add("generation", p["generation"].dump());
-	kv.add("handles", p.contains("nruh") ? p["nruh"].dump() : "-");
-	const json &w = p.value("watch", json::object());
-	std::string dir = w.value("dir", std::string());
-	kv.add("watch dir", dir.empty() ? "(all files)" : dir);
+	kv.add("config", p.config.empty() ? "(built-in default)" : p.config);
+	if (p.generation)
+		kv.add("generation", std::to_string(*p.generation));
+	// A FILE not checked against a device has no handle count: its JSON's null, as before.
+	kv.add("handles", p.nruh ? std::to_string(*p.nruh) : p.checked_against_device ? "null" : "-");
+	kv.add("watch dir", p.watch.dir.empty() ? "(all files)" : p.watch.dir);
 	kv.render(ctx.out, ctx.table_width());
 	ctx.out << '\n';
 	Table t({{"CLASS"}, {"HANDLE", Align::right}, {"PID", Align::right}, {"FROM"}});
-	for (const auto &m : p.value("map", json::array()))
-		t.add_row({m.value("class", std::string("?")), m.contains("handle") ? m["handle"].dump() : "-",
-			   m.contains("pid") && !m["pid"].is_null() ? m["pid"].dump() : "-",
-			   m.value("from", std::string("-"))});
+	for (const proto::PolicyMapRow &m : p.map)
+		t.add_row({named(m.cls), std::to_string(m.handle), m.pid ? std::to_string(*m.pid) : "-",
+			   m.from.value_or("-")});
 	t.render(ctx.out, ctx.table_width());
-	const json &rules = p.value("rules", json::array());
-	if (!rules.empty()) {
+	if (!p.rules.empty()) {
 		ctx.out << '\n';
 		Table r({{"PATH", Align::left, true}, {"CLASS"}});
-		for (const auto &x : rules)
-			r.add_row({x.value("path", std::string("?")), x.value("class", std::string("?"))});
+		for (const proto::PolicyRule &x : p.rules)
+			r.add_row({named(x.path), named(x.cls)});
 		r.render(ctx.out, ctx.table_width());
 	}
-	const json &writers = p.value("writers", json::array());
-	if (!writers.empty()) {
+	if (p.writers && !p.writers->empty()) {
 		ctx.out << '\n';
 		Table r({{"WRITER", Align::left, true}, {"CGROUP/DIR", Align::left, true}, {"FIXED HANDLE", Align::right}});
-		for (const auto &x : writers) {
-			const json &where = x.contains("cgroup") && x["cgroup"].is_string() ? x["cgroup"] : x.value("dir", json());
-			r.add_row({x.value("name", std::string("?")), where.is_string() ? where.get<std::string>() : "-",
-				   x.contains("handle") && x["handle"].is_number() ? x["handle"].dump() : "-"});
-		}
+		for (const proto::PolicyWriter &x : *p.writers)
+			r.add_row({named(x.name), x.cgroup ? *x.cgroup : x.dir.value_or("-"),
+				   x.handle ? std::to_string(*x.handle) : "-"});
 		r.render(ctx.out, ctx.table_width());
 	}
-	if (p.contains("learned") && p["learned"].is_object())
-		print_learned(ctx, p["learned"]);
+	if (p.learned)
+		print_learned(ctx, *p.learned);
 }
 
 // Parses and validates file; with a device (--device / --backend) the handle numbers are
 // checked against its handles and the PIDs shown, else against kvfdpd's upper limit.
-Result<json> policy_from_file(Context &ctx, const std::string &file)
+Result<proto::PolicyReply> policy_from_file(Context &ctx, const std::string &file)
 {
 	auto cfg = placement::load_config(file, false);
 	if (!cfg)
@@ -131,31 +113,28 @@ Result<json> policy_from_file(Context &ctx, const std::string &file)
 	auto pol = placement::make_policy(*cfg, nruh);
 	if (!pol)
 		return cli_error(kExitUsage, pol.error().message());
-	json map = json::array();
+	proto::PolicyReply doc;
+	doc.config = file;
+	doc.valid = true;
+	doc.checked_against_device = checked;
+	if (checked)
+		doc.nruh = nruh;
 	for (unsigned c = 0; c < placement::kNumClasses; c++) {
-		uint16_t h = pol->handle[c];
-		json pid = h < handles.size() ? json(handles[h].pid) : json(nullptr);
-		map.push_back({{"class", std::string(class_name(static_cast<int>(c)))},
-			       {"handle", h},
-			       {"pid", pid},
-			       {"from", cfg->handle[c] ? "config" : "default"}});
+		const uint16_t h = pol->handle[c];
+		proto::PolicyMapRow m{std::string(class_name(static_cast<int>(c))), h, std::nullopt, cfg->handle[c] ? "config" : "default"};
+		if (h < handles.size())
+			m.pid = handles[h].pid;
+		doc.map.push_back(std::move(m));
 	}
-	json rules = json::array();
 	for (const auto &r : cfg->rules)
-		rules.push_back({{"path", r.path}, {"class", std::string(class_name(r.cls))}, {"line", r.line}});
-	json doc = {{"config", file},
-		    {"valid", true},
-		    {"checked_against_device", checked},
-		    {"nruh", checked ? json(nruh) : json(nullptr)},
-		    {"map", map},
-		    {"rules", rules},
-		    {"watch", {{"dir", cfg->watch_dir}}}};
+		doc.rules.push_back({r.path, std::string(class_name(r.cls)), r.line});
+	doc.watch.dir = cfg->watch_dir;
 	return doc;
 }
 
 int run_show(Context &ctx, const PolicyOptions &o)
 {
-	json doc;
+	proto::PolicyReply doc;
 	if (!o.file.empty()) {
 		auto d = policy_from_file(ctx, o.file);
 		if (!d)
@@ -168,7 +147,7 @@ int run_show(Context &ctx, const PolicyOptions &o)
 		auto r = ctx.ask_daemon(proto::cmd::kPolicy);
 		if (!r.ok)
 			return ctx.fail(r.error);
-		doc = r.data;
+		doc = proto::reply_as<proto::PolicyReply>(r.data);
 	}
 	if (ctx.json())
 		ctx.print_json(doc);
@@ -182,19 +161,24 @@ int run_check(Context &ctx, const PolicyOptions &o)
 	auto d = policy_from_file(ctx, o.file);
 	if (!d) {
 		if (ctx.json()) {
-			ctx.print_json({{"config", o.file}, {"valid", false}, {"error", d.error().context}});
+			proto::PolicyReply bad;
+			bad.config = o.file;
+			bad.valid = false;
+			bad.error = d.error().context;
+			bad.brief = true;
+			ctx.print_json(bad);
 			ctx.exit_code = exit_for(d.error());
 			return ctx.exit_code;
 		}
 		return ctx.fail(d.error());
 	}
 	if (ctx.json()) {
-		ctx.print_json({{"config", o.file}, {"valid", true},
-				{"checked_against_device", (*d)["checked_against_device"]}});
+		d->brief = true;
+		ctx.print_json(*d);
 	} else {
 		ctx.out << o.file << ": valid";
-		if ((*d)["checked_against_device"] == true)
-			ctx.out << " for a device with " << (*d)["nruh"].dump() << " handles\n";
+		if (d->checked_against_device == true)
+			ctx.out << " for a device with " << *d->nruh << " handles\n";
 		else
 			ctx.out << " (handle numbers not checked against a drive: add --device "
 				   "/dev/ngXnY or --backend model)\n";

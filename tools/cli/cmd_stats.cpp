@@ -67,11 +67,10 @@ json counters_json(const nvme::FdpStats &s)
 	return {{"hbmw", u128_json(s.hbmw)}, {"mbmw", u128_json(s.mbmw)}, {"mbe", u128_json(s.mbe)}};
 }
 
-int run_stats(Context &ctx, const StatsOptions &o)
+// Opens the device (--device/--backend), or asks kvfdpd which one it serves; names it and
+// says whether its controller is QEMU's. kExitOk, or what ctx.fail returned.
+int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emulated)
 {
-	Sampler sm{ctx, nullptr, {}};
-	std::string device_name;
-	bool emulated = false;
 	if (ctx.direct()) {
 		auto d = ctx.open_device();
 		if (!d)
@@ -80,40 +79,39 @@ int run_stats(Context &ctx, const StatsOptions &o)
 		device_name = display_path(sm.dev->info());
 		if (proto::backend_passthru_logs(sm.dev->info().backend))
 			emulated = controller_is_emulated(device_name, ctx.probe_root);
-	} else {
-		auto st = ctx.ask_daemon(proto::cmd::kStatus);
-		if (!st.ok)
-			return ctx.fail(st.error);
-		const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(st.data).device;
-		device_name = dev.path.empty() ? std::string("?") : dev.path;
-		if (proto::backend_passthru_logs(dev.backend))
-			emulated = controller_is_emulated(device_name, ctx.probe_root);
+		return kExitOk;
 	}
-	auto first = sm.sample();
-	if (!first)
-		return ctx.fail(first.error());
-	WafReading life = assess_waf(nvme::FdpStats{}, *first, emulated);
-	json doc = counters_json(*first);
-	doc["device"] = device_name;
-	doc["emulated"] = emulated;
-	doc["lifetime"] = waf_json(life);
-	doc["intervals"] = json::array();
-	if (!ctx.json()) {
-		KeyValues kv;
-		kv.add("device", device_name + (emulated ? " (emulated: QEMU)" : ""));
-		kv.add("hbmw", format_u128(first->hbmw) + " B (" + format_bytes(first->hbmw) +
-				       ") host bytes with metadata written");
-		kv.add("mbmw", format_u128(first->mbmw) + " B (" + format_bytes(first->mbmw) +
-				       ") media bytes with metadata written");
-		kv.add("mbe", format_u128(first->mbe) + " B (" + format_bytes(first->mbe) +
-				      ") media bytes erased");
-		kv.add("waf", waf_text(life) + " since the drive was formatted");
-		kv.render(ctx.out, ctx.table_width());
-		if (!life.reason.empty())
-			ctx.out << "note: " << life.reason << '\n';
-	}
-	// A stripe: the counters above are the members' sums; each member's own and its WAF.
-	if (const auto reply = proto::reply_as<proto::StatsReply>(sm.last); reply.members) {
+	auto st = ctx.ask_daemon(proto::cmd::kStatus);
+	if (!st.ok)
+		return ctx.fail(st.error);
+	const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(st.data).device;
+	device_name = dev.path.empty() ? std::string("?") : dev.path;
+	if (proto::backend_passthru_logs(dev.backend))
+		emulated = controller_is_emulated(device_name, ctx.probe_root);
+	return kExitOk;
+}
+
+// The first reading's counters and lifetime WAF, as lines.
+void print_lifetime(Context &ctx, const nvme::FdpStats &first, const std::string &device_name, bool emulated,
+		    const WafReading &life)
+{
+	KeyValues kv;
+	kv.add("device", device_name + (emulated ? " (emulated: QEMU)" : ""));
+	kv.add("hbmw", format_u128(first.hbmw) + " B (" + format_bytes(first.hbmw) + ") host bytes with metadata written");
+	kv.add("mbmw", format_u128(first.mbmw) + " B (" + format_bytes(first.mbmw) + ") media bytes with metadata written");
+	kv.add("mbe", format_u128(first.mbe) + " B (" + format_bytes(first.mbe) + ") media bytes erased");
+	kv.add("waf", waf_text(life) + " since the drive was formatted");
+	kv.render(ctx.out, ctx.table_width());
+	if (!life.reason.empty())
+		ctx.out << "note: " << life.reason << '\n';
+}
+
+// What kvfdpd's reply adds: a stripe's members (the counters above are their sums), each
+// with its own WAF; and its live WAF twin's projection with placement and without
+// (docs/twin.md). Into doc, and printed unless -o json.
+void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulated, json &doc)
+{
+	if (reply.members) {
 		json members = json::array();
 		if (!ctx.json())
 			ctx.out << "\nper member (the totals above are their sums):\n";
@@ -121,41 +119,47 @@ int run_stats(Context &ctx, const StatsOptions &o)
 			 {"ERASED", Align::right}, {"WAF", Align::right}});
 		for (const proto::StatsMember &m : *reply.members) {
 			const nvme::FdpStats ms{m.hbmw, m.mbmw, m.mbe};
-			const std::string &dev = m.device;
 			const WafReading mw = assess_waf(nvme::FdpStats{}, ms, emulated);
 			json mj = counters_json(ms);
 			mj["member"] = m.member;
-			mj["device"] = dev;
+			mj["device"] = m.device;
 			mj["lifetime"] = waf_json(mw);
 			members.push_back(mj);
-			t.add_row({std::to_string(m.member), dev, format_bytes(ms.hbmw), format_bytes(ms.mbmw),
+			t.add_row({std::to_string(m.member), m.device, format_bytes(ms.hbmw), format_bytes(ms.mbmw),
 				   format_bytes(ms.mbe), waf_text(mw)});
 		}
 		doc["members"] = members;
 		if (!ctx.json())
 			t.render(ctx.out, ctx.table_width());
 	}
-	// kvfdpd's live WAF twin: its projection with placement and without (docs/twin.md).
-	if (sm.last.contains("twin") && sm.last["twin"].is_object()) {
-		doc["twin"] = sm.last["twin"];
+	if (reply.twin) {
+		doc[proto::kTwinKey] = *reply.twin;
 		if (!ctx.json())
-			ctx.out << twin::report_text(sm.last["twin"]);
+			ctx.out << twin::report_text(*reply.twin);
 	}
-	nvme::FdpStats prev = *first;
-	auto row = [&ctx](const std::string &a, const std::string &b, const std::string &c,
-			  const std::string &d, const std::string &e, const std::string &f) {
-		char buf[160];
-		std::snprintf(buf, sizeof buf, "%10s  %12s  %12s  %12s  %7s", a.c_str(), b.c_str(),
-			      c.c_str(), d.c_str(), e.c_str());
-		std::string line = buf;
-		if (!f.empty())
-			line += "  " + f;
-		ctx.out << line << '\n';
-		ctx.out.flush();
-	};
+}
+
+// One interval's row: its span, bytes, WAF and note.
+void print_interval_row(Context &ctx, const std::string &a, const std::string &b, const std::string &c,
+			const std::string &d, const std::string &e, const std::string &f)
+{
+	char buf[160];
+	std::snprintf(buf, sizeof buf, "%10s  %12s  %12s  %12s  %7s", a.c_str(), b.c_str(), c.c_str(), d.c_str(),
+		      e.c_str());
+	std::string line = buf;
+	if (!f.empty())
+		line += "  " + f;
+	ctx.out << line << '\n';
+	ctx.out.flush();
+}
+
+// --interval: count more readings, each interval's deltas and WAF into doc["intervals"] (and
+// printed as they come). kExitOk, or what ctx.fail returned.
+int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::FdpStats prev, bool emulated, json &doc)
+{
 	if (o.interval > 0 && !ctx.json()) {
 		ctx.out << "\nwritten and erased in each interval (its WAF = MEDIA / HOST):\n";
-		row("INTERVAL_S", "HOST", "MEDIA", "ERASED", "WAF", "NOTE");
+		print_interval_row(ctx, "INTERVAL_S", "HOST", "MEDIA", "ERASED", "WAF", "NOTE");
 	}
 	for (unsigned i = 0; o.interval > 0 && i < o.count; i++) {
 		std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
@@ -172,11 +176,35 @@ int run_stats(Context &ctx, const StatsOptions &o)
 			// The span since the first reading, e.g. "10-20": each row is one interval.
 			char secs[48];
 			std::snprintf(secs, sizeof secs, "%g-%g", o.interval * i, o.interval * (i + 1));
-			row(secs, format_bytes(d.hbmw), format_bytes(d.mbmw), format_bytes(d.mbe),
-			    waf_text(w), w.reason);
+			print_interval_row(ctx, secs, format_bytes(d.hbmw), format_bytes(d.mbmw), format_bytes(d.mbe),
+					   waf_text(w), w.reason);
 		}
 		prev = *now;
 	}
+	return kExitOk;
+}
+
+int run_stats(Context &ctx, const StatsOptions &o)
+{
+	Sampler sm{ctx, nullptr, {}};
+	std::string device_name;
+	bool emulated = false;
+	if (int rc = open_sampler(ctx, sm, device_name, emulated); rc != kExitOk)
+		return rc;
+	auto first = sm.sample();
+	if (!first)
+		return ctx.fail(first.error());
+	WafReading life = assess_waf(nvme::FdpStats{}, *first, emulated);
+	json doc = counters_json(*first);
+	doc["device"] = device_name;
+	doc["emulated"] = emulated;
+	doc["lifetime"] = waf_json(life);
+	doc["intervals"] = json::array();
+	if (!ctx.json())
+		print_lifetime(ctx, *first, device_name, emulated, life);
+	add_daemon_parts(ctx, proto::reply_as<proto::StatsReply>(sm.last), emulated, doc);
+	if (int rc = sample_intervals(ctx, o, sm, *first, emulated, doc); rc != kExitOk)
+		return rc;
 	if (ctx.json())
 		ctx.print_json(doc);
 	else

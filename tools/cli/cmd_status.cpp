@@ -174,11 +174,10 @@ void print_daemon_human(Context &ctx, const json &d)
 	}
 }
 
-void print_local_human(Context &ctx, const json &d)
+void print_local_human(Context &ctx, const json &d, const proto::StatusDaemon &daemon)
 {
 	KeyValues kv;
-	const json &dm = d["daemon"];
-	kv.add("daemon", "not running (" + text(dm, "reason") + ")");
+	kv.add("daemon", "not running (" + daemon.reason + ")");
 	if (d.contains("device")) {
 		kv.add("device", device_line(d["device"]));
 		kv.add("fdp", fdp_line(d["device"]));
@@ -195,6 +194,16 @@ void print_local_human(Context &ctx, const json &d)
 			   "would place every write on the default handle\n";
 }
 
+// status's "daemon" when kvfdpd was not asked or not there: not running, and why.
+proto::StatusDaemon daemon_absent(const Context &ctx, const std::string &reason)
+{
+	proto::StatusDaemon d;
+	d.socket = ctx.socket;
+	d.running = false;
+	d.reason = reason;
+	return d;
+}
+
 int run_status(Context &ctx)
 {
 	KernelFeatures kf = probe_kernel(ctx.probe_root);
@@ -209,8 +218,7 @@ int run_status(Context &ctx)
 			d["kernel"] = k;
 			d["source"] = "daemon";
 			d["health"] = proto::health_json(proto::health_from_status(d));
-			if (d.contains("daemon") && d["daemon"].is_object())
-				d["daemon"]["running"] = true;
+			proto::mark_daemon_running(d);
 			if (ctx.json())
 				ctx.print_json(d);
 			else
@@ -219,28 +227,23 @@ int run_status(Context &ctx)
 		}
 		if (st.error.kind != DaemonFailure::unreachable || ctx.socket_given)
 			return ctx.fail(st.error);
-		json d = {{"source", "local"},
-			  {"daemon", {{"running", false}, {"socket", ctx.socket},
-				      {"reason", "no kvfdpd at " + ctx.socket}}},
-			  {"kernel", to_json(kf)}};
+		const proto::StatusDaemon none = daemon_absent(ctx, "no kvfdpd at " + ctx.socket);
+		json d = {{"source", "local"}, {"daemon", none}, {"kernel", to_json(kf)}};
 		if (ctx.json())
 			ctx.print_json(d);
 		else
-			print_local_human(ctx, d);
+			print_local_human(ctx, d, none);
 		return kExitOk;
 	}
 	auto dev = ctx.open_device();
 	if (!dev)
 		return ctx.fail(dev.error());
-	json d = {{"source", "device"},
-		  {"daemon", {{"running", false}, {"socket", ctx.socket},
-			      {"reason", "not asked: --device/--backend reads the device directly"}}},
-		  {"device", device_json((*dev)->info())},
-		  {"kernel", to_json(kf)}};
+	const proto::StatusDaemon none = daemon_absent(ctx, "not asked: --device/--backend reads the device directly");
+	json d = {{"source", "device"}, {"daemon", none}, {"device", device_json((*dev)->info())}, {"kernel", to_json(kf)}};
 	if (ctx.json())
 		ctx.print_json(d);
 	else
-		print_local_human(ctx, d);
+		print_local_human(ctx, d, none);
 	if (auto e = fdp_unusable((*dev)->info()))
 		ctx.err << "kvfdp: note: " << e->context << '\n';
 	return kExitOk;

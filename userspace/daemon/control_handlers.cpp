@@ -14,6 +14,8 @@
 #include "kvfdp_build.hpp"
 #include "nvme/logs.hpp"
 #include "proto/control.hpp"
+#include "proto/files_reply.hpp"
+#include "proto/policy_reply.hpp"
 #include "userspace/daemon/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/daemon_metrics.hpp"
@@ -56,7 +58,8 @@ proto::StatusReply status_reply(State &s)
 	uname(&u);
 	const auto up = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started);
 	proto::StatusReply d;
-	d.daemon = {KVFDP_VERSION, getpid(), up.count(), s.opts.config_path, s.opts.socket_path, p->generation};
+	d.daemon = {KVFDP_VERSION, getpid(), up.count(), s.opts.config_path, s.opts.socket_path, p->generation,
+		    std::nullopt, ""};
 	d.device = {s.dev.dev_id, ublk::block_path(s.dev.dev_id), s.info.backend, s.info.path, s.info.nsid,
 		    s.info.lba_size, s.info.nlb, s.info.nlb * s.info.lba_size, s.info.max_transfer, s.info.fdp_enabled,
 		    s.nruh, s.info.nrg, s.info.ru_size, s.dev.nr_hw_queues, s.dev.queue_depth, s.info.volatile_cache,
@@ -140,7 +143,8 @@ bool stats_json(State &s, json &out, std::string &err)
 		err = "decoding the FDP statistics log failed: " + st.error().message();
 		return false;
 	}
-	proto::StatsReply r{st->hbmw, st->mbmw, st->mbe, proto::lifetime_waf(st->hbmw, st->mbmw), std::nullopt};
+	proto::StatsReply r{st->hbmw, st->mbmw, st->mbe, proto::lifetime_waf(st->hbmw, st->mbmw), std::nullopt,
+			  std::nullopt};
 	// A stripe: the totals above are the members' sums (nvme/stripe.hpp); each member's own.
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
 		auto ms = read_member_stats(*sd);
@@ -150,37 +154,43 @@ bool stats_json(State &s, json &out, std::string &err)
 		}
 		r.members = members_stats(*ms);
 	}
-	out = r;
 	if (s.twin)  // the live WAF twin's projection (docs/twin.md)
-		out["twin"] = twin::report_json(s.twin->report());
+		r.twin = twin::report_stats(s.twin->report());
+	out = r;
 	return true;
 }
 
-json policy_json(State &s)
+proto::PolicyReply policy_reply(State &s)
 {
 	auto p = current_policy(s);
-	json map = json::array();
-	for (unsigned i = 0; i < kNumClasses; i++)
-		map.push_back({{"class", class_name(i)}, {"handle", p->handle[i]},
-			       {"pid", p->handle[i] < s.handles.size() ? json(s.handles[p->handle[i]].pid) : json(nullptr)}});
-	json rules = json::array();
+	proto::PolicyReply d;
+	d.config = p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source;
+	d.generation = p->generation;
+	d.loaded_at = p->loaded_at;
+	d.nruh = s.nruh;
+	for (unsigned i = 0; i < kNumClasses; i++) {
+		proto::PolicyMapRow m{class_name(i), p->handle[i], std::nullopt, std::nullopt};
+		if (p->handle[i] < s.handles.size())
+			m.pid = s.handles[p->handle[i]].pid;
+		d.map.push_back(std::move(m));
+	}
 	for (const DirRule &r : p->config.rules)
-		rules.push_back({{"path", r.path}, {"class", class_name(r.cls)}});
-	json writers = json::array();
+		d.rules.push_back({r.path, class_name(r.cls), std::nullopt});
+	d.writers.emplace();
 	for (size_t i = 0; i < p->config.writers.size(); i++) {
 		const WriterRule &w = p->config.writers[i];
-		const auto fixed = placement::fixed_handle(w, *p);
-		writers.push_back({{"name", s.tagger.writer_names().name_of(named_writer_id(i))},
-				   {"cgroup", w.cgroup.empty() ? json(nullptr) : json(w.cgroup)},
-				   {"dir", w.dir.empty() ? json(nullptr) : json(w.dir)},
-				   {"handle", fixed ? json(*fixed) : json(nullptr)}});
+		proto::PolicyWriter pw{s.tagger.writer_names().name_of(named_writer_id(i)), {}, {},
+				       placement::fixed_handle(w, *p)};
+		if (!w.cgroup.empty())
+			pw.cgroup = w.cgroup;
+		if (!w.dir.empty())
+			pw.dir = w.dir;
+		d.writers->push_back(std::move(pw));
 	}
-	json d = {{"config", p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source},
-		  {"generation", p->generation}, {"loaded_at", p->loaded_at}, {"nruh", s.nruh}, {"map", map},
-		  {"rules", rules}, {"writers", writers}, {"placement", s.learned ? "learned" : "class"},
-		  {"watch", {{"disk", ublk::block_path(s.dev.dev_id)}, {"dir", p->config.watch_dir}}}};
+	d.placement = s.learned ? "learned" : "class";
+	d.watch = {ublk::block_path(s.dev.dev_id), p->config.watch_dir};
 	if (s.learned)
-		d["learned"] = s.learned->policy_json(s.tagger.writer_names());
+		d.learned = s.learned->policy(s.tagger.writer_names());
 	return d;
 }
 
@@ -220,7 +230,7 @@ std::string handle_control_line(State &s, std::string_view line)
 		return stats_json(s, d, err) ? reply_ok(d) : reply_error(err);
 	}
 	if (req.cmd == proto::cmd::kPolicy)
-		return reply_ok(policy_json(s));
+		return reply_ok(policy_reply(s));
 	if (req.cmd == proto::cmd::kMetrics)
 		return reply_ok(proto::MetricsReply{metrics_exposition(s)});
 	if (req.cmd == proto::cmd::kFiles) {
@@ -232,8 +242,8 @@ std::string handle_control_line(State &s, std::string_view line)
 		// Filtering and ranking cover every record.
 		constexpr uint64_t kMaxFilesRows = 2000;
 		q.limit = std::min(q.limit, kMaxFilesRows);
-		json d = s.tagger.files(q);
-		d["limit"] = q.limit;
+		auto d = proto::reply_as<proto::FilesReply>(s.tagger.files(q));
+		d.limit = q.limit;
 		return reply_ok(d);
 	}
 	if (req.cmd == proto::cmd::kReload) {

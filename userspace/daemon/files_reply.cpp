@@ -1,11 +1,13 @@
-// `files` reply: FileTable rows -> JSON.
+// `files` reply: FileTable rows -> proto::FilesReply (proto/files_reply.hpp) -> JSON.
 #include "userspace/daemon/files_reply.hpp"
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "proto/files_reply.hpp"
 #include "userspace/daemon/classes.hpp"
 
 namespace kvfdp::daemon {
@@ -21,11 +23,11 @@ int64_t clock_ns(clockid_t c)
 	return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// A monotonic timestamp as Unix seconds; null when unknown (0).
-json unix_time(uint64_t mono_ns, int64_t offset_ns)
+// A monotonic timestamp as Unix seconds; empty when unknown (0).
+std::optional<double> unix_time(uint64_t mono_ns, int64_t offset_ns)
 {
 	if (!mono_ns)
-		return nullptr;
+		return std::nullopt;
 	return static_cast<double>(static_cast<int64_t>(mono_ns) + offset_ns) / 1e9;
 }
 
@@ -34,27 +36,28 @@ std::string dev_text(uint32_t kdev)
 	return std::to_string(kdev >> 20) + ":" + std::to_string(kdev & 0xfffff);
 }
 
-json row(const bpf::FileRecord &r, int64_t offset_ns, const WriterNamer &namer)
+proto::FileRow row(const bpf::FileRecord &r, int64_t offset_ns, const WriterNamer &namer)
 {
-	const uint64_t life = r.lifetime_ns();
-	json j = {{"dev", dev_text(r.dev)},
-		{"ino", r.ino},
-		{"class", class_name(r.cls < kNumClasses ? r.cls : 0)},
-		{"class_from", r.cls == KVFDP_CLASS_NOT_SET ? "none" : r.cls_from_rule ? "rule" : "hint"},
-		{"bytes", r.bytes},
-		{"birth", unix_time(r.birth_ns, offset_ns)},
-		{"death", unix_time(r.death_ns, offset_ns)},
-		{"lifetime_s", life ? json(static_cast<double>(life) / 1e9) : json(nullptr)},
-		{"pid", r.pid},
-		{"comm", r.comm},
-		{"writer_id", r.writer},
-		{"cgroup_id", r.cgroup_id}};
+	proto::FileRow f;
+	f.dev = dev_text(r.dev);
+	f.ino = r.ino;
+	f.cls = class_name(r.cls < kNumClasses ? r.cls : 0);
+	f.class_from = r.cls == KVFDP_CLASS_NOT_SET ? "none" : r.cls_from_rule ? "rule" : "hint";
+	f.bytes = r.bytes;
+	f.birth = unix_time(r.birth_ns, offset_ns);
+	f.death = unix_time(r.death_ns, offset_ns);
+	if (const uint64_t life = r.lifetime_ns())
+		f.lifetime_s = static_cast<double>(life) / 1e9;
+	f.pid = r.pid;
+	f.comm = r.comm;
+	f.writer_id = r.writer;
+	f.cgroup_id = r.cgroup_id;
 	if (namer) {
 		std::string name = namer(r);
 		if (!name.empty())
-			j["writer"] = std::move(name);
+			f.writer = std::move(name);
 	}
-	return j;
+	return f;
 }
 
 } // namespace
@@ -91,23 +94,21 @@ json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset
 	};
 	const size_t n = std::min<uint64_t>(all.size(), q.limit);
 	std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), before);
-	json files = json::array();
+	proto::FilesReply d;
+	d.live = live.size();
+	d.deleted = table.dead().size();
+	d.matched = all.size();
 	for (size_t i = 0; i < n; i++)
-		files.push_back(row(*all[i], offset_ns, namer));
-	json lifetimes = json::array();
+		d.files.push_back(row(*all[i], offset_ns, namer));
+	d.lifetimes.emplace();
 	for (unsigned c = 0; c < kNumClasses; c++) {
 		const bpf::LifetimeHistogram &h = table.histogram(static_cast<uint8_t>(c));
-		lifetimes.push_back({{"class", class_name(c)},
-				     {"count", h.count()},
-				     {"mean_s", h.count() ? json(static_cast<double>(h.sum_ns()) / 1e9 / static_cast<double>(h.count()))
-							  : json(nullptr)}});
+		proto::ClassLifetime l{class_name(c), h.count(), std::nullopt};
+		if (h.count())
+			l.mean_s = static_cast<double>(h.sum_ns()) / 1e9 / static_cast<double>(h.count());
+		d.lifetimes->push_back(std::move(l));
 	}
-	return {{"available", true},
-		{"live", live.size()},
-		{"deleted", table.dead().size()},
-		{"matched", all.size()},
-		{"files", files},
-		{"lifetimes", lifetimes}};
+	return d;
 }
 
 } // namespace kvfdp::daemon

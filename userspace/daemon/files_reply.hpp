@@ -21,9 +21,8 @@ namespace kvfdp::daemon {
 using WriterNamer = std::function<std::string(const bpf::FileRecord &)>;
 
 // realtime_minus_mono_ns: CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns, to turn the tagger's
-// monotonic timestamps into Unix times. Returns {"available":true, "live", "deleted",
-// "matched" (records that pass the filter), "files":[...], "lifetimes":[...]}
-// (docs/control.md).
+// monotonic timestamps into Unix times. Returns proto::FilesReply's JSON (available, the
+// counts of live, deleted and matching records, the rows, the lifetimes; docs/control.md).
 [[nodiscard]] nlohmann::json files_json(const bpf::FileTable &table, const FilesQuery &q,
 					int64_t realtime_minus_mono_ns, const WriterNamer &namer = {});
 // The newest limit rows of everything.

@@ -263,41 +263,42 @@ void LearnedPlacement::stop()
 	(void)recompute_now();  // the last counts into the saved state
 }
 
-json LearnedPlacement::policy_json(WriterNames &names) const
+proto::LearnedPolicy LearnedPlacement::policy(WriterNames &names) const
 {
-	json keys = json::array();
-	std::vector<uint16_t> handles;
+	proto::LearnedPolicy l;
 	for (const placement::KeyInfo &k : learner_.groups()) {
 		const uint32_t w = static_cast<uint32_t>(k.key.writer);
-		std::string name = k.writer_name.empty() ? names.name_of(w) : k.writer_name;
-		keys.push_back({{"writer_id", w},
-				{"writer", name.empty() ? json(nullptr) : json(name)},
-				{"class", placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0)},
-				{"group", k.group},
-				{"handle", k.handle},
-				{"pinned", k.pinned},
-				{"lifetime_bytes", k.lifetime_bytes},
-				{"lifetime_s", k.lifetime_s},
-				{"write_share", k.write_share},
-				{"live_bytes", k.live_bytes},
-				{"written_bytes", k.written_bytes},
-				{"died_bytes", k.died_bytes}});
-		if (std::find(handles.begin(), handles.end(), k.handle) == handles.end())
-			handles.push_back(k.handle);
+		proto::LearnedKey key;
+		key.writer_id = w;
+		if (std::string name = k.writer_name.empty() ? names.name_of(w) : k.writer_name; !name.empty())
+			key.writer = std::move(name);
+		key.cls = placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0);
+		key.group = k.group;
+		key.handle = k.handle;
+		key.pinned = k.pinned;
+		key.lifetime_bytes = k.lifetime_bytes;
+		key.lifetime_s = k.lifetime_s;
+		key.write_share = k.write_share;
+		key.live_bytes = k.live_bytes;
+		key.written_bytes = k.written_bytes;
+		key.died_bytes = k.died_bytes;
+		l.keys.push_back(std::move(key));
+		if (std::find(l.handles_used.begin(), l.handles_used.end(), k.handle) == l.handles_used.end())
+			l.handles_used.push_back(k.handle);
 	}
-	std::sort(handles.begin(), handles.end());
-	return {{"mode", "learned"},
-		{"groups", groups_},
-		{"handles_used", handles},
-		{"generation", generation_},
-		{"clock_bytes", learner_.clock()},
-		{"recomputes", recomputes_.load(std::memory_order_relaxed)},
-		{"ruh_updates", ruh_updates()},
-		{"ruh_update_refused", ruh_update_refused()},
-		{"overflow_bytes", learner_.overflow_bytes()},
-		{"state_path", opts_.state_path},
-		{"keys", keys}};
+	std::sort(l.handles_used.begin(), l.handles_used.end());
+	l.groups = groups_;
+	l.generation = generation_;
+	l.clock_bytes = learner_.clock();
+	l.recomputes = recomputes_.load(std::memory_order_relaxed);
+	l.ruh_updates = ruh_updates();
+	l.ruh_update_refused = ruh_update_refused();
+	l.overflow_bytes = learner_.overflow_bytes();
+	l.state_path = opts_.state_path;
+	return l;
 }
+
+json LearnedPlacement::policy_json(WriterNames &names) const { return policy(names); }
 
 std::string LearnedPlacement::metrics_text(WriterNames &names) const
 {

@@ -25,6 +25,7 @@
 #include "nvme/device.hpp"
 #include "placement/learner.hpp"
 #include "placement/policy.hpp"
+#include "proto/policy_reply.hpp"
 
 namespace kvfdp::daemon {
 
@@ -67,6 +68,8 @@ public:
 	void stop();
 
 	// `kvfdp policy`'s learned part: the groups and every key, named by names.
+	[[nodiscard]] proto::LearnedPolicy policy(WriterNames &names) const;
+	// The same as JSON.
 	[[nodiscard]] nlohmann::json policy_json(WriterNames &names) const;
 	// Prometheus lines: per-key lifetime, share and live bytes; RUH Update counts.
 	[[nodiscard]] std::string metrics_text(WriterNames &names) const;

@@ -2,6 +2,9 @@
 #include "userspace/twin/report.hpp"
 
 #include <cstdio>
+#include <optional>
+
+#include "proto/control.hpp"
 
 namespace kvfdp::twin {
 
@@ -9,9 +12,9 @@ namespace {
 
 using nlohmann::json;
 
-json copy_json(double waf, uint64_t host, uint64_t media, uint64_t relocated)
+proto::TwinCopy copy_of(double waf, uint64_t host, uint64_t media, uint64_t relocated)
 {
-	return {{"waf", host ? json(waf) : json(nullptr)}, {"media_bytes", media}, {"relocated_bytes", relocated}};
+	return {host ? std::optional<double>(waf) : std::nullopt, media, relocated};
 }
 
 std::string bytes_text(double b)
@@ -30,52 +33,56 @@ std::string bytes_text(double b)
 	return buf;
 }
 
-std::string waf_text(const json &j)
+std::string waf_text(const std::optional<double> &waf)
 {
-	if (!j.is_number())
+	if (!waf)
 		return "n/a (nothing written yet)";
 	char buf[32];
-	std::snprintf(buf, sizeof buf, "%.3f", j.get<double>());
+	std::snprintf(buf, sizeof buf, "%.3f", *waf);
 	return buf;
 }
 
 } // namespace
 
-json report_json(const TwinReport &t)
+proto::TwinStats report_stats(const TwinReport &t)
 {
-	return {{"rate", t.rate},
-		{"memory_bytes", t.memory_bytes},
-		{"model_logical_bytes", t.model_logical_bytes},
-		{"model_ru_bytes", t.model_ru_bytes},
-		{"records", t.records},
-		{"dropped", t.dropped},
-		{"model_errors", t.model_errors},
-		{"host_bytes", t.host_bytes},
-		{"placed", copy_json(t.waf_placed, t.host_bytes, t.media_bytes_placed, t.relocated_bytes_placed)},
-		{"none", copy_json(t.waf_none, t.host_bytes, t.media_bytes_none, t.relocated_bytes_none)},
-		{"saved_bytes", t.saved_bytes}};
+	proto::TwinStats s;
+	s.rate = t.rate;
+	s.memory_bytes = t.memory_bytes;
+	s.model_logical_bytes = t.model_logical_bytes;
+	s.model_ru_bytes = t.model_ru_bytes;
+	s.records = t.records;
+	s.dropped = t.dropped;
+	s.model_errors = t.model_errors;
+	s.host_bytes = t.host_bytes;
+	s.placed = copy_of(t.waf_placed, t.host_bytes, t.media_bytes_placed, t.relocated_bytes_placed);
+	s.none = copy_of(t.waf_none, t.host_bytes, t.media_bytes_none, t.relocated_bytes_none);
+	s.saved_bytes = t.saved_bytes;
+	return s;
 }
 
-std::string report_text(const json &t)
+std::string report_text(const proto::TwinStats &t)
 {
-	auto num = [&t](const char *k) { return t.contains(k) && t[k].is_number() ? t[k].get<double>() : 0.0; };
-	const json none = t.value("none", json::object()), placed = t.value("placed", json::object());
 	char line[256];
 	std::string out = "\ntwin (docs/twin.md): the FDP SSD model fed kvfdpd's writes and trims since it started\n";
-	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf with placement", waf_text(placed.value("waf", json())).c_str());
+	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf with placement", waf_text(t.placed.waf).c_str());
 	out += line;
-	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf without (none)", waf_text(none.value("waf", json())).c_str());
+	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf without (none)", waf_text(t.none.waf).c_str());
 	out += line;
 	std::snprintf(line, sizeof line, "  %-22s %s of media writes (projected host writes %s)\n", "saved by placement",
-		      bytes_text(num("saved_bytes")).c_str(), bytes_text(num("host_bytes")).c_str());
+		      bytes_text(static_cast<double>(t.saved_bytes)).c_str(),
+		      bytes_text(static_cast<double>(t.host_bytes)).c_str());
 	out += line;
 	std::snprintf(line, sizeof line, "  %-22s %.6g of the LBA space and of each RU, %s of memory\n", "sampled",
-		      num("rate"), bytes_text(num("memory_bytes")).c_str());
+		      t.rate, bytes_text(static_cast<double>(t.memory_bytes)).c_str());
 	out += line;
-	std::snprintf(line, sizeof line, "  %-22s %.0f (%.0f dropped: ring full)\n", "records", num("records"), num("dropped"));
+	std::snprintf(line, sizeof line, "  %-22s %.0f (%.0f dropped: ring full)\n", "records",
+		      static_cast<double>(t.records), static_cast<double>(t.dropped));
 	out += line;
 	return out;
 }
+
+std::string report_text(const json &twin) { return report_text(proto::reply_as<proto::TwinStats>(twin)); }
 
 std::string metrics_text(const TwinReport &t)
 {
