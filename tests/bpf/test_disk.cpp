@@ -53,19 +53,15 @@ ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fst
 	if (const char *d = std::getenv("KVFDP_BPF_TEST_DISK"); d && *d) {
 		disk_ = d;
 	} else {
-		char tmpl[] = "/var/tmp/kvfdp-bpf-disk-XXXXXX";
-		int fd = ::mkstemp(tmpl);
-		if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size_mib) << 20) != 0) {
+		backing_.emplace("/var/tmp", TempFile::MayFail{});
+		if (!backing_->ok() || ::truncate(backing_->path.c_str(), static_cast<off_t>(size_mib) << 20) != 0) {
 			why_ = std::string("cannot create the loop backing file in /var/tmp: ") + std::strerror(errno);
-			if (fd >= 0)
-				::close(fd);
 			return;
 		}
-		::close(fd);
-		backing_ = tmpl;
-		disk_ = read_cmd("losetup --find --show " + backing_ + " 2>&1");
+		const std::string &backing = backing_->path;
+		disk_ = read_cmd("losetup --find --show " + backing + " 2>&1");
 		if (disk_.rfind("/dev/loop", 0) != 0) {
-			why_ = "losetup --find --show " + backing_ + " failed: " + disk_;
+			why_ = "losetup --find --show " + backing + " failed: " + disk_;
 			disk_.clear();
 			return;
 		}
@@ -80,30 +76,36 @@ ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fst
 		why_ = cmd + " failed (exit " + std::to_string(rc) + "): " + out;
 		return;
 	}
-	char mt[] = "/tmp/kvfdp-bpf-mnt-XXXXXX";
-	if (!::mkdtemp(mt)) {
+	mnt_dir_.emplace("/tmp", TempDir::MayFail{});
+	if (!mnt_dir_->ok()) {
 		why_ = std::string("mkdtemp failed: ") + std::strerror(errno);
 		return;
 	}
-	mnt_ = mt;
-	if (::mount(disk_.c_str(), mnt_.c_str(), fstype.c_str(), 0, nullptr) != 0) {
-		why_ = "mount " + disk_ + " on " + mnt_ + " (" + fstype + ") failed: " + std::strerror(errno);
+	const std::string &mnt = mnt_dir_->path;
+	if (::mount(disk_.c_str(), mnt.c_str(), fstype.c_str(), 0, nullptr) != 0) {
+		why_ = "mount " + disk_ + " on " + mnt + " (" + fstype + ") failed: " + std::strerror(errno);
 		return;
 	}
 	mounted_ = true;
 	ok_ = true;
 }
 
+// The mount point and the backing file go after this body (members): the directory only
+// once unmounted, the file after losetup -d.
 ScratchFs::~ScratchFs()
 {
-	if (mounted_)
-		::umount2(mnt_.c_str(), 0);
-	if (!mnt_.empty())
-		::rmdir(mnt_.c_str());
+	// EINVAL: not mounted (the test unmounted it); any other failure leaves it mounted, and
+	// then the directory is kept: never rm -rf what a mount holds.
+	if (mounted_ && ::umount2(mnt_dir_->path.c_str(), 0) != 0 && errno != EINVAL)
+		mnt_dir_->path.clear();
 	if (loop_)
 		run_cmd("losetup -d " + disk_ + " >/dev/null 2>&1");
-	if (!backing_.empty())
-		::unlink(backing_.c_str());
+}
+
+const std::string &ScratchFs::mnt() const
+{
+	static const std::string none;
+	return mnt_dir_ ? mnt_dir_->path : none;
 }
 
 std::function<std::string()> probe_scratch_disk()

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+
+#include "tests/support/temp_files.hpp"
 
 namespace kvfdp::test {
 
@@ -21,10 +24,12 @@ public:
 	[[nodiscard]] bool ok() const { return ok_; }
 	[[nodiscard]] const std::string &why() const { return why_; }
 	[[nodiscard]] const std::string &disk() const { return disk_; }
-	[[nodiscard]] const std::string &mnt() const { return mnt_; }
+	[[nodiscard]] const std::string &mnt() const;
 
 private:
-	std::string fstype_, disk_, backing_, mnt_, why_;
+	std::string fstype_, disk_, why_;
+	std::optional<TempFile> backing_;  // the loop device's file (none with KVFDP_BPF_TEST_DISK)
+	std::optional<TempDir> mnt_dir_;   // emptied before it goes: its path cleared if umount failed
 	bool loop_ = false, mounted_ = false, ok_ = false;
 };
 

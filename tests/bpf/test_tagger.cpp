@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <sys/stat.h>
@@ -33,6 +34,7 @@
 #include "bpf/user/tagger.hpp"
 #include "tests/bpf/test_disk.hpp"
 #include "tests/support/skip.hpp"
+#include "tests/support/temp_files.hpp"
 #include "tools/record/record.hpp"
 
 using namespace kvfdp;
@@ -149,6 +151,24 @@ Tagger load_tagger(const TaggerOptions &o)
 	return std::move(t).value();
 }
 
+// A cgroup2 hierarchy mounted on a TempDir of its own: unmounted by unmount() or at the
+// end (also when a check fails first), its directory removed only once unmounted.
+struct Cgroup2Mount {
+	test::TempDir dir;
+	bool mounted = false;
+	void unmount()
+	{
+		if (mounted && ::system(("umount " + dir.path).c_str()) == 0)
+			mounted = false;
+	}
+	~Cgroup2Mount()
+	{
+		unmount();
+		if (mounted)
+			dir.path.clear();  // never rm -rf a live cgroup2 hierarchy
+	}
+};
+
 uint64_t dir_ino(const std::string &path)
 {
 	struct stat st {};
@@ -182,15 +202,14 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 	// /proc/self/cgroup shows its "0::" line only once cgroup2 was mounted somewhere).
 	auto mount = kvfdp::cgroup2_mount();
 	std::string root;
-	char tmpl[] = "/tmp/kvfdp-cg2-XXXXXX";
-	bool mounted = false;
+	std::optional<Cgroup2Mount> own;
 	if (mount.ok()) {
 		root = *mount;
 	} else {
-		REQUIRE(::mkdtemp(tmpl) != nullptr);
-		root = tmpl;
+		own.emplace();
+		root = own->dir.path;
 		REQUIRE_MESSAGE(::system(("mount -t cgroup2 none " + root).c_str()) == 0, "mount cgroup2");
-		mounted = true;
+		own->mounted = true;
 	}
 	auto self = kvfdp::self_cgroup_path();
 	REQUIRE_MESSAGE(self.ok(), (self.ok() ? "" : self.error().message()));
@@ -250,10 +269,8 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 		for (int waited = 0; !all_seen() && waited < kPollBudgetMs; waited += 50)
 			t.poll(50, ecb, rcb);
 	}
-	if (mounted) {  // (after the child's cgroup is gone)
-		::system(("umount " + root).c_str());
-		::rmdir(root.c_str());
-	}
+	if (own)  // (after the child's cgroup is gone)
+		own->unmount();
 
 	CHECK(t.inode_policy(dev, deep_file.ino) == rule_cls);   // three levels below the rule
 	CHECK(t.inode_policy(dev, long_file.ino) == KVFDP_CLASS_LONG);  // the nearer rule wins

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "nvme/model/model_device.hpp"
+#include "tests/support/temp_files.hpp"
 #include "tools/cli/context.hpp"
 
 #ifndef KVFDP_CLI_GOLDEN_DIR
@@ -32,9 +33,8 @@ namespace {
 // Removes the model's data file when the device goes.
 class OwnedModel final : public nvme::Device {
 public:
-	OwnedModel(std::unique_ptr<nvme::Device> d, std::string path)
-		: d_(std::move(d)), path_(std::move(path)) {}
-	~OwnedModel() override { ::unlink(path_.c_str()); }
+	OwnedModel(std::unique_ptr<nvme::Device> d, std::unique_ptr<kvfdp::test::TempFile> file)
+		: file_(std::move(file)), d_(std::move(d)) {}
 	const nvme::DeviceInfo &info() const override { return d_->info(); }
 	Result<std::vector<nvme::Handle>> handles() override { return d_->handles(); }
 	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override { return d_->log_page(lid, lsp); }
@@ -42,32 +42,28 @@ public:
 	Result<void> ruh_update(std::span<const uint16_t> hs) override { return d_->ruh_update(hs); }
 
 private:
+	std::unique_ptr<kvfdp::test::TempFile> file_;  // outlives d_
 	std::unique_ptr<nvme::Device> d_;
-	std::string path_;
 };
 
 } // namespace
 
 Result<std::unique_ptr<nvme::Device>> make_worked_model()
 {
-	std::string tmpl = "/tmp/kvfdp-cli-test-XXXXXX";
-	int fd = ::mkstemp(tmpl.data());
-	if (fd < 0)
+	auto file = std::make_unique<kvfdp::test::TempFile>("/tmp", kvfdp::test::TempFile::MayFail{});
+	if (!file->ok())
 		return errno_error(errno, "mkstemp");
-	::close(fd);
 	model::ModelDeviceOptions o;
 	o.config.logical_bytes = 64u << 20;
 	o.config.lba_size = 4096;
 	o.config.ru_size = 1u << 20;
 	o.config.nruh = 4;
 	o.config.op = 0.28;
-	o.data_path = tmpl;
+	o.data_path = file->path;
 	auto dev = model::open_model_device(o);
-	if (!dev) {
-		::unlink(tmpl.c_str());
+	if (!dev)
 		return std::move(dev).error();
-	}
-	std::unique_ptr<nvme::Device> owned = std::make_unique<OwnedModel>(std::move(dev).value(), tmpl);
+	std::unique_ptr<nvme::Device> owned = std::make_unique<OwnedModel>(std::move(dev).value(), std::move(file));
 	io_uring ring{};
 	if (int r = io_uring_queue_init(4, &ring, 0); r < 0)
 		return errno_error(r, "io_uring_queue_init");

@@ -50,21 +50,32 @@ inline void write_file(const std::string &path, const std::string &text)
 	REQUIRE(::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()));
 }
 
-// A fresh file under dir (mkstemp) holding text, unlinked at the end.
+// A fresh file under dir (mkstemp) holding text, unlinked at the end. A failed mkstemp
+// fails the test, or with MayFail (an empty file; the caller reports errno) leaves path
+// empty and ok() false.
 struct TempFile {
+	struct MayFail {};
 	std::string path;
-	explicit TempFile(const std::string &text = {}, const std::string &dir = "/tmp")
+	explicit TempFile(const std::string &text = {}, const std::string &dir = "/tmp") : TempFile(dir, MayFail{})
 	{
-		std::string tmpl = dir + "/kvfdp-test-XXXXXX";
-		UniqueFd fd(::mkstemp(tmpl.data()));
-		REQUIRE_MESSAGE(fd, "mkstemp under " << dir);
-		path = tmpl;
+		REQUIRE_MESSAGE(ok(), "mkstemp under " << dir);
 		if (!text.empty())
 			write_file(path, text);
 	}
-	~TempFile() { ::unlink(path.c_str()); }
+	TempFile(const std::string &dir, MayFail)
+	{
+		std::string tmpl = dir + "/kvfdp-test-XXXXXX";
+		if (UniqueFd fd(::mkstemp(tmpl.data())); fd)
+			path = tmpl;
+	}
+	~TempFile()
+	{
+		if (ok())
+			::unlink(path.c_str());
+	}
 	TempFile(const TempFile &) = delete;
 	TempFile &operator=(const TempFile &) = delete;
+	[[nodiscard]] bool ok() const { return !path.empty(); }
 };
 
 // A path that does not exist yet (for what the code under test creates), named name in a
