@@ -105,9 +105,13 @@ StripeDevice::~StripeDevice() = default;
 StripeDevice *as_stripe(Device &d) { return dynamic_cast<StripeDevice *>(&d); }
 const StripeDevice *as_stripe(const Device &d) { return dynamic_cast<const StripeDevice *>(&d); }
 
-Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMemberSpec> members, const StripeOptions &opts)
+namespace {
+
+using MemberIds = std::vector<std::vector<std::string>>;
+
+// Two to kMaxStripeMembers members.
+Result<void> check_member_count(size_t n)
 {
-	const size_t n = members.size();
 	if (n < 2)
 		return guidance_error(std::errc::invalid_argument,
 				      "a stripe needs two or more members (give --device more than once)");
@@ -115,57 +119,65 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 		return guidance_error(std::errc::invalid_argument,
 				      std::to_string(n) + " stripe members: at most " + std::to_string(kMaxStripeMembers) +
 					      " are supported; give fewer --device");
-	std::vector<std::vector<std::string>> ids(n);
-	std::vector<std::vector<Handle>> handles(n);
-	for (size_t m = 0; m < n; m++) {
-		const StripeMemberSpec &sm = members[m];
-		const std::string who = stripe_member_name(m, sm.path);
-		if (!sm.device)
-			return guidance_error(std::errc::invalid_argument, who + " is not open");
-		const DeviceInfo &mi = sm.device->info();
-		const DeviceInfo &first = members[0].device->info();
-		if (mi.backend != first.backend)
-			return guidance_error(std::errc::invalid_argument,
-					      who + " is a " + mi.backend + " device but member 0 is " +
-						      first.backend + ": stripe members of one backend");
-		if (!mi.fdp_enabled)
-			return guidance_error(std::errc::invalid_argument,
-					      who + " has no FDP enabled: every stripe member must be an FDP " +
-						      "namespace; remove it from the --device list");
-		if (mi.lba_size != first.lba_size)
-			return guidance_error(std::errc::invalid_argument,
-					      who + " has " + std::to_string(mi.lba_size) +
-						      "-byte LBAs but member 0 (" + members[0].path + ") has " +
-						      std::to_string(first.lba_size) +
-						      ": format the members to one LBA size (nvme format --lbaf) or stripe only "
-						      "like members");
-		if (mi.nlb == 0 || mi.max_transfer < mi.lba_size)
-			return guidance_error(std::errc::invalid_argument,
-					      who + " reports no usable size or transfer limit");
-		ids[m] = member_identity(sm.path, opts.sysfs_root);
-		for (size_t o = 0; o < m; o++)
-			for (const std::string &k : ids[m])
-				if (std::find(ids[o].begin(), ids[o].end(), k) != ids[o].end())
-					return guidance_error(std::errc::invalid_argument,
-							      who + " is the same namespace as member " +
-								      std::to_string(o) + " (" + members[o].path + ")" +
-								      (k.rfind("wwid:", 0) == 0 ? " (" + k + ")" : "") +
-								      ": give each namespace once");
-		auto hs = sm.device->handles();
-		if (!hs) {
-			Error e = std::move(hs).error();
-			e.context = who + ": reading RUH Status: " + e.context;
-			return e;
-		}
-		if (hs->empty())
-			return guidance_error(std::errc::invalid_argument,
-					      who + " has FDP enabled but no placement handles: recreate the " +
-						      "namespace with handles, or remove it from the --device list");
-		handles[m] = std::move(*hs);
-	}
+	return ok();
+}
 
-	const DeviceInfo &i0 = members[0].device->info();
-	const uint32_t lba = i0.lba_size;
+// Member m against member 0 (backend, FDP, LBA size, a usable size) and against members
+// 0..m-1 (not the same namespace: ids[m] is filled here); its placement handles.
+Result<std::vector<Handle>> check_member(const std::vector<StripeMemberSpec> &members, size_t m, MemberIds &ids,
+					 const StripeOptions &opts)
+{
+	const StripeMemberSpec &sm = members[m];
+	const std::string who = stripe_member_name(m, sm.path);
+	if (!sm.device)
+		return guidance_error(std::errc::invalid_argument, who + " is not open");
+	const DeviceInfo &mi = sm.device->info();
+	const DeviceInfo &first = members[0].device->info();
+	if (mi.backend != first.backend)
+		return guidance_error(std::errc::invalid_argument,
+				      who + " is a " + mi.backend + " device but member 0 is " +
+					      first.backend + ": stripe members of one backend");
+	if (!mi.fdp_enabled)
+		return guidance_error(std::errc::invalid_argument,
+				      who + " has no FDP enabled: every stripe member must be an FDP " +
+					      "namespace; remove it from the --device list");
+	if (mi.lba_size != first.lba_size)
+		return guidance_error(std::errc::invalid_argument,
+				      who + " has " + std::to_string(mi.lba_size) +
+					      "-byte LBAs but member 0 (" + members[0].path + ") has " +
+					      std::to_string(first.lba_size) +
+					      ": format the members to one LBA size (nvme format --lbaf) or stripe only "
+					      "like members");
+	if (mi.nlb == 0 || mi.max_transfer < mi.lba_size)
+		return guidance_error(std::errc::invalid_argument,
+				      who + " reports no usable size or transfer limit");
+	ids[m] = member_identity(sm.path, opts.sysfs_root);
+	for (size_t o = 0; o < m; o++)
+		for (const std::string &k : ids[m])
+			if (std::find(ids[o].begin(), ids[o].end(), k) != ids[o].end())
+				return guidance_error(std::errc::invalid_argument,
+						      who + " is the same namespace as member " +
+							      std::to_string(o) + " (" + members[o].path + ")" +
+							      (k.rfind("wwid:", 0) == 0 ? " (" + k + ")" : "") +
+							      ": give each namespace once");
+	auto hs = sm.device->handles();
+	if (!hs) {
+		Error e = std::move(hs).error();
+		e.context = who + ": reading RUH Status: " + e.context;
+		return e;
+	}
+	if (hs->empty())
+		return guidance_error(std::errc::invalid_argument,
+				      who + " has FDP enabled but no placement handles: recreate the " +
+					      "namespace with handles, or remove it from the --device list");
+	return std::move(*hs);
+}
+
+// The stripe size in bytes: opts' or the default from the members' transfer limits; a
+// multiple of the LBA size and of 4096, at most 1 GiB.
+Result<uint64_t> choose_stripe_bytes(const std::vector<StripeMemberSpec> &members, const StripeOptions &opts)
+{
+	const uint32_t lba = members[0].device->info().lba_size;
 	std::vector<uint32_t> transfers;
 	for (const auto &sm : members)
 		transfers.push_back(sm.device->info().max_transfer);
@@ -175,38 +187,56 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 				      "stripe size " + std::to_string(stripe) + " is not a multiple of the members' " +
 					      std::to_string(lba) + "-byte LBA and of 4096, at most 1 GiB: give --stripe-size "
 								    "like 512K or 1M");
-	const uint64_t unit = stripe / lba;
+	return stripe;
+}
 
-	auto sd = std::unique_ptr<StripeDevice>(new StripeDevice());
+// What every member holds: the smallest member's LBAs, the fewest handles, and a note
+// naming the members with more (whose extra handles go unused).
+struct Shared {
 	uint64_t min_nlb = UINT64_MAX;
+	size_t nh = 0;
+	std::string note;
+};
+
+// Refuses a member smaller than one stripe unit (unit LBAs, stripe bytes).
+Result<Shared> find_shared(const std::vector<StripeMemberSpec> &members,
+			   const std::vector<std::vector<Handle>> &handles, uint64_t stripe, uint64_t unit)
+{
+	const uint32_t lba = members[0].device->info().lba_size;
+	Shared sh;
 	size_t min_h = 0;
-	for (size_t m = 0; m < n; m++) {
+	for (size_t m = 0; m < members.size(); m++) {
 		const DeviceInfo &mi = members[m].device->info();
 		if (mi.nlb < unit)
 			return guidance_error(std::errc::invalid_argument,
 					      stripe_member_name(m, members[m].path) + " holds " + std::to_string(mi.nlb * lba) +
 						      " bytes, less than one stripe unit (" + std::to_string(stripe) +
 						      "): use a smaller --stripe-size or a larger namespace");
-		min_nlb = std::min(min_nlb, mi.nlb);
+		sh.min_nlb = std::min(sh.min_nlb, mi.nlb);
 		if (handles[m].size() < handles[min_h].size())
 			min_h = m;
 	}
-	const size_t nh = handles[min_h].size();
-	for (size_t m = 0; m < n; m++)
-		if (handles[m].size() > nh)
-			sd->note_ += (sd->note_.empty() ? "" : "; ") + stripe_member_name(m, members[m].path) + " has " +
-				     std::to_string(handles[m].size()) + " handles, " +
-				     stripe_member_name(min_h, members[min_h].path) + " " + std::to_string(nh) +
-				     ": the stripe uses handles 0.." + std::to_string(nh - 1) + " on every member";
+	sh.nh = handles[min_h].size();
+	for (size_t m = 0; m < members.size(); m++)
+		if (handles[m].size() > sh.nh)
+			sh.note += (sh.note.empty() ? "" : "; ") + stripe_member_name(m, members[m].path) + " has " +
+				   std::to_string(handles[m].size()) + " handles, " +
+				   stripe_member_name(min_h, members[min_h].path) + " " + std::to_string(sh.nh) +
+				   ": the stripe uses handles 0.." + std::to_string(sh.nh - 1) + " on every member";
+	return sh;
+}
 
-	sd->layout_ = StripeLayout{static_cast<uint32_t>(n), unit};
-	sd->member_nlb_ = min_nlb / unit * unit;
-	sd->nruh_ = static_cast<uint16_t>(nh);
-	DeviceInfo &info = sd->info_;
+// The stripe's DeviceInfo: member 0's FDP identity, nlb LBAs, nh handles, and the
+// members' most restrictive transfer, segment and FUA limits.
+DeviceInfo make_stripe_info(const std::vector<StripeMemberSpec> &members, uint64_t nlb, size_t nh)
+{
+	const DeviceInfo &i0 = members[0].device->info();
+	const uint32_t lba = i0.lba_size;
+	DeviceInfo info;
 	info.backend = i0.backend;
 	info.nsid = 0;
 	info.lba_size = lba;
-	info.nlb = sd->member_nlb_ * n;
+	info.nlb = nlb;
 	info.max_transfer = UINT32_MAX;
 	info.fdp_supported = info.fdp_enabled = true;
 	info.fua = true;
@@ -217,9 +247,7 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 	info.ru_size = i0.ru_size;
 	info.config_index = i0.config_index;
 	info.max_segments = 0;
-	uint64_t fp = kFnv1aBasis;
-	fp = add_field(fp, "stripe " + std::to_string(stripe) + " x" + std::to_string(n));
-	for (size_t m = 0; m < n; m++) {
+	for (size_t m = 0; m < members.size(); m++) {
 		const DeviceInfo &mi = members[m].device->info();
 		info.path += (m ? "," : "") + members[m].path;
 		info.max_transfer = std::min(info.max_transfer, mi.max_transfer / lba * lba);
@@ -227,15 +255,59 @@ Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMembe
 		info.fua = info.fua && mi.fua;
 		if (mi.max_segments && (!info.max_segments || mi.max_segments < info.max_segments))
 			info.max_segments = mi.max_segments;
+	}
+	return info;
+}
+
+// StripeDevice::fingerprint(): the stripe size and count, then each member's wwid (else its
+// canonical path); never 0.
+uint64_t make_fingerprint(const std::vector<StripeMemberSpec> &members, const MemberIds &ids, uint64_t stripe)
+{
+	uint64_t fp = kFnv1aBasis;
+	fp = add_field(fp, "stripe " + std::to_string(stripe) + " x" + std::to_string(members.size()));
+	for (size_t m = 0; m < members.size(); m++) {
 		std::string id;
 		for (const std::string &k : ids[m])
 			if (k.rfind("wwid:", 0) == 0)
 				id = k;
 		fp = add_field(fp, id.empty() ? canonical(members[m].path) : id);
-		sd->members_.push_back(StripeMember{members[m].path, members[m].device.get()});
-		sd->owned_.push_back(std::move(members[m].device));
 	}
-	sd->fingerprint_ = fp ? fp : 1;
+	return fp ? fp : 1;
+}
+
+} // namespace
+
+Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMemberSpec> members, const StripeOptions &opts)
+{
+	const size_t n = members.size();
+	KVFDP_TRY(check_member_count(n));
+	MemberIds ids(n);
+	std::vector<std::vector<Handle>> handles(n);
+	for (size_t m = 0; m < n; m++) {
+		auto hs = check_member(members, m, ids, opts);
+		if (!hs)
+			return std::move(hs).error();
+		handles[m] = std::move(*hs);
+	}
+	auto stripe = choose_stripe_bytes(members, opts);
+	if (!stripe)
+		return std::move(stripe).error();
+	const uint64_t unit = *stripe / members[0].device->info().lba_size;
+	auto shared = find_shared(members, handles, *stripe, unit);
+	if (!shared)
+		return std::move(shared).error();
+
+	auto sd = std::unique_ptr<StripeDevice>(new StripeDevice());
+	sd->note_ = std::move(shared->note);
+	sd->layout_ = StripeLayout{static_cast<uint32_t>(n), unit};
+	sd->member_nlb_ = shared->min_nlb / unit * unit;
+	sd->nruh_ = static_cast<uint16_t>(shared->nh);
+	sd->info_ = make_stripe_info(members, sd->member_nlb_ * n, shared->nh);
+	sd->fingerprint_ = make_fingerprint(members, ids, *stripe);
+	for (auto &sm : members) {
+		sd->members_.push_back(StripeMember{sm.path, sm.device.get()});
+		sd->owned_.push_back(std::move(sm.device));
+	}
 	return sd;
 }
 
