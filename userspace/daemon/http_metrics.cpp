@@ -216,35 +216,117 @@ void HttpMetricsServer::stop()
 	thread_.join();
 }
 
+namespace {
+
+// Expired connections go, whatever they were doing: reset (SO_LINGER 0), so that no
+// unsent reply stays queued in the kernel for a client that does not read.
+void drop_expired(std::vector<Conn> &conns, Clock::time_point now)
+{
+	conns.erase(std::remove_if(conns.begin(), conns.end(),
+				   [&](const Conn &c) {
+					   if (c.deadline > now)
+						   return false;
+					   const linger l{1, 0};
+					   (void)::setsockopt(c.fd.get(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+					   return true;
+				   }),
+		    conns.end());
+}
+
+// Fills pfds: the wake eventfd, the listener, then connection i at i + 2. Returns the poll
+// timeout in ms: until the nearest deadline, at most 60 s.
+int fill_poll_set(const std::vector<Conn> &conns, int wake_fd, int listen_fd, std::vector<pollfd> &pfds,
+		  Clock::time_point now)
+{
+	pfds.clear();
+	pfds.push_back({wake_fd, POLLIN, 0});
+	pfds.push_back({listen_fd, POLLIN, 0});
+	auto next = now + std::chrono::hours(1);
+	for (const Conn &c : conns) {
+		pfds.push_back({c.fd.get(), static_cast<short>(c.replying() ? POLLOUT : POLLIN), 0});
+		next = std::min(next, c.deadline);
+	}
+	const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+	return static_cast<int>(std::min<int64_t>(wait, 60000));
+}
+
+// Reads what the client sent; once the head is complete (or over max_request_bytes) the
+// reply is set, to be sent when the socket is writable. False: the connection goes.
+bool receive(Conn &c, const HttpMetricsOptions &o, const HttpMetricsServer::Render &render)
+{
+	char buf[4096];
+	const ssize_t r = ::recv(c.fd.get(), buf, std::min(sizeof buf, o.max_request_bytes - c.in.size()), MSG_DONTWAIT);
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+		return false;
+	if (r > 0)
+		c.in.append(buf, static_cast<size_t>(r));
+	const size_t end = head_end(c.in);
+	if (end != std::string::npos)
+		c.out = http_reply(c.in.substr(0, end), render);
+	else if (c.in.size() >= o.max_request_bytes)
+		c.out = plain(431, "Request Header Fields Too Large",
+			      "request over " + std::to_string(o.max_request_bytes) + " bytes\n");
+	if (c.replying())
+		std::string().swap(c.in);
+	return true;
+}
+
+// Sends what the socket takes of the reply. False: the connection goes (a failed send, or
+// the whole reply sent and the write side shut).
+bool send_some(Conn &c)
+{
+	const ssize_t w = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (w < 0 && errno != EAGAIN && errno != EINTR)
+		return false;
+	if (w > 0)
+		c.sent += static_cast<size_t>(w);
+	if (c.sent == c.out.size()) {
+		::shutdown(c.fd.get(), SHUT_WR);
+		return false;
+	}
+	return true;
+}
+
+// Accepts every pending connection. Full: the oldest connection still sending its request
+// makes room; when all are being answered, the new one gets a short 503 (best effort) instead.
+void accept_all(int listen_fd, std::vector<Conn> &conns, const HttpMetricsOptions &o)
+{
+	for (;;) {
+		UniqueFd fd(::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+		if (!fd)
+			break;
+		if (conns.size() >= o.max_connections) {
+			auto oldest = conns.end();
+			for (auto it = conns.begin(); it != conns.end(); ++it)
+				if (!it->replying() && (oldest == conns.end() || it->deadline < oldest->deadline))
+					oldest = it;
+			if (oldest == conns.end()) {
+				const std::string r = plain(503, "Service Unavailable", "too many connections\n");
+				(void)!::send(fd.get(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+				continue;
+			}
+			conns.erase(oldest);
+		}
+		Conn c;
+		c.fd = std::move(fd);
+		c.deadline = Clock::now() + o.timeout;
+		conns.push_back(std::move(c));
+	}
+}
+
+} // namespace
+
 void HttpMetricsServer::loop()
 {
 	std::vector<Conn> conns;
 	std::vector<pollfd> pfds;
 	conns.reserve(opts_.max_connections);
-	char buf[4096];
+	const Render render = [this] { return render_reused(); };
 	for (;;) {
 		const auto now = Clock::now();
-		// Expired connections go, whatever they were doing: reset (SO_LINGER 0), so that no
-		// unsent reply stays queued in the kernel for a client that does not read.
-		conns.erase(std::remove_if(conns.begin(), conns.end(),
-					   [&](const Conn &c) {
-						   if (c.deadline > now)
-							   return false;
-						   const linger l{1, 0};
-						   (void)::setsockopt(c.fd.get(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
-						   return true;
-					   }),
-			    conns.end());
-		pfds.clear();
-		pfds.push_back({wake_fd_.get(), POLLIN, 0});
-		pfds.push_back({listen_fd_.get(), POLLIN, 0});
-		auto next = now + std::chrono::hours(1);
-		for (const Conn &c : conns) {
-			pfds.push_back({c.fd.get(), static_cast<short>(c.replying() ? POLLOUT : POLLIN), 0});
-			next = std::min(next, c.deadline);
-		}
-		const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
-		const int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(std::min<int64_t>(wait, 60000)));
+		drop_expired(conns, now);
+		const int wait_ms = fill_poll_set(conns, wake_fd_.get(), listen_fd_.get(), pfds, now);
+		const int n = ::poll(pfds.data(), pfds.size(), wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
@@ -253,71 +335,14 @@ void HttpMetricsServer::loop()
 			break;  // stop()
 		// Connections first (their pollfd indexes are i + 2), then new ones.
 		std::vector<bool> drop(conns.size(), false);
-		for (size_t i = 0; i < conns.size(); i++) {
-			const short re = pfds[i + 2].revents;
-			if (!re)
-				continue;
-			Conn &c = conns[i];
-			if (!c.replying()) {
-				const ssize_t r = ::recv(c.fd.get(), buf, std::min(sizeof buf, opts_.max_request_bytes - c.in.size()),
-							 MSG_DONTWAIT);
-				if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-					drop[i] = true;
-					continue;
-				}
-				if (r > 0)
-					c.in.append(buf, static_cast<size_t>(r));
-				const size_t end = head_end(c.in);
-				if (end != std::string::npos)
-					c.out = http_reply(c.in.substr(0, end), [this] { return render_reused(); });
-				else if (c.in.size() >= opts_.max_request_bytes)
-					c.out = plain(431, "Request Header Fields Too Large",
-						      "request over " + std::to_string(opts_.max_request_bytes) + " bytes\n");
-				if (c.replying())
-					std::string().swap(c.in);
-				continue;  // the reply is sent when the socket is writable
-			}
-			const ssize_t w = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent,
-						 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (w < 0 && errno != EAGAIN && errno != EINTR) {
-				drop[i] = true;
-				continue;
-			}
-			if (w > 0)
-				c.sent += static_cast<size_t>(w);
-			if (c.sent == c.out.size()) {
-				::shutdown(c.fd.get(), SHUT_WR);
-				drop[i] = true;
-			}
-		}
+		for (size_t i = 0; i < conns.size(); i++)
+			if (pfds[i + 2].revents)
+				drop[i] = conns[i].replying() ? !send_some(conns[i]) : !receive(conns[i], opts_, render);
 		for (size_t i = conns.size(); i-- > 0;)
 			if (drop[i])
 				conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
-		if (!(pfds[1].revents & POLLIN))
-			continue;
-		for (;;) {
-			UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-			if (!fd)
-				break;
-			if (conns.size() >= opts_.max_connections) {
-				// Full: the oldest connection still sending its request makes room; when all
-				// are being answered, the new one gets a short 503 (best effort) instead.
-				auto oldest = conns.end();
-				for (auto it = conns.begin(); it != conns.end(); ++it)
-					if (!it->replying() && (oldest == conns.end() || it->deadline < oldest->deadline))
-						oldest = it;
-				if (oldest == conns.end()) {
-					const std::string r = plain(503, "Service Unavailable", "too many connections\n");
-					(void)!::send(fd.get(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-					continue;
-				}
-				conns.erase(oldest);
-			}
-			Conn c;
-			c.fd = std::move(fd);
-			c.deadline = Clock::now() + opts_.timeout;
-			conns.push_back(std::move(c));
-		}
+		if (pfds[1].revents & POLLIN)
+			accept_all(listen_fd_.get(), conns, opts_);
 	}
 }
 
