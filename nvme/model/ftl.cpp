@@ -365,7 +365,7 @@ void Ftl::run_gc(uint32_t rg)
 	in_gc_ = false;
 }
 
-Result<void> Ftl::check_invariants() const
+Result<uint64_t> Ftl::check_rus() const
 {
 	uint64_t sum_valid = 0;
 	for (uint32_t ru = 0; ru < total_rus_; ru++) {
@@ -390,6 +390,11 @@ Result<void> Ftl::check_invariants() const
 			return violation("RU %llu is left in the GC victim state", ru);
 		sum_valid += live;
 	}
+	return sum_valid;
+}
+
+Result<void> Ftl::check_mapping(uint64_t sum_valid) const
+{
 	uint64_t mapped = 0;
 	for (uint32_t lu = 0; lu < logical_units_; lu++) {
 		const uint32_t p = l2p_[lu];
@@ -403,50 +408,65 @@ Result<void> Ftl::check_invariants() const
 	if (mapped != sum_valid || mapped != live_units_)
 		return violation("mapped logical units %llu, valid units %llu, live count %llu",
 				 mapped, sum_valid, live_units_);
+	return ok();
+}
 
-	for (uint32_t rg = 0; rg < cfg_.nrg; rg++) {
-		const RuCounts c = ru_counts(rg);
-		if (c.free + c.open + c.full != rus_per_rg_)
-			return violation("group %llu: free + open + full = %llu, not %llu", rg,
-					 c.free + c.open + c.full, rus_per_rg_);
-		if (c.free != nfree_[rg] || c.open != nopen_[rg])
-			return violation("group %llu: %llu free / %llu open RUs disagree with the lists",
-					 rg, c.free, c.open);
-		for (uint32_t i = 0; i < nfree_[rg]; i++) {
-			const uint32_t ru = free_[size_t{rg} * rus_per_rg_ + i];
-			if (ru / rus_per_rg_ != rg || state_[ru] != kFree)
-				return violation("group %llu: free list holds RU %llu in state %llu", rg, ru,
-						 state_[ru]);
-		}
-		uint32_t streams_open = 0;
-		for (uint32_t s = 0; s < streams_per_rg(); s++) {
-			const Stream &st = streams_[size_t{rg} * streams_per_rg() + s];
-			if (st.ru == kNone)
-				continue;
-			streams_open++;
-			if (state_[st.ru] != kOpen || st.wp >= upr_ || valid_[st.ru] > st.wp)
-				return violation("stream %llu's RU %llu is inconsistent (wp %llu)", s, st.ru,
-						 st.wp);
-		}
-		if (streams_open != c.open)
-			return violation("group %llu: %llu streams hold %llu open RUs", rg, streams_open,
-					 c.open);
-		if (buckets_on_) {
-			uint32_t listed = 0;
-			for (uint32_t v = 0; v <= upr_; v++) {
-				for (uint32_t ru = heads_[size_t{rg} * (upr_ + 1) + v]; ru != kNone;
-				     ru = next_[ru]) {
-					if (state_[ru] != kFull || valid_[ru] != v || listed > rus_per_rg_)
-						return violation("greedy bucket %llu holds RU %llu (valid %llu)",
-								 v, ru, valid_[ru]);
-					listed++;
-				}
-			}
-			if (listed != c.full)
-				return violation("group %llu: %llu RUs in greedy buckets, %llu full", rg,
-						 listed, c.full);
+Result<void> Ftl::check_group(uint32_t rg) const
+{
+	const RuCounts c = ru_counts(rg);
+	if (c.free + c.open + c.full != rus_per_rg_)
+		return violation("group %llu: free + open + full = %llu, not %llu", rg,
+				 c.free + c.open + c.full, rus_per_rg_);
+	if (c.free != nfree_[rg] || c.open != nopen_[rg])
+		return violation("group %llu: %llu free / %llu open RUs disagree with the lists",
+				 rg, c.free, c.open);
+	for (uint32_t i = 0; i < nfree_[rg]; i++) {
+		const uint32_t ru = free_[size_t{rg} * rus_per_rg_ + i];
+		if (ru / rus_per_rg_ != rg || state_[ru] != kFree)
+			return violation("group %llu: free list holds RU %llu in state %llu", rg, ru,
+					 state_[ru]);
+	}
+	uint32_t streams_open = 0;
+	for (uint32_t s = 0; s < streams_per_rg(); s++) {
+		const Stream &st = streams_[size_t{rg} * streams_per_rg() + s];
+		if (st.ru == kNone)
+			continue;
+		streams_open++;
+		if (state_[st.ru] != kOpen || st.wp >= upr_ || valid_[st.ru] > st.wp)
+			return violation("stream %llu's RU %llu is inconsistent (wp %llu)", s, st.ru,
+					 st.wp);
+	}
+	if (streams_open != c.open)
+		return violation("group %llu: %llu streams hold %llu open RUs", rg, streams_open,
+				 c.open);
+	return buckets_on_ ? check_buckets(rg, c.full) : ok();
+}
+
+Result<void> Ftl::check_buckets(uint32_t rg, uint32_t full) const
+{
+	uint32_t listed = 0;
+	for (uint32_t v = 0; v <= upr_; v++) {
+		for (uint32_t ru = heads_[size_t{rg} * (upr_ + 1) + v]; ru != kNone; ru = next_[ru]) {
+			if (state_[ru] != kFull || valid_[ru] != v || listed > rus_per_rg_)
+				return violation("greedy bucket %llu holds RU %llu (valid %llu)",
+						 v, ru, valid_[ru]);
+			listed++;
 		}
 	}
+	if (listed != full)
+		return violation("group %llu: %llu RUs in greedy buckets, %llu full", rg,
+				 listed, full);
+	return ok();
+}
+
+Result<void> Ftl::check_invariants() const
+{
+	auto sum_valid = check_rus();
+	if (!sum_valid)
+		return std::move(sum_valid).error();
+	KVFDP_TRY(check_mapping(*sum_valid));
+	for (uint32_t rg = 0; rg < cfg_.nrg; rg++)
+		KVFDP_TRY(check_group(rg));
 	if (stats_.erased_bytes != stats_.gc_runs * cfg_.ru_size)
 		return violation("erased bytes %llu != GC runs %llu x RU size", stats_.erased_bytes,
 				 stats_.gc_runs);

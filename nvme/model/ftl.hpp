@@ -105,6 +105,13 @@ private:
 	void bucket_insert(uint32_t ru);
 	void bucket_remove(uint32_t ru);
 	[[nodiscard]] uint32_t streams_per_rg() const { return 2u * cfg_.nruh + 1; }
+	// check_invariants' phases, each naming the first violation it finds: the RUs against
+	// the reverse map (returns the units valid in all RUs), the forward map against it, one
+	// group's lists and streams, its greedy buckets (full: the group's full RUs).
+	[[nodiscard]] Result<uint64_t> check_rus() const;
+	[[nodiscard]] Result<void> check_mapping(uint64_t sum_valid) const;
+	[[nodiscard]] Result<void> check_group(uint32_t rg) const;
+	[[nodiscard]] Result<void> check_buckets(uint32_t rg, uint32_t full) const;
 
 	ModelConfig cfg_;
 	uint64_t logical_lbas_ = 0;
