@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "common/unique_fd.hpp"
 #include "proto/control.hpp"
@@ -53,47 +54,47 @@ DaemonReply fail(DaemonFailure kind, std::string msg)
 	return r;
 }
 
-} // namespace
-
-bool daemon_reachable(const std::string &path) { return connect_to(path).fd.valid(); }
-
-DaemonReply daemon_call(const std::string &path, const std::string &cmd,
-			const nlohmann::json &args, int timeout_ms)
+// Why connecting failed (err: connect_to's errno), with what to do.
+DaemonReply connect_failure(const std::string &path, int err)
 {
-	Conn c = connect_to(path);
-	if (!c.fd) {
-		std::string why = std::strerror(c.err);
-		if (c.err == EACCES || c.err == EPERM)
-			return fail(DaemonFailure::denied,
-				    "cannot connect to kvfdpd at " + path + ": " + why +
-					    "; run as root or as a member of group kvfdp");
-		return fail(DaemonFailure::unreachable,
-			    "no kvfdpd at " + path + " (" + why +
-				    "); is kvfdpd running? try --device /dev/ngXnY or --backend model");
-	}
-	nlohmann::json req = args.is_object() ? args : nlohmann::json::object();
-	req[proto::kCmdKey] = cmd;
-	std::string line = req.dump() + "\n";
+	std::string why = std::strerror(err);
+	if (err == EACCES || err == EPERM)
+		return fail(DaemonFailure::denied,
+			    "cannot connect to kvfdpd at " + path + ": " + why +
+				    "; run as root or as a member of group kvfdp");
+	return fail(DaemonFailure::unreachable,
+		    "no kvfdpd at " + path + " (" + why +
+			    "); is kvfdpd running? try --device /dev/ngXnY or --backend model");
+}
+
+// Sends the whole line. False: the send failed (a refused connection: its one-line reason
+// may be waiting).
+bool send_line(int fd, const std::string &line)
+{
 	size_t off = 0;
-	bool send_failed = false;  // a refused connection: its one-line reason may be waiting
 	while (off < line.size()) {
-		ssize_t n = send(c.fd.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL);
+		ssize_t n = send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			send_failed = true;
-			break;
-		}
+		if (n <= 0)
+			return false;
 		off += static_cast<size_t>(n);
 	}
-	std::string reply;
+	return true;
+}
+
+// Reads the reply's first line into reply (without its '\n'; a final line without one
+// counts), within timeout_ms. A failure (timeout, closed, over kMaxReply) is returned.
+std::optional<DaemonReply> read_reply_line(int fd, const std::string &path, const std::string &cmd, int timeout_ms,
+					   bool send_failed, std::string &reply)
+{
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
 	char buf[65536];
 	for (;;) {
 		size_t nl = reply.find('\n');
 		if (nl != std::string::npos) {
 			reply.resize(nl);
-			break;
+			return std::nullopt;
 		}
 		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
 			deadline - std::chrono::steady_clock::now());
@@ -102,18 +103,18 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 				    "kvfdpd at " + path + " did not answer '" + cmd + "' within " +
 					    std::to_string(timeout_ms / 1000) +
 					    " s; check the daemon's log (journalctl -u kvfdpd)");
-		pollfd p{c.fd.get(), POLLIN, 0};
+		pollfd p{fd, POLLIN, 0};
 		int pr = poll(&p, 1, static_cast<int>(left.count()));
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr <= 0)
 			continue;
-		ssize_t n = recv(c.fd.get(), buf, sizeof buf, 0);
+		ssize_t n = recv(fd, buf, sizeof buf, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			if (!reply.empty())
-				break; // a final line without '\n'
+				return std::nullopt; // a final line without '\n'
 			if (send_failed)
 				return fail(DaemonFailure::protocol,
 					    "kvfdpd at " + path + " closed the connection while we sent '" +
@@ -127,6 +128,11 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 			return fail(DaemonFailure::protocol,
 				    "kvfdpd's reply to '" + cmd + "' exceeds 16 MiB; this is a daemon bug");
 	}
+}
+
+// The reply line as {"ok":..., "data"|"error":...}: its data, or the daemon's refusal.
+DaemonReply parse_reply(const std::string &path, const std::string &cmd, const std::string &reply)
+{
 	auto j = nlohmann::json::parse(reply, nullptr, false);
 	if (j.is_discarded() || !j.is_object() || !j.contains(proto::kOkKey) || !j[proto::kOkKey].is_boolean())
 		return fail(DaemonFailure::protocol,
@@ -141,6 +147,25 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 	r.ok = true;
 	r.data = j.contains(proto::kDataKey) ? j[proto::kDataKey] : nlohmann::json::object();
 	return r;
+}
+
+} // namespace
+
+bool daemon_reachable(const std::string &path) { return connect_to(path).fd.valid(); }
+
+DaemonReply daemon_call(const std::string &path, const std::string &cmd,
+			const nlohmann::json &args, int timeout_ms)
+{
+	Conn c = connect_to(path);
+	if (!c.fd)
+		return connect_failure(path, c.err);
+	nlohmann::json req = args.is_object() ? args : nlohmann::json::object();
+	req[proto::kCmdKey] = cmd;
+	const bool send_failed = !send_line(c.fd.get(), req.dump() + "\n");
+	std::string reply;
+	if (auto failed = read_reply_line(c.fd.get(), path, cmd, timeout_ms, send_failed, reply))
+		return std::move(*failed);
+	return parse_reply(path, cmd, reply);
 }
 
 } // namespace kvfdp::cli
