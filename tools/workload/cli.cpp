@@ -295,6 +295,78 @@ bool selects_workload(const WorkloadOptions &o, std::string_view workload)
 	       workload == "slots";
 }
 
+namespace {
+
+// --workload slots: its workers from the --slot-* lists, its scale from the KV model.
+Result<std::unique_ptr<sim::Workload>> make_slot_workload(const WorkloadOptions &o, const WorkloadContext &ctx)
+{
+	if (!o.kv_trace.empty() || !o.blk_trace.empty())
+		return usage("--workload slots generates its own writes; drop --kv-trace / --blk-trace");
+	SlotConfig cfg;
+	auto ws = slot_workers(o);
+	if (!ws)
+		return std::move(ws).error();
+	cfg.workers = std::move(*ws);
+	auto chunk = chunk_bytes_for(o.kv_model, o.kv_scale);
+	if (!chunk)
+		return std::move(chunk).error();
+	auto preset = find_preset(o.kv_model);
+	cfg.scale = static_cast<double>(*chunk) / static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
+	cfg.utilisation = ctx.utilisation;
+	cfg.seed = ctx.seed;
+	cfg.measure_writes = o.slot_measure_writes;
+	KVFDP_TRY(SlotWorkload::validate(cfg, ctx.capacity_bytes));
+	return std::unique_ptr<sim::Workload>(std::make_unique<SlotWorkload>(std::move(cfg)));
+}
+
+// --kv-trace: the Mooncake trace replayed in each engine (--workload host), else through
+// one chunk store.
+Result<std::unique_ptr<sim::Workload>> make_trace_workload(const WorkloadOptions &o, const WorkloadContext &ctx,
+							   uint64_t chunk)
+{
+	auto trace = load_mooncake(o.kv_trace, o.kv_requests);
+	if (!trace)
+		return std::move(trace).error();
+	if (ctx.workload == "host") {
+		auto h = host_config(o, chunk, ctx.utilisation);
+		if (!h)
+			return std::move(h).error();
+		return std::unique_ptr<sim::Workload>(std::make_unique<HostWorkload>(std::move(*trace), *h));
+	}
+	ChunkStoreConfig cfg;
+	cfg.chunk_bytes = chunk;
+	cfg.utilisation = ctx.utilisation;
+	cfg.promote_on_hit = o.kv_promote;
+	cfg.evict = o.kv_evict == "fifo"    ? EvictPolicy::fifo
+		    : o.kv_evict == "fifo2" ? EvictPolicy::fifo2
+					    : EvictPolicy::lru;
+	std::string name = o.kv_trace;
+	if (auto slash = name.rfind('/'); slash != std::string::npos)
+		name = name.substr(slash + 1);
+	return std::unique_ptr<sim::Workload>(std::make_unique<ChunkStoreWorkload>(name, std::move(*trace), cfg));
+}
+
+// --workload kv: the synthetic KV workload from --kv-mix, --kv-lifetimes and --writes.
+Result<std::unique_ptr<sim::Workload>> make_synth_workload(const WorkloadOptions &o, const WorkloadContext &ctx,
+							   uint64_t chunk)
+{
+	KvSynthConfig cfg;
+	cfg.chunk_bytes = chunk;
+	cfg.utilisation = ctx.utilisation;
+	cfg.seed = ctx.seed;
+	if (!parse_triple(o.kv_mix, cfg.mix) || cfg.mix[0] + cfg.mix[1] + cfg.mix[2] <= 0)
+		return usage("--kv-mix: want three shares like 0.05,0.35,0.60 (not all zero)");
+	if (!parse_triple(o.kv_lifetimes, cfg.mean_life_s) || cfg.mean_life_s[0] <= 0 ||
+	    cfg.mean_life_s[1] <= 0 || cfg.mean_life_s[2] <= 0)
+		return usage("--kv-lifetimes: want three positive seconds like 43200,300,10");
+	if (!(o.kv_drive_writes > 0 && o.kv_drive_writes <= 1000))
+		return usage("--writes: want a number in (0, 1000]");
+	cfg.drive_writes = o.kv_drive_writes;
+	return std::unique_ptr<sim::Workload>(std::make_unique<KvSynthWorkload>(cfg));
+}
+
+} // namespace
+
 Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 						     const WorkloadContext &ctx)
 {
@@ -302,25 +374,8 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 		return usage("--workload host replays a Mooncake trace in each engine: pass --kv-trace FILE");
 	if (ctx.workload == "host" && !o.blk_trace.empty())
 		return usage("--workload host takes --kv-trace, not --blk-trace");
-	if (ctx.workload == "slots") {
-		if (!o.kv_trace.empty() || !o.blk_trace.empty())
-			return usage("--workload slots generates its own writes; drop --kv-trace / --blk-trace");
-		SlotConfig cfg;
-		auto ws = slot_workers(o);
-		if (!ws)
-			return std::move(ws).error();
-		cfg.workers = std::move(*ws);
-		auto chunk = chunk_bytes_for(o.kv_model, o.kv_scale);
-		if (!chunk)
-			return std::move(chunk).error();
-		auto preset = find_preset(o.kv_model);
-		cfg.scale = static_cast<double>(*chunk) / static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
-		cfg.utilisation = ctx.utilisation;
-		cfg.seed = ctx.seed;
-		cfg.measure_writes = o.slot_measure_writes;
-		KVFDP_TRY(SlotWorkload::validate(cfg, ctx.capacity_bytes));
-		return std::unique_ptr<sim::Workload>(std::make_unique<SlotWorkload>(std::move(cfg)));
-	}
+	if (ctx.workload == "slots")
+		return make_slot_workload(o, ctx);
 	int chosen = (!o.kv_trace.empty()) + (!o.blk_trace.empty()) + (ctx.workload == "kv");
 	if (chosen > 1)
 		return usage("choose one of --kv-trace, --blk-trace and --workload kv");
@@ -339,42 +394,9 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 	auto chunk = chunk_bytes_for(o.kv_model, o.kv_scale);
 	if (!chunk)
 		return std::move(chunk).error();
-	if (!o.kv_trace.empty()) {
-		auto trace = load_mooncake(o.kv_trace, o.kv_requests);
-		if (!trace)
-			return std::move(trace).error();
-		if (ctx.workload == "host") {
-			auto h = host_config(o, *chunk, ctx.utilisation);
-			if (!h)
-				return std::move(h).error();
-			return std::unique_ptr<sim::Workload>(std::make_unique<HostWorkload>(std::move(*trace), *h));
-		}
-		ChunkStoreConfig cfg;
-		cfg.chunk_bytes = *chunk;
-		cfg.utilisation = ctx.utilisation;
-		cfg.promote_on_hit = o.kv_promote;
-		cfg.evict = o.kv_evict == "fifo"    ? EvictPolicy::fifo
-			    : o.kv_evict == "fifo2" ? EvictPolicy::fifo2
-						    : EvictPolicy::lru;
-		std::string name = o.kv_trace;
-		if (auto slash = name.rfind('/'); slash != std::string::npos)
-			name = name.substr(slash + 1);
-		return std::unique_ptr<sim::Workload>(
-			std::make_unique<ChunkStoreWorkload>(name, std::move(*trace), cfg));
-	}
-	KvSynthConfig cfg;
-	cfg.chunk_bytes = *chunk;
-	cfg.utilisation = ctx.utilisation;
-	cfg.seed = ctx.seed;
-	if (!parse_triple(o.kv_mix, cfg.mix) || cfg.mix[0] + cfg.mix[1] + cfg.mix[2] <= 0)
-		return usage("--kv-mix: want three shares like 0.05,0.35,0.60 (not all zero)");
-	if (!parse_triple(o.kv_lifetimes, cfg.mean_life_s) || cfg.mean_life_s[0] <= 0 ||
-	    cfg.mean_life_s[1] <= 0 || cfg.mean_life_s[2] <= 0)
-		return usage("--kv-lifetimes: want three positive seconds like 43200,300,10");
-	if (!(o.kv_drive_writes > 0 && o.kv_drive_writes <= 1000))
-		return usage("--writes: want a number in (0, 1000]");
-	cfg.drive_writes = o.kv_drive_writes;
-	return std::unique_ptr<sim::Workload>(std::make_unique<KvSynthWorkload>(cfg));
+	if (!o.kv_trace.empty())
+		return make_trace_workload(o, ctx, *chunk);
+	return make_synth_workload(o, ctx, *chunk);
 }
 
 } // namespace kvfdp::workload
