@@ -17,6 +17,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "common/fnv.hpp"
+
 namespace kvfdp::placement {
 
 namespace {
@@ -42,16 +44,6 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 		hi |= uint64_t{1} << (h - 64);
 }
 
-// FNV-1a over the state file's body: a torn or edited file is detected.
-uint64_t fnv1a(const std::string &s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (unsigned char c : s) {
-		h ^= c;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
 constexpr const char *kMagic = "kvfdp-learner";
 constexpr int kVersion = 2;   // 1: no death-age histograms (still read)
@@ -444,12 +436,27 @@ std::vector<std::vector<uint32_t>> Learner::group_fixed(const std::vector<Cand> 
 	return groups;
 }
 
+// The projection's curves cost a few hundred thousand operations per key: the lifetime
+// grouping needs none, and the order split only where some keys' orders differ enough to
+// keep or make a cut.
+bool Learner::needs_curves(std::span<const CostKey> keys) const
+{
+	if (cfg_.grouping == Grouping::cost)
+		return true;
+	if (cfg_.grouping == Grouping::lifetime || keys.empty())
+		return false;
+	const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end(),
+						  [](const CostKey &a, const CostKey &b) { return a.order < b.order; });
+	return hi->order - lo->order >= cfg_.order_gap / 2;
+}
+
 std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands, size_t max_groups)
 {
 	if (choice_ != Choice::learned)
 		return group_fixed(cands, std::max<size_t>(max_groups, 1));
 	std::vector<uint32_t> major, minor;
 	std::vector<CostKey> keys;
+	std::vector<LifeMass> masses;
 	double major_live = 0;
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const KeyState &st = state_[cands[c].slot];
@@ -460,14 +467,16 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 			continue;
 		}
 		major.push_back(c);
+		masses.push_back(m);
 		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
 		CostCurve curve;
 		curve.share = cands[c].share;
-		if (cfg_.grouping == Grouping::cost)
-			curve = cost_curve(m, cands[c].share, age_shift_);
-		keys.push_back({curve, cands[c].life, cands[c].handle, k.writer, k.cls});
+		keys.push_back({curve, cands[c].life, cands[c].handle, k.writer, k.cls, death_order(st.ages)});
 		major_live += cands[c].share * cands[c].life;
 	}
+	if (needs_curves(keys))
+		for (size_t i = 0; i < keys.size(); i++)
+			keys[i].curve = cost_curve(masses[i], keys[i].curve.share, age_shift_);
 	// The room the groups' logs have: the physical capacity less what GC keeps free (two
 	// RUs) and the valid data no grouped key holds (pinned and small keys, and data from
 	// before the learner or never discarded: all of the logical capacity not accounted for
@@ -485,8 +494,14 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	p.split_ratio = cfg_.split_ratio;
 	p.merge_ratio = cfg_.merge_ratio;
 	p.min_group_share = cfg_.min_group_share;
-	std::vector<std::vector<uint32_t>> groups =
-		cfg_.grouping == Grouping::cost ? group_by_cost(keys, p, &projected_waf_) : group_by_lifetime(keys, p);
+	p.order_gap = cfg_.order_gap;
+	std::vector<std::vector<uint32_t>> groups;
+	if (cfg_.grouping == Grouping::cost)
+		groups = group_by_cost(keys, p, &projected_waf_);
+	else if (cfg_.grouping == Grouping::order)
+		groups = split_by_order(keys, group_by_lifetime(keys, p), p, &projected_waf_);
+	else
+		groups = group_by_lifetime(keys, p);
 	for (auto &g : groups)
 		for (uint32_t &k : g)
 			k = major[k];
@@ -743,7 +758,7 @@ Result<void> Learner::save(const std::string &path) const
 		}
 	}
 	std::string text = body.str();
-	text += "end " + std::to_string(fnv1a(text)) + "\n";
+	text += "end " + std::to_string(kvfdp::fnv1a(text)) + "\n";
 	const std::string tmp = path + ".tmp";
 	const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -824,7 +839,7 @@ std::string read_checked(const std::string &path, std::string &body, bool &missi
 	if (end == std::string::npos || text.back() != '\n')
 		return "truncated (no end line)";
 	body = text.substr(0, end);
-	if (std::to_string(fnv1a(body)) != text.substr(end + 4, text.size() - end - 5))
+	if (std::to_string(kvfdp::fnv1a(body)) != text.substr(end + 4, text.size() - end - 5))
 		return "checksum mismatch (corrupt or edited)";
 	return "";
 }

@@ -1,9 +1,11 @@
 // The placement learner: measures how long each key's data lives on the device write clock,
-// and how its deaths spread over ages, and groups keys whose lifetimes differ enough onto
-// different handles. Starts as `none` (one group on one handle) and splits a group only where
-// lifetimes differ by a ratio. Two experimental groupings sit beside it: by a greedy-GC
-// projection of what mixing costs (Grouping::cost, placement/mixing_cost.hpp), and a fixed
-// policy's grouping chosen by measurement (Choice, placement/selector.hpp).
+// and how its deaths spread over ages, and groups keys whose lifetimes differ enough, or that
+// die in clearly different orders, onto different handles (Grouping::order). Starts as `none`
+// (one group on one handle) and splits a group only where lifetimes differ by a ratio, or
+// where an in-order key shares it with an out-of-order one and the greedy-GC projection
+// (placement/mixing_cost.hpp) says the split pays. Two experimental groupings sit beside it:
+// the projection choosing among whole fixed policies (Grouping::cost), and a fixed policy's
+// grouping chosen by measurement (Choice, placement/selector.hpp).
 // docs/placement.md "The learner" describes the estimates, the grouping and the state file.
 //
 // A key is (writer, hint class): who created the file (a cgroup, a [[writer]] of the config,
@@ -68,10 +70,11 @@ struct Key {
 }
 
 // How recompute() groups keys (docs/placement.md "Grouping"): by the ratio of their mean
-// lifetimes (the default), or by the greedy-GC projection of what mixing them costs, which
-// sees that two keys of equal mean lifetime, one dying in write order and one not, are
-// expensive to mix (experimental: it loses elsewhere, docs/placement.md).
-enum class Grouping : uint8_t { lifetime, cost };
+// lifetimes alone; by that ratio, then cutting groups whose keys die in clearly different
+// orders (the default: two keys of equal mean lifetime, one dying in write order and one not,
+// are expensive to mix); or by the greedy-GC projection choosing among whole fixed policies
+// (experimental: it loses elsewhere, docs/placement.md).
+enum class Grouping : uint8_t { lifetime, order, cost };
 
 // Which grouping recompute() applies (set_choice()): the learner's own (Grouping), or a fixed
 // policy's over the keys it holds: one group per hint class, or per writer (writers beyond
@@ -92,7 +95,7 @@ struct LearnerConfig {
 	// The device's over-provisioning (physical = (1 + op) x logical). Drives do not report
 	// it; 0.07 is what data-centre drives ship with.
 	double op = 0.07;
-	Grouping grouping = Grouping::lifetime;
+	Grouping grouping = Grouping::order;
 	// The lifetime grouping: two groups' lifetime estimates must differ by at least
 	// split_ratio to be split onto different handles; keys already apart stay apart down to
 	// merge_ratio (hysteresis).
@@ -103,6 +106,10 @@ struct LearnerConfig {
 	// keep_margin fewer groups, and then the grouping on the handles now, win.
 	double switch_margin = 0.05;
 	double keep_margin = 0.01;
+	// Grouping::order: a group is cut only between keys whose death orders (the share of a
+	// key's deaths in its two heaviest adjacent age buckets) differ by this much; keys
+	// already apart stay apart down to half of it (mixing_cost.hpp, split_by_order).
+	double order_gap = 0.5;
 	// A group gets its own handle only if it takes at least this share of the device's
 	// writes: every open handle keeps a reclaim unit open, spare space taken from garbage
 	// collection, which a group that writes little does not pay back.
@@ -257,6 +264,7 @@ private:
 	void publish_class_defaults(uint16_t base);
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
+	[[nodiscard]] bool needs_curves(std::span<const CostKey> keys) const;
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
 	void join_minor(std::vector<std::vector<uint32_t>> &groups, const std::vector<uint32_t> &minor,
 			const std::vector<Cand> &cands) const;

@@ -379,6 +379,65 @@ std::vector<Group> with_curves(std::span<const CostKey> keys, std::vector<std::v
 	return gs;
 }
 
+// The handle that most of a side's writes go to now.
+uint16_t main_handle(std::span<const CostKey> keys, const std::vector<uint32_t> &side)
+{
+	std::map<uint16_t, double> per;
+	for (uint32_t k : side)
+		per[keys[k].handle] += keys[k].curve.share;
+	uint16_t best = 0;
+	double most = -1;
+	for (const auto &[h, s] : per)
+		if (s > most) {
+			most = s;
+			best = h;
+		}
+	return best;
+}
+
+struct Cut {
+	size_t group;
+	std::vector<uint32_t> a, b;
+	double cost;
+};
+
+// The best cut of group g along its keys' order, if it beats `now` by its margin.
+void best_cut(std::span<const CostKey> keys, const std::vector<Group> &gs, size_t g, double now,
+	      const CostGrouping &p, Cut &best)
+{
+	std::vector<uint32_t> ks = gs[g].keys;
+	std::stable_sort(ks.begin(), ks.end(), [&](uint32_t x, uint32_t y) { return keys[x].order > keys[y].order; });
+	std::vector<Group> trial = gs;
+	trial.push_back({});
+	for (size_t cut = 1; cut < ks.size(); cut++) {
+		Group &a = trial[g];
+		Group &b = trial.back();
+		a.keys.assign(ks.begin(), ks.begin() + static_cast<std::ptrdiff_t>(cut));
+		b.keys.assign(ks.begin() + static_cast<std::ptrdiff_t>(cut), ks.end());
+		// Only where the two sides die clearly differently: between keys of close order the
+		// projection's noise is larger than what it projects (docs/placement.md). Sides on
+		// different handles now stay apart down to half the gap, as with the margins.
+		const bool apart = main_handle(keys, a.keys) != main_handle(keys, b.keys);
+		const double gap = keys[ks[cut - 1]].order - keys[ks[cut]].order;
+		if (gap < (apart ? p.order_gap / 2 : p.order_gap))
+			continue;
+		a.curve = b.curve = CostCurve{};
+		for (uint32_t k : a.keys)
+			a.curve = mix(a.curve, keys[k].curve);
+		for (uint32_t k : b.keys)
+			b.curve = mix(b.curve, keys[k].curve);
+		if (a.curve.share < p.min_group_share || b.curve.share < p.min_group_share)
+			continue;
+		// A new split must be projected to save switch_margin; one already made stays while
+		// the orders differ, whatever the projection says now: moving keys back mixes them
+		// with what was written apart, and the projection's swings between recomputes are
+		// larger than the gap it would close.
+		const double cost = cost_of(trial, p);
+		if ((apart || cost < now - p.switch_margin) && cost < best.cost)
+			best = {g, a.keys, b.keys, cost};
+	}
+}
+
 // The same grouping, whatever the order of groups and keys.
 bool same(std::vector<Group> a, std::vector<Group> b)
 {
@@ -395,6 +454,42 @@ bool same(std::vector<Group> a, std::vector<Group> b)
 }
 
 } // namespace
+
+double death_order(std::span<const double, kAgeBuckets> deaths) noexcept
+{
+	double total = 0, pair = 0;
+	for (unsigned b = 0; b < kAgeBuckets; b++) {
+		total += deaths[b];
+		if (b + 1 < kAgeBuckets)
+			pair = std::max(pair, deaths[b] + deaths[b + 1]);
+	}
+	return total > 0 ? pair / total : 1.0;
+}
+
+std::vector<std::vector<uint32_t>> split_by_order(std::span<const CostKey> keys,
+						  std::vector<std::vector<uint32_t>> groups, const CostGrouping &p,
+						  double *projected_waf)
+{
+	std::vector<Group> gs = with_curves(keys, std::move(groups));
+	double now = gs.empty() ? 1.0 : cost_of(gs, p);
+	while (gs.size() < std::max(p.max_groups, 1u)) {
+		Cut best{gs.size(), {}, {}, std::numeric_limits<double>::infinity()};
+		for (size_t g = 0; g < gs.size(); g++)
+			best_cut(keys, gs, g, now, p, best);
+		if (best.group == gs.size())
+			break;
+		gs[best.group] = with_curves(keys, {std::move(best.a)})[0];
+		gs.push_back(with_curves(keys, {std::move(best.b)})[0]);
+		now = best.cost;
+	}
+	if (projected_waf)
+		*projected_waf = now;
+	std::vector<std::vector<uint32_t>> out;
+	out.reserve(gs.size());
+	for (Group &g : gs)
+		out.push_back(std::move(g.keys));
+	return out;
+}
 
 std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys, const CostGrouping &p,
 						 double *projected_waf)

@@ -85,7 +85,14 @@ struct CostKey {
 	uint16_t handle = 0;  // where the key's writes go now
 	uint64_t writer = 0;
 	uint8_t cls = 0;
+	// How much of the key's data dies at one age: the share of its death bytes in its two
+	// heaviest adjacent age buckets (death_order()). 1 for data that dies in write order, lower
+	// the wider its deaths spread. Only orders the candidate splits of split_by_order().
+	double order = 1;
 };
+
+// The share of a death histogram in its two heaviest adjacent buckets (1 with no deaths).
+[[nodiscard]] double death_order(std::span<const double, kAgeBuckets> deaths) noexcept;
 
 struct CostGrouping {
 	unsigned max_groups = 1;
@@ -106,6 +113,10 @@ struct CostGrouping {
 	// A group with less of the device's writes than this joins the group it costs least to
 	// mix with: it does not pay for the reclaim unit it holds open.
 	double min_group_share = 0.02;
+	// split_by_order() cuts a group only between keys whose death orders differ by at least
+	// this much (at 0.5, at least half of one side's deaths fall outside the band in which
+	// most of the other side's fall).
+	double order_gap = 0.5;
 };
 
 // The lifetime-ratio grouping: keys sorted by mean lifetime, a new group where a key lives
@@ -114,6 +125,18 @@ struct CostGrouping {
 // neighbours merge down to max_groups.
 [[nodiscard]] std::vector<std::vector<uint32_t>> group_by_lifetime(std::span<const CostKey> keys,
 								   const CostGrouping &g);
+
+// The lifetime-ratio grouping, then splits by how keys die (Grouping::order): while a handle
+// is free, a group is cut in two between keys sorted by order (in-order deaths first) where
+// the orders on either side of the cut differ by order_gap and both sides take
+// min_group_share of the writes; of those cuts, the one with the lowest projected WAF is made
+// if it saves switch_margin. Sides already on different handles stay apart while their orders
+// differ by half the gap (hysteresis: a regroup mixes what it moves). A key that dies in write
+// order mixed with one that does not loses its whole-unit reclaims (docs/placement.md
+// "Grouping").
+[[nodiscard]] std::vector<std::vector<uint32_t>> split_by_order(std::span<const CostKey> keys,
+								std::vector<std::vector<uint32_t>> groups,
+								const CostGrouping &g, double *projected_waf = nullptr);
 
 // Groups keys (indexes into keys) by the projection. The lifetime-ratio grouping is the
 // default; the fixed policies' (by writer, by class, merged down to max_groups by the

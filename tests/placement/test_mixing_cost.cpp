@@ -1,8 +1,9 @@
 // placement: the projection of what mixing keys on one handle costs (mixing_cost.hpp): the
 // death-age buckets, one key's projection against greedy theory, mixing a key that dies in
-// write order with one that does not, and the two groupings (lifetime ratio, projection).
+// write order with one that does not, the groupings (lifetime ratio, order split, projection).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -39,6 +40,17 @@ LifeMass memoryless(double life)
 double waf_of(std::vector<CostCurve> groups, double space)
 {
 	return project_waf(groups, space, kShift);
+}
+
+// 8 handles, 16 MiB RUs and room for 1.2 lifetimes of data.
+CostGrouping eight_handles(double life)
+{
+	CostGrouping g;
+	g.max_groups = 8;
+	g.room = 1.2 * life;
+	g.ru_bytes = 16 << 20;
+	g.age_shift = kShift;
+	return g;
 }
 
 } // namespace
@@ -143,4 +155,87 @@ TEST_CASE("mixing cost: the lifetime grouping keeps equal means together; the pr
 	keys[1].curve.share = 0.001;
 	CHECK(group_by_lifetime(keys, g).size() == 1);
 	CHECK(group_by_cost(keys, g).size() == 1);
+}
+
+TEST_CASE("mixing cost: death_order is 1 for deaths at one age and lower the wider they spread")
+{
+	std::array<double, kAgeBuckets> d{};
+	CHECK(death_order(d) == 1.0); // no deaths: nothing says they spread
+	d[10] = 3;
+	CHECK(death_order(d) == 1.0);
+	d[11] = 1;
+	CHECK(death_order(d) == 1.0); // two adjacent buckets: still one age, at half-octave resolution
+	d[20] = 4;
+	CHECK(death_order(d) == doctest::Approx(0.5));
+}
+
+TEST_CASE("mixing cost: the order split separates in-order from out-of-order keys of equal mean lifetime")
+{
+	const double life = kCap / 4.0;
+	const double spread_order = death_order([&] {
+		std::array<double, kAgeBuckets> d{};
+		for (unsigned b = 0; b < kAgeBuckets; b++)
+			d[b] = std::exp(-age_edge(b, kShift) / life) - std::exp(-age_edge(b + 1, kShift) / life);
+		return d;
+	}());
+	REQUIRE(1.0 - spread_order >= CostGrouping{}.order_gap);
+	// Writer 1 a FIFO, writer 2 random overwrites, writer 3 another FIFO: equal means.
+	std::vector<CostKey> keys = {
+		{cost_curve(in_order(life), 0.4, kShift), life, 0, 1, 2, 1.0},
+		{cost_curve(memoryless(life), 0.4, kShift), life, 0, 2, 4, spread_order},
+		{cost_curve(in_order(life), 0.2, kShift), life, 0, 3, 2, 1.0},
+	};
+	CostGrouping g = eight_handles(life);
+	const auto base = group_by_lifetime(keys, g);
+	REQUIRE(base.size() == 1);
+	double waf = 0;
+	const auto split = split_by_order(keys, base, g, &waf);
+	REQUIRE(split.size() == 2);
+	// The two FIFOs stay together (splitting them saves nothing), the random key is apart.
+	for (const auto &grp : split)
+		if (std::find(grp.begin(), grp.end(), 1u) != grp.end())
+			CHECK(grp.size() == 1);
+	CHECK(waf < waf_of({mix(mix(keys[0].curve, keys[1].curve), keys[2].curve)}, g.room - g.ru_bytes) - 0.05);
+	// Keys that all die the same way are never split.
+	std::vector<CostKey> same = {keys[0], keys[2]};
+	CHECK(split_by_order(same, group_by_lifetime(same, g), g).size() == 1);
+	// One handle: nothing to split onto.
+	g.max_groups = 1;
+	CHECK(split_by_order(keys, base, g).size() == 1);
+	// A side below min_group_share does not get a handle of its own.
+	g.max_groups = 8;
+	keys[1].curve = cost_curve(memoryless(life), 0.001, kShift);
+	CHECK(split_by_order(keys, group_by_lifetime(keys, g), g).size() == 1);
+}
+
+TEST_CASE("mixing cost: the order split keeps a split once made while the orders differ (hysteresis)")
+{
+	const double life = kCap / 4.0;
+	std::vector<CostKey> keys = {
+		{cost_curve(in_order(life), 0.5, kShift), life, 0, 1, 2, 1.0},
+		{cost_curve(memoryless(life), 0.5, kShift), life, 0, 2, 4, 0.3},
+	};
+	CostGrouping g = eight_handles(life);
+	const double mixed = waf_of({mix(keys[0].curve, keys[1].curve)}, g.room - g.ru_bytes);
+	const double apart = waf_of({keys[0].curve, keys[1].curve}, g.room - 2 * g.ru_bytes);
+	REQUIRE(mixed > apart);
+	// A switch margin above the saving: on one handle now, they stay together ...
+	g.switch_margin = mixed - apart + 0.01;
+	double waf = 0;
+	CHECK(split_by_order(keys, {{0, 1}}, g, &waf).size() == 1);
+	CHECK(waf == doctest::Approx(mixed));
+	// ... already on two handles, they stay apart, and down to half the order gap.
+	keys[1].handle = 1;
+	CHECK(split_by_order(keys, {{0, 1}}, g, &waf).size() == 2);
+	CHECK(waf == doctest::Approx(apart));
+	keys[1].order = 1.0 - 0.6 * g.order_gap;
+	CHECK(split_by_order(keys, {{0, 1}}, g).size() == 2);
+	// Orders that converged: back together.
+	keys[1].order = 1.0 - 0.4 * g.order_gap;
+	CHECK(split_by_order(keys, {{0, 1}}, g).size() == 1);
+	// A gap too small for a new split, however much the projection says it saves.
+	keys[1].handle = 0;
+	keys[1].order = 1.0 - 0.8 * g.order_gap;
+	g.switch_margin = 0.0;
+	CHECK(split_by_order(keys, {{0, 1}}, g).size() == 1);
 }

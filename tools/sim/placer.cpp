@@ -21,9 +21,14 @@ Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
 	lc.capacity_bytes = c.logical_bytes;
 	lc.ru_bytes = c.ru_size;
 	lc.op = c.op;
-	// Experimental: KVFDP_SIM_GROUPING=cost groups by the projection of what mixing costs.
-	if (const char *g = std::getenv("KVFDP_SIM_GROUPING"); g && std::string_view(g) == "cost")
-		lc.grouping = placement::Grouping::cost;
+	// Experiments: KVFDP_SIM_GROUPING=cost groups by the projection of what mixing costs;
+	// =lifetime by the lifetime ratio alone (the grouping before the order split).
+	if (const char *g = std::getenv("KVFDP_SIM_GROUPING")) {
+		if (std::string_view(g) == "cost")
+			lc.grouping = placement::Grouping::cost;
+		else if (std::string_view(g) == "lifetime")
+			lc.grouping = placement::Grouping::lifetime;
+	}
 	learner_ = std::make_unique<placement::Learner>(lc);
 	// Experimental: KVFDP_SIM_SELECT=shadows runs the shadow copies and lets them choose.
 	if (const char *e = std::getenv("KVFDP_SIM_SELECT"); e && std::string_view(e) == "shadows")
