@@ -85,6 +85,7 @@ Ftl::Ftl(const ModelConfig &cfg) : cfg_(cfg)
 	}
 	streams_.assign(size_t{cfg.nrg} * streams_per_rg(), Stream{kNone, 0});
 	used_.assign(handles(), 0);
+	handle_stats_.assign(handles(), HandleStats{});
 	persistent_.assign(cfg.nruh, 0);
 	for (size_t i = 0; i < cfg.ruh_types.size(); i++)
 		persistent_[i] = cfg.ruh_types[i] == HandleType::persistently_isolated;
@@ -106,6 +107,7 @@ uint64_t Ftl::memory_for(const ModelConfig &cfg)
 	if (cfg.gc == GcPolicy::greedy)
 		b += 2 * rus * sizeof(uint32_t) + (upr + 1) * cfg.nrg * sizeof(uint32_t);  // next, prev, heads
 	b += uint64_t{cfg.nrg} * (2u * cfg.nruh + 1) * sizeof(Stream) + handles + cfg.nruh;  // streams, used, persistent
+	b += handles * sizeof(HandleStats);                                                  // handle_stats
 	return b;
 }
 
@@ -114,7 +116,7 @@ uint64_t Ftl::memory_bytes() const
 	auto bytes = [](const auto &v) { return uint64_t{v.capacity()} * sizeof(v[0]); };
 	return bytes(l2p_) + bytes(p2l_) + bytes(valid_) + bytes(state_) + bytes(owner_) + bytes(closed_at_) +
 	       bytes(next_) + bytes(prev_) + bytes(heads_) + bytes(free_) + bytes(nfree_) + bytes(nopen_) +
-	       bytes(streams_) + bytes(used_) + bytes(persistent_);
+	       bytes(streams_) + bytes(used_) + bytes(persistent_) + bytes(handle_stats_);
 }
 
 HandleType Ftl::handle_type(uint32_t ruh) const
@@ -171,6 +173,7 @@ int Ftl::write(uint32_t h, uint64_t slba, uint64_t nlb)
 	const uint32_t rg = h / cfg_.nruh;
 	const uint32_t s = h % cfg_.nruh;
 	stats_.host_bytes += nlb * cfg_.lba_size;
+	handle_stats_[h].host_bytes += nlb * cfg_.lba_size;
 	used_[h] = 1;
 	const auto first = static_cast<uint32_t>(slba / lbas_per_unit_);
 	const auto last = static_cast<uint32_t>((slba + nlb - 1) / lbas_per_unit_);
@@ -346,6 +349,8 @@ int Ftl::reclaim(uint32_t rg, uint32_t victim)
 		moved++;
 	}
 	stats_.relocated_bytes += moved * cfg_.mapping_unit;
+	if (owner != kShared)
+		handle_stats_[rg * cfg_.nruh + owner].relocated_bytes += moved * cfg_.mapping_unit;
 	stats_.erased_bytes += cfg_.ru_size;
 	stats_.gc_runs++;
 	state_[victim] = kFree;
@@ -459,6 +464,21 @@ Result<void> Ftl::check_buckets(uint32_t rg, uint32_t full) const
 	return ok();
 }
 
+Result<void> Ftl::check_handle_stats() const
+{
+	uint64_t host = 0, relocated = 0;
+	for (const HandleStats &h : handle_stats_) {
+		host += h.host_bytes;
+		relocated += h.relocated_bytes;
+	}
+	if (host != stats_.host_bytes)
+		return violation("handles' host bytes add up to %llu, not %llu", host, stats_.host_bytes);
+	if (relocated > stats_.relocated_bytes)
+		return violation("handles' relocated bytes add up to %llu, over the %llu relocated",
+				 relocated, stats_.relocated_bytes);
+	return ok();
+}
+
 Result<void> Ftl::check_invariants() const
 {
 	auto sum_valid = check_rus();
@@ -470,7 +490,7 @@ Result<void> Ftl::check_invariants() const
 	if (stats_.erased_bytes != stats_.gc_runs * cfg_.ru_size)
 		return violation("erased bytes %llu != GC runs %llu x RU size", stats_.erased_bytes,
 				 stats_.gc_runs);
-	return ok();
+	return check_handle_stats();
 }
 
 } // namespace kvfdp::model

@@ -26,6 +26,15 @@ struct Stats {
 	[[nodiscard]] double waf() const;
 };
 
+// One handle's share of the host and GC traffic, in bytes (cumulative).
+struct HandleStats {
+	uint64_t host_bytes = 0;       // bytes the host wrote through the handle
+	// Bytes GC relocated out of RUs the handle owned (ru_owner: its host stream's RUs, and
+	// its own GC stream's when persistently isolated). Data the shared GC stream holds is no
+	// handle's: its later relocations are in Stats::relocated_bytes only.
+	uint64_t relocated_bytes = 0;
+};
+
 // RU counts in one reclaim group (free + open + full == rus_per_rg outside GC).
 struct RuCounts {
 	uint32_t free = 0;
@@ -62,6 +71,8 @@ public:
 	// True once the host wrote through handle h (RUH usage log: host specified).
 	[[nodiscard]] bool handle_used(uint32_t h) const { return used_[h] != 0; }
 	[[nodiscard]] HandleType handle_type(uint32_t ruh) const;
+	// Host and GC-relocated bytes of handle h (h < handles()): where GC's copies come from.
+	[[nodiscard]] const HandleStats &handle_stats(uint32_t h) const { return handle_stats_[h]; }
 	[[nodiscard]] RuCounts ru_counts(uint32_t rg) const;
 	// Mapped logical mapping units (live data).
 	[[nodiscard]] uint64_t live_units() const { return live_units_; }
@@ -112,6 +123,8 @@ private:
 	[[nodiscard]] Result<void> check_mapping(uint64_t sum_valid) const;
 	[[nodiscard]] Result<void> check_group(uint32_t rg) const;
 	[[nodiscard]] Result<void> check_buckets(uint32_t rg, uint32_t full) const;
+	// The per-handle counters against stats_ (host bytes add up, relocations within).
+	[[nodiscard]] Result<void> check_handle_stats() const;
 
 	ModelConfig cfg_;
 	uint64_t logical_lbas_ = 0;
@@ -141,6 +154,7 @@ private:
 	std::vector<uint32_t> nopen_;    // per RG
 	std::vector<Stream> streams_;    // per RG x streams_per_rg: host h, shared GC, GC of h
 	std::vector<uint8_t> used_;      // per handle
+	std::vector<HandleStats> handle_stats_; // per handle
 	std::vector<uint8_t> persistent_;// per ruh
 };
 

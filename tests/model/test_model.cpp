@@ -317,3 +317,32 @@ TEST_CASE("model: a persistently isolated handle's data never shares an RU with 
 		shared_seen = shared_seen || f->ru_owner(ru) == -1;
 	CHECK(shared_seen);
 }
+
+TEST_CASE("model: GC's relocations are counted by the handle whose RU they leave: the churned one")
+{
+	ModelConfig c = small_config();
+	auto f = make(c);
+	const uint64_t half = f->logical_lbas() / 2;
+	// Handle 1 writes [0, half) once, in order; handle 0 overwrites [half, 2 half) at random,
+	// 16 of its writes to each of handle 1's.
+	sim::Rng rng(7);
+	uint64_t next_seq = 0;
+	for (int i = 0; i < 120000; i++) {
+		if (i % 16 == 0 && next_seq < half)
+			REQUIRE(f->write(1, next_seq++, 1) == 0);
+		REQUIRE(f->write(0, half + rng.below(half), 1) == 0);
+	}
+	REQUIRE(next_seq == half);
+	require_invariants(*f);
+	const model::HandleStats &churned = f->handle_stats(0), &sequential = f->handle_stats(1);
+	CHECK(churned.host_bytes == 120000ull * c.lba_size);
+	CHECK(sequential.host_bytes == half * c.lba_size);
+	CHECK(f->handle_stats(2).host_bytes == 0);
+	REQUIRE(f->stats().relocated_bytes > 0);
+	// Handle 1's RUs stay whole, so greedy GC never picks them.
+	CHECK(churned.relocated_bytes > 0);
+	CHECK(sequential.relocated_bytes == 0);
+	CHECK(churned.relocated_bytes <= f->stats().relocated_bytes);
+	MESSAGE("relocated: handle 0 ", churned.relocated_bytes, ", handle 1 ", sequential.relocated_bytes, ", all ",
+		f->stats().relocated_bytes);
+}
