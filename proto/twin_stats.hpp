@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,13 @@ struct TwinCopy {
 	uint64_t media_bytes = 0;
 	uint64_t relocated_bytes = 0;
 };
+// One handle of the placed copy (model::HandleStats, projected): the host bytes written
+// through it and the bytes GC relocated out of its reclaim units (docs/twin.md, Noisy handles).
+struct TwinHandle {
+	uint32_t handle = 0;
+	uint64_t host_bytes = 0;
+	uint64_t relocated_bytes = 0;
+};
 // twin::TwinReport as reported: bytes are the sampled models' scaled back to the drive.
 struct TwinStats {
 	double rate = 0;  // fraction of the LBA space (and of each RU) modelled
@@ -32,7 +40,10 @@ struct TwinStats {
 	uint64_t host_bytes = 0;
 	TwinCopy placed, none;
 	int64_t saved_bytes = 0;  // none's media bytes minus placed's (may be < 0)
+	std::vector<TwinHandle> handles;  // the placed copy's, by handle (empty from an older kvfdpd)
 };
+void to_json(nlohmann::json &j, const TwinHandle &v);
+void from_json(const nlohmann::json &j, TwinHandle &v);
 void to_json(nlohmann::json &j, const TwinCopy &v);
 void from_json(const nlohmann::json &j, TwinCopy &v);
 void to_json(nlohmann::json &j, const TwinStats &v);

@@ -172,8 +172,19 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 	const json twj = tw;
 	CHECK(twj[kTwinKey]["none"]["waf"].is_null());
 	CHECK(twj[kTwinKey]["placed"]["media_bytes"] == 1095216660);
-	CHECK(json(reply_as<StatsReply>(twj)) == twj);
+	CHECK(twj[kTwinKey]["handles"] == json::array());
+	tw.twin->handles = {{0, 805306368, 20132659}, {3, 268435456, 0}};
+	const json twh = tw;
+	CHECK(twh[kTwinKey]["handles"][1] == json{{"handle", 3}, {"host_bytes", 268435456}, {"relocated_bytes", 0}});
+	CHECK(json(reply_as<StatsReply>(twh)) == twh);
 	CHECK_FALSE(reply_as<StatsReply>(json{{kTwinKey, 5}}).twin);
+	// An older kvfdpd's twin (no handles), or a mistyped array: none, nothing thrown.
+	CHECK(reply_as<StatsReply>(json{{kTwinKey, {{"rate", 1}}}}).twin->handles.empty());
+	CHECK(reply_as<StatsReply>(json{{kTwinKey, {{"handles", 5}}}}).twin->handles.empty());
+	const auto odd = reply_as<StatsReply>(json{{kTwinKey, {{"handles", {7, {{"handle", 2}, {"host_bytes", -1}}}}}}});
+	REQUIRE(odd.twin->handles.size() == 1);
+	CHECK(odd.twin->handles[0].handle == 2);
+	CHECK(odd.twin->handles[0].host_bytes == 0);
 }
 
 TEST_CASE("proto: replies are read leniently: missing or mistyped keys keep their defaults")

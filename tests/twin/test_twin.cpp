@@ -11,11 +11,13 @@
 #include <zlib.h>
 
 #include "nvme/model/ftl.hpp"
+#include "proto/noisy_handle.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/workload/blk_trace.hpp"
 #include "tools/workload/host.hpp"
 #include "tools/workload/mooncake.hpp"
 #include "userspace/twin/models.hpp"
+#include "userspace/twin/report.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
 #include "userspace/twin/twin.hpp"
@@ -343,4 +345,41 @@ TEST_CASE("twin: the thread applies what the queues pushed, and stop drains the 
 	CHECK(rep.records + rep.dropped == 4000);
 	CHECK(rep.host_bytes == pushed * 8 * 4096);
 	CHECK(rep.memory_bytes == (*t)->plan().memory_bytes + 2 * 1024 * sizeof(twin::Record));
+}
+
+// docs/twin.md, Noisy handles: the placed copy's relocations by handle, projected, in the
+// stats reply's twin object; a handle overwritten at random among ones written in order is
+// the noisy one, whole and sampled at 1/2.
+TEST_CASE("twin: the placed copy counts GC relocations by handle; the churned handle is the noisy one")
+{
+	const twin::TwinGeometry g{(64ull << 20) / 4096, 4096, 1 << 20, 4, 0.15};
+	const uint64_t span = (24ull << 20) / 4096;  // handle 1 churns [0, span), handle 2 writes [span, 2 span) once
+	for (uint32_t k : {256u, 128u}) {
+		auto plan = twin::plan_twin_at(g, k);
+		REQUIRE(plan);
+		auto m = twin::TwinModels::create(*plan);
+		REQUIRE(m);
+		uint64_t x = 88172645463325252ull, seq = 0;
+		for (uint64_t i = 0; i < 60000; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			(*m)->apply(twin::Record{x % span, 1, 1, twin::Op::write, 0});
+			if (i % 8 == 0 && seq < span)
+				(*m)->apply(twin::Record{span + seq++, 1, 2, twin::Op::write, 0});
+		}
+		const twin::TwinReport rep = (*m)->report();
+		REQUIRE(rep.handles_placed.size() == 4);
+		const proto::TwinStats st = twin::report_stats(rep);
+		REQUIRE(st.handles.size() == 4);
+		CHECK(st.handles[2].handle == 2);
+		CHECK(st.handles[1].host_bytes == doctest::Approx(60000.0 * 4096).epsilon(0.02));
+		CHECK(st.handles[2].relocated_bytes == 0);
+		CHECK(st.handles[1].relocated_bytes > 0);
+		CHECK(st.handles[1].relocated_bytes <= st.placed.relocated_bytes);
+		const auto noisy = proto::find_noisy_handle(st.handles);
+		REQUIRE(noisy);
+		CHECK(noisy->handle == 1);
+		CHECK(twin::report_text(st).find("relocated by handle    1: ") != std::string::npos);
+		MESSAGE("at ", k, " units per RU: handle 1 relocated ", st.handles[1].relocated_bytes, " of ",
+			st.handles[1].host_bytes, " host bytes; WAF placed ", rep.waf_placed);
+	}
 }

@@ -83,6 +83,11 @@ TwinReport TwinModels::report() const
 	t.waf_placed = p.waf();
 	t.waf_none = n.waf();
 	t.saved_bytes = static_cast<int64_t>(t.media_bytes_none) - static_cast<int64_t>(t.media_bytes_placed);
+	t.handles_placed.resize(placed_->handles());
+	for (uint32_t h = 0; h < placed_->handles(); h++) {
+		const model::HandleStats &hs = placed_->handle_stats(h);
+		t.handles_placed[h] = {scale(hs.host_bytes), scale(hs.relocated_bytes)};
+	}
 	return t;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "common/result.hpp"
 #include "nvme/model/ftl.hpp"
@@ -33,6 +34,8 @@ struct TwinReport {
 	double waf_none = 0;
 	// Media bytes placement saved the drive: media_bytes_none - media_bytes_placed (may be < 0).
 	int64_t saved_bytes = 0;
+	// The placed copy's host and GC-relocated bytes by handle, projected (index = handle).
+	std::vector<model::HandleStats> handles_placed;
 };
 
 class TwinModels {

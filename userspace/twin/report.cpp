@@ -42,6 +42,30 @@ std::string waf_text(const std::optional<double> &waf)
 	return buf;
 }
 
+// "relocated by handle" and the handles GC copied from or the host wrote through, with
+// their share of the copies (docs/twin.md, Noisy handles); "" without per-handle figures.
+std::string handles_text(const std::vector<proto::TwinHandle> &handles)
+{
+	uint64_t all = 0;
+	for (const proto::TwinHandle &h : handles)
+		all += h.relocated_bytes;
+	std::string list;
+	for (const proto::TwinHandle &h : handles) {
+		if (!h.host_bytes && !h.relocated_bytes)
+			continue;
+		char item[96];
+		std::snprintf(item, sizeof item, "%s%u: %s (%.0f%%)", list.empty() ? "" : ", ", h.handle,
+			      bytes_text(static_cast<double>(h.relocated_bytes)).c_str(),
+			      all ? 100.0 * static_cast<double>(h.relocated_bytes) / static_cast<double>(all) : 0.0);
+		list += item;
+	}
+	if (list.empty())
+		return {};
+	char head[32];
+	std::snprintf(head, sizeof head, "  %-22s ", "relocated by handle");
+	return head + list + "\n";
+}
+
 } // namespace
 
 proto::TwinStats report_stats(const TwinReport &t)
@@ -58,6 +82,8 @@ proto::TwinStats report_stats(const TwinReport &t)
 	s.placed = copy_of(t.waf_placed, t.host_bytes, t.media_bytes_placed, t.relocated_bytes_placed);
 	s.none = copy_of(t.waf_none, t.host_bytes, t.media_bytes_none, t.relocated_bytes_none);
 	s.saved_bytes = t.saved_bytes;
+	for (uint32_t h = 0; h < t.handles_placed.size(); h++)
+		s.handles.push_back({h, t.handles_placed[h].host_bytes, t.handles_placed[h].relocated_bytes});
 	return s;
 }
 
@@ -79,7 +105,7 @@ std::string report_text(const proto::TwinStats &t)
 	std::snprintf(line, sizeof line, "  %-22s %.0f (%.0f dropped: ring full)\n", "records",
 		      static_cast<double>(t.records), static_cast<double>(t.dropped));
 	out += line;
-	return out;
+	return out + handles_text(t.handles);
 }
 
 std::string report_text(const json &twin) { return report_text(proto::reply_as<proto::TwinStats>(twin)); }
