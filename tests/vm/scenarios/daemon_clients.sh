@@ -8,7 +8,7 @@ T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
 MNT=/mnt/kv
 dev=/dev/ublkb0
-case ${KVFDP_NAME:-} in *stress*) SIZE=256M; STRESS_S=60 ;; *) SIZE=48M; STRESS_S=15 ;; esac
+case ${KVFDP_NAME:-} in *stress*) SIZE=256M; STRESS_S=60 ;; *) SIZE=48M; STRESS_S=8 ;; esac
 echo "fio jobs of $SIZE, stress-ng for $STRESS_S s per filesystem"
 # The filesystem stressors (each one instance, all at once, in the mounted filesystem), with
 # sizes that fit the 1 GiB disk (dirdeep is left out: it takes every inode ext4 has).

@@ -7,7 +7,7 @@ need_ublk
 need apt-get dpkg dpkg-query systemctl journalctl getent mkfs.xfs xfs_repair kvfdp-daemon-vmtool
 T=kvfdp-daemon-vmtool
 export DEBIAN_FRONTEND=noninteractive
-KILLS=${KVFDP_KILLS:-10}
+KILLS=${KVFDP_KILLS:-4}
 DEB=$(ls /opt/kvfdp/debs/kvfdp_*.deb 2>/dev/null | head -n 1)
 [ -n "$DEB" ] || die "no kvfdp_*.deb in /opt/kvfdp/debs (build-artefacts --systemd puts it there)"
 
