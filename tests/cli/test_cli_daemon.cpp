@@ -385,6 +385,59 @@ TEST_CASE("cli: stats shows kvfdpd's live WAF twin beside the drive's WAF: with 
 	CHECK(doc["lifetime"]["waf"].is_number());  // the drive's own, beside it
 }
 
+TEST_CASE("cli: status warns in one line of a handle the twin's GC copies from far more than the others, and not of a balanced twin")
+{
+	// kvfdpd's stats reply with its twin: the placed copy's host and relocated bytes by handle.
+	auto stats_with = [](const std::string &handles) {
+		return R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0,"twin":{"rate":1,)"
+		       R"("host_bytes":4294967296,"placed":{"waf":1.3,"media_bytes":5583457484,"relocated_bytes":1288490188},)"
+		       R"("none":{"waf":1.4,"media_bytes":6012954214,"relocated_bytes":1717986918},"handles":)" +
+		       handles + "}}}";
+	};
+	auto replies = all_replies();
+	replies["stats"] = stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":107374182},)"
+				      R"({"handle":1,"host_bytes":2147483648,"relocated_bytes":53687091},)"
+				      R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":1073741824}])");
+	FakeDaemon noisy(replies);
+	Ran r = ask(noisy, {"status"});
+	INFO(r.out);
+	REQUIRE(r.rc == kExitOk);
+	const std::string warning = "warning: handle 3 takes 87% of the twin's GC relocations (25% of host writes): its "
+				    "data dies out of write order";
+	REQUIRE(r.out.find(warning) != std::string::npos);
+	const std::string line = r.out.substr(r.out.find(warning));
+	CHECK(line.find('\n') == line.size() - 1);  // one line, the last
+	CHECK(line.find("(docs/twin.md, Noisy handles)") != std::string::npos);
+	CHECK(noisy.seen() == std::vector<std::string>{R"({"cmd":"status"})", R"({"cmd":"stats"})"});
+	auto doc = json::parse(ask(noisy, {"status", "-o", "json"}).out);
+	CHECK(doc["noisy_handle"]["handle"] == 3);
+	CHECK(doc["noisy_handle"]["relocated_share"].get<double>() == doctest::Approx(0.8696).epsilon(0.001));
+	CHECK(doc["noisy_handle"]["warning"].get<std::string>().rfind("handle 3 takes 87%", 0) == 0);
+	// kvfdp stats lists the same per handle, and carries them in -o json.
+	r = ask(noisy, {"stats"});
+	CHECK(r.out.find("relocated by handle    0: 102.40 MiB (9%), 1: 51.20 MiB (4%), 3: 1.00 GiB (87%)\n") !=
+	      std::string::npos);
+	CHECK(json::parse(ask(noisy, {"stats", "-o", "json"}).out)["twin"]["handles"][2]["relocated_bytes"] == 1073741824);
+
+	replies["stats"] = stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":429496729},)"
+				      R"({"handle":1,"host_bytes":2147483648,"relocated_bytes":429496729},)"
+				      R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":429496729}])");
+	FakeDaemon balanced(replies);
+	r = ask(balanced, {"status"});
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("warning:") == std::string::npos);
+	doc = json::parse(ask(balanced, {"status", "-o", "json"}).out);
+	CHECK(doc.contains("noisy_handle"));
+	CHECK(doc["noisy_handle"].is_null());
+	// No twin (or a kvfdpd that refuses stats): no key, no line, status as before.
+	FakeDaemon plain(all_replies());
+	CHECK_FALSE(json::parse(ask(plain, {"status", "-o", "json"}).out).contains("noisy_handle"));
+	FakeDaemon old(std::map<std::string, std::string>{{"status", kStatus}});
+	r = ask(old, {"status"});
+	REQUIRE(r.rc == kExitOk);
+	CHECK(r.out.find("warning:") == std::string::npos);
+}
+
 TEST_CASE("cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuilt from other replies")
 {
 	// kvfdpd's text as its renderer writes it (proto/metrics.hpp), without the RUH families

@@ -1,9 +1,11 @@
 // kvfdp status: daemon, device, kernel features, tagging, bytes per class, stale tags,
-// recovery; without kvfdpd, the device (if named) and the kernel feature probe.
+// recovery, a noisy handle the live twin sees; without kvfdpd, the device (if named) and the
+// kernel feature probe.
 #include <sstream>
 
 #include "proto/control.hpp"
 #include "proto/health.hpp"
+#include "proto/noisy_handle.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/kernel_probe.hpp"
@@ -172,6 +174,23 @@ void print_daemon_human(Context &ctx, const json &d)
 			t.add_row({c.cls, std::to_string(c.handle), std::to_string(c.writes), format_bytes(c.bytes)});
 		t.render(ctx.out, ctx.table_width());
 	}
+	if (const auto it = d.find(proto::kNoisyHandleKey); it != d.end() && it->is_object())
+		ctx.out << "warning: " << it->value("warning", std::string()) << '\n';
+}
+
+// The live twin's noisy handle (docs/twin.md, Noisy handles) into d: kvfdpd's stats reply,
+// when it carries the twin, gives the per-handle relocations. Nothing without a twin, or
+// when the stats request fails (status reports what it has).
+void add_noisy_handle(Context &ctx, json &d)
+{
+	const auto stats = ctx.ask_daemon(proto::cmd::kStats);
+	if (!stats.ok)
+		return;
+	const auto reply = proto::reply_as<proto::StatsReply>(stats.data);
+	if (!reply.twin)
+		return;
+	const auto noisy = proto::find_noisy_handle(reply.twin->handles);
+	d[proto::kNoisyHandleKey] = noisy ? proto::noisy_handle_json(*noisy) : json(nullptr);
 }
 
 void print_local_human(Context &ctx, const json &d, const proto::StatusDaemon &daemon)
@@ -219,6 +238,7 @@ int run_status(Context &ctx)
 			d["source"] = "daemon";
 			d["health"] = proto::health_json(proto::health_from_status(d));
 			proto::mark_daemon_running(d);
+			add_noisy_handle(ctx, d);
 			if (ctx.json())
 				ctx.print_json(d);
 			else
@@ -255,7 +275,7 @@ void add_status_command(CLI::App &app, Context &ctx)
 {
 	add_plain_command(app, ctx, "status",
 			  "kvfdpd, device, kernel features, tagging, bytes per class, stale tags, "
-			  "recovery",
+			  "recovery, a noisy handle",
 			  "Without kvfdpd it reports the kernel feature probe (and the device with "
 			  "--device or --backend model); it exits 0 either way.",
 			  run_status);
