@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "userspace/daemon/control_proto.hpp"
+#include "userspace/daemon/ctl/control_proto.hpp"
 
 namespace kvfdp::test {
 

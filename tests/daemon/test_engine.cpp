@@ -10,9 +10,9 @@
 #include "tests/daemon/fake_device.hpp"
 #include "tests/support/engine_rig.hpp"
 #include "nvme/status.hpp"
-#include "userspace/daemon/io_engine.hpp"
-#include "userspace/daemon/metrics.hpp"
-#include "userspace/daemon/user_data.hpp"
+#include "userspace/daemon/io/io_engine.hpp"
+#include "userspace/daemon/ctl/metrics.hpp"
+#include "userspace/daemon/io/user_data.hpp"
 #include "userspace/ublk/ctrl.hpp"
 #include "userspace/ublk/data_mode.hpp"
 

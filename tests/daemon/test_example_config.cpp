@@ -8,7 +8,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "userspace/daemon/backend.hpp"
+#include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/daemon/config.hpp"
 
 using namespace kvfdp;

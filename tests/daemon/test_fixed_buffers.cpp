@@ -6,7 +6,7 @@
 #include <liburing.h>
 #include <thread>
 
-#include "userspace/daemon/queue.hpp"
+#include "userspace/daemon/io/queue.hpp"
 
 using kvfdp::daemon::fixed_buffer_bytes;
 

@@ -1,4 +1,4 @@
-// kvfdpd's health (userspace/daemon/health.hpp): DEGRADED exactly when the tagger is not
+// kvfdpd's health (userspace/daemon/ctl/health.hpp): DEGRADED exactly when the tagger is not
 // active, with its reason, in the status reply's "health" key, the unit's STATUS= and the
 // refusal of a start with require_tagger; a status reply without the key reads the same. And
 // a State over the FDP SSD model with its tagger off (--no-tagger): its status reply and its
@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/backend.hpp"
-#include "userspace/daemon/control_handlers.hpp"
-#include "userspace/daemon/daemon_metrics.hpp"
-#include "userspace/daemon/daemon_state.hpp"
-#include "userspace/daemon/health.hpp"
-#include "userspace/daemon/notify.hpp"
+#include "userspace/daemon/ctl/backend.hpp"
+#include "userspace/daemon/ctl/control_handlers.hpp"
+#include "userspace/daemon/ctl/daemon_metrics.hpp"
+#include "userspace/daemon/ctl/daemon_state.hpp"
+#include "userspace/daemon/ctl/health.hpp"
+#include "userspace/daemon/ctl/notify.hpp"
 
 using namespace kvfdp::daemon;
 using nlohmann::json;

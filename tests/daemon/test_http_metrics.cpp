@@ -18,11 +18,11 @@
 #include <doctest/doctest.h>
 
 #include "common/unique_fd.hpp"
-#include "userspace/daemon/backend.hpp"
-#include "userspace/daemon/daemon_metrics.hpp"
-#include "userspace/daemon/http_metrics.hpp"
+#include "userspace/daemon/ctl/backend.hpp"
+#include "userspace/daemon/ctl/daemon_metrics.hpp"
+#include "userspace/daemon/ctl/http_metrics.hpp"
 #include "userspace/daemon/learned.hpp"
-#include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/ctl/metrics.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

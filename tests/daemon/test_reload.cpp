@@ -14,7 +14,7 @@
 #include "common/unique_fd.hpp"
 #include "tests/support/temp_files.hpp"
 #include "userspace/daemon/config.hpp"
-#include "userspace/daemon/daemon_state.hpp"
+#include "userspace/daemon/ctl/daemon_state.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -25,8 +25,8 @@
 #include "tests/daemon/fake_device.hpp"
 #include "tests/support/engine_rig.hpp"
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/io_engine.hpp"
-#include "userspace/daemon/user_data.hpp"
+#include "userspace/daemon/io/io_engine.hpp"
+#include "userspace/daemon/io/user_data.hpp"
 #include "userspace/ublk/ctrl.hpp"
 
 using namespace kvfdp;

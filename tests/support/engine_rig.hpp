@@ -16,10 +16,10 @@
 
 #include "bpf/tag.h"
 #include "nvme/device.hpp"
-#include "userspace/daemon/counters.hpp"
-#include "userspace/daemon/io_engine.hpp"
+#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/io/io_engine.hpp"
 #include "userspace/daemon/policy.hpp"
-#include "userspace/daemon/write_class.hpp"
+#include "userspace/daemon/io/write_class.hpp"
 #include "userspace/ublk/uapi.hpp"
 
 namespace kvfdp::test {

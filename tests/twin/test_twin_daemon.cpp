@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/backend.hpp"
-#include "userspace/daemon/control_handlers.hpp"
-#include "userspace/daemon/daemon_metrics.hpp"
-#include "userspace/daemon/daemon_state.hpp"
+#include "userspace/daemon/ctl/backend.hpp"
+#include "userspace/daemon/ctl/control_handlers.hpp"
+#include "userspace/daemon/ctl/daemon_metrics.hpp"
+#include "userspace/daemon/ctl/daemon_state.hpp"
 #include "userspace/twin/report.hpp"
 #include "userspace/twin/twin.hpp"
 

@@ -8,7 +8,7 @@
 #include "common/log.hpp"
 #include "placement/size.hpp"
 #include "userspace/daemon/config.hpp"
-#include "userspace/daemon/daemon.hpp"
+#include "userspace/daemon/ctl/daemon.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "userspace/daemon/daemon_state.hpp"
+#include "userspace/daemon/ctl/daemon_state.hpp"
 
 namespace kvfdp::daemon {
 

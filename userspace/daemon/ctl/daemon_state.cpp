@@ -1,5 +1,5 @@
 // The running daemon's counters, policy and policy reload (daemon_state.hpp).
-#include "userspace/daemon/daemon_state.hpp"
+#include "userspace/daemon/ctl/daemon_state.hpp"
 
 #include <cerrno>
 #include <climits>

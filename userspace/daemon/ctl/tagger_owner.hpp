@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bpf/tag.h"
-#include "userspace/daemon/files_query.hpp"
+#include "userspace/daemon/ctl/files_query.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/writers.hpp"
 

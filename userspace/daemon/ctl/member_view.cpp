@@ -1,5 +1,5 @@
 // Per-member control replies and metric labels of a striped kvfdpd.
-#include "userspace/daemon/member_view.hpp"
+#include "userspace/daemon/ctl/member_view.hpp"
 
 #include "placement/handle_map.hpp"
 

@@ -1,6 +1,6 @@
 // kvfdpd's control-socket requests (docs/control.md): status, ruh, stats, policy, metrics,
 // files, reload and stop, each answered as one JSON line from the running daemon's State.
-#include "userspace/daemon/control_handlers.hpp"
+#include "userspace/daemon/ctl/control_handlers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,12 +16,12 @@
 #include "proto/control.hpp"
 #include "proto/files_reply.hpp"
 #include "proto/policy_reply.hpp"
-#include "userspace/daemon/control_proto.hpp"
+#include "userspace/daemon/ctl/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
-#include "userspace/daemon/daemon_metrics.hpp"
-#include "userspace/daemon/health.hpp"
-#include "userspace/daemon/member_view.hpp"
-#include "userspace/daemon/stop_choice.hpp"
+#include "userspace/daemon/ctl/daemon_metrics.hpp"
+#include "userspace/daemon/ctl/health.hpp"
+#include "userspace/daemon/ctl/member_view.hpp"
+#include "userspace/daemon/ctl/stop_choice.hpp"
 #include "userspace/twin/report.hpp"
 #include "userspace/ublk/features.hpp"
 

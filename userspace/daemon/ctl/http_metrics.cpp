@@ -1,6 +1,6 @@
 // The /metrics HTTP server: a poll() loop over the listening socket, a wake eventfd and the
 // open connections, each with a fixed deadline.
-#include "userspace/daemon/http_metrics.hpp"
+#include "userspace/daemon/ctl/http_metrics.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -14,8 +14,8 @@
 #include "nvme/logs.hpp"
 #include "nvme/stripe.hpp"
 #include "proto/control.hpp"
-#include "userspace/daemon/counters.hpp"
-#include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/ctl/metrics.hpp"
 
 namespace kvfdp::daemon {
 

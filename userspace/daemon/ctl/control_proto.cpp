@@ -1,5 +1,5 @@
 // Control protocol parsing and framing.
-#include "userspace/daemon/control_proto.hpp"
+#include "userspace/daemon/ctl/control_proto.hpp"
 
 #include "proto/control.hpp"
 

@@ -1,5 +1,5 @@
 // UblkQueue: ring, buffers and the serve loop of one ublk queue.
-#include "userspace/daemon/queue.hpp"
+#include "userspace/daemon/io/queue.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "common/log.hpp"
-#include "userspace/daemon/user_data.hpp"
+#include "userspace/daemon/io/user_data.hpp"
 
 namespace kvfdp::daemon {
 

@@ -1,5 +1,5 @@
 // TaggerOwner over bpf::Tagger, or the null tagger when kvfdpd is built without BPF.
-#include "userspace/daemon/tagger_owner.hpp"
+#include "userspace/daemon/ctl/tagger_owner.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -16,7 +16,7 @@
 #include "bpf/user/files.hpp"
 #include "bpf/user/pins.hpp"
 #include "bpf/user/tagger.hpp"
-#include "userspace/daemon/files_reply.hpp"
+#include "userspace/daemon/ctl/files_reply.hpp"
 #include "userspace/daemon/writers.hpp"
 #endif
 

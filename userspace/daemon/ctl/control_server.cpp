@@ -1,5 +1,5 @@
 // ControlServer: accept, read lines, answer, enforce the limits.
-#include "userspace/daemon/control_server.hpp"
+#include "userspace/daemon/ctl/control_server.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/log.hpp"
-#include "userspace/daemon/control_proto.hpp"
+#include "userspace/daemon/ctl/control_proto.hpp"
 
 namespace kvfdp::daemon {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "userspace/daemon/backend.hpp"
+#include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/twin/twin.hpp"
 
 namespace kvfdp::daemon {

@@ -1,6 +1,6 @@
 // Backend selection: passthru, streams, file and model are part of every build; several
 // members of one backend make a stripe.
-#include "userspace/daemon/backend.hpp"
+#include "userspace/daemon/ctl/backend.hpp"
 
 #include "nvme/backends.hpp"
 #include "nvme/model/model_device.hpp"

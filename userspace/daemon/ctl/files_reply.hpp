@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bpf/user/files.hpp"
-#include "userspace/daemon/files_query.hpp"
+#include "userspace/daemon/ctl/files_query.hpp"
 
 namespace kvfdp::daemon {
 

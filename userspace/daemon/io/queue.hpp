@@ -12,8 +12,8 @@
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
-#include "userspace/daemon/counters.hpp"
-#include "userspace/daemon/io_engine.hpp"
+#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/io/io_engine.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/ublk/io_cmd.hpp"
 

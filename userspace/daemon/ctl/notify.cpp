@@ -1,5 +1,5 @@
 // sd_notify datagrams to $NOTIFY_SOCKET.
-#include "userspace/daemon/notify.hpp"
+#include "userspace/daemon/ctl/notify.hpp"
 
 #include <cerrno>
 #include <cstdlib>

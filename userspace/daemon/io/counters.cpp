@@ -1,5 +1,5 @@
 // Summing per-queue counters.
-#include "userspace/daemon/counters.hpp"
+#include "userspace/daemon/io/counters.hpp"
 
 namespace kvfdp::daemon {
 

@@ -12,9 +12,9 @@
 
 #include "nvme/device.hpp"
 #include "nvme/stripe.hpp"
-#include "userspace/daemon/counters.hpp"
+#include "userspace/daemon/io/counters.hpp"
 #include "userspace/daemon/policy.hpp"
-#include "userspace/daemon/write_class.hpp"
+#include "userspace/daemon/io/write_class.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/ublk/uapi.hpp"
 

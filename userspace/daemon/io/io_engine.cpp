@@ -1,5 +1,5 @@
 // IoEngine: ublk request -> device commands -> commit.
-#include "userspace/daemon/io_engine.hpp"
+#include "userspace/daemon/io/io_engine.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -9,7 +9,7 @@
 #include "nvme/spec.hpp"
 #include "nvme/status.hpp"
 #include "userspace/daemon/learned.hpp"
-#include "userspace/daemon/user_data.hpp"
+#include "userspace/daemon/io/user_data.hpp"
 
 namespace kvfdp::daemon {
 

@@ -1,7 +1,7 @@
 // kvfdpd's lifecycle: open the backend, create or recover the ublk device, start the queues,
 // the tagger and the control socket, reload on SIGHUP, stop on SIGTERM. The control requests
 // are answered in control_handlers.cpp, the tagger is owned by tagger_owner.cpp.
-#include "userspace/daemon/daemon.hpp"
+#include "userspace/daemon/ctl/daemon.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,14 +22,14 @@
 #include "common/log.hpp"
 #include "nvme/stripe.hpp"
 #include "userspace/daemon/config.hpp"
-#include "userspace/daemon/control_handlers.hpp"
-#include "userspace/daemon/daemon_metrics.hpp"
-#include "userspace/daemon/daemon_state.hpp"
-#include "userspace/daemon/health.hpp"
-#include "userspace/daemon/http_metrics.hpp"
-#include "userspace/daemon/notify.hpp"
-#include "userspace/daemon/ns_claim.hpp"
-#include "userspace/daemon/stop_choice.hpp"
+#include "userspace/daemon/ctl/control_handlers.hpp"
+#include "userspace/daemon/ctl/daemon_metrics.hpp"
+#include "userspace/daemon/ctl/daemon_state.hpp"
+#include "userspace/daemon/ctl/health.hpp"
+#include "userspace/daemon/ctl/http_metrics.hpp"
+#include "userspace/daemon/ctl/notify.hpp"
+#include "userspace/daemon/ctl/ns_claim.hpp"
+#include "userspace/daemon/ctl/stop_choice.hpp"
 #include "userspace/ublk/ctrl.hpp"
 #include "userspace/ublk/features.hpp"
 

@@ -1,5 +1,5 @@
 // The namespace claim (ns_claim.hpp).
-#include "userspace/daemon/ns_claim.hpp"
+#include "userspace/daemon/ctl/ns_claim.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "nvme/paths.hpp"
-#include "userspace/daemon/stop_choice.hpp"
+#include "userspace/daemon/ctl/stop_choice.hpp"
 
 namespace kvfdp::daemon {
 

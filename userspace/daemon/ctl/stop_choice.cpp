@@ -1,6 +1,6 @@
 // The held-disk check and the remove-or-leave choice kvfdpd makes on SIGTERM, and the holder
 // named by a refused `kvfdp stop`.
-#include "userspace/daemon/stop_choice.hpp"
+#include "userspace/daemon/ctl/stop_choice.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "userspace/daemon/ns_claim.hpp"
+#include "userspace/daemon/ctl/ns_claim.hpp"
 
 namespace kvfdp::daemon {
 

@@ -1,12 +1,12 @@
 // kvfdpd's exposition from a running State (docs/cli.md, Metrics).
-#include "userspace/daemon/daemon_metrics.hpp"
+#include "userspace/daemon/ctl/daemon_metrics.hpp"
 
 #include <chrono>
 
 #include "nvme/waf.hpp"
 #include "proto/backend_kind.hpp"
-#include "userspace/daemon/member_view.hpp"
-#include "userspace/daemon/metrics.hpp"
+#include "userspace/daemon/ctl/member_view.hpp"
+#include "userspace/daemon/ctl/metrics.hpp"
 #include "userspace/twin/report.hpp"
 
 namespace kvfdp::daemon {
