@@ -168,7 +168,7 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 	// The live twin's object: a WAF is null until written; it reads back the same.
 	StatsReply tw;
 	tw.twin = TwinStats{0.015625, 67108864, 16777216, 262144, 5000, 3, 0, 1073741824,
-			    {1.02, 1095216660, 0}, {std::nullopt, 1481763717, 0}, 386547057};
+			    {1.02, 1095216660, 0}, {std::nullopt, 1481763717, 0}, 386547057, {}};
 	const json twj = tw;
 	CHECK(twj[kTwinKey]["none"]["waf"].is_null());
 	CHECK(twj[kTwinKey]["placed"]["media_bytes"] == 1095216660);

@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 		r.cls = o.tagged ? static_cast<uint8_t>(KVFDP_CLASS_SHORT + i % 4) : static_cast<uint8_t>(KVFDP_NR_CLASSES);
 		return r;
 	};
-	test::EngineRig<decltype(gen)> rig(rc, gen);
+	test::BenchRig<decltype(gen)> rig(rc, gen);
 	// Warm-up: every tag used a few times, so lazily built state is in place.
 	const uint64_t warm = 4u * rc.depth;
 	if (!rig.serve(warm)) {

@@ -87,7 +87,7 @@ void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = fa
 		rc.twin = &tw->ring(0);
 		tw->start();
 	}
-	test::EngineRig<decltype(&mixed)> rig(rc, &mixed);
+	test::BenchRig<decltype(&mixed)> rig(rc, &mixed);
 	REQUIRE(rig.serve(4 * rc.depth));  // warm-up
 	if (lp)
 		(void)lp->lp->recompute_now();  // off the data path (the regroup thread)

@@ -1,4 +1,4 @@
-// EngineRig: kvfdpd's per-request path (IoEngine, the queue loop's CQE dispatch and its
+// BenchRig: kvfdpd's per-request path (IoEngine, the queue loop's CQE dispatch and its
 // COMMIT_AND_FETCH prep) and the passthru backend's own IoQueue, served by a loopback io_uring
 // that completes every command, for the
 // instruction/allocation bench and its zero-allocation unit test. A mock, because this host
@@ -131,9 +131,9 @@ struct RigConfig {
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's
 // SQE) over a LoopbackRing. gen(i) gives request i; serve(n) runs n requests to completion.
 template <class Gen>
-class EngineRig final : public daemon::Committer {
+class BenchRig final : public daemon::Committer {
 public:
-	EngineRig(const RigConfig &rc, Gen gen)
+	BenchRig(const RigConfig &rc, Gen gen)
 		: rc_(rc), gen_(gen), lring_(ring_entries(rc)), descs_(rc.depth), slots_(rc.depth),
 		  buf_area_(new uint8_t[static_cast<size_t>(rc.depth) * rc.io_buf_bytes]), bufs_(rc.depth),
 		  expect_(rc.depth), reader_(daemon::queue_slot_reader(slots_.data(), 0, rc.depth)),
