@@ -17,6 +17,7 @@
 #include "tools/workload/host.hpp"
 #include "tools/workload/mooncake.hpp"
 #include "userspace/twin/models.hpp"
+#include "proto/twin_text.hpp"
 #include "userspace/twin/report.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
@@ -378,7 +379,7 @@ TEST_CASE("twin: the placed copy counts GC relocations by handle; the churned ha
 		const auto noisy = proto::find_noisy_handle(st.handles);
 		REQUIRE(noisy);
 		CHECK(noisy->handle == 1);
-		CHECK(twin::report_text(st).find("relocated by handle    1: ") != std::string::npos);
+		CHECK(proto::twin_text(st).find("relocated by handle    1: ") != std::string::npos);
 		MESSAGE("at ", k, " units per RU: handle 1 relocated ", st.handles[1].relocated_bytes, " of ",
 			st.handles[1].host_bytes, " host bytes; WAF placed ", rep.waf_placed);
 	}

@@ -13,6 +13,7 @@
 #include "userspace/daemon/ctl/control_handlers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"
+#include "proto/twin_text.hpp"
 #include "userspace/twin/report.hpp"
 #include "userspace/twin/twin.hpp"
 
@@ -108,7 +109,7 @@ TEST_CASE("twin: kvfdpd on the model with two writers of different turnover: sta
 	CHECK(tw["saved_bytes"].get<int64_t>() > 0);
 	CHECK(tw["placed"]["waf"].get<double>() < tw["none"]["waf"].get<double>());
 	CHECK(r["data"].contains("waf"));  // the drive's own measured WAF beside it
-	const std::string text = twin::report_text(tw);
+	const std::string text = proto::twin_text(tw);
 	CHECK(text.find("waf with placement") != std::string::npos);
 	CHECK(text.find("saved by placement") != std::string::npos);
 	const std::string m = daemon::metrics_exposition(s);

@@ -12,7 +12,7 @@
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 #include "tools/cli/waf.hpp"
-#include "userspace/twin/report.hpp"
+#include "proto/twin_text.hpp"
 
 namespace kvfdp::cli {
 
@@ -135,7 +135,7 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 	if (reply.twin) {
 		doc[proto::kTwinKey] = *reply.twin;
 		if (!ctx.json())
-			ctx.out << twin::report_text(*reply.twin);
+			ctx.out << proto::twin_text(*reply.twin);
 	}
 }
 
