@@ -36,12 +36,15 @@ std::string waf_text(const std::optional<double> &waf)
 }
 
 // "relocated by handle" and the handles GC copied from or the host wrote through, with
-// their share of the copies (docs/twin.md, Noisy handles); "" without per-handle figures.
+// their share of the copies (docs/twin.md, Noisy handles); "" without per-handle figures or
+// while GC has copied nothing.
 std::string handles_text(const std::vector<TwinHandle> &handles)
 {
 	uint64_t all = 0;
 	for (const TwinHandle &h : handles)
 		all += h.relocated_bytes;
+	if (!all)
+		return {};  // GC copied nothing: no handle to compare
 	std::string list;
 	for (const TwinHandle &h : handles) {
 		if (!h.host_bytes && !h.relocated_bytes)
