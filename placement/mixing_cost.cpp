@@ -397,7 +397,7 @@ uint16_t main_handle(std::span<const CostKey> keys, const std::vector<uint32_t> 
 
 struct Cut {
 	size_t group;
-	std::vector<uint32_t> a, b;
+	Group a, b;  // the two sides, with their curves
 	double cost;
 };
 
@@ -434,7 +434,7 @@ void best_cut(std::span<const CostKey> keys, const std::vector<Group> &gs, size_
 		// larger than the gap it would close.
 		const double cost = cost_of(trial, p);
 		if ((apart || cost < now - p.switch_margin) && cost < best.cost)
-			best = {g, a.keys, b.keys, cost};
+			best = {g, a, b, cost};
 	}
 }
 
@@ -478,8 +478,8 @@ std::vector<std::vector<uint32_t>> split_by_order(std::span<const CostKey> keys,
 			best_cut(keys, gs, g, now, p, best);
 		if (best.group == gs.size())
 			break;
-		gs[best.group] = with_curves(keys, {std::move(best.a)})[0];
-		gs.push_back(with_curves(keys, {std::move(best.b)})[0]);
+		gs[best.group] = std::move(best.a);
+		gs.push_back(std::move(best.b));
 		now = best.cost;
 	}
 	if (projected_waf)
