@@ -347,13 +347,91 @@ static __always_inline struct kvfdp_disk *learn_disk(struct gendisk *disk, __u32
 	return bpf_map_lookup_elem(&disks, &devt);
 }
 
+/* The per-disk counters: requests and bytes per op group and class, requests per source. */
+static __always_inline void count_request(const struct kvfdp_disk *d, __u32 op, __u32 bytes,
+					  const struct rq_class *c)
+{
+	__u32 opg = op == KVFDP_REQ_OP_WRITE ? KVFDP_OPG_WRITE : KVFDP_OPG_DISCARD;
+	__u32 ci = (d->index * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c->cls;
+	__u32 si = d->index * KVFDP_NR_SOURCES + c->source;
+	struct kvfdp_counter *ctr;
+	__u64 *sc;
+
+	if (d->index >= KVFDP_MAX_DISKS)
+		return;
+	ctr = bpf_map_lookup_elem(&counters, &ci);
+	sc = bpf_map_lookup_elem(&source_counters, &si);
+	if (ctr) {
+		ctr->requests += 1;
+		ctr->bytes += bytes;
+	}
+	if (sc)
+		*sc += 1;
+}
+
+/* The request's tag slot, which the ublk server reads when the request reaches it: indexed by
+ * hardware queue and tag, seq written last so a reader never takes a half-written slot. */
+static __always_inline void fill_slot(struct request *rq, __u32 op, __u64 sector, __u32 bytes,
+				      const struct rq_class *c, __u32 writer)
+{
+	struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
+	struct kvfdp_tag_slot *s;
+	__u32 idx;
+
+	idx = BPF_CORE_READ(hctx, queue_num) * queue_depth + (__u32)BPF_CORE_READ(rq, tag);
+	s = idx < nr_slots ? bpf_map_lookup_elem(&slots, &idx) : NULL;
+	if (!s) {
+		stat_inc(KVFDP_STAT_SLOT_OOB);
+		return;
+	}
+	s->sector = sector;
+	s->sectors = bytes >> 9;
+	s->dev = c->first.dev;
+	s->ino = c->first.ino;
+	s->cls = c->cls;
+	s->source = c->source;
+	s->op = op;
+	s->flags = c->flags;
+	s->writer = writer;
+	/* seq last; x86 keeps store order, the barrier keeps the compiler's. */
+	asm volatile("" ::: "memory");
+	s->seq = __sync_fetch_and_add(&slot_seq, 1) + 1;
+}
+
+/* One record of the request on the requests ring buffer (kvfdp record); a full ring drops it
+ * and counts the drop. */
+static __always_inline void record_request(__u32 devt, __u32 op, __u64 sector, __u32 bytes,
+					   const struct rq_class *c, __u32 writer)
+{
+	struct kvfdp_rq_record *r = bpf_ringbuf_reserve(&requests, sizeof(*r), 0);
+
+	if (!r) {
+		stat_inc(KVFDP_STAT_RECORD_DROP);
+		return;
+	}
+	r->t_ns = bpf_ktime_get_ns();
+	r->sector = sector;
+	r->ino = c->first.ino;
+	r->sectors = bytes >> 9;
+	r->dev = devt;
+	r->op = op;
+	r->cls = c->cls;
+	r->source = c->source;
+	r->flags = c->flags;
+	r->writer = writer;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* Every write, discard and write-zeroes request issued to a watched disk: its class (the bio's
+ * hint, else the walk of its bios), its writer, then the counters, the tag slot and the record
+ * as the disk's flags ask. */
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 {
 	struct rq_class c = {};
 	struct kvfdp_disk *d;
 	struct gendisk *disk;
-	__u32 devt, op, bytes, idx, hint, writer = 0;
+	__u32 devt, op, bytes, hint, writer = 0;
 	__u64 sector;
 
 	disk = BPF_CORE_READ(rq, q, disk);
@@ -388,64 +466,11 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 		writer = w ? *w : 0;
 	}
 
-	if (d->index < KVFDP_MAX_DISKS) {
-		__u32 opg = op == KVFDP_REQ_OP_WRITE ? KVFDP_OPG_WRITE : KVFDP_OPG_DISCARD;
-		__u32 ci = (d->index * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c.cls;
-		__u32 si = d->index * KVFDP_NR_SOURCES + c.source;
-		struct kvfdp_counter *ctr = bpf_map_lookup_elem(&counters, &ci);
-		__u64 *sc = bpf_map_lookup_elem(&source_counters, &si);
-
-		if (ctr) {
-			ctr->requests += 1;
-			ctr->bytes += bytes;
-		}
-		if (sc)
-			*sc += 1;
-	}
-
-	if (d->flags & KVFDP_DISK_SLOTS) {
-		struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
-		struct kvfdp_tag_slot *s;
-
-		idx = BPF_CORE_READ(hctx, queue_num) * queue_depth + (__u32)BPF_CORE_READ(rq, tag);
-		s = idx < nr_slots ? bpf_map_lookup_elem(&slots, &idx) : NULL;
-		if (s) {
-			s->sector = sector;
-			s->sectors = bytes >> 9;
-			s->dev = c.first.dev;
-			s->ino = c.first.ino;
-			s->cls = c.cls;
-			s->source = c.source;
-			s->op = op;
-			s->flags = c.flags;
-			s->writer = writer;
-			/* seq last; x86 keeps store order, the barrier keeps the compiler's. */
-			asm volatile("" ::: "memory");
-			s->seq = __sync_fetch_and_add(&slot_seq, 1) + 1;
-		} else {
-			stat_inc(KVFDP_STAT_SLOT_OOB);
-		}
-	}
-
-	if (d->flags & KVFDP_DISK_RECORD) {
-		struct kvfdp_rq_record *r = bpf_ringbuf_reserve(&requests, sizeof(*r), 0);
-
-		if (!r) {
-			stat_inc(KVFDP_STAT_RECORD_DROP);
-			return 0;
-		}
-		r->t_ns = bpf_ktime_get_ns();
-		r->sector = sector;
-		r->ino = c.first.ino;
-		r->sectors = bytes >> 9;
-		r->dev = devt;
-		r->op = op;
-		r->cls = c.cls;
-		r->source = c.source;
-		r->flags = c.flags;
-		r->writer = writer;
-		bpf_ringbuf_submit(r, 0);
-	}
+	count_request(d, op, bytes, &c);
+	if (d->flags & KVFDP_DISK_SLOTS)
+		fill_slot(rq, op, sector, bytes, &c, writer);
+	if (d->flags & KVFDP_DISK_RECORD)
+		record_request(devt, op, sector, bytes, &c, writer);
 	return 0;
 }
 
