@@ -22,7 +22,7 @@ std::string known_commands()
 {
 	std::string s;
 	for (const char *c : {cmd::kStatus, cmd::kRuh, cmd::kFiles, cmd::kPolicy, cmd::kReload, cmd::kStop, cmd::kStats,
-			      cmd::kMetrics})
+			      cmd::kMetrics, cmd::kTwinWindow})
 		s += (s.empty() ? "" : ", ") + std::string(c);
 	return s;
 }

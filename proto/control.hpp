@@ -30,8 +30,9 @@ inline constexpr const char *kReload = "reload";
 inline constexpr const char *kStop = "stop";
 inline constexpr const char *kStats = "stats";
 inline constexpr const char *kMetrics = "metrics";
+inline constexpr const char *kTwinWindow = "twin_window";  // proto/twin_window.hpp
 } // namespace cmd
-// "status, ruh, files, policy, reload, stop, stats, metrics".
+// "status, ruh, files, policy, reload, stop, stats, metrics, twin_window".
 [[nodiscard]] std::string known_commands();
 // The framing (docs/control.md, Framing): a request {"cmd":NAME,...}; a reply
 // {"ok":true,"data":{...}} or {"ok":false,"error":"..."}.

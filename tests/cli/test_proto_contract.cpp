@@ -17,6 +17,7 @@
 #include "proto/files_reply.hpp"
 #include "proto/policy_reply.hpp"
 #include "proto/files_request.hpp"
+#include "proto/twin_window.hpp"
 
 using namespace kvfdp::proto;
 using nlohmann::json;
@@ -110,6 +111,7 @@ TEST_CASE("proto: every key docs/control.md shows is in the reply structs, and t
 	check_documented<MetricsReply>(doc, "metrics", true);
 	check_documented<FilesReply>(doc, "files", true);
 	check_documented<PolicyReply>(doc, "policy", true);
+	check_documented<TwinWindow>(doc, "twin_window", true);
 	// The unknown-cmd line lists the commands as the daemon does.
 	CHECK(doc.find("known: " + known_commands() + "`") != std::string::npos);
 }
@@ -338,4 +340,35 @@ TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's doc
 	CHECK_FALSE(odd.learned);
 	CHECK_FALSE(odd.nruh);
 	CHECK(reply_as<LearnedPolicy>(json{{"handles_used", {1, "x", -1, 2}}}).handles_used == std::vector<uint16_t>{1, 2});
+}
+
+TEST_CASE("proto: a twin window reads back to the same JSON; a bad record is left out, not thrown")
+{
+	TwinWindow w;
+	w.rate = 0.015625;
+	w.model = {16777216, 262144, 512, 4096, 8, 0.07, "cost-benefit"};
+	w.capacity = 209715;
+	w.total = 300000;
+	w.dropped = 2;
+	w.span_ms = 61000;
+	w.age_ms = 12;
+	w.records = {{1ull << 33, 8, 3, TwinWindowOp::write}, {64, 4294967295u, 0, TwinWindowOp::discard},
+		     {7, 1, 0, TwinWindowOp::write_zeroes}};
+	const json j = w;
+	CHECK(j["records"][0] == json::array({1ull << 33, 8, 3, 1}));
+	const TwinWindow back = reply_as<TwinWindow>(j);
+	CHECK(json(back) == j);
+	CHECK(back.model.gc == "cost-benefit");
+	CHECK(back.records[1].nlb == 4294967295u);
+	// Records that are not [lba, nlb, handle, op] with a known op are dropped one by one.
+	json bad = j;
+	bad["records"] = json::array({json::array({1, 2, 3, 9}), json::array({1, 2, 3}), "x",
+				      json::array({-1, 2, 3, 1}), json::array({1, 4294967296ull, 0, 1}),
+				      json::array({5, 6, 70000, 1}), json::array({5, 6, 7, 2})});
+	const TwinWindow some = reply_as<TwinWindow>(bad);
+	REQUIRE(some.records.size() == 1);
+	CHECK(some.records[0].lba == 5);
+	CHECK(some.records[0].op == TwinWindowOp::discard);
+	CHECK(reply_as<TwinWindow>(json{{"records", 5}}).records.empty());
+	CHECK(reply_as<TwinWindow>(json{{"rate", "x"}}).rate == 0);
 }

@@ -50,10 +50,10 @@ std::string reply_for(std::string_view line)
 	uint64_t limit = 1000;
 	if (!daemon::get_positive_arg(req, "limit", limit, err))
 		return daemon::reply_error(err);
-	static constexpr std::string_view kKnown[] = {"status", "ruh", "files", "policy", "reload", "stop", "stats", "metrics"};
+	static constexpr std::string_view kKnown[] = {"status", "ruh", "files", "policy", "reload", "stop", "stats", "metrics", "twin_window"};
 	if (std::find(std::begin(kKnown), std::end(kKnown), req.cmd) == std::end(kKnown))
 		return daemon::reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
-					   "'; known: status, ruh, files, policy, reload, stop, stats, metrics");
+					   "'; known: status, ruh, files, policy, reload, stop, stats, metrics, twin_window");
 	return daemon::reply_ok(json{{"cmd", req.cmd}, {"limit", limit}});
 }
 

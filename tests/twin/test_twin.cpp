@@ -345,7 +345,8 @@ TEST_CASE("twin: the thread applies what the queues pushed, and stop drains the 
 	CHECK(rep.records == pushed);
 	CHECK(rep.records + rep.dropped == 4000);
 	CHECK(rep.host_bytes == pushed * 8 * 4096);
-	CHECK(rep.memory_bytes == (*t)->plan().memory_bytes + 2 * 1024 * sizeof(twin::Record));
+	CHECK(rep.memory_bytes == (*t)->plan().memory_bytes + 2 * 1024 * sizeof(twin::Record) +
+				  (*t)->plan().window_records * twin::kWindowRecordBytes);
 }
 
 // docs/twin.md, Noisy handles: the placed copy's relocations by handle, projected, in the

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_files.hpp"
+#include "tests/twin/two_writers.hpp"
 #include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/daemon/ctl/control_handlers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
@@ -76,25 +77,7 @@ TEST_CASE("twin: kvfdpd on the model with two writers of different turnover: sta
 	REQUIRE(*t);
 	s.twin = std::move(*t);
 	CHECK(s.twin->plan().rate == 1);
-	s.twin->add_rings(1);
-	twin::Ring &ring = s.twin->ring(0);
-	// Handle 2: 40 MiB written once, 128 KiB at a time, between handle 1's rewrites of 8 MiB.
-	const uint32_t nlb = 32;  // 128 KiB
-	const uint64_t hot = (8ull << 20) / 4096, cold = (40ull << 20) / 4096;
-	uint64_t cold_at = 0, pushed = 0, n = 0;
-	for (uint64_t i = 0; i < 6000; i++) {
-		pushed += ring.push(twin::Record{(i * 7 % (hot / nlb)) * nlb, nlb, 1, twin::Op::write, 0});
-		if (i % 4 == 0 && cold_at < cold) {
-			pushed += ring.push(twin::Record{hot + cold_at, nlb, 2, twin::Op::write, 0});
-			cold_at += nlb;
-		}
-		if (ring.pushed() - n >= ring.capacity() / 2) {
-			s.twin->stop();  // the thread's last drain: everything pushed so far is applied
-			n = ring.pushed();
-			s.twin->start();
-		}
-	}
-	s.twin->stop();
+	const uint64_t pushed = test::push_two_writers(*s.twin);
 	const twin::TwinReport rep = s.twin->report();
 	CHECK(rep.records == pushed);
 	CHECK(rep.dropped == 0);

@@ -10,6 +10,7 @@
 #include "tools/cli/context.hpp"
 
 #include "kvfdp_build.hpp"
+#include "proto/control.hpp"
 #include "tools/sim/advise_cmd.hpp"
 #include "tools/sim/simulate_cmd.hpp"
 #if KVFDP_WITH_BPF
@@ -19,6 +20,24 @@
 namespace kvfdp::cli {
 
 namespace {
+
+// `kvfdp advise --twin` asks kvfdpd at --socket for its twin's window (kvfdp_sim has no client).
+sim::TwinWindowClient twin_window_client(Context &ctx)
+{
+	return {[&ctx] { return ctx.socket_given; },
+		[&ctx]() -> Result<proto::TwinWindow> {
+			DaemonReply r = ctx.ask_daemon(proto::cmd::kTwinWindow);
+			if (r.ok)
+				return r.data.get<proto::TwinWindow>();
+			if (r.error.kind != DaemonFailure::unreachable)
+				return guidance_error(std::errc::io_error, r.error.message);
+			// The client's hint names --device, which advise does not take.
+			const std::string m = r.error.message.substr(0, r.error.message.find("; "));
+			return guidance_error(std::errc::no_such_device,
+					      m + "; is kvfdpd running? give its --socket, or advise on a recorded "
+						  "trace (--blk-trace FILE)");
+		}};
+}
 
 int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	    const std::function<void(Context &)> &setup)
@@ -48,7 +67,7 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	add_stop_command(app, ctx);
 	add_version_command(app, ctx);
 	kvfdp::sim::add_simulate_command(app, ctx.exit_code);
-	kvfdp::sim::add_advise_command(app, ctx.exit_code);
+	kvfdp::sim::add_advise_command(app, ctx.exit_code, {}, twin_window_client(ctx));
 #if KVFDP_WITH_BPF
 	kvfdp::bpf::add_record_command(app, ctx.exit_code);
 #endif

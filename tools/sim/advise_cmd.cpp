@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/sim/advise.hpp"
+#include "tools/sim/advise_window.hpp"
 #include "tools/sim/model_args.hpp"
 #include "tools/workload/factory.hpp"
 
@@ -25,13 +26,14 @@ struct Args {
 	std::string sweep{kDefaultAdviseSweep};
 	std::string placement = "all";
 	std::string output = "table";
+	WindowArgs window;  // --twin, --window, --save-window
 };
 
 // advise's own options: not passed on to the "check:" simulate command.
 bool advise_only(const std::string &name)
 {
 	return name == "--target" || name == "--sweep" || name == "--placement" || name == "--output" ||
-	       name == "--help";
+	       name == "--help" || name == "--twin" || name == "--window" || name == "--save-window";
 }
 
 // v as one shell word.
@@ -175,8 +177,8 @@ private:
 	std::unique_ptr<Workload> workload_;
 };
 
-// Parses everything into o and opens src: the one error line, or "".
-std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, AdviseOptions *o)
+// --target, --sweep and -o into o: the error line, or "".
+std::string parse_common(const Args &a, const CLI::App &sub, AdviseOptions *o)
 {
 	if (sub.count("--util") > 0)
 		return "--util: advise sweeps the utilisation; give the range with --sweep util=START:END:STEP "
@@ -191,7 +193,16 @@ std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, Advise
 	o->sweep = std::move(*s);
 	if (a.output != "table" && a.output != "json")
 		return "-o/--output: '" + a.output + "' must be table or json";
-	std::string err = src->open(o->sweep.values.front());
+	return "";
+}
+
+// Parses everything into o and opens src: the one error line, or "".
+std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, AdviseOptions *o)
+{
+	std::string err = parse_common(a, sub, o);
+	if (!err.empty())
+		return err;
+	err = src->open(o->sweep.values.front());
 	if (!err.empty())
 		return err;
 	if (a.placement != "all") {
@@ -209,6 +220,31 @@ std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, Advise
 		o->evictions = {evict->as<std::string>()};
 	src->set_simulate_args(simulate_args(sub, store, sub.count("--blk-trace") > 0));
 	return "";
+}
+
+// advise over the twin's window (advise_window.cpp): the options, then the run.
+int run_window(const Args &a, const CLI::App &sub, const TwinWindowClient &client)
+{
+	AdviseOptions o;
+	std::string err = parse_common(a, sub, &o);
+	if (err.empty())
+		err = window_option_refusal(sub);
+	for (size_t pos = 0; err.empty() && a.placement != "all" && pos != std::string::npos;) {
+		const size_t comma = a.placement.find(',', pos);
+		const std::string one = a.placement.substr(pos, comma == std::string::npos ? comma : comma - pos);
+		auto p = parse_placement(one);
+		if (!p || *p == Placement::oracle || *p == Placement::hint)
+			err = "--placement: '" + one + "': the twin's window runs none, writer (the handle kvfdpd placed "
+			      "each write on) and learned, or all (or a comma list)";
+		else
+			o.placements.push_back(*p);
+		pos = comma == std::string::npos ? comma : comma + 1;
+	}
+	if (!err.empty()) {
+		std::fprintf(stderr, "kvfdp advise: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	return run_window_advise(a.window, client, o, a.target, a.output == "json");
 }
 
 // Returns kExitOk / kExitError / kExitUsage.
@@ -244,7 +280,8 @@ int run_advise(const Args &a, const CLI::App &sub, const std::vector<WorkloadFac
 
 } // namespace
 
-void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories)
+void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories,
+			TwinWindowClient twin)
 {
 	auto args = std::make_shared<Args>();
 	factories.push_back(workload::simulate_factory());
@@ -264,6 +301,15 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 			"the placements to choose from: all (what the workload supports, oracle left out) or a comma list")
 		->capture_default_str();
 	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
+	sub->add_flag("--twin", args->window.twin,
+		      "advise from the recent window of kvfdpd's WAF twin (the daemon at --socket; giving "
+		      "--socket alone does the same)");
+	sub->add_option("--window", args->window.window_file,
+			"advise from a twin window saved with --save-window (reproduces that advice)")
+		->type_name("FILE");
+	sub->add_option("--save-window", args->window.save_window,
+			"with --twin: write the window to FILE first; the check line then reruns it")
+		->type_name("FILE");
 	for (const WorkloadFactory &f : *facs)
 		if (f.add_options)
 			f.add_options(*sub);
@@ -271,7 +317,11 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 		    "order, lru, fifo and fifo2, unless --kv-evict names one. Exit codes: 0 a "
 		    "recommendation, 1 no setting meets the target (or a run failed), 2 a bad option. "
 		    "docs/advise.md");
-	sub->callback([args, facs, sub, &exit_code] { exit_code = run_advise(*args, *sub, *facs); });
+	auto client = std::make_shared<TwinWindowClient>(std::move(twin));
+	sub->callback([args, facs, sub, client, &exit_code] {
+		exit_code = wants_window(args->window, *client) ? run_window(*args, *sub, *client)
+								: run_advise(*args, *sub, *facs);
+	});
 }
 
 } // namespace kvfdp::sim

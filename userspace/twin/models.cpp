@@ -27,6 +27,8 @@ void TwinModels::apply_piece(const Record &r, uint64_t mlba, uint64_t n) noexcep
 		n = mlba < placed_->logical_lbas() ? placed_->logical_lbas() - mlba : 0;  // the tail past whole units
 	if (!n)
 		return;
+	if (window_)
+		note_piece(r, mlba, n);
 	if (r.op == Op::write) {
 		const uint32_t h = r.handle < placed_->handles() ? r.handle : 0;
 		errors_ += placed_->write(h, mlba, n) != 0;
@@ -37,8 +39,40 @@ void TwinModels::apply_piece(const Record &r, uint64_t mlba, uint64_t n) noexcep
 	}
 }
 
+void TwinModels::note_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept
+{
+	const uint16_t h = r.op == Op::write ? r.handle : 0;
+	if (pend_.nlb && pend_.op == r.op && pend_.handle == h && pend_.slba + pend_.nlb == mlba &&
+	    pend_.nlb + n <= UINT32_MAX) {
+		pend_.nlb += static_cast<uint32_t>(n);
+		return;
+	}
+	flush_piece();
+	while (n > UINT32_MAX) {  // a trim of more than 2^32 LBAs at rate 1
+		window_->push(Record{mlba, UINT32_MAX, h, r.op, 0}, now_ms_);
+		mlba += UINT32_MAX;
+		n -= UINT32_MAX;
+	}
+	pend_ = Record{mlba, static_cast<uint32_t>(n), h, r.op, 0};
+}
+
+void TwinModels::flush_piece() noexcept
+{
+	if (pend_.nlb)
+		window_->push(pend_, now_ms_);
+	pend_.nlb = 0;
+}
+
 void TwinModels::apply(const Record &r) noexcept
 {
+	struct Flush {  // the record's last piece goes to the window however apply returns
+		TwinModels *m;
+		~Flush()
+		{
+			if (m->window_)
+				m->flush_piece();
+		}
+	} flush{this};
 	records_++;
 	const uint64_t rl = plan_.region_lbas;
 	const uint64_t end = r.slba + r.nlb;

@@ -11,6 +11,7 @@
 #include "nvme/model/ftl.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
+#include "userspace/twin/window.hpp"
 
 namespace kvfdp::twin {
 
@@ -18,7 +19,7 @@ namespace kvfdp::twin {
 // estimate); the WAFs are media / host of each copy since the twin started.
 struct TwinReport {
 	double rate = 0;                 // fraction of the LBA space (and of each RU) modelled
-	uint64_t memory_bytes = 0;       // both models and the rings
+	uint64_t memory_bytes = 0;       // both models, the recent window and the rings
 	uint64_t region_bytes = 0;       // sampling granularity
 	uint64_t model_logical_bytes = 0;// the sampled model's capacity
 	uint64_t model_ru_bytes = 0;     // the sampled model's RU size
@@ -43,8 +44,13 @@ public:
 	[[nodiscard]] static Result<std::unique_ptr<TwinModels>> create(const TwinPlan &plan);
 
 	// Applies one record to both copies: the pieces of [slba, slba + nlb) in kept regions,
-	// at their slots. No allocation.
+	// at their slots, and puts them in the window (adjacent pieces as one record) at the
+	// time set_now_ms gave. No allocation.
 	void apply(const Record &r) noexcept;
+	// The recent window the applied pieces go to (null: none); it must outlive this.
+	void set_window(Window *w) { window_ = w; }
+	// The time the next records are stamped with (the twin thread sets it once per pass).
+	void set_now_ms(uint32_t ms) { now_ms_ = ms; }
 	// The projection so far (dropped and memory_bytes are the caller's to fill).
 	[[nodiscard]] TwinReport report() const;
 	[[nodiscard]] const TwinPlan &plan() const { return plan_; }
@@ -54,6 +60,9 @@ public:
 private:
 	TwinModels(const TwinPlan &plan, std::unique_ptr<model::Ftl> placed, std::unique_ptr<model::Ftl> none);
 	void apply_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept;
+	// Adds a piece to pend_, first sending pend_ to the window unless the piece extends it.
+	void note_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept;
+	void flush_piece() noexcept;
 
 	TwinPlan plan_;
 	RegionSampler sampler_;
@@ -61,6 +70,9 @@ private:
 	std::unique_ptr<model::Ftl> none_;
 	uint64_t records_ = 0;
 	uint64_t errors_ = 0;
+	Window *window_ = nullptr;
+	uint32_t now_ms_ = 0;
+	Record pend_{};  // the window's next record while pieces extend it (nlb 0: none)
 };
 
 } // namespace kvfdp::twin

@@ -168,22 +168,27 @@ Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes)
 		uint64_t kept = 0;
 		return 2 * model::Ftl::memory_for(sampled_config(g, p, k, kept));
 	};
-	if (memory_at(1) > memory_bytes) {
+	// The recent window takes its share first; the models get the rest.
+	p.window_records = window_records_for(memory_bytes);
+	const uint64_t models_bound = memory_bytes - p.window_records * kWindowRecordBytes;
+	if (memory_at(1) > models_bound) {
 		uint64_t kept = 0;
 		const model::ModelConfig c = sampled_config(g, p, 1, kept);
 		const uint64_t rus = static_cast<uint64_t>(static_cast<long double>(c.logical_bytes) * (1.0L + c.op) / c.ru_size);
+		// The smallest bound whose models' part holds memory_at(1).
+		const uint64_t need = (memory_at(1) * kWindowShare + kWindowShare - 2) / (kWindowShare - 1);
 		return guidance_error(std::errc::invalid_argument,
 				      "twin: a memory bound of " + mib(memory_bytes) +
 					      " is too small for one reclaim unit: the smallest sampled model of this drive (" +
 					      std::to_string(rus) + " RUs of one " + std::to_string(mu) +
-					      "-byte mapping unit, two copies) needs " + mib(memory_at(1)) +
+					      "-byte mapping unit, two copies) and its recent window need " + mib(need) +
 					      "; raise --twin-memory to at least that, or 0 to run without the twin");
 	}
 	// The largest k that fits (memory grows with k), then down to one the model accepts.
 	uint32_t lo = 1, hi = p.ru_units;
 	while (lo < hi) {
 		const uint32_t mid = lo + (hi - lo + 1) / 2;
-		if (memory_at(mid) <= memory_bytes)
+		if (memory_at(mid) <= models_bound)
 			lo = mid;
 		else
 			hi = mid - 1;

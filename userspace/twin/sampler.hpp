@@ -71,6 +71,7 @@ struct TwinPlan {
 	uint32_t sampled_ru_units = 0;
 	double rate = 1;           // sampled_ru_units / ru_units: capacity and RU size are scaled by it
 	uint64_t memory_bytes = 0; // both models
+	uint64_t window_records = 0;  // the recent window's bound (plan_twin; 0 from plan_twin_at)
 };
 
 // Regions are one mapping unit (4 KiB): coarser regions keep or drop whole extents that
@@ -79,10 +80,19 @@ struct TwinPlan {
 // The default memory bound of the twin's models.
 inline constexpr uint64_t kDefaultMemoryBytes = 64ull << 20;
 
+// The recent window (window.hpp) takes 1/kWindowShare of the twin's memory bound, in records
+// of kWindowRecordBytes (a 16-byte record and its 4-byte time); the models take the rest.
+inline constexpr uint64_t kWindowShare = 16;
+inline constexpr uint64_t kWindowRecordBytes = 20;
+[[nodiscard]] constexpr uint64_t window_records_for(uint64_t memory_bytes)
+{
+	return memory_bytes / kWindowShare / kWindowRecordBytes;
+}
+
 // The plan at sampled_ru_units mapping units per sampled RU (rate = that / the drive's);
 // the drive's own count is the whole drive, unsampled.
 [[nodiscard]] Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units);
-// The largest rate whose two models take at most memory_bytes. Refused in one line: an
+// The largest rate whose two models take at most memory_bytes less the recent window's share. Refused in one line: an
 // unknown RU size, or a bound too small for the smallest sampled model (one mapping unit
 // per RU), naming the bound that would do.
 [[nodiscard]] Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes);

@@ -20,10 +20,21 @@ Result<std::unique_ptr<Twin>> Twin::create(const TwinOptions &o)
 	auto models = TwinModels::create(*plan);
 	if (!models)
 		return std::move(models).error();
-	return std::unique_ptr<Twin>(new Twin(std::move(*models), o.ring_records));
+	return std::unique_ptr<Twin>(new Twin(std::move(*models), o.ring_records, plan->window_records));
 }
 
-Twin::Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records) : models_(std::move(m)), ring_records_(ring_records) {}
+Twin::Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window_records)
+	: models_(std::move(m)), window_(window_records), born_(std::chrono::steady_clock::now()),
+	  ring_records_(ring_records)
+{
+	models_->set_window(&window_);
+}
+
+uint32_t Twin::now_ms() const
+{
+	const auto d = std::chrono::steady_clock::now() - born_;
+	return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
 
 Twin::~Twin() { stop(); }
 
@@ -39,6 +50,7 @@ uint64_t Twin::drain()
 	Record batch[kBatch];
 	uint64_t total = 0;
 	std::lock_guard<std::mutex> lk(mu_);
+	models_->set_now_ms(now_ms());  // one clock read per pass, not per record
 	for (auto &ring : rings_) {
 		uint32_t n;
 		while ((n = ring->pop(batch, kBatch)) > 0) {
@@ -91,12 +103,26 @@ TwinReport Twin::report() const
 		std::lock_guard<std::mutex> lk(mu_);
 		t = models_->report();
 	}
-	t.memory_bytes = models_->placed().memory_bytes() + models_->none().memory_bytes();
+	t.memory_bytes = models_->placed().memory_bytes() + models_->none().memory_bytes() + window_.memory_bytes();
 	for (const auto &r : rings_) {
 		t.dropped += r->dropped();
 		t.memory_bytes += r->memory_bytes();
 	}
 	return t;
+}
+
+proto::TwinWindow Twin::window() const
+{
+	const TwinPlan &p = models_->plan();
+	proto::TwinWindow w;
+	w.rate = p.rate;
+	w.model = {p.model.logical_bytes, p.model.ru_size, p.model.lba_size, p.model.mapping_unit,
+		   p.model.nruh, p.model.op, model::gc_policy_name(p.model.gc)};
+	for (const auto &r : rings_)
+		w.dropped += r->dropped();
+	std::lock_guard<std::mutex> lk(mu_);
+	window_.fill(w, now_ms());
+	return w;
 }
 
 Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nruh, double model_op,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "userspace/twin/models.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
+#include "userspace/twin/window.hpp"
 
 namespace kvfdp::twin {
 
@@ -57,12 +59,19 @@ public:
 	// The projection, with the rings' drops and the memory of models and rings.
 	[[nodiscard]] TwinReport report() const;
 	[[nodiscard]] const TwinPlan &plan() const { return models_->plan(); }
+	// The recent window (docs/advise.md, From a running kvfdpd): its records, the sampling
+	// rate and the sampled model's shape. Copies under the models' lock (the control thread).
+	[[nodiscard]] proto::TwinWindow window() const;
 
 private:
-	explicit Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records);
+	Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window_records);
+	// Milliseconds since the twin was made (the window's clock).
+	[[nodiscard]] uint32_t now_ms() const;
 	void run();
 
 	std::unique_ptr<TwinModels> models_;
+	Window window_;  // fed by models_ on the twin thread, read under mu_
+	std::chrono::steady_clock::time_point born_;
 	uint32_t ring_records_;
 	std::vector<std::unique_ptr<Ring>> rings_;
 	mutable std::mutex mu_;  // models_ between the twin thread and report() (never a queue thread)

@@ -211,6 +211,16 @@ std::string stop_reply(State &s, const Request &req)
 	return reply_ok(proto::StopReply{bdev, force, (s.dev.flags & ublk::kFlagSafeStopDev) != 0});
 }
 
+// The twin's recent window for `kvfdp advise --twin` (docs/advise.md); refused without a twin.
+std::string twin_window_reply(const State &s)
+{
+	if (!s.twin)
+		return reply_error("kvfdpd runs no WAF twin (no FDP placement, or --twin-memory 0), so it has no window to "
+				   "advise from: restart kvfdpd on an FDP namespace without --twin-memory 0, or record a "
+				   "trace (kvfdp record) and run kvfdp advise --blk-trace FILE");
+	return reply_ok(s.twin->window());
+}
+
 } // namespace
 
 std::string handle_control_line(State &s, std::string_view line)
@@ -254,6 +264,8 @@ std::string handle_control_line(State &s, std::string_view line)
 	}
 	if (req.cmd == proto::cmd::kStop)
 		return stop_reply(s, req);
+	if (req.cmd == proto::cmd::kTwinWindow)
+		return twin_window_reply(s);
 	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) + "'; known: " + proto::known_commands());
 }
 
