@@ -5,6 +5,7 @@
 
 #include "nvme/waf.hpp"
 #include "placement/classes.hpp"
+#include "proto/twin_stats.hpp"
 #include "proto/u128_json.hpp"
 
 namespace kvfdp::proto {
@@ -34,6 +35,13 @@ MetricFamily family(const char *name, const char *type, const char *help) { retu
 void add(MetricFamily &f, std::vector<std::pair<std::string, std::string>> labels, uint64_t v)
 {
 	f.samples.push_back({std::move(labels), std::to_string(v)});
+}
+
+std::string fixed(double v, int digits)
+{
+	char buf[48];
+	std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+	return buf;
 }
 
 } // namespace
@@ -173,6 +181,39 @@ std::vector<MetricFamily> fdp_stats_families(const nvme::FdpStats &s, bool emula
 MetricFamily daemon_up_family(bool up)
 {
 	return {"kvfdp_daemon_up", "1 when kvfdpd answered (on its control socket, or this scrape of its /metrics).", "gauge", {{{}, up ? "1" : "0"}}};
+}
+
+std::vector<MetricFamily> twin_families(const TwinStats &t)
+{
+	auto waf = family("kvfdp_twin_waf", "gauge",
+			  "Projected WAF since kvfdpd started, by the live twin: with kvfdpd's placement, and with none (0 until written).");
+	waf.samples.push_back({{{"placement", "placed"}}, fixed(t.placed.waf.value_or(0), 6)});
+	waf.samples.push_back({{{"placement", "none"}}, fixed(t.none.waf.value_or(0), 6)});
+	auto host = family("kvfdp_twin_host_bytes_total", "counter", "Projected host bytes written, the twin's input.");
+	add(host, {}, t.host_bytes);
+	auto media = family("kvfdp_twin_media_bytes_total", "counter", "Projected media bytes written (host and GC), by placement.");
+	add(media, {{"placement", "placed"}}, t.placed.media_bytes);
+	add(media, {{"placement", "none"}}, t.none.media_bytes);
+	auto saved = family("kvfdp_twin_saved_bytes", "gauge", "Projected media bytes placement saved the drive (none minus placed).");
+	saved.samples.push_back({{}, std::to_string(t.saved_bytes)});
+	auto records = family("kvfdp_twin_records_total", "counter", "I/O records the twin applied.");
+	add(records, {}, t.records);
+	auto dropped = family("kvfdp_twin_dropped_total", "counter", "I/O records the twin lost to a full ring (never blocks I/O).");
+	add(dropped, {}, t.dropped);
+	auto rate = family("kvfdp_twin_sample_rate", "gauge", "Fraction of the LBA space (and of each RU) the twin models.");
+	rate.samples.push_back({{}, fixed(t.rate, 9)});
+	auto memory = family("kvfdp_twin_memory_bytes", "gauge", "Memory of the twin's two models and its rings.");
+	add(memory, {}, t.memory_bytes);
+	auto h_host = family("kvfdp_twin_handle_host_bytes_total", "counter",
+			     "Projected host bytes the twin's placed copy wrote through each handle.");
+	auto h_reloc = family("kvfdp_twin_handle_relocated_bytes_total", "counter",
+			      "Projected bytes the twin's GC relocated out of each handle's reclaim units (a noisy handle's "
+			      "dominate: docs/twin.md, Noisy handles).");
+	for (const TwinHandle &h : t.handles) {
+		add(h_host, {{"handle", std::to_string(h.handle)}}, h.host_bytes);
+		add(h_reloc, {{"handle", std::to_string(h.handle)}}, h.relocated_bytes);
+	}
+	return {waf, host, media, saved, records, dropped, rate, memory, h_host, h_reloc};
 }
 
 } // namespace kvfdp::proto

@@ -16,6 +16,8 @@
 
 namespace kvfdp::proto {
 
+struct TwinStats;  // proto/twin_stats.hpp
+
 struct MetricSample {
 	std::vector<std::pair<std::string, std::string>> labels;  // in print order
 	std::string value;                                        // already formatted
@@ -67,5 +69,11 @@ struct MetricsInput {
 [[nodiscard]] std::vector<MetricFamily> fdp_stats_families(const nvme::FdpStats &s, bool emulated);
 // kvfdp_daemon_up.
 [[nodiscard]] MetricFamily daemon_up_family(bool up);
+// The live WAF twin's (docs/twin.md), from the stats reply's twin object: kvfdp_twin_waf{placement},
+// kvfdp_twin_host_bytes_total, kvfdp_twin_media_bytes_total{placement}, kvfdp_twin_saved_bytes,
+// kvfdp_twin_records_total, kvfdp_twin_dropped_total, kvfdp_twin_sample_rate,
+// kvfdp_twin_memory_bytes, and the placed copy's per handle: kvfdp_twin_handle_host_bytes_total
+// and kvfdp_twin_handle_relocated_bytes_total ({handle}; docs/twin.md, Noisy handles).
+[[nodiscard]] std::vector<MetricFamily> twin_families(const TwinStats &t);
 
 } // namespace kvfdp::proto

@@ -10,7 +10,9 @@
   operators with precedence, bool, on/ignoring, group_left/group_right);
 - every metric an expression uses is a family in the scrape (a "# TYPE name" line), and every
   label it matches on or groups by is a label of that family's samples (or instance/job,
-  which Prometheus adds).
+  which Prometheus adds);
+- rate(), irate(), increase() and resets() take counter families only (a gauge's rate reads
+  its resets as falls).
 `--self-test` runs the parser on expressions that must parse and ones that must not.
 """
 import json
@@ -40,6 +42,8 @@ KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "boo
 BINARY_LEVELS = [["or"], ["and", "unless"], ["==", "!=", "<=", "<", ">=", ">"], ["+", "-"],
                  ["*", "/", "%", "atan2"], ["^"]]
 COMPARISONS = {"==", "!=", "<=", "<", ">=", ">"}
+# Functions meant for counters only (Prometheus' docs/querying/functions.md).
+COUNTER_FUNCTIONS = {"rate", "irate", "increase", "resets"}
 
 TOKEN = re.compile(r"""
   (?P<ws>\s+)
@@ -76,6 +80,7 @@ class Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.selectors = []  # (metric name or None, [label names matched], [label names grouped])
+        self.counted = set()  # indices of selectors inside a COUNTER_FUNCTIONS call
 
     def peek(self, k=0):
         return self.toks[self.i + k]
@@ -211,6 +216,7 @@ class Parser:
         if name not in FUNCTIONS:
             raise ParseError("unknown function %r" % name)
         self.take("(")
+        first = len(self.selectors)
         args = []
         if not self.at(")"):
             args.append(self.expr(0))
@@ -218,6 +224,8 @@ class Parser:
                 self.take(",")
                 args.append(self.expr(0))
         self.take(")")
+        if name in COUNTER_FUNCTIONS:
+            self.counted.update(range(first, len(self.selectors)))
         if name in RANGE_FUNCTIONS and (not args or args[0] != "range"):
             raise ParseError("%s() needs a range vector, e.g. %s(x[5m])" % (name, name))
         if name not in RANGE_FUNCTIONS and "range" in args:
@@ -283,17 +291,18 @@ def substitute(expr):
 
 
 def parse(expr):
+    """The selectors: (metric, matched labels, grouped labels, inside a COUNTER_FUNCTIONS call)."""
     p = Parser(substitute(expr))
     p.parse()
-    return p.selectors
+    return [s + (i in p.counted,) for i, s in enumerate(p.selectors)]
 
 
 def load_scrape(path):
-    families, labels = set(), {}
+    families, labels = {}, {}  # name -> type, name -> label names
     for line in open(path, encoding="utf-8"):
         line = line.rstrip("\n")
         if line.startswith("# TYPE "):
-            families.add(line.split()[2])
+            families[line.split()[2]] = line.split()[3] if len(line.split()) > 3 else ""
         elif line and not line.startswith("#"):
             m = re.match(r"([A-Za-z_:][A-Za-z0-9_:]*)(\{(.*)\})?\s", line)
             if m:
@@ -324,6 +333,10 @@ def self_test():
             fails += 1
         except ParseError:
             pass
+    counted = [(m, c) for m, _, _, c in parse("sum(rate(a[5m])) / b + increase(c[1h]) - changes(d[1h])")]
+    if counted != [("a", True), ("b", False), ("c", True), ("d", False)]:
+        print("self-test: FAIL: counter functions' selectors: %r" % counted)
+        fails += 1
     print("self-test: %d good and %d bad expressions, %d wrong" % (len(good), len(bad), fails))
     return fails
 
@@ -377,7 +390,7 @@ def main(argv):
         except ParseError as err:
             fails.append("%s: does not parse: %s: %s" % (where, err, e))
             continue
-        for metric, matched, grouped in sels:
+        for metric, matched, grouped, counted in sels:
             if metric is None:
                 fails.append("%s: a selector without a metric name" % where)
                 continue
@@ -385,6 +398,8 @@ def main(argv):
             if metric not in families:
                 fails.append("%s: metric %s is not in the scrape" % (where, metric))
                 continue
+            if counted and families[metric] != "counter":
+                fails.append("%s: rate/increase of %s, a %s, not a counter" % (where, metric, families[metric]))
             for label in set(matched) | set(grouped):
                 if label not in ("instance", "job") and label not in labels.get(metric, set()):
                     fails.append("%s: %s has no label %r in the scrape" % (where, metric, label))

@@ -14,9 +14,8 @@ namespace kvfdp::twin {
 // The stats reply's "twin" object (proto/twin_stats.hpp); a WAF is empty until something
 // was written.
 [[nodiscard]] proto::TwinStats report_stats(const TwinReport &t);
-// Prometheus text: kvfdp_twin_waf{placement}, kvfdp_twin_host_bytes_total,
-// kvfdp_twin_media_bytes_total{placement}, kvfdp_twin_saved_bytes, kvfdp_twin_records_total,
-// kvfdp_twin_dropped_total, kvfdp_twin_sample_rate, kvfdp_twin_memory_bytes.
+// Prometheus text of report_stats(t): the kvfdp_twin_* families (proto::twin_families, the one
+// home of their names).
 [[nodiscard]] std::string metrics_text(const TwinReport &t);
 
 } // namespace kvfdp::twin
