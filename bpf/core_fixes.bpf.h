@@ -55,12 +55,12 @@ struct page___kvfdp_info {
 #define KVFDP_RWH_MAX 5
 
 /* Reads an integer field of 1..8 bytes whatever its width on the running kernel. */
-#define KVFDP_READ_SIZED(dst, ptr, field)                                            \
-	do {                                                                         \
-		__u64 v_ = 0;                                                        \
-		bpf_probe_read_kernel(&v_, bpf_core_field_size((ptr)->field) & 0xf,  \
-				      &(ptr)->field);                                \
-		(dst) = v_;                                                          \
+#define KVFDP_READ_SIZED(dst, ptr, field)                                                          \
+	do {                                                                                       \
+		__u64 v_ = 0;                                                                      \
+		bpf_probe_read_kernel(&v_, bpf_core_field_size((ptr)->field) & 0xf,                \
+				      &(ptr)->field);                                              \
+		(dst) = v_;                                                                        \
 	} while (0)
 
 /* The write hint the block layer carries for rq, or 0 when this kernel carries none. */

@@ -41,10 +41,10 @@ enum kvfdp_class {
 
 /* Where a slot's class came from. */
 enum kvfdp_tag_source {
-	KVFDP_SRC_DEFAULT = 0,     /* nothing known: the default class */
-	KVFDP_SRC_BIO_HINT = 1,    /* bio->bi_write_hint */
+	KVFDP_SRC_DEFAULT = 0,      /* nothing known: the default class */
+	KVFDP_SRC_BIO_HINT = 1,     /* bio->bi_write_hint */
 	KVFDP_SRC_INODE_POLICY = 2, /* page -> inode found in the inode-policy map */
-	KVFDP_SRC_INODE_HINT = 3,  /* page -> inode -> i_write_hint */
+	KVFDP_SRC_INODE_HINT = 3,   /* page -> inode -> i_write_hint */
 	KVFDP_NR_SOURCES = 4,
 };
 
@@ -52,16 +52,16 @@ enum kvfdp_tag_source {
 #define KVFDP_MAX_SLOTS 4096
 
 struct kvfdp_tag_slot {
-	kvfdp_u64 seq;        /* global sequence, written last; 0 = never written */
-	kvfdp_u64 sector;     /* request start, 512-byte sectors */
-	kvfdp_u32 sectors;    /* request length, 512-byte sectors */
-	kvfdp_u32 dev;        /* s_dev of the inode's superblock (kernel encoding), or 0 */
-	kvfdp_u64 ino;        /* inode of the first page, or 0 */
-	kvfdp_u8 cls;         /* enum kvfdp_class */
-	kvfdp_u8 source;      /* enum kvfdp_tag_source */
-	kvfdp_u8 op;          /* REQ_OP_* of the request */
+	kvfdp_u64 seq;     /* global sequence, written last; 0 = never written */
+	kvfdp_u64 sector;  /* request start, 512-byte sectors */
+	kvfdp_u32 sectors; /* request length, 512-byte sectors */
+	kvfdp_u32 dev;     /* s_dev of the inode's superblock (kernel encoding), or 0 */
+	kvfdp_u64 ino;     /* inode of the first page, or 0 */
+	kvfdp_u8 cls;      /* enum kvfdp_class */
+	kvfdp_u8 source;   /* enum kvfdp_tag_source */
+	kvfdp_u8 op;       /* REQ_OP_* of the request */
 	kvfdp_u8 flags;
-	kvfdp_u32 writer;     /* writer id of the first inode (tagger.h KVFDP_WRITER_*), 0 unknown */
+	kvfdp_u32 writer; /* writer id of the first inode (tagger.h KVFDP_WRITER_*), 0 unknown */
 };
 
 #ifdef __cplusplus

@@ -26,7 +26,7 @@
 #define KVFDP_MAX_CHAIN 4
 
 /* Set by the loader before load. */
-const volatile __u32 nr_slots = KVFDP_MAX_SLOTS;  /* queues * depth */
+const volatile __u32 nr_slots = KVFDP_MAX_SLOTS; /* queues * depth */
 const volatile __u32 queue_depth = 1;
 const volatile __u32 default_class = KVFDP_CLASS_NOT_SET;
 /* Address of iomap_dio_bio_end_io (from /proc/kallsyms), 0 = no DIO attribution. */
@@ -253,8 +253,8 @@ static __always_inline void add_inode_bytes(struct kvfdp_inode_key *key, __u64 b
 /* What classify_bios found, and where its walk is. */
 struct rq_class {
 	struct kvfdp_inode_key first;
-	__u64 bio;             /* the next bio to walk; 0 = done */
-	__u64 walked;          /* bytes of the bios walked */
+	__u64 bio;    /* the next bio to walk; 0 = done */
+	__u64 walked; /* bytes of the bios walked */
 	__u32 cls;
 	__u32 source;
 	__u8 flags;
@@ -562,12 +562,12 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 
 /* Where a new file sits: the walk up its ancestors (kvfdp_dir_step). */
 struct dir_walk {
-	__u64 dentry;          /* the next directory to look at; 0 = done */
-	__u64 subtree;         /* inode of the nearest directory with a rule or writer, or 0 */
+	__u64 dentry;  /* the next directory to look at; 0 = done */
+	__u64 subtree; /* inode of the nearest directory with a rule or writer, or 0 */
 	__u32 dev;
-	__u32 cls;             /* the nearest rule's class */
-	__u32 writer;          /* the nearest writer directory's writer id */
-	__u32 found;           /* bit 0: a rule, bit 1: a writer directory */
+	__u32 cls;    /* the nearest rule's class */
+	__u32 writer; /* the nearest writer directory's writer id */
+	__u32 found;  /* bit 0: a rule, bit 1: a writer directory */
 };
 
 /* One directory of the walk: takes the nearest directory rule and writer directory, then

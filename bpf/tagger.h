@@ -15,16 +15,16 @@
 #define KVFDP_MAX_BIOS 16
 
 /* struct kvfdp_disk.flags */
-#define KVFDP_DISK_SLOTS 0x1   /* write tag slots for this disk (the ublk disk kvfdpd serves) */
-#define KVFDP_DISK_RECORD 0x2  /* send every classified request over the requests ring */
+#define KVFDP_DISK_SLOTS 0x1  /* write tag slots for this disk (the ublk disk kvfdpd serves) */
+#define KVFDP_DISK_RECORD 0x2 /* send every classified request over the requests ring */
 
 /* Length of gendisk->disk_name (DISK_NAME_LEN). */
 #define KVFDP_DISK_NAME_LEN 32
 
 /* Value of the disks map (key: __u32 disk dev_t). */
 struct kvfdp_disk {
-	kvfdp_u32 index;       /* 0 .. KVFDP_MAX_DISKS-1, chosen by the loader */
-	kvfdp_u32 flags;       /* KVFDP_DISK_* */
+	kvfdp_u32 index; /* 0 .. KVFDP_MAX_DISKS-1, chosen by the loader */
+	kvfdp_u32 flags; /* KVFDP_DISK_* */
 };
 
 /* Key of the disk_names map: a hidden disk (NVMe multipath path nvmeXcYnZ) has no dev_t in
@@ -56,8 +56,8 @@ static inline kvfdp_u32 kvfdp_writer_of_cgroup(kvfdp_u64 cgroup_id)
 
 /* Key of the inode-policy, directory-rule and per-inode byte maps. */
 struct kvfdp_inode_key {
-	kvfdp_u32 dev;         /* inode->i_sb->s_dev */
-	kvfdp_u32 pad;         /* must be 0 */
+	kvfdp_u32 dev; /* inode->i_sb->s_dev */
+	kvfdp_u32 pad; /* must be 0 */
 	kvfdp_u64 ino;
 };
 
@@ -81,27 +81,27 @@ enum kvfdp_op_group {
 
 /* stats[] (per-CPU u64) indices. */
 enum kvfdp_stat {
-	KVFDP_STAT_ISSUED = 0,        /* requests seen on watched disks */
-	KVFDP_STAT_SLOT_OOB = 1,      /* queue * depth + tag beyond the slot array */
-	KVFDP_STAT_EVENT_DROP = 2,    /* lifetime events lost (ring full) */
-	KVFDP_STAT_RECORD_DROP = 3,   /* request records lost (ring full) */
-	KVFDP_STAT_INODE_PAGE = 4,    /* bios resolved to an inode through the page cache */
-	KVFDP_STAT_INODE_DIO = 5,     /* bios resolved to an inode through iomap direct I/O */
-	KVFDP_STAT_INODE_NONE = 6,    /* bios with data but no inode (metadata, anonymous) */
-	KVFDP_STAT_DISK_LEARNED = 7,  /* disk_names entries moved into disks by dev_t */
+	KVFDP_STAT_ISSUED = 0,       /* requests seen on watched disks */
+	KVFDP_STAT_SLOT_OOB = 1,     /* queue * depth + tag beyond the slot array */
+	KVFDP_STAT_EVENT_DROP = 2,   /* lifetime events lost (ring full) */
+	KVFDP_STAT_RECORD_DROP = 3,  /* request records lost (ring full) */
+	KVFDP_STAT_INODE_PAGE = 4,   /* bios resolved to an inode through the page cache */
+	KVFDP_STAT_INODE_DIO = 5,    /* bios resolved to an inode through iomap direct I/O */
+	KVFDP_STAT_INODE_NONE = 6,   /* bios with data but no inode (metadata, anonymous) */
+	KVFDP_STAT_DISK_LEARNED = 7, /* disk_names entries moved into disks by dev_t */
 	KVFDP_NR_STATS = 8,
 };
 
 /* struct kvfdp_tag_slot.flags: how the inode was found. */
-#define KVFDP_SLOT_F_PAGE 0x1      /* page cache: page -> folio head -> mapping -> host */
-#define KVFDP_SLOT_F_DIO 0x2       /* iomap direct I/O: bio -> iomap_dio -> file -> inode */
-#define KVFDP_SLOT_F_MULTI 0x4     /* the request merged bios of more than one inode */
+#define KVFDP_SLOT_F_PAGE 0x1  /* page cache: page -> folio head -> mapping -> host */
+#define KVFDP_SLOT_F_DIO 0x2   /* iomap direct I/O: bio -> iomap_dio -> file -> inode */
+#define KVFDP_SLOT_F_MULTI 0x4 /* the request merged bios of more than one inode */
 
 /* Lifetime event types. */
 enum kvfdp_event_type {
-	KVFDP_EV_HINT = 1,     /* fcntl(F_SET_RW_HINT) succeeded; value = hint */
-	KVFDP_EV_CREATE = 2,   /* a file was created; value = rule class or KVFDP_NO_CLASS */
-	KVFDP_EV_UNLINK = 3,   /* a link of the inode is removed; value = i_nlink when seen:
+	KVFDP_EV_HINT = 1,   /* fcntl(F_SET_RW_HINT) succeeded; value = hint */
+	KVFDP_EV_CREATE = 2, /* a file was created; value = rule class or KVFDP_NO_CLASS */
+	KVFDP_EV_UNLINK = 3, /* a link of the inode is removed; value = i_nlink when seen:
 				* 1 before the last link goes, 0 after it went (xfs_iunlink) */
 };
 
@@ -118,16 +118,16 @@ enum kvfdp_event_hook {
 
 /* A lifetime event on the events ring buffer. */
 struct kvfdp_event {
-	kvfdp_u64 t_ns;        /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	kvfdp_u64 t_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	kvfdp_u64 ino;
-	kvfdp_u64 parent_ino;  /* CREATE: the directory; else 0 */
-	kvfdp_u64 bytes;       /* UNLINK: bytes the tagger attributed to the inode; else 0 */
-	kvfdp_u32 type;        /* enum kvfdp_event_type */
-	kvfdp_u32 dev;         /* s_dev */
-	kvfdp_u32 pid;         /* tgid */
-	kvfdp_u32 value;       /* see enum kvfdp_event_type */
-	kvfdp_u32 hook;        /* enum kvfdp_event_hook */
-	kvfdp_u32 writer;      /* CREATE: writer id (KVFDP_WRITER_*); else 0 */
+	kvfdp_u64 parent_ino; /* CREATE: the directory; else 0 */
+	kvfdp_u64 bytes;      /* UNLINK: bytes the tagger attributed to the inode; else 0 */
+	kvfdp_u32 type;       /* enum kvfdp_event_type */
+	kvfdp_u32 dev;        /* s_dev */
+	kvfdp_u32 pid;        /* tgid */
+	kvfdp_u32 value;      /* see enum kvfdp_event_type */
+	kvfdp_u32 hook;       /* enum kvfdp_event_hook */
+	kvfdp_u32 writer;     /* CREATE: writer id (KVFDP_WRITER_*); else 0 */
 	char comm[16];
 	kvfdp_u64 cgroup_id;   /* CREATE: the creating task's cgroup v2 id (0: unknown) */
 	kvfdp_u64 subtree_ino; /* CREATE: nearest ancestor directory with a rule or writer, or 0 */
@@ -135,16 +135,16 @@ struct kvfdp_event {
 
 /* One classified request on the requests ring (record mode). */
 struct kvfdp_rq_record {
-	kvfdp_u64 t_ns;        /* bpf_ktime_get_ns() at issue */
-	kvfdp_u64 sector;      /* 512-byte sectors */
-	kvfdp_u64 ino;         /* first resolved inode or 0 */
+	kvfdp_u64 t_ns;   /* bpf_ktime_get_ns() at issue */
+	kvfdp_u64 sector; /* 512-byte sectors */
+	kvfdp_u64 ino;    /* first resolved inode or 0 */
 	kvfdp_u32 sectors;
-	kvfdp_u32 dev;         /* the disk */
-	kvfdp_u8 op;           /* REQ_OP_* */
+	kvfdp_u32 dev; /* the disk */
+	kvfdp_u8 op;   /* REQ_OP_* */
 	kvfdp_u8 cls;
 	kvfdp_u8 source;
-	kvfdp_u8 flags;        /* KVFDP_SLOT_F_* */
-	kvfdp_u32 writer;      /* writer id of ino (KVFDP_WRITER_*), 0 unknown */
+	kvfdp_u8 flags;   /* KVFDP_SLOT_F_* */
+	kvfdp_u32 writer; /* writer id of ino (KVFDP_WRITER_*), 0 unknown */
 };
 
 #ifdef __cplusplus

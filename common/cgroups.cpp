@@ -33,9 +33,10 @@ Result<std::string> cgroup2_mount(const std::string &mountinfo)
 		if (!mnt.empty())
 			return mnt;
 	}
-	return guidance_error(std::errc::no_such_file_or_directory,
-			      "no cgroup2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup); "
-			      "writers are then known by cgroup id only");
+	return guidance_error(
+		std::errc::no_such_file_or_directory,
+		"no cgroup2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup); "
+		"writers are then known by cgroup id only");
 }
 
 Result<uint64_t> cgroup_id_of(const std::string &root, const std::string &path)
@@ -84,4 +85,4 @@ Result<std::string> self_cgroup_path()
 			  "/proc/self/cgroup has no cgroup v2 (0::) line");
 }
 
-} // namespace kvfdp
+}  // namespace kvfdp

@@ -11,7 +11,8 @@ namespace kvfdp {
 
 // The mount point of the cgroup2 hierarchy, from /proc/self/mountinfo ("/sys/fs/cgroup", or
 // "/sys/fs/cgroup/unified" on a hybrid host). Error when none is mounted.
-[[nodiscard]] Result<std::string> cgroup2_mount(const std::string &mountinfo = "/proc/self/mountinfo");
+[[nodiscard]] Result<std::string>
+cgroup2_mount(const std::string &mountinfo = "/proc/self/mountinfo");
 // The id of the cgroup at path (as /proc/PID/cgroup shows it, e.g. "/kv.slice/a.service";
 // "/" is the root) under the mount root.
 [[nodiscard]] Result<uint64_t> cgroup_id_of(const std::string &root, const std::string &path);
@@ -21,4 +22,4 @@ namespace kvfdp {
 // The calling process's cgroup v2 path, from /proc/self/cgroup's "0::" line.
 [[nodiscard]] Result<std::string> self_cgroup_path();
 
-} // namespace kvfdp
+}  // namespace kvfdp

@@ -38,4 +38,4 @@ Error guidance_errno(int err, std::string message)
 	return e;
 }
 
-} // namespace kvfdp
+}  // namespace kvfdp

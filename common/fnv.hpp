@@ -30,4 +30,4 @@ inline constexpr uint64_t kFnv1aPrime = 0x100000001b3ull;
 static_assert(fnv1a("") == kFnv1aBasis);
 static_assert(fnv1a("a") == 0xaf63dc4c8601ec8cull, "FNV-1a 64 test vector");
 
-} // namespace kvfdp
+}  // namespace kvfdp

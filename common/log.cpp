@@ -32,30 +32,51 @@ void vemit(const char *tag, const char *fmt, va_list ap)
 	(void)w;
 }
 
-} // namespace
+}  // namespace
 
-void set_level(Level l) { g_level.store(static_cast<int>(l), std::memory_order_relaxed); }
-Level level() { return static_cast<Level>(g_level.load(std::memory_order_relaxed)); }
-void set_debug_mask(uint32_t mask) { g_debug_mask.store(mask, std::memory_order_relaxed); }
+void set_level(Level l)
+{
+	g_level.store(static_cast<int>(l), std::memory_order_relaxed);
+}
+Level level()
+{
+	return static_cast<Level>(g_level.load(std::memory_order_relaxed));
+}
+void set_debug_mask(uint32_t mask)
+{
+	g_debug_mask.store(mask, std::memory_order_relaxed);
+}
 bool debug_enabled(uint32_t category)
 {
 	return (g_debug_mask.load(std::memory_order_relaxed) & category) != 0;
 }
-void set_program(const char *name) { g_program = name; }
+void set_program(const char *name)
+{
+	g_program = name;
+}
 
-#define KVFDP_LOG_AT(lvl, tag)                                   \
-	do {                                                     \
-		if (static_cast<int>(lvl) > g_level.load(std::memory_order_relaxed)) \
-			return;                                  \
-		va_list ap;                                      \
-		va_start(ap, fmt);                               \
-		vemit(tag, fmt, ap);                             \
-		va_end(ap);                                      \
+#define KVFDP_LOG_AT(lvl, tag)                                                                     \
+	do {                                                                                       \
+		if (static_cast<int>(lvl) > g_level.load(std::memory_order_relaxed))               \
+			return;                                                                    \
+		va_list ap;                                                                        \
+		va_start(ap, fmt);                                                                 \
+		vemit(tag, fmt, ap);                                                               \
+		va_end(ap);                                                                        \
 	} while (0)
 
-void error(const char *fmt, ...) { KVFDP_LOG_AT(Level::error, "error: "); }
-void warn(const char *fmt, ...) { KVFDP_LOG_AT(Level::warn, "warning: "); }
-void info(const char *fmt, ...) { KVFDP_LOG_AT(Level::info, ""); }
+void error(const char *fmt, ...)
+{
+	KVFDP_LOG_AT(Level::error, "error: ");
+}
+void warn(const char *fmt, ...)
+{
+	KVFDP_LOG_AT(Level::warn, "warning: ");
+}
+void info(const char *fmt, ...)
+{
+	KVFDP_LOG_AT(Level::info, "");
+}
 
 void debug(uint32_t category, const char *fmt, ...)
 {
@@ -67,4 +88,4 @@ void debug(uint32_t category, const char *fmt, ...)
 	va_end(ap);
 }
 
-} // namespace kvfdp::log
+}  // namespace kvfdp::log

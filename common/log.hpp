@@ -31,4 +31,4 @@ void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Printed only when the category's bit is set in the debug mask.
 void debug(uint32_t category, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-} // namespace kvfdp::log
+}  // namespace kvfdp::log

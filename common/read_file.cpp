@@ -51,11 +51,14 @@ std::string limit_text(size_t limit)
 Result<void> check_stat(const std::string &path, const struct stat &st, size_t limit)
 {
 	if (!S_ISREG(st.st_mode))
-		return guidance_error(S_ISDIR(st.st_mode) ? std::errc::is_a_directory : std::errc::invalid_argument,
-				      path + " is " + type_name(st.st_mode) + ", not a regular file: give the path of a file");
+		return guidance_error(S_ISDIR(st.st_mode) ? std::errc::is_a_directory
+							  : std::errc::invalid_argument,
+				      path + " is " + type_name(st.st_mode) +
+					      ", not a regular file: give the path of a file");
 	if (st.st_size > 0 && static_cast<uint64_t>(st.st_size) > limit)
 		return guidance_error(std::errc::file_too_large,
-				      path + " is " + std::to_string(st.st_size) + " bytes, over the " + limit_text(limit) +
+				      path + " is " + std::to_string(st.st_size) +
+					      " bytes, over the " + limit_text(limit) +
 					      " limit for this file: is it the right file?");
 	return ok();
 }
@@ -79,7 +82,7 @@ std::string seconds_text(std::chrono::milliseconds d)
 Result<std::string> read_now(const std::string &path, size_t limit)
 {
 	// stat first: opening a device can have effects of its own (a watchdog, a tape).
-	struct stat st{};
+	struct stat st {};
 	if (::stat(path.c_str(), &st) < 0)
 		return errno_error(errno, "reading " + path);
 	KVFDP_TRY(check_stat(path, st, limit));
@@ -91,14 +94,16 @@ Result<std::string> read_now(const std::string &path, size_t limit)
 	KVFDP_TRY(check_stat(path, st, limit));
 	// st_size is a hint (0 for /proc files, a file may grow): read to EOF, at most limit + 1.
 	std::string text;
-	text.resize(static_cast<size_t>(st.st_size) < limit ? static_cast<size_t>(st.st_size) + 1 : limit + 1);
+	text.resize(static_cast<size_t>(st.st_size) < limit ? static_cast<size_t>(st.st_size) + 1
+							    : limit + 1);
 	size_t have = 0;
 	for (;;) {
 		if (have == text.size()) {
 			if (text.size() > limit)
-				return guidance_error(std::errc::file_too_large,
-						      path + " is over the " + limit_text(limit) +
-							      " limit for this file: is it the right file?");
+				return guidance_error(
+					std::errc::file_too_large,
+					path + " is over the " + limit_text(limit) +
+						" limit for this file: is it the right file?");
 			text.resize(std::min(limit + 1, text.size() * 2 + 4096));
 		}
 		const ssize_t n = ::read(fd.get(), text.data() + have, text.size() - have);
@@ -115,17 +120,20 @@ Result<std::string> read_now(const std::string &path, size_t limit)
 	return text;
 }
 
-} // namespace
+}  // namespace
 
-Result<std::string> read_config_file(const std::string &path, size_t limit, std::chrono::milliseconds deadline)
+Result<std::string> read_config_file(const std::string &path, size_t limit,
+				     std::chrono::milliseconds deadline)
 {
 	if (deadline.count() <= 0)
 		return read_now(path, limit);
-	if (const int stuck = g_stuck.load(std::memory_order_acquire); stuck >= kMaxStuckConfigReads)
-		return guidance_error(std::errc::timed_out,
-				      "not reading " + path + ": " + std::to_string(stuck) +
-					      " earlier reads of config files have not returned (a hung filesystem?): "
-					      "fix the mount, or give a file on a local filesystem");
+	if (const int stuck = g_stuck.load(std::memory_order_acquire);
+	    stuck >= kMaxStuckConfigReads)
+		return guidance_error(
+			std::errc::timed_out,
+			"not reading " + path + ": " + std::to_string(stuck) +
+				" earlier reads of config files have not returned (a hung filesystem?): "
+				"fix the mount, or give a file on a local filesystem");
 	auto p = std::make_shared<PendingRead>();
 	try {
 		std::thread([p, path, limit] {
@@ -138,20 +146,25 @@ Result<std::string> read_config_file(const std::string &path, size_t limit, std:
 		}).detach();
 	} catch (const std::system_error &e) {
 		return make_error(std::errc::resource_unavailable_try_again,
-				  "reading " + path + ": cannot start its reader thread (" + e.what() + ")");
+				  "reading " + path + ": cannot start its reader thread (" +
+					  e.what() + ")");
 	}
 	std::unique_lock lk(p->mu);
 	if (!p->cv.wait_for(lk, deadline, [&] { return p->result.has_value(); })) {
 		p->abandoned = true;
 		g_stuck.fetch_add(1, std::memory_order_acq_rel);
-		return guidance_error(std::errc::timed_out,
-				      "reading " + path + " did not finish within " + seconds_text(deadline) +
-					      " (is its filesystem hung, an NFS server unreachable?): fix the mount, or "
-					      "give a file on a local filesystem");
+		return guidance_error(
+			std::errc::timed_out,
+			"reading " + path + " did not finish within " + seconds_text(deadline) +
+				" (is its filesystem hung, an NFS server unreachable?): fix the mount, or "
+				"give a file on a local filesystem");
 	}
 	return std::move(*p->result);
 }
 
-int stuck_config_reads() { return g_stuck.load(std::memory_order_acquire); }
+int stuck_config_reads()
+{
+	return g_stuck.load(std::memory_order_acquire);
+}
 
-} // namespace kvfdp
+}  // namespace kvfdp

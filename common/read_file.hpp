@@ -27,10 +27,11 @@ inline constexpr int kMaxStuckConfigReads = 4;
 // for any other non-regular file, file_too_large above limit bytes, timed_out when the read
 // did not finish within deadline (its helper thread is left to finish on its own) or too
 // many earlier ones are still blocked. A deadline of 0 reads in the calling thread.
-[[nodiscard]] Result<std::string> read_config_file(const std::string &path, size_t limit = kMaxConfigFileBytes,
-						   std::chrono::milliseconds deadline = kConfigReadDeadline);
+[[nodiscard]] Result<std::string>
+read_config_file(const std::string &path, size_t limit = kMaxConfigFileBytes,
+		 std::chrono::milliseconds deadline = kConfigReadDeadline);
 
 // Helper threads whose reads passed their deadline and have not returned yet.
 [[nodiscard]] int stuck_config_reads();
 
-} // namespace kvfdp
+}  // namespace kvfdp

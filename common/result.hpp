@@ -32,8 +32,7 @@ struct Error {
 // says what the errno means ("cannot find /dev/ng9n9 (list namespaces with ...)").
 [[nodiscard]] Error guidance_errno(int err, std::string message);
 
-template <class T>
-class [[nodiscard]] Result {
+template <class T> class [[nodiscard]] Result {
 public:
 	Result(T value) : v_(std::move(value)) {}
 	Result(Error error) : v_(std::move(error)) {}
@@ -42,32 +41,59 @@ public:
 	explicit operator bool() const noexcept { return ok(); }
 
 	// Must only be called when ok().
-	T &value() & { assert(ok()); return std::get<0>(v_); }
-	const T &value() const & { assert(ok()); return std::get<0>(v_); }
-	T &&value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+	T &value() &
+	{
+		assert(ok());
+		return std::get<0>(v_);
+	}
+	const T &value() const &
+	{
+		assert(ok());
+		return std::get<0>(v_);
+	}
+	T &&value() &&
+	{
+		assert(ok());
+		return std::get<0>(std::move(v_));
+	}
 	T &operator*() & { return value(); }
 	const T &operator*() const & { return value(); }
 	T *operator->() { return &value(); }
 	const T *operator->() const { return &value(); }
 
 	// Must only be called when !ok().
-	const Error &error() const & { assert(!ok()); return std::get<1>(v_); }
-	Error &&error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
+	const Error &error() const &
+	{
+		assert(!ok());
+		return std::get<1>(v_);
+	}
+	Error &&error() &&
+	{
+		assert(!ok());
+		return std::get<1>(std::move(v_));
+	}
 
 private:
 	std::variant<T, Error> v_;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <> class [[nodiscard]] Result<void> {
 public:
 	Result() = default;
 	Result(Error error) : err_(std::move(error)), failed_(true) {}
 
 	[[nodiscard]] bool ok() const noexcept { return !failed_; }
 	explicit operator bool() const noexcept { return ok(); }
-	const Error &error() const & { assert(failed_); return err_; }
-	Error &&error() && { assert(failed_); return std::move(err_); }
+	const Error &error() const &
+	{
+		assert(failed_);
+		return err_;
+	}
+	Error &&error() &&
+	{
+		assert(failed_);
+		return std::move(err_);
+	}
 
 private:
 	Error err_;
@@ -75,14 +101,17 @@ private:
 };
 
 // Success for Result<void>.
-inline Result<void> ok() { return {}; }
+inline Result<void> ok()
+{
+	return {};
+}
 
-} // namespace kvfdp
+}  // namespace kvfdp
 
 // Evaluate a Result-returning expression; on error, return its Error from the caller.
-#define KVFDP_TRY(expr)                                         \
-	do {                                                    \
-		auto kvfdp_try_r_ = (expr);                     \
-		if (!kvfdp_try_r_.ok())                         \
-			return std::move(kvfdp_try_r_).error(); \
+#define KVFDP_TRY(expr)                                                                            \
+	do {                                                                                       \
+		auto kvfdp_try_r_ = (expr);                                                        \
+		if (!kvfdp_try_r_.ok())                                                            \
+			return std::move(kvfdp_try_r_).error();                                    \
 	} while (0)

@@ -22,4 +22,4 @@ Result<UniqueFd> open_fd(const std::string &path, int flags, unsigned mode)
 	return UniqueFd(fd);
 }
 
-} // namespace kvfdp
+}  // namespace kvfdp

@@ -43,4 +43,4 @@ private:
 // open(2) with O_CLOEXEC added; the error names the path.
 [[nodiscard]] Result<UniqueFd> open_fd(const std::string &path, int flags, unsigned mode = 0);
 
-} // namespace kvfdp
+}  // namespace kvfdp

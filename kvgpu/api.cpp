@@ -38,22 +38,23 @@ int normalize(kvgpu_options *o)
 		o->queue_depth = 64;
 	if (o->reinsert_hits == 0)
 		o->reinsert_hits = 1;
-	if (o->evict_policy > KVGPU_EVICT_FIFO2 || o->prefetch_slots > 1024 || o->reclaim > KVGPU_RECLAIM_INLINE)
+	if (o->evict_policy > KVGPU_EVICT_FIFO2 || o->prefetch_slots > 1024 ||
+	    o->reclaim > KVGPU_RECLAIM_INLINE)
 		return KVGPU_ERR_INVAL;
 	// A bounded store smaller than the smallest chunk file (header block + one block) holds nothing.
 	if (o->capacity_bytes > 0 && o->capacity_bytes < kvfdp::gpu::file_bytes(1))
 		return KVGPU_ERR_CAPACITY;
-	if (o->slot_bytes % kvfdp::gpu::kBlock != 0 || o->slot_bytes > 1024 * kMiB || o->slots > 4096 ||
-	    o->max_jobs > 65536 || o->queue_depth > 32768 || o->engine > KVGPU_ENGINE_CUDA ||
-	    o->durability > KVGPU_DURABLE_FSYNC || o->checksum > 1 || o->direct_io > KVGPU_DIRECT_OFF ||
-	    o->cuda_device < 0)
+	if (o->slot_bytes % kvfdp::gpu::kBlock != 0 || o->slot_bytes > 1024 * kMiB ||
+	    o->slots > 4096 || o->max_jobs > 65536 || o->queue_depth > 32768 ||
+	    o->engine > KVGPU_ENGINE_CUDA || o->durability > KVGPU_DURABLE_FSYNC ||
+	    o->checksum > 1 || o->direct_io > KVGPU_DIRECT_OFF || o->cuda_device < 0)
 		return KVGPU_ERR_INVAL;
 	if (o->queue_depth < o->slots + 8)
 		o->queue_depth = o->slots + 8;
 	return 0;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -86,7 +87,8 @@ int kvgpu_open(const char *dir, const kvgpu_options *opts, kvgpu_ctx **out)
 	kvgpu_options_init(&o);
 	if (opts) {
 		// An older caller passes a shorter struct: take what it has, default the rest.
-		if (opts->struct_size < offsetof(kvgpu_options, engine) || opts->struct_size > sizeof(o))
+		if (opts->struct_size < offsetof(kvgpu_options, engine) ||
+		    opts->struct_size > sizeof(o))
 			return KVGPU_ERR_INVAL;
 		std::memcpy(&o, opts, opts->struct_size);
 	}
@@ -219,30 +221,44 @@ const char *kvgpu_strerror(int code)
 	case KVGPU_OK: return "success";
 	case KVGPU_ERR_INVAL: return "invalid argument (a null pointer or a bad option)";
 	case KVGPU_ERR_KEY: return "bad key: use 1 to 1024 bytes";
-	case KVGPU_ERR_SIZE: return "bad size: 0 bytes, or the destination is smaller than the chunk (ask kvgpu_lookup)";
+	case KVGPU_ERR_SIZE:
+		return "bad size: 0 bytes, or the destination is smaller than the chunk (ask kvgpu_lookup)";
 	case KVGPU_ERR_LIFETIME: return "bad lifetime: use 0 (NOT_SET) to 5 (EXTREME)";
 	case KVGPU_ERR_NOT_FOUND: return "no chunk under this key";
-	case KVGPU_ERR_NO_SPACE: return "the filesystem is full: remove chunks or use a larger directory";
+	case KVGPU_ERR_NO_SPACE:
+		return "the filesystem is full: remove chunks or use a larger directory";
 	case KVGPU_ERR_IO: return "I/O error on a chunk file (see kvgpu_stats.last_errno)";
 	case KVGPU_ERR_CORRUPT: return "corrupt chunk file (bad header or short): remove it";
-	case KVGPU_ERR_CHECKSUM: return "chunk checksum mismatch: the data on disk is damaged; remove it";
-	case KVGPU_ERR_NOMEM: return "out of memory for the staging ring: lower slots or slot_bytes";
+	case KVGPU_ERR_CHECKSUM:
+		return "chunk checksum mismatch: the data on disk is damaged; remove it";
+	case KVGPU_ERR_NOMEM:
+		return "out of memory for the staging ring: lower slots or slot_bytes";
 	case KVGPU_ERR_CUDA: return "a CUDA runtime call failed";
-	case KVGPU_ERR_NO_DEVICE: return "no usable CUDA device: use engine KVGPU_ENGINE_HOST or AUTO";
-	case KVGPU_ERR_NOT_BUILT: return "libkvgpu was built without CUDA: rebuild with nvcc, or use the host engine";
+	case KVGPU_ERR_NO_DEVICE:
+		return "no usable CUDA device: use engine KVGPU_ENGINE_HOST or AUTO";
+	case KVGPU_ERR_NOT_BUILT:
+		return "libkvgpu was built without CUDA: rebuild with nvcc, or use the host engine";
 	case KVGPU_ERR_TICKET: return "unknown ticket";
-	case KVGPU_ERR_EXPIRED: return "the ticket's result was recycled: wait within max_jobs evicts";
+	case KVGPU_ERR_EXPIRED:
+		return "the ticket's result was recycled: wait within max_jobs evicts";
 	case KVGPU_ERR_DIRECT: return "the filesystem refuses O_DIRECT: use direct_io AUTO or OFF";
 	case KVGPU_ERR_DIR: return "the directory is missing, not a directory, or not writable";
-	case KVGPU_ERR_URING: return "io_uring setup failed (kernel too old, or io_uring disabled?)";
+	case KVGPU_ERR_URING:
+		return "io_uring setup failed (kernel too old, or io_uring disabled?)";
 	case KVGPU_ERR_PERM: return "permission denied on a chunk file";
-	case KVGPU_ERR_CAPACITY: return "capacity too small: capacity_bytes must hold at least one chunk file (4096 + roundup(bytes, 4096))";
-	case KVGPU_ERR_BUSY: return "the store is open in another context or process: one context per store directory";
-	case KVGPU_ERR_INDEX: return "the store's index was corrupt: it was rebuilt from the chunk headers (nothing lost but damaged chunks)";
+	case KVGPU_ERR_CAPACITY:
+		return "capacity too small: capacity_bytes must hold at least one chunk file (4096 + roundup(bytes, 4096))";
+	case KVGPU_ERR_BUSY:
+		return "the store is open in another context or process: one context per store directory";
+	case KVGPU_ERR_INDEX:
+		return "the store's index was corrupt: it was rebuilt from the chunk headers (nothing lost but damaged chunks)";
 	default: return "unknown kvgpu error code";
 	}
 }
 
-int kvgpu_has_cuda(void) { return kvfdp::gpu::cuda_device_count() == KVGPU_ERR_NOT_BUILT ? 0 : 1; }
+int kvgpu_has_cuda(void)
+{
+	return kvfdp::gpu::cuda_device_count() == KVGPU_ERR_NOT_BUILT ? 0 : 1;
+}
 
-} // extern "C"
+}  // extern "C"

@@ -23,8 +23,8 @@ uint32_t header_crc_of(const ChunkHeader &h, std::string_view key)
 
 bool plain_byte(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-	       c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-';
 }
 
 uint64_t mix(uint64_t x)
@@ -37,7 +37,7 @@ uint64_t mix(uint64_t x)
 	return x;
 }
 
-} // namespace
+}  // namespace
 
 void encode_header(void *block, std::string_view key, uint64_t payload_bytes, uint32_t lifetime,
 		   bool checksum, uint32_t payload_crc, uint64_t created_ns)
@@ -137,7 +137,8 @@ std::string key_to_name(std::string_view key)
 
 void temp_name(int pid, uint64_t seq, FileName *out)
 {
-	std::snprintf(out->str, sizeof(out->str), ".tmp-%d-%llu", pid, static_cast<unsigned long long>(seq));
+	std::snprintf(out->str, sizeof(out->str), ".tmp-%d-%llu", pid,
+		      static_cast<unsigned long long>(seq));
 }
 
 std::string temp_name(int pid, uint64_t seq)
@@ -172,4 +173,4 @@ bool is_stale_temp(const char *name)
 	return pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

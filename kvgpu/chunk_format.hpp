@@ -19,26 +19,32 @@ inline constexpr uint32_t kFlagChecksum = 1u;
 
 // The fixed part of block 0 of a chunk file, little-endian; the key follows it, then zeros.
 struct ChunkHeader {
-	char magic[8];          // kMagic
-	uint32_t version;       // kVersion
-	uint32_t header_bytes;  // kBlock: where the payload starts
-	uint64_t payload_bytes; // the true length; the payload is zero-padded to a kBlock multiple
-	uint32_t flags;         // kFlagChecksum
-	uint32_t payload_crc;   // CRC32C of payload_bytes bytes (0 without kFlagChecksum)
-	uint32_t lifetime;      // the RWH value the file was written with
-	uint32_t key_len;       // bytes of key after this struct
-	uint64_t created_ns;    // CLOCK_REALTIME at evict
+	char magic[8];           // kMagic
+	uint32_t version;        // kVersion
+	uint32_t header_bytes;   // kBlock: where the payload starts
+	uint64_t payload_bytes;  // the true length; the payload is zero-padded to a kBlock multiple
+	uint32_t flags;          // kFlagChecksum
+	uint32_t payload_crc;    // CRC32C of payload_bytes bytes (0 without kFlagChecksum)
+	uint32_t lifetime;       // the RWH value the file was written with
+	uint32_t key_len;        // bytes of key after this struct
+	uint64_t created_ns;     // CLOCK_REALTIME at evict
 	uint32_t reserved[3];
-	uint32_t header_crc;    // CRC32C of this struct (this field as 0) and the key
+	uint32_t header_crc;  // CRC32C of this struct (this field as 0) and the key
 };
 static_assert(sizeof(ChunkHeader) == 64, "chunk header is 64 bytes on disk");
 static_assert(sizeof(ChunkHeader) + 1024 <= kBlock, "header and longest key fit block 0");
 
 // Rounds n up to a kBlock multiple.
-[[nodiscard]] constexpr uint64_t align_up(uint64_t n) { return (n + kBlock - 1) & ~uint64_t(kBlock - 1); }
+[[nodiscard]] constexpr uint64_t align_up(uint64_t n)
+{
+	return (n + kBlock - 1) & ~uint64_t(kBlock - 1);
+}
 
 // The file's size on disk for a payload of n bytes: header block + padded payload.
-[[nodiscard]] constexpr uint64_t file_bytes(uint64_t n) { return kDataOffset + align_up(n); }
+[[nodiscard]] constexpr uint64_t file_bytes(uint64_t n)
+{
+	return kDataOffset + align_up(n);
+}
 
 // Fills block (kBlock bytes) with the header for key: zeros, struct, key, header_crc.
 void encode_header(void *block, std::string_view key, uint64_t payload_bytes, uint32_t lifetime,
@@ -62,7 +68,7 @@ inline constexpr size_t kMaxEscaped = 200;
 
 // A file name in a fixed buffer, so the worker and load paths build names without allocating.
 struct FileName {
-	char str[kMaxEscaped + 56]; // the longest escaped name, a hashed or a temp name, and NUL
+	char str[kMaxEscaped + 56];  // the longest escaped name, a hashed or a temp name, and NUL
 	[[nodiscard]] const char *c_str() const { return str; }
 };
 // key_to_name and temp_name into *out.
@@ -76,4 +82,4 @@ void temp_name(int pid, uint64_t seq, FileName *out);
 // A 64-bit hash of bytes with a seed (multiply-xorshift mixing of 8-byte words).
 [[nodiscard]] uint64_t hash64(std::string_view bytes, uint64_t seed);
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

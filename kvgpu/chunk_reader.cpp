@@ -22,7 +22,7 @@ namespace {
 // res_ of a read that was never submitted or reaped.
 constexpr int kNotRead = INT32_MIN;
 
-} // namespace
+}  // namespace
 
 ChunkReader::~ChunkReader()
 {
@@ -84,7 +84,8 @@ int ChunkReader::check_header(std::string_view key, const char *block, ssize_t r
 		rc = KVGPU_ERR_CORRUPT;
 	} else if (int d = decode_header(block, key, &out->header); d < 0) {
 		rc = d == -ENOENT ? KVGPU_ERR_NOT_FOUND : KVGPU_ERR_CORRUPT;
-	} else if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) < file_bytes(out->header.payload_bytes) ||
+	} else if (::fstat(fd, &st) != 0 ||
+		   uint64_t(st.st_size) < file_bytes(out->header.payload_bytes) ||
 		   out->header.payload_bytes == 0) {
 		rc = KVGPU_ERR_CORRUPT;
 	}
@@ -96,10 +97,11 @@ int ChunkReader::check_header(std::string_view key, const char *block, ssize_t r
 void ChunkReader::read_headers(size_t n, const char *const *keys, OpenChunk *pre, int *rc)
 {
 	std::lock_guard lock(mu_);
-	alignas(kBlock) char own[kBlock]; // for a header not read through the ring
+	alignas(kBlock) char own[kBlock];  // for a header not read through the ring
 	auto read_here = [&](size_t k) {
 		ssize_t r = ::pread(pre[k].fd.get(), own, kBlock, 0);
-		rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])), own, r < 0 ? -errno : r, &pre[k]);
+		rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])), own,
+				     r < 0 ? -errno : r, &pre[k]);
 	};
 	if (!ring_usable_) {
 		for (size_t k = 0; k < n; k++)
@@ -114,7 +116,8 @@ void ChunkReader::read_headers(size_t n, const char *const *keys, OpenChunk *pre
 			if (rc[i] != 0)
 				continue;
 			io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
-			io_uring_prep_read(sqe, pre[i].fd.get(), static_cast<char *>(bufs_) + queued * kBlock, kBlock, 0);
+			io_uring_prep_read(sqe, pre[i].fd.get(),
+					   static_cast<char *>(bufs_) + queued * kBlock, kBlock, 0);
 			io_uring_sqe_set_data64(sqe, queued);
 			queued++;
 		}
@@ -127,7 +130,8 @@ void ChunkReader::read_headers(size_t n, const char *const *keys, OpenChunk *pre
 				read_here(k);
 			else
 				rc[k] = check_header(std::string_view(keys[k], ::strlen(keys[k])),
-						     static_cast<char *>(bufs_) + q * kBlock, res_[q], &pre[k]);
+						     static_cast<char *>(bufs_) + q * kBlock,
+						     res_[q], &pre[k]);
 			q++;
 		}
 	}
@@ -160,7 +164,7 @@ void ChunkReader::submit_and_reap(size_t queued)
 		got++;
 	}
 	if (submitted < queued || got < submitted)
-		ring_usable_ = false; // its buffers may still be written: never again
+		ring_usable_ = false;  // its buffers may still be written: never again
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

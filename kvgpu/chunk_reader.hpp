@@ -40,7 +40,8 @@ public:
 	// open_file + pread of the header + check_header.
 	[[nodiscard]] int open_chunk(std::string_view key, OpenChunk *out);
 	// r: the header read's result (bytes or -errno); closes out->fd on error.
-	[[nodiscard]] int check_header(std::string_view key, const char *block, ssize_t r, OpenChunk *out);
+	[[nodiscard]] int check_header(std::string_view key, const char *block, ssize_t r,
+				       OpenChunk *out);
 	// For every k < n with rc[k] == 0 (opened by open_file), reads and checks chunk k's header:
 	// rc[k] becomes check_header's result. Up to kHeaderReads reads go in one submission;
 	// callers take turns on the ring.
@@ -53,12 +54,12 @@ private:
 	int dir_fd_ = -1;
 	bool direct_ = false;
 	Counters *c_ = nullptr;
-	std::mutex mu_; // one batch at a time on the ring
+	std::mutex mu_;  // one batch at a time on the ring
 	io_uring ring_{};
 	bool ring_ok_ = false;
-	bool ring_usable_ = true; // false after a submission failed: headers are pread instead
-	void *bufs_ = nullptr;    // kHeaderReads blocks, kBlock aligned
+	bool ring_usable_ = true;  // false after a submission failed: headers are pread instead
+	void *bufs_ = nullptr;     // kHeaderReads blocks, kBlock aligned
 	std::vector<int> res_;
 };
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

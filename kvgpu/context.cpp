@@ -39,7 +39,7 @@ int Context::init(const char *dir, const kvgpu_options &opts)
 	if (!dir_ || ::faccessat(dir_.get(), ".", W_OK | X_OK, AT_EACCESS) != 0)
 		return KVGPU_ERR_DIR;
 	if (opts_.capacity_bytes == 0)
-		remove_stale_temps(); // a bounded store does it in its one directory scan
+		remove_stale_temps();  // a bounded store does it in its one directory scan
 	if (int rc = probe_direct(); rc < 0)
 		return rc;
 	if (opts_.capacity_bytes > 0)
@@ -78,7 +78,7 @@ Context::~Context()
 	if (pipeline_.running())
 		(void)shutdown();
 	if (store_)
-		store_->close(); // its reclaimer's last unlinks, before the directory fd goes
+		store_->close();  // its reclaimer's last unlinks, before the directory fd goes
 }
 
 int Context::shutdown()
@@ -97,7 +97,7 @@ int Context::remove_stale_temps()
 	DIR *d = ::fdopendir(dup.get());
 	if (!d)
 		return -errno;
-	(void)dup.release(); // the DIR owns it now
+	(void)dup.release();  // the DIR owns it now
 	while (dirent *e = ::readdir(d)) {
 		// Only temp files whose writer is gone: another live process may share the directory.
 		if (!is_stale_temp(e->d_name))
@@ -115,13 +115,15 @@ int Context::probe_direct()
 	if (opts_.direct_io == KVGPU_DIRECT_OFF)
 		return 0;
 	std::string name = temp_name(::getpid(), ~0ull);
-	UniqueFd fd(::openat(dir_.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600));
+	UniqueFd fd(::openat(dir_.get(), name.c_str(),
+			     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600));
 	if (fd) {
 		void *block = std::aligned_alloc(kBlock, kBlock);
 		if (block) {
 			std::memset(block, 0, kBlock);
 			// Some filesystems accept O_DIRECT at open and refuse the I/O: try one block.
-			dir_direct_ = ::pwrite(fd.get(), block, kBlock, 0) == static_cast<ssize_t>(kBlock);
+			dir_direct_ = ::pwrite(fd.get(), block, kBlock, 0) ==
+				      static_cast<ssize_t>(kBlock);
 			std::free(block);
 		}
 		fd.reset();
@@ -131,7 +133,8 @@ int Context::probe_direct()
 		// The create may have happened before O_DIRECT was refused (ramfs): remove it.
 		::unlinkat(dir_.get(), name.c_str(), 0);
 		if (e != EINVAL)
-			return errno_to_kvgpu(e) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR : errno_to_kvgpu(e);
+			return errno_to_kvgpu(e) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR
+								   : errno_to_kvgpu(e);
 	}
 	if (!dir_direct_ && opts_.direct_io == KVGPU_DIRECT_ON)
 		return KVGPU_ERR_DIRECT;
@@ -144,7 +147,8 @@ void Context::publish_job(unsigned idx)
 	pipeline_.wake();
 }
 
-int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int lifetime, void *stream)
+int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int lifetime,
+		       void *stream)
 {
 	uint64_t reserved = 0;
 	if (store_) {
@@ -186,8 +190,8 @@ int64_t Context::evict(const void *src, size_t bytes, std::string_view key, int 
 	return ticket;
 }
 
-void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre, int *pre_rc,
-			 uint64_t *pre_seq)
+void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, OpenChunk *pre,
+			 int *pre_rc, uint64_t *pre_seq)
 {
 	// Open the files the loads will read (a key the index lacks, or one staged by prefetch, is
 	// left to start_load: no I/O), then read their headers together: one io_uring submission
@@ -196,7 +200,7 @@ void Context::open_batch(size_t n, const char *const *keys, const int *arg_rc, O
 	size_t opened = 0;
 	for (size_t i = 0; i < n; i++) {
 		pre[i] = OpenChunk{};
-		pre_rc[i] = 1; // 1: not opened here
+		pre_rc[i] = 1;  // 1: not opened here
 		pre_seq[i] = 0;
 		if (arg_rc[i] < 0)
 			continue;
@@ -289,8 +293,9 @@ void Context::read_job(Job &j, OpenChunk &&oc, char *dst)
 	j.stored_crc = oc.header.payload_crc;
 }
 
-int Context::start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch, uint32_t pos,
-			int64_t *ticket, uint64_t *len, OpenChunk *pre, int pre_rc, uint64_t pre_seq)
+int Context::start_load(std::string_view key, void *dst, size_t bytes, void *stream, int batch,
+			uint32_t pos, int64_t *ticket, uint64_t *len, OpenChunk *pre, int pre_rc,
+			uint64_t pre_seq)
 {
 	// pre: the chunk already opened and checked by open_batch (pre_rc 0), or its error; 1: not.
 	auto drop_pre = [&] {
@@ -321,9 +326,12 @@ int Context::start_load(std::string_view key, void *dst, size_t bytes, void *str
 	unsigned idx = 0;
 	if (staged >= 0) {
 		drop_pre();
-		if (int rc = reserve_staged_load(staged, staged_bytes, dst, batch < 0, &idx, ticket); rc < 0)
+		if (int rc =
+			    reserve_staged_load(staged, staged_bytes, dst, batch < 0, &idx, ticket);
+		    rc < 0)
 			return rc;
-	} else if (int rc = reserve_read_load(key, dst, bytes, batch < 0, pre, pre_rc, seq, indexed_bytes, &idx, ticket);
+	} else if (int rc = reserve_read_load(key, dst, bytes, batch < 0, pre, pre_rc, seq,
+					      indexed_bytes, &idx, ticket);
 		   rc < 0) {
 		return rc;
 	}
@@ -362,13 +370,14 @@ int Context::claim_staged(std::string_view key, size_t bytes, uint64_t *staged_b
 		}
 		if (staged >= 0 || wait_for == 0)
 			break;
-		(void)jobs_.wait(wait_for); // the prefetch is in flight: its read is the one to wait for
+		(void)jobs_.wait(
+			wait_for);  // the prefetch is in flight: its read is the one to wait for
 	}
 	return staged;
 }
 
-int Context::reserve_staged_load(int staged, uint64_t staged_bytes, void *dst, bool tracked, unsigned *idx,
-				 int64_t *ticket)
+int Context::reserve_staged_load(int staged, uint64_t staged_bytes, void *dst, bool tracked,
+				 unsigned *idx, int64_t *ticket)
 {
 	if (int rc = jobs_.reserve(Kind::load, idx, ticket, tracked); rc < 0) {
 		std::lock_guard lock(jobs_.mu());
@@ -381,15 +390,16 @@ int Context::reserve_staged_load(int staged, uint64_t staged_bytes, void *dst, b
 	j.bytes = staged_bytes;
 	j.fd.reset();
 	j.direct = false;
-	j.check_crc = false; // verified when it was staged
+	j.check_crc = false;  // verified when it was staged
 	j.pslot = static_cast<int>(opts_.slots) + staged;
 	j.pentry = staged;
 	c_.prefetch_hits.fetch_add(1, std::memory_order_relaxed);
 	return 0;
 }
 
-int Context::reserve_read_load(std::string_view key, void *dst, size_t bytes, bool tracked, OpenChunk *pre,
-			       int pre_rc, uint64_t seq, uint64_t indexed_bytes, unsigned *idx, int64_t *ticket)
+int Context::reserve_read_load(std::string_view key, void *dst, size_t bytes, bool tracked,
+			       OpenChunk *pre, int pre_rc, uint64_t seq, uint64_t indexed_bytes,
+			       unsigned *idx, int64_t *ticket)
 {
 	OpenChunk oc;
 	int orc = pre_rc <= 0 ? pre_rc : reader_.open_chunk(key, &oc);
@@ -413,7 +423,7 @@ int Context::reserve_read_load(std::string_view key, void *dst, size_t bytes, bo
 		return KVGPU_ERR_SIZE;
 	}
 	if (int rc = jobs_.reserve(Kind::load, idx, ticket, tracked); rc < 0)
-		return rc; // oc closes its file
+		return rc;  // oc closes its file
 	read_job(jobs_.job(*idx), std::move(oc), static_cast<char *>(dst));
 	return 0;
 }
@@ -428,8 +438,8 @@ int64_t Context::load(std::string_view key, void *dst, size_t bytes, void *strea
 	return rc < 0 ? rc : static_cast<int64_t>(n);
 }
 
-int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts, const size_t *sizes,
-			    int64_t *results, void *stream)
+int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts,
+			    const size_t *sizes, int64_t *results, void *stream)
 {
 	int64_t bt = 0;
 	int b = 0;
@@ -456,8 +466,8 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 			jobs_.batch_enter(b);
 			int64_t t = 0;
 			uint64_t len = 0;
-			rc = start_load(std::string_view(k, klen), dsts[i], sizes[i], stream, b, uint32_t(i), &t, &len,
-					&pre[g], pre_rc[g], pre_seq[g]);
+			rc = start_load(std::string_view(k, klen), dsts[i], sizes[i], stream, b,
+					uint32_t(i), &t, &len, &pre[g], pre_rc[g], pre_seq[g]);
 			if (rc == 0)
 				continue;
 			jobs_.batch_leave(b);
@@ -468,15 +478,15 @@ int64_t Context::load_batch(size_t n, const char *const *keys, void *const *dsts
 	return bt;
 }
 
-void Context::open_group(size_t m, const char *const *keys, void *const *dsts, const size_t *sizes, int *arg_rc,
-			 OpenChunk *pre, int *pre_rc, uint64_t *pre_seq)
+void Context::open_group(size_t m, const char *const *keys, void *const *dsts, const size_t *sizes,
+			 int *arg_rc, OpenChunk *pre, int *pre_rc, uint64_t *pre_seq)
 {
 	for (size_t q = 0; q < m; q++) {
 		const char *kq = keys[q];
 		size_t lq = kq ? ::strnlen(kq, KVGPU_MAX_KEY + 1) : 0;
-		arg_rc[q] = !kq || !dsts[q]		    ? KVGPU_ERR_INVAL
+		arg_rc[q] = !kq || !dsts[q]                 ? KVGPU_ERR_INVAL
 			    : lq == 0 || lq > KVGPU_MAX_KEY ? KVGPU_ERR_KEY
-			    : sizes[q] == 0		    ? KVGPU_ERR_SIZE
+			    : sizes[q] == 0                 ? KVGPU_ERR_SIZE
 							    : 0;
 	}
 	open_batch(m, keys, arg_rc, pre, pre_rc, pre_seq);
@@ -492,7 +502,7 @@ int Context::prefetch(size_t n, const char *const *keys)
 			return KVGPU_ERR_KEY;
 	}
 	int count = 0;
-	uint64_t start_gen = 0; // entries staged by this call are not replaced by its later keys
+	uint64_t start_gen = 0;  // entries staged by this call are not replaced by its later keys
 	{
 		std::lock_guard lock(jobs_.mu());
 		start_gen = cache_.gen();
@@ -508,7 +518,7 @@ bool Context::prefetch_one(std::string_view key, uint64_t start_gen, int *count)
 	if (store_) {
 		std::lock_guard lock(store_->mu());
 		if (!store_->find(key))
-			return true; // not stored: nothing to read
+			return true;  // not stored: nothing to read
 	}
 	int p = -1;
 	{
@@ -520,18 +530,19 @@ bool Context::prefetch_one(std::string_view key, uint64_t start_gen, int *count)
 			return true;
 		}
 		if (p < 0)
-			return false; // every buffer is being read or copied
+			return false;  // every buffer is being read or copied
 	}
 	OpenChunk oc;
 	int rc = reader_.open_chunk(key, &oc);
 	if (rc == 0 && oc.header.payload_bytes > opts_.slot_bytes) {
 		oc.fd.reset();
-		rc = KVGPU_ERR_SIZE; // larger than a buffer: loads read it as usual
+		rc = KVGPU_ERR_SIZE;  // larger than a buffer: loads read it as usual
 	}
 	unsigned idx = 0;
 	int64_t ticket = 0;
 	if (rc == 0)
-		rc = jobs_.reserve(Kind::prefetch, &idx, &ticket, false); // on failure oc closes its file
+		rc = jobs_.reserve(Kind::prefetch, &idx, &ticket,
+				   false);  // on failure oc closes its file
 	if (rc < 0) {
 		std::lock_guard lock(jobs_.mu());
 		cache_.release(p);
@@ -584,4 +595,4 @@ void Context::stats(kvgpu_stats_t *out)
 	}
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

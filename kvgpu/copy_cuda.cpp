@@ -91,7 +91,9 @@ public:
 		DeviceGuard g(device_);
 		if (!g.ok())
 			return KVGPU_ERR_CUDA;
-		return cudaHostAlloc(out, bytes, cudaHostAllocPortable) == cudaSuccess ? 0 : KVGPU_ERR_NOMEM;
+		return cudaHostAlloc(out, bytes, cudaHostAllocPortable) == cudaSuccess
+			       ? 0
+			       : KVGPU_ERR_NOMEM;
 	}
 
 	void free_staging(void *p) override
@@ -105,13 +107,16 @@ public:
 		DeviceGuard g(device_);
 		if (!g.ok())
 			return KVGPU_ERR_CUDA;
-		cudaError_t e = cudaEventRecord(job_events_[job], static_cast<cudaStream_t>(stream));
+		cudaError_t e =
+			cudaEventRecord(job_events_[job], static_cast<cudaStream_t>(stream));
 		return e == cudaSuccess ? 0 : KVGPU_ERR_CUDA;
 	}
 
 	int order_after(unsigned job) override
 	{
-		return cudaStreamWaitEvent(stream_, job_events_[job], 0) == cudaSuccess ? 0 : KVGPU_ERR_CUDA;
+		return cudaStreamWaitEvent(stream_, job_events_[job], 0) == cudaSuccess
+			       ? 0
+			       : KVGPU_ERR_CUDA;
 	}
 
 	int copy(unsigned slot, void *dst, const void *src, size_t n) override
@@ -122,7 +127,9 @@ public:
 		if (cudaEventRecord(slot_events_[slot], stream_) != cudaSuccess)
 			return KVGPU_ERR_CUDA;
 		void *arg = reinterpret_cast<void *>(static_cast<intptr_t>(wake_fd_));
-		return cudaLaunchHostFunc(stream_, wake_worker, arg) == cudaSuccess ? 0 : KVGPU_ERR_CUDA;
+		return cudaLaunchHostFunc(stream_, wake_worker, arg) == cudaSuccess
+			       ? 0
+			       : KVGPU_ERR_CUDA;
 	}
 
 	int query(unsigned slot) override
@@ -135,7 +142,10 @@ public:
 		return KVGPU_ERR_CUDA;
 	}
 
-	int bind_thread() override { return cudaSetDevice(device_) == cudaSuccess ? 0 : KVGPU_ERR_CUDA; }
+	int bind_thread() override
+	{
+		return cudaSetDevice(device_) == cudaSuccess ? 0 : KVGPU_ERR_CUDA;
+	}
 
 private:
 	int device_;
@@ -145,7 +155,7 @@ private:
 	std::vector<cudaEvent_t> job_events_;
 };
 
-} // namespace
+}  // namespace
 
 int cuda_device_count()
 {
@@ -171,4 +181,4 @@ int make_cuda_engine(int device, unsigned slots, unsigned jobs, int wake_fd,
 	return 0;
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

@@ -46,4 +46,4 @@ public:
 // Number of CUDA devices (0 without a driver or GPU), or KVGPU_ERR_NOT_BUILT.
 [[nodiscard]] int cuda_device_count();
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

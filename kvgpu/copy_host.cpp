@@ -19,7 +19,7 @@ namespace {
 class HostEngine final : public CopyEngine {
 public:
 	HostEngine(unsigned slots, int wake_fd)
-		: ring_(slots), issued_(slots, 0), done_(slots), wake_fd_(wake_fd)
+	    : ring_(slots), issued_(slots, 0), done_(slots), wake_fd_(wake_fd)
 	{
 		for (auto &d : done_)
 			d.store(0, std::memory_order_relaxed);
@@ -100,8 +100,8 @@ private:
 	}
 
 	std::vector<Request> ring_;
-	std::vector<uint64_t> issued_;         // worker-only: copies enqueued per slot
-	std::vector<std::atomic<uint64_t>> done_; // copy thread: copies finished per slot
+	std::vector<uint64_t> issued_;             // worker-only: copies enqueued per slot
+	std::vector<std::atomic<uint64_t>> done_;  // copy thread: copies finished per slot
 	std::atomic<uint64_t> head_{0};
 	std::atomic<uint64_t> signal_{0};
 	std::atomic<bool> stop_{false};
@@ -109,7 +109,7 @@ private:
 	std::thread thread_;
 };
 
-} // namespace
+}  // namespace
 
 int make_host_engine(unsigned slots, unsigned, int wake_fd, std::unique_ptr<CopyEngine> *out)
 {
@@ -120,4 +120,4 @@ int make_host_engine(unsigned slots, unsigned, int wake_fd, std::unique_ptr<Copy
 	return 0;
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

@@ -9,6 +9,9 @@ int make_cuda_engine(int, unsigned, unsigned, int, std::unique_ptr<CopyEngine> *
 	return KVGPU_ERR_NOT_BUILT;
 }
 
-int cuda_device_count() { return KVGPU_ERR_NOT_BUILT; }
+int cuda_device_count()
+{
+	return KVGPU_ERR_NOT_BUILT;
+}
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

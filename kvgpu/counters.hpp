@@ -35,4 +35,4 @@ inline uint64_t now_ns()
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

@@ -68,7 +68,8 @@ __attribute__((target("sse4.2"))) Gf2Matrix make_lane_shift()
 	return m;
 }
 
-__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, size_t n)
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p,
+							size_t n)
 {
 	static const Gf2Matrix kShift = make_lane_shift();
 	uint64_t c = ~crc;
@@ -87,7 +88,8 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const unsi
 			b = _mm_crc32_u64(b, vb);
 			d = _mm_crc32_u64(d, vd);
 		}
-		uint32_t ab = gf2_apply(kShift, static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b);
+		uint32_t ab =
+			gf2_apply(kShift, static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b);
 		c = gf2_apply(kShift, ab) ^ static_cast<uint32_t>(d);
 		p += 3 * kLane;
 		n -= 3 * kLane;
@@ -107,7 +109,7 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const unsi
 const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
 #endif
 
-} // namespace
+}  // namespace
 
 uint32_t crc32c_portable(uint32_t crc, const void *data, size_t n) noexcept
 {
@@ -119,9 +121,10 @@ uint32_t crc32c_portable(uint32_t crc, const void *data, size_t n) noexcept
 		std::memcpy(&lo, p, 4);
 		std::memcpy(&hi, p + 4, 4);
 		lo ^= c;
-		c = kTables[7][lo & 0xff] ^ kTables[6][(lo >> 8) & 0xff] ^ kTables[5][(lo >> 16) & 0xff] ^
-		    kTables[4][lo >> 24] ^ kTables[3][hi & 0xff] ^ kTables[2][(hi >> 8) & 0xff] ^
-		    kTables[1][(hi >> 16) & 0xff] ^ kTables[0][hi >> 24];
+		c = kTables[7][lo & 0xff] ^ kTables[6][(lo >> 8) & 0xff] ^
+		    kTables[5][(lo >> 16) & 0xff] ^ kTables[4][lo >> 24] ^ kTables[3][hi & 0xff] ^
+		    kTables[2][(hi >> 8) & 0xff] ^ kTables[1][(hi >> 16) & 0xff] ^
+		    kTables[0][hi >> 24];
 		p += 8;
 		n -= 8;
 	}
@@ -139,4 +142,4 @@ uint32_t crc32c(uint32_t crc, const void *data, size_t n) noexcept
 	return crc32c_portable(crc, data, n);
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

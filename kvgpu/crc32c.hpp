@@ -12,4 +12,4 @@ namespace kvfdp::gpu {
 // The portable table-driven version, for tests that compare it with the hardware one.
 [[nodiscard]] uint32_t crc32c_portable(uint32_t crc, const void *p, size_t n) noexcept;
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

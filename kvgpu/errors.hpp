@@ -6,4 +6,4 @@ namespace kvfdp::gpu {
 // Maps a negative (or positive) errno to a kvgpu_error.
 [[nodiscard]] int errno_to_kvgpu(int err_no);
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

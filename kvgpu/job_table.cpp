@@ -69,7 +69,8 @@ int JobTable::wait(int64_t ticket)
 		int64_t upto = next_ticket_;
 		cv_.wait(lock, [&] {
 			for (const Job &j : jobs_)
-				if (j.ticket < upto && j.state != JobState::free && j.state != JobState::done)
+				if (j.ticket < upto && j.state != JobState::free &&
+				    j.state != JobState::done)
 					return false;
 			return true;
 		});
@@ -85,7 +86,9 @@ int JobTable::wait(int64_t ticket)
 		return err;
 	}
 	Job &j = jobs_[static_cast<size_t>(ticket % max_jobs_)];
-	cv_.wait(lock, [&] { return j.ticket > ticket || (j.ticket == ticket && j.state == JobState::done); });
+	cv_.wait(lock, [&] {
+		return j.ticket > ticket || (j.ticket == ticket && j.state == JobState::done);
+	});
 	if (j.ticket != ticket)
 		return KVGPU_ERR_EXPIRED;
 	j.waited = true;
@@ -103,7 +106,7 @@ int JobTable::begin_batch(int64_t *results, int64_t *bt, int *b)
 	cv_.wait(lock, [&] { return batches_[size_t(*b)].remaining == 0; });
 	Batch &bb = batches_[size_t(*b)];
 	bb.ticket = *bt;
-	bb.remaining = 1; // held until every load is queued
+	bb.remaining = 1;  // held until every load is queued
 	bb.first_err = 0;
 	bb.results = results;
 	return 0;
@@ -204,4 +207,4 @@ void JobTable::finish_locked(unsigned j, int result)
 	cv_.notify_all();
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

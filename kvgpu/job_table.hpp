@@ -31,31 +31,31 @@ struct Job {
 	int lifetime = 0;
 	uint32_t key_len = 0;
 	char key[KVGPU_MAX_KEY + 1] = {};
-	UniqueFd fd;          // load: opened by the caller; evict: by the worker
+	UniqueFd fd;  // load: opened by the caller; evict: by the worker
 	bool direct = false;
 	uint32_t stored_crc = 0;
 	bool check_crc = false;
-	int pslot = -1;        // prefetch: the slot it reads into; load: the staged slot it copies from
-	int pentry = -1;       // the prefetch entry of pslot
-	int batch = -1;        // load_batch: the batch (index into the batches) and the entry in it
+	int pslot = -1;   // prefetch: the slot it reads into; load: the staged slot it copies from
+	int pentry = -1;  // the prefetch entry of pslot
+	int batch = -1;   // load_batch: the batch (index into the batches) and the entry in it
 	uint32_t batch_pos = 0;
-	uint64_t reserved = 0;  // evict in a bounded store: the bytes reserved for its file
-	uint64_t store_seq = 0; // load in a bounded store: the version it found in the index
+	uint64_t reserved = 0;   // evict in a bounded store: the bytes reserved for its file
+	uint64_t store_seq = 0;  // load in a bounded store: the version it found in the index
 	// Worker-only progress.
 	Phase phase = Phase::data;
-	uint64_t blocks = 0;   // staging-slot-sized pieces
-	uint64_t issued = 0;   // pieces given a slot
-	uint64_t handed = 0;   // pieces past the in-order step (crc, then write or H2D)
-	uint64_t finished = 0; // pieces whose slot came back
-	uint32_t ops = 0;      // copies and io_uring ops in flight
+	uint64_t blocks = 0;    // staging-slot-sized pieces
+	uint64_t issued = 0;    // pieces given a slot
+	uint64_t handed = 0;    // pieces past the in-order step (crc, then write or H2D)
+	uint64_t finished = 0;  // pieces whose slot came back
+	uint32_t ops = 0;       // copies and io_uring ops in flight
 	uint32_t crc = 0;
-	int err = 0;           // first error (kvgpu_error)
-	uint64_t seq = 0;      // temp-name sequence
+	int err = 0;       // first error (kvgpu_error)
+	uint64_t seq = 0;  // temp-name sequence
 };
 
 struct Batch {
 	int64_t ticket = 0;
-	uint32_t remaining = 0; // loads not yet complete (+1 while load_batch is queueing)
+	uint32_t remaining = 0;  // loads not yet complete (+1 while load_batch is queueing)
 	int first_err = 0;
 	int64_t *results = nullptr;
 };
@@ -119,4 +119,4 @@ private:
 	int unwaited_error_ = 0;
 };
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

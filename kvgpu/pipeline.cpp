@@ -17,7 +17,8 @@
 #include "kvgpu/errors.hpp"
 
 // kvgpu.h stands alone for C callers; its lifetimes are the tagger's classes (both RWH values).
-static_assert(int(KVGPU_LIFETIME_NOT_SET) == int(KVFDP_CLASS_NOT_SET) && int(KVGPU_LIFETIME_NONE) == int(KVFDP_CLASS_NONE) &&
+static_assert(int(KVGPU_LIFETIME_NOT_SET) == int(KVFDP_CLASS_NOT_SET) &&
+		      int(KVGPU_LIFETIME_NONE) == int(KVFDP_CLASS_NONE) &&
 		      int(KVGPU_LIFETIME_SHORT) == int(KVFDP_CLASS_SHORT) &&
 		      int(KVGPU_LIFETIME_MEDIUM) == int(KVFDP_CLASS_MEDIUM) &&
 		      int(KVGPU_LIFETIME_LONG) == int(KVFDP_CLASS_LONG) &&
@@ -33,11 +34,20 @@ constexpr uint64_t kUdHeader = 2;
 constexpr uint64_t kUdFsync = 3;
 constexpr uint64_t kUdWake = 4;
 
-uint64_t make_ud(uint64_t type, uint64_t idx) { return (type << 56) | idx; }
-uint64_t ud_type(uint64_t ud) { return ud >> 56; }
-unsigned ud_index(uint64_t ud) { return static_cast<unsigned>(ud & ((1ull << 56) - 1)); }
+uint64_t make_ud(uint64_t type, uint64_t idx)
+{
+	return (type << 56) | idx;
+}
+uint64_t ud_type(uint64_t ud)
+{
+	return ud >> 56;
+}
+unsigned ud_index(uint64_t ud)
+{
+	return static_cast<unsigned>(ud & ((1ull << 56) - 1));
+}
 
-} // namespace
+}  // namespace
 
 Pipeline::~Pipeline()
 {
@@ -77,7 +87,8 @@ int Pipeline::make_engine()
 	// The prefetch buffers are slots past the ring: the engine copies from them like from any slot.
 	unsigned all_slots = opts_.slots + opts_.prefetch_slots;
 	return engine == KVGPU_ENGINE_CUDA
-		       ? make_cuda_engine(opts_.cuda_device, all_slots, opts_.max_jobs, wake_.get(), &engine_)
+		       ? make_cuda_engine(opts_.cuda_device, all_slots, opts_.max_jobs, wake_.get(),
+					  &engine_)
 		       : make_host_engine(all_slots, opts_.max_jobs, wake_.get(), &engine_);
 }
 
@@ -110,10 +121,14 @@ void Pipeline::register_slots()
 	std::vector<iovec> iov(slots_.size());
 	for (unsigned i = 0; i < slots_.size(); i++)
 		iov[i] = {slots_[i].buf, opts_.slot_bytes};
-	bufs_registered_ = io_uring_register_buffers(&ring_, iov.data(), unsigned(slots_.size())) == 0;
+	bufs_registered_ =
+		io_uring_register_buffers(&ring_, iov.data(), unsigned(slots_.size())) == 0;
 }
 
-void Pipeline::start() { worker_ = std::thread([this] { run(); }); }
+void Pipeline::start()
+{
+	worker_ = std::thread([this] { run(); });
+}
 
 void Pipeline::wake()
 {
@@ -138,12 +153,14 @@ io_uring_sqe *Pipeline::get_sqe()
 	return sqe;
 }
 
-void Pipeline::prep_slot_io(io_uring_sqe *sqe, bool write, int fd, unsigned s, uint64_t len, uint64_t off)
+void Pipeline::prep_slot_io(io_uring_sqe *sqe, bool write, int fd, unsigned s, uint64_t len,
+			    uint64_t off)
 {
 	char *buf = slots_[s].buf;
 	auto n = static_cast<unsigned>(len);
 	if (!bufs_registered_)
-		write ? io_uring_prep_write(sqe, fd, buf, n, off) : io_uring_prep_read(sqe, fd, buf, n, off);
+		write ? io_uring_prep_write(sqe, fd, buf, n, off)
+		      : io_uring_prep_read(sqe, fd, buf, n, off);
 	else if (write)
 		io_uring_prep_write_fixed(sqe, fd, buf, n, off, int(s));
 	else
@@ -255,20 +272,23 @@ void Pipeline::start_job(unsigned j)
 		temp_name(pid_, job.seq, &tmp);
 		int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
 		job.direct = dir_direct_;
-		job.fd.reset(::openat(dir_fd_, tmp.c_str(), flags | (job.direct ? O_DIRECT : 0), 0644));
-		if (!job.fd && errno == EINVAL && job.direct && opts_.direct_io == KVGPU_DIRECT_AUTO) {
+		job.fd.reset(
+			::openat(dir_fd_, tmp.c_str(), flags | (job.direct ? O_DIRECT : 0), 0644));
+		if (!job.fd && errno == EINVAL && job.direct &&
+		    opts_.direct_io == KVGPU_DIRECT_AUTO) {
 			// Refused after the create on some filesystems: drop the empty file, go buffered.
 			::unlinkat(dir_fd_, tmp.c_str(), 0);
 			job.direct = false;
 			job.fd.reset(::openat(dir_fd_, tmp.c_str(), flags, 0644));
 		}
 		if (!job.fd) {
-			job.seq = 0; // nothing to unlink
+			job.seq = 0;  // nothing to unlink
 			fail(j, errno_to_kvgpu(errno), errno);
 			return;
 		}
 		// Reserve the whole file first: a full filesystem fails here, before any data moves.
-		if (::fallocate(job.fd.get(), 0, 0, static_cast<off_t>(file_bytes(job.bytes))) != 0 &&
+		if (::fallocate(job.fd.get(), 0, 0, static_cast<off_t>(file_bytes(job.bytes))) !=
+			    0 &&
 		    errno != EOPNOTSUPP && errno != ENOSYS) {
 			fail(j, errno_to_kvgpu(errno), errno);
 			return;
@@ -279,9 +299,10 @@ void Pipeline::start_job(unsigned j)
 			c_.hint_failures.fetch_add(1, std::memory_order_relaxed);
 	}
 	if (job.fd)
-		(job.direct ? c_.direct_files : c_.buffered_files).fetch_add(1, std::memory_order_relaxed);
+		(job.direct ? c_.direct_files : c_.buffered_files)
+			.fetch_add(1, std::memory_order_relaxed);
 	if (job.kind == Kind::prefetch)
-		return; // reads only: nothing on the copy engine to order
+		return;  // reads only: nothing on the copy engine to order
 	if (int rc = engine_->order_after(j); rc < 0)
 		fail(j, rc, 0);
 }
@@ -290,7 +311,7 @@ void Pipeline::release_slot(unsigned s)
 {
 	slots_[s].state = SlotState::free;
 	if (s < opts_.slots)
-		free_slots_.push_back(s); // prefetch slots belong to their entry, not to the ring
+		free_slots_.push_back(s);  // prefetch slots belong to their entry, not to the ring
 }
 
 bool Pipeline::issue(unsigned j)
@@ -311,7 +332,8 @@ bool Pipeline::issue(unsigned j)
 			return true;
 		}
 		io_uring_sqe *sqe = get_sqe();
-		prep_slot_io(sqe, false, job.fd.get(), unsigned(job.pslot), align_up(slot.len), kDataOffset);
+		prep_slot_io(sqe, false, job.fd.get(), unsigned(job.pslot), align_up(slot.len),
+			     kDataOffset);
 		io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, unsigned(job.pslot)));
 		slot.state = SlotState::io;
 		io_in_flight_++;
@@ -327,13 +349,17 @@ bool Pipeline::issue(unsigned j)
 		uint64_t off = job.issued * opts_.slot_bytes;
 		slot.job = j;
 		slot.piece = job.issued;
-		slot.len = static_cast<uint32_t>(std::min<uint64_t>(opts_.slot_bytes, job.bytes - off));
+		slot.len = static_cast<uint32_t>(
+			std::min<uint64_t>(opts_.slot_bytes, job.bytes - off));
 		job.issued++;
 		p = true;
 		if (job.kind == Kind::evict) {
-			if (int rc = engine_->copy(static_cast<unsigned>(s), slot.buf, job.src + off, slot.len); rc < 0) {
+			if (int rc = engine_->copy(static_cast<unsigned>(s), slot.buf,
+						   job.src + off, slot.len);
+			    rc < 0) {
 				fail(j, rc, 0);
-				slot.state = SlotState::copied; // handed back by handoff's error path
+				slot.state =
+					SlotState::copied;  // handed back by handoff's error path
 				break;
 			}
 			slot.state = SlotState::copying;
@@ -341,7 +367,8 @@ bool Pipeline::issue(unsigned j)
 			store_max(c_.max_copies, copies_in_flight_);
 		} else {
 			io_uring_sqe *sqe = get_sqe();
-			prep_slot_io(sqe, false, job.fd.get(), unsigned(s), align_up(slot.len), kDataOffset + off);
+			prep_slot_io(sqe, false, job.fd.get(), unsigned(s), align_up(slot.len),
+				     kDataOffset + off);
 			io_uring_sqe_set_data64(sqe, make_ud(kUdSlot, static_cast<unsigned>(s)));
 			slot.state = SlotState::io;
 			io_in_flight_++;
@@ -387,7 +414,8 @@ bool Pipeline::handoff(unsigned j)
 		// Give back every slot of the failed job that is not waiting on the kernel or the engine.
 		for (unsigned s = 0; s < slots_.size(); s++) {
 			Slot &slot = slots_[s];
-			if (slot.job == j && (slot.state == SlotState::copied || slot.state == SlotState::io_done)) {
+			if (slot.job == j &&
+			    (slot.state == SlotState::copied || slot.state == SlotState::io_done)) {
 				release_slot(s);
 				job.finished++;
 				p = true;
@@ -399,8 +427,9 @@ bool Pipeline::handoff(unsigned j)
 	while (job.handed < job.issued) {
 		unsigned s = 0;
 		for (; s < slots_.size(); s++)
-			if (slots_[s].state != SlotState::free && slots_[s].state != SlotState::staged &&
-			    slots_[s].job == j && slots_[s].piece == job.handed)
+			if (slots_[s].state != SlotState::free &&
+			    slots_[s].state != SlotState::staged && slots_[s].job == j &&
+			    slots_[s].piece == job.handed)
 				break;
 		if (s == slots_.size())
 			break;
@@ -453,9 +482,7 @@ void Pipeline::handle_cqe(const io_uring_cqe *cqe)
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
 	int res = cqe->res;
 	switch (ud_type(ud)) {
-	case kUdWake:
-		arm_wake();
-		return;
+	case kUdWake: arm_wake(); return;
 	case kUdSlot: {
 		unsigned s = ud_index(ud);
 		Slot &slot = slots_[s];
@@ -468,14 +495,15 @@ void Pipeline::handle_cqe(const io_uring_cqe *cqe)
 		if (job.kind == Kind::evict) {
 			c_.writes.fetch_add(1, std::memory_order_relaxed);
 			if (res >= 0 && uint64_t(res) != align_up(slot.len))
-				fail(j, KVGPU_ERR_NO_SPACE, ENOSPC); // a short write: the device ran out of room
+				fail(j, KVGPU_ERR_NO_SPACE,
+				     ENOSPC);  // a short write: the device ran out of room
 			slot.state = SlotState::free;
 			free_slots_.push_back(s);
 			job.finished++;
-		} else { // load or prefetch
+		} else {  // load or prefetch
 			c_.reads.fetch_add(1, std::memory_order_relaxed);
 			if (res >= 0 && uint64_t(res) < slot.len)
-				fail(j, KVGPU_ERR_CORRUPT, 0); // the file ended early
+				fail(j, KVGPU_ERR_CORRUPT, 0);  // the file ended early
 			slot.state = SlotState::io_done;
 		}
 		return;
@@ -491,8 +519,7 @@ void Pipeline::handle_cqe(const io_uring_cqe *cqe)
 			fail(j, KVGPU_ERR_NO_SPACE, ENOSPC);
 		return;
 	}
-	default:
-		return;
+	default: return;
 	}
 }
 
@@ -570,7 +597,8 @@ void Pipeline::publish(unsigned j)
 		// The index publishes it: rename, journal record and accounting under one lock.
 		std::lock_guard lock(store_->mu());
 		int rc = store_->commit(tmp.c_str(), key, job.bytes, opts_.checksum ? job.crc : 0,
-					static_cast<uint32_t>(job.lifetime), opts_.checksum ? kFlagChecksum : 0);
+					static_cast<uint32_t>(job.lifetime),
+					opts_.checksum ? kFlagChecksum : 0);
 		if (rc < 0) {
 			fail(j, errno_to_kvgpu(rc), -rc);
 			return;
@@ -625,8 +653,9 @@ void Pipeline::complete(unsigned j, int result)
 	}
 	std::lock_guard lock(jobs_.mu());
 	if (job.pentry >= 0)
-		cache_.finish(job.pentry, job.kind == Kind::load, job.kind == Kind::prefetch && result == 0);
+		cache_.finish(job.pentry, job.kind == Kind::load,
+			      job.kind == Kind::prefetch && result == 0);
 	jobs_.finish_locked(j, result);
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

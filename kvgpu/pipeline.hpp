@@ -35,7 +35,7 @@ class Pipeline {
 public:
 	// The options, tables and counters are the context's, and outlive the pipeline.
 	Pipeline(const kvgpu_options &opts, JobTable &jobs, PrefetchCache &cache, Counters &c)
-		: opts_(opts), jobs_(jobs), cache_(cache), c_(c)
+	    : opts_(opts), jobs_(jobs), cache_(cache), c_(c)
 	{
 	}
 	~Pipeline();
@@ -81,12 +81,16 @@ private:
 	void handle_cqe(const io_uring_cqe *cqe);
 	io_uring_sqe *get_sqe();
 	// A slot's read or write: a fixed-buffer op when the slots are registered.
-	void prep_slot_io(io_uring_sqe *sqe, bool write, int fd, unsigned s, uint64_t len, uint64_t off);
+	void prep_slot_io(io_uring_sqe *sqe, bool write, int fd, unsigned s, uint64_t len,
+			  uint64_t off);
 	void arm_wake();
 	[[nodiscard]] int pop_free_slot();
 	void release_slot(unsigned s);
 	// Job j's header block (kBlock aligned).
-	[[nodiscard]] char *header_block(unsigned j) { return static_cast<char *>(headers_) + size_t(j) * kBlock; }
+	[[nodiscard]] char *header_block(unsigned j)
+	{
+		return static_cast<char *>(headers_) + size_t(j) * kBlock;
+	}
 
 	const kvgpu_options &opts_;
 	JobTable &jobs_;
@@ -95,7 +99,7 @@ private:
 	int dir_fd_ = -1;
 	bool dir_direct_ = false;
 	StoreIndex *store_ = nullptr;
-	int pid_ = 0; // names this process's temp files
+	int pid_ = 0;  // names this process's temp files
 	UniqueFd wake_;
 	std::unique_ptr<CopyEngine> engine_;
 	void *staging_ = nullptr;
@@ -104,7 +108,7 @@ private:
 	std::vector<unsigned> free_slots_;
 	io_uring ring_{};
 	bool ring_ok_ = false;
-	bool bufs_registered_ = false; // the staging slots are the ring's fixed buffers
+	bool bufs_registered_ = false;  // the staging slots are the ring's fixed buffers
 	std::thread worker_;
 
 	// Worker-only.
@@ -116,4 +120,4 @@ private:
 	uint64_t temp_seq_ = 0;
 };
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

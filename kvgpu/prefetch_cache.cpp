@@ -19,13 +19,15 @@ void PrefetchCache::forget(std::string_view key)
 		if (!p.is(key))
 			continue;
 		if (p.state == PrefetchState::staged)
-			p.state = PrefetchState::free; // its slot is idle: the next prefetch reuses it
+			p.state = PrefetchState::
+				free;  // its slot is idle: the next prefetch reuses it
 		else if (p.state == PrefetchState::reading)
 			p.stale = true;
 	}
 }
 
-int PrefetchCache::claim(std::string_view key, uint64_t max_bytes, uint64_t *bytes, int64_t *wait_for)
+int PrefetchCache::claim(std::string_view key, uint64_t max_bytes, uint64_t *bytes,
+			 int64_t *wait_for)
 {
 	*wait_for = 0;
 	for (size_t p = 0; p < entries_.size(); p++) {
@@ -60,11 +62,12 @@ int PrefetchCache::pick(std::string_view key, uint64_t start_gen, bool *have)
 			p = static_cast<int>(q);
 			break;
 		}
-		if (pe.state == PrefetchState::staged && pe.gen <= start_gen && (p < 0 || pe.gen < entries_[size_t(p)].gen))
+		if (pe.state == PrefetchState::staged && pe.gen <= start_gen &&
+		    (p < 0 || pe.gen < entries_[size_t(p)].gen))
 			p = static_cast<int>(q);
 	}
 	if (p < 0)
-		return -1; // every buffer is being read or copied
+		return -1;  // every buffer is being read or copied
 	PrefetchEntry &pe = entries_[size_t(p)];
 	pe.state = PrefetchState::reading;
 	pe.stale = false;
@@ -92,4 +95,4 @@ void PrefetchCache::finish(int p, bool by_load, bool read_ok)
 	}
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

@@ -14,10 +14,10 @@ enum class PrefetchState : uint8_t { free, reading, staged, claimed };
 
 struct PrefetchEntry {
 	PrefetchState state = PrefetchState::free;
-	bool stale = false; // replaced or removed while being read: discard when done
+	bool stale = false;  // replaced or removed while being read: discard when done
 	int64_t ticket = 0;
 	uint64_t bytes = 0;
-	uint64_t gen = 0; // when it was staged: the oldest staged entry is reused first
+	uint64_t gen = 0;  // when it was staged: the oldest staged entry is reused first
 	uint32_t key_len = 0;
 	char key[KVGPU_MAX_KEY + 1] = {};
 	[[nodiscard]] bool is(std::string_view k) const
@@ -40,7 +40,8 @@ public:
 	void forget(std::string_view key);
 	// A load of key into max_bytes: claims key's staged entry (its index, *bytes its length),
 	// or returns -1 with *wait_for the ticket of key's read in flight (0: none).
-	[[nodiscard]] int claim(std::string_view key, uint64_t max_bytes, uint64_t *bytes, int64_t *wait_for);
+	[[nodiscard]] int claim(std::string_view key, uint64_t max_bytes, uint64_t *bytes,
+				int64_t *wait_for);
 	// Entry p is free again.
 	void release(int p) { entries_[size_t(p)].state = PrefetchState::free; }
 	// The generation of the entry staged last.
@@ -59,4 +60,4 @@ private:
 	uint64_t gen_ = 0;
 };
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

@@ -25,7 +25,10 @@ constexpr char kIndexMagic[8] = {'K', 'V', 'G', 'P', 'U', 'I', 'X', '1'};
 constexpr uint32_t kIndexVersion = 1;
 constexpr size_t kRewriteBytes = 1u << 20;
 
-constexpr size_t align8(size_t n) { return (n + 7) & ~size_t(7); }
+constexpr size_t align8(size_t n)
+{
+	return (n + 7) & ~size_t(7);
+}
 
 uint32_t record_crc(const IndexRecord &r, std::string_view key)
 {
@@ -57,14 +60,18 @@ bool write_all(int fd, const char *p, size_t n)
 	return true;
 }
 
-bool is_chunk_name(const char *n) { return (n[0] == 'k' || n[0] == 'h') && n[1] == '-'; }
+bool is_chunk_name(const char *n)
+{
+	return (n[0] == 'k' || n[0] == 'h') && n[1] == '-';
+}
 
 void dead_name(uint64_t n, FileName *out)
 {
-	std::snprintf(out->str, sizeof(out->str), "%s%llu", kDeadPrefix, static_cast<unsigned long long>(n));
+	std::snprintf(out->str, sizeof(out->str), "%s%llu", kDeadPrefix,
+		      static_cast<unsigned long long>(n));
 }
 
-} // namespace
+}  // namespace
 
 StoreIndex::~StoreIndex()
 {
@@ -95,7 +102,7 @@ void StoreIndex::reclaim_loop()
 	for (;;) {
 		reclaim_cv_.wait(lock, [&] { return stop_reclaim_ || !dead_.empty(); });
 		if (dead_.empty())
-			return; // stopped, and every dead file is gone
+			return;  // stopped, and every dead file is gone
 		dead_work_.swap(dead_);
 		lock.unlock();
 		for (const auto &[n, bytes] : dead_work_) {
@@ -104,7 +111,7 @@ void StoreIndex::reclaim_loop()
 			(void)::unlinkat(dir_fd_, dn.c_str(), 0);
 			lock.lock();
 			dead_bytes_ -= bytes;
-			cv_.notify_all(); // a reservation may be waiting for the backlog to shrink
+			cv_.notify_all();  // a reservation may be waiting for the backlog to shrink
 			lock.unlock();
 		}
 		dead_work_.clear();
@@ -134,9 +141,11 @@ int StoreIndex::open(int dir_fd, const StoreConfig &cfg)
 	rewrite_buf_ = static_cast<char *>(std::aligned_alloc(kBlock, kRewriteBytes));
 	if (!record_buf_ || !rewrite_buf_)
 		return KVGPU_ERR_NOMEM;
-	journal_.reset(::openat(dir_fd_, kIndexName, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+	journal_.reset(
+		::openat(dir_fd_, kIndexName, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
 	if (!journal_)
-		return errno_to_kvgpu(errno) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR : errno_to_kvgpu(errno);
+		return errno_to_kvgpu(errno) == KVGPU_ERR_PERM ? KVGPU_ERR_DIR
+							       : errno_to_kvgpu(errno);
 	struct stat st {};
 	if (::fstat(journal_.get(), &st) != 0)
 		return errno_to_kvgpu(errno);
@@ -180,7 +189,8 @@ int StoreIndex::open(int dir_fd, const StoreConfig &cfg)
 		try {
 			reclaimer_ = std::thread([this] { reclaim_loop(); });
 		} catch (...) {
-			cfg_.inline_unlink = true; // no thread: unlink in the caller's thread as before
+			cfg_.inline_unlink =
+				true;  // no thread: unlink in the caller's thread as before
 		}
 	}
 	return 0;
@@ -202,13 +212,13 @@ int StoreIndex::replay(std::vector<char> &buf)
 		IndexRecord r;
 		size_t left = buf.size() - off;
 		if (left < sizeof(r))
-			break; // a torn last append
+			break;  // a torn last append
 		std::memcpy(&r, buf.data() + off, sizeof(r));
 		if (r.key_len == 0 || r.key_len > KVGPU_MAX_KEY)
 			return KVGPU_ERR_INDEX;
 		size_t len = align8(sizeof(r) + r.key_len);
 		if (len > left)
-			break; // a torn last append
+			break;  // a torn last append
 		std::string_view key(buf.data() + off + sizeof(r), r.key_len);
 		if (record_crc(r, key) != r.crc)
 			return KVGPU_ERR_INDEX;
@@ -218,7 +228,8 @@ int StoreIndex::replay(std::vector<char> &buf)
 			auto it = map_.find(key);
 			if (it != map_.end())
 				erase_entry(it->second);
-			add_entry(key, r.payload_bytes, r.payload_crc, r.lifetime, r.flags, r.seq)->hits = r.hits;
+			add_entry(key, r.payload_bytes, r.payload_crc, r.lifetime, r.flags, r.seq)
+				->hits = r.hits;
 		} else if (r.type == kRecordTouch) {
 			// A load of that version: LRU's recency and FIFO2's count as they were.
 			auto it = map_.find(key);
@@ -256,7 +267,8 @@ StoreEntry *StoreIndex::adopt(const char *name, uint64_t *created_ns)
 	struct stat st {};
 	bool ok = ::pread(fd.get(), rewrite_buf_, kBlock, 0) == ssize_t(kBlock) &&
 		  decode_header_any(rewrite_buf_, &h, &key) == 0 && h.payload_bytes > 0 &&
-		  ::fstat(fd.get(), &st) == 0 && uint64_t(st.st_size) >= file_bytes(h.payload_bytes);
+		  ::fstat(fd.get(), &st) == 0 &&
+		  uint64_t(st.st_size) >= file_bytes(h.payload_bytes);
 	fd.reset();
 	FileName fn;
 	if (ok) {
@@ -292,9 +304,9 @@ int StoreIndex::scan_directory(bool rebuild)
 	DIR *d = ::fdopendir(dup.get());
 	if (!d)
 		return errno_to_kvgpu(errno);
-	(void)dup.release(); // the DIR owns it now
+	(void)dup.release();  // the DIR owns it now
 	::rewinddir(d);
-	std::vector<std::pair<uint64_t, StoreEntry *>> found; // rebuild: by creation time
+	std::vector<std::pair<uint64_t, StoreEntry *>> found;  // rebuild: by creation time
 	std::vector<std::string> orphans;
 	while (dirent *e = ::readdir(d)) {
 		const char *n = e->d_name;
@@ -310,7 +322,7 @@ int StoreIndex::scan_directory(bool rebuild)
 			continue;
 		}
 		if (std::strcmp(n, kIndexNewName) == 0) {
-			::unlinkat(dir_fd_, n, 0); // a compaction that did not finish
+			::unlinkat(dir_fd_, n, 0);  // a compaction that did not finish
 			continue;
 		}
 		if (!is_chunk_name(n))
@@ -358,7 +370,8 @@ int StoreIndex::compact()
 	std::vector<char> out;
 	out.reserve(sizeof(IndexFileHeader) + map_.size() * 64);
 	IndexFileHeader h = make_file_header();
-	out.insert(out.end(), reinterpret_cast<const char *>(&h), reinterpret_cast<const char *>(&h) + sizeof(h));
+	out.insert(out.end(), reinterpret_cast<const char *>(&h),
+		   reinterpret_cast<const char *>(&h) + sizeof(h));
 	for (StoreEntry *e = oldest_; e; e = e->newer) {
 		IndexRecord r{};
 		r.type = kRecordAdd;
@@ -375,10 +388,12 @@ int StoreIndex::compact()
 		std::memcpy(out.data() + at, &r, sizeof(r));
 		std::memcpy(out.data() + at + sizeof(r), e->key.data(), e->key.size());
 	}
-	UniqueFd fd(::openat(dir_fd_, kIndexNewName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+	UniqueFd fd(
+		::openat(dir_fd_, kIndexNewName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
 	if (!fd)
 		return errno_to_kvgpu(errno);
-	bool ok = write_all(fd.get(), out.data(), out.size()) && (!cfg_.durable || ::fdatasync(fd.get()) == 0);
+	bool ok = write_all(fd.get(), out.data(), out.size()) &&
+		  (!cfg_.durable || ::fdatasync(fd.get()) == 0);
 	int err = errno;
 	fd.reset();
 	if (!ok || ::renameat(dir_fd_, kIndexNewName, dir_fd_, kIndexName) != 0) {
@@ -389,14 +404,15 @@ int StoreIndex::compact()
 	int nfd = ::openat(dir_fd_, kIndexName, O_RDWR | O_APPEND | O_CLOEXEC);
 	if (nfd < 0)
 		return errno_to_kvgpu(errno);
-	journal_.reset(nfd); // closes the old journal
+	journal_.reset(nfd);  // closes the old journal
 	records_ = map_.size();
-	record_len_ = 0; // the waiting touches are in the compacted order
+	record_len_ = 0;  // the waiting touches are in the compacted order
 	return 0;
 }
 
-int StoreIndex::write_record(uint16_t type, std::string_view key, uint64_t payload_bytes, uint32_t crc,
-			     uint32_t lifetime, uint32_t flags, uint64_t seq, uint32_t hits, bool flush)
+int StoreIndex::write_record(uint16_t type, std::string_view key, uint64_t payload_bytes,
+			     uint32_t crc, uint32_t lifetime, uint32_t flags, uint64_t seq,
+			     uint32_t hits, bool flush)
 {
 	IndexRecord r{};
 	r.type = type;
@@ -409,7 +425,7 @@ int StoreIndex::write_record(uint16_t type, std::string_view key, uint64_t paylo
 	r.hits = hits;
 	r.crc = record_crc(r, key);
 	size_t len = align8(sizeof(r) + key.size());
-	char *at = record_buf_ + record_len_; // room: record_len_ < kTouchBufferBytes here
+	char *at = record_buf_ + record_len_;  // room: record_len_ < kTouchBufferBytes here
 	std::memset(at, 0, len);
 	std::memcpy(at, &r, sizeof(r));
 	std::memcpy(at + sizeof(r), key.data(), key.size());
@@ -439,10 +455,14 @@ int StoreIndex::flush_records()
 
 void StoreIndex::append(uint16_t type, const StoreEntry &e)
 {
-	(void)write_record(type, e.key, e.payload_bytes, e.payload_crc, e.lifetime, e.flags, e.seq, e.hits);
+	(void)write_record(type, e.key, e.payload_bytes, e.payload_crc, e.lifetime, e.flags, e.seq,
+			   e.hits);
 }
 
-void StoreIndex::append_del(std::string_view key) { (void)write_record(kRecordDel, key, 0, 0, 0, 0, next_seq_++, 0); }
+void StoreIndex::append_del(std::string_view key)
+{
+	(void)write_record(kRecordDel, key, 0, 0, 0, 0, next_seq_++, 0);
+}
 
 void StoreIndex::link_newest(StoreEntry *e)
 {
@@ -532,7 +552,8 @@ bool StoreIndex::rewrite_in_place(StoreEntry *e)
 	// is the second chance a log-structured cache gives by re-admitting a hit object.
 	FileName fn;
 	key_to_name(e->key, &fn);
-	UniqueFd fd(::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC | (cfg_.direct ? O_DIRECT : 0)));
+	UniqueFd fd(
+		::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC | (cfg_.direct ? O_DIRECT : 0)));
 	if (!fd && errno == EINVAL && cfg_.direct)
 		fd.reset(::openat(dir_fd_, fn.c_str(), O_RDWR | O_CLOEXEC));
 	if (!fd)
@@ -545,7 +566,7 @@ bool StoreIndex::rewrite_in_place(StoreEntry *e)
 		ok = ::pread(fd.get(), rewrite_buf_, n, off_t(off)) == ssize_t(n) &&
 		     ::pwrite(fd.get(), rewrite_buf_, n, off_t(off)) == ssize_t(n);
 	}
-	return ok; // fd closes here
+	return ok;  // fd closes here
 }
 
 int StoreIndex::reserve(uint64_t need, std::unique_lock<std::mutex> &lock)
@@ -572,7 +593,8 @@ int StoreIndex::reserve(uint64_t need, std::unique_lock<std::mutex> &lock)
 			victim->seq = next_seq_++;
 			unlink_entry(victim);
 			link_newest(victim);
-			append(kRecordAdd, *victim); // replayed, it moves the chunk to the newest end
+			append(kRecordAdd,
+			       *victim);  // replayed, it moves the chunk to the newest end
 			continue;
 		}
 		evict_one(victim);
@@ -587,8 +609,8 @@ void StoreIndex::unreserve(uint64_t need)
 	cv_.notify_all();
 }
 
-int StoreIndex::commit(const char *tmp, std::string_view key, uint64_t payload_bytes, uint32_t payload_crc,
-		       uint32_t lifetime, uint32_t flags)
+int StoreIndex::commit(const char *tmp, std::string_view key, uint64_t payload_bytes,
+		       uint32_t payload_crc, uint32_t lifetime, uint32_t flags)
 {
 	FileName fn;
 	key_to_name(key, &fn);
@@ -613,7 +635,7 @@ uint64_t StoreIndex::hit(const StoreEntry *ce)
 		unlink_entry(e);
 		link_newest(e);
 	}
-	if (cfg_.policy != KVGPU_EVICT_FIFO) // FIFO's order is the write order: nothing to keep
+	if (cfg_.policy != KVGPU_EVICT_FIFO)  // FIFO's order is the write order: nothing to keep
 		(void)write_record(kRecordTouch, e->key, 0, 0, 0, 0, e->seq, e->hits, false);
 	return e->seq;
 }
@@ -633,7 +655,8 @@ int StoreIndex::remove(std::string_view key)
 	return 0;
 }
 
-void StoreIndex::correct(std::string_view key, uint64_t seq, uint64_t payload_bytes, uint32_t payload_crc)
+void StoreIndex::correct(std::string_view key, uint64_t seq, uint64_t payload_bytes,
+			 uint32_t payload_crc)
 {
 	auto it = map_.find(key);
 	if (it == map_.end() || it->second->seq != seq)
@@ -643,14 +666,14 @@ void StoreIndex::correct(std::string_view key, uint64_t seq, uint64_t payload_by
 	e->payload_bytes = payload_bytes;
 	e->file_bytes = file_bytes(payload_bytes);
 	e->payload_crc = payload_crc;
-	used_ += e->file_bytes; // the next reservation evicts if this passed the capacity
+	used_ += e->file_bytes;  // the next reservation evicts if this passed the capacity
 }
 
 void StoreIndex::drop(std::string_view key, uint64_t seq)
 {
 	auto it = map_.find(key);
 	if (it == map_.end() || it->second->seq != seq)
-		return; // replaced or removed meanwhile: the newer chunk stays
+		return;  // replaced or removed meanwhile: the newer chunk stays
 	FileName fn;
 	key_to_name(key, &fn);
 	(void)::unlinkat(dir_fd_, fn.c_str(), 0);
@@ -678,4 +701,4 @@ void StoreIndex::stats(kvgpu_stats_t *out) const
 	out->index_error = index_error_;
 }
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

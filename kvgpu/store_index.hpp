@@ -27,9 +27,9 @@ inline constexpr char kDeadPrefix[] = ".kvgpu-dead-";
 
 // Journal layout: a 16-byte header, then records of 40 bytes + the key, each padded to 8.
 struct IndexFileHeader {
-	char magic[8];    // "KVGPUIX1"
-	uint32_t version; // 1
-	uint32_t crc;     // CRC32C of the 12 bytes before it
+	char magic[8];     // "KVGPUIX1"
+	uint32_t version;  // 1
+	uint32_t crc;      // CRC32C of the 12 bytes before it
 };
 static_assert(sizeof(IndexFileHeader) == 16, "index header is 16 bytes on disk");
 
@@ -38,15 +38,15 @@ static_assert(sizeof(IndexFileHeader) == 16, "index header is 16 bytes on disk")
 enum IndexRecordType : uint16_t { kRecordAdd = 1, kRecordDel = 2, kRecordTouch = 3 };
 
 struct IndexRecord {
-	uint32_t crc;           // CRC32C of the record (this field 0) and the key
-	uint16_t type;          // IndexRecordType
-	uint16_t key_len;       // 1..KVGPU_MAX_KEY
-	uint64_t seq;           // add, del: increases with every record; touch: the chunk's version
-	uint64_t payload_bytes; // add: the chunk's length
-	uint32_t payload_crc;   // add: the chunk header's payload CRC32C
-	uint32_t lifetime;      // add: the RWH value it was written with
-	uint32_t flags;         // add: the chunk header's flags
-	uint32_t hits;          // add, touch: loads since it was (re)written
+	uint32_t crc;      // CRC32C of the record (this field 0) and the key
+	uint16_t type;     // IndexRecordType
+	uint16_t key_len;  // 1..KVGPU_MAX_KEY
+	uint64_t seq;      // add, del: increases with every record; touch: the chunk's version
+	uint64_t payload_bytes;  // add: the chunk's length
+	uint32_t payload_crc;    // add: the chunk header's payload CRC32C
+	uint32_t lifetime;       // add: the RWH value it was written with
+	uint32_t flags;          // add: the chunk header's flags
+	uint32_t hits;           // add, touch: loads since it was (re)written
 };
 static_assert(sizeof(IndexRecord) == 40, "index record is 40 bytes on disk");
 inline constexpr size_t kMaxRecordBytes = sizeof(IndexRecord) + KVGPU_MAX_KEY + 8;
@@ -58,12 +58,12 @@ struct StoreEntry {
 	std::string key;
 	uint64_t file_bytes = 0;
 	uint64_t payload_bytes = 0;
-	uint64_t seq = 0; // the record that added it: a version number
+	uint64_t seq = 0;  // the record that added it: a version number
 	uint32_t payload_crc = 0;
 	uint32_t lifetime = 0;
 	uint32_t flags = 0;
-	uint32_t hits = 0; // loads since it was (re)written
-	bool seen = false; // open: its file was found in the directory
+	uint32_t hits = 0;  // loads since it was (re)written
+	bool seen = false;  // open: its file was found in the directory
 	StoreEntry *newer = nullptr;
 	StoreEntry *older = nullptr;
 };
@@ -72,15 +72,19 @@ struct StoreConfig {
 	uint64_t capacity = 0;
 	uint32_t policy = KVGPU_EVICT_FIFO;
 	uint32_t reinsert_hits = 1;
-	bool durable = false; // fdatasync the journal after each append
-	bool direct = false;  // FIFO2 rewrites with O_DIRECT
-	bool inline_unlink = false; // KVGPU_RECLAIM_INLINE: evictions unlink in the caller's thread
+	bool durable = false;  // fdatasync the journal after each append
+	bool direct = false;   // FIFO2 rewrites with O_DIRECT
+	bool inline_unlink =
+		false;  // KVGPU_RECLAIM_INLINE: evictions unlink in the caller's thread
 };
 
 // Transparent hashing: lookups by string_view allocate nothing.
 struct KeyHash {
 	using is_transparent = void;
-	size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+	size_t operator()(std::string_view s) const noexcept
+	{
+		return std::hash<std::string_view>{}(s);
+	}
 };
 
 class StoreIndex {
@@ -114,7 +118,8 @@ public:
 	[[nodiscard]] int remove(std::string_view key);
 	// A load of version seq of key found a complete chunk of another length in its file (a
 	// replacement whose journal record a crash lost): the index takes the file's length.
-	void correct(std::string_view key, uint64_t seq, uint64_t payload_bytes, uint32_t payload_crc);
+	void correct(std::string_view key, uint64_t seq, uint64_t payload_bytes,
+		     uint32_t payload_crc);
 	// A load of version seq of key found it missing or damaged: unlink it and forget it.
 	void drop(std::string_view key, uint64_t seq);
 	void stats(kvgpu_stats_t *out) const;
@@ -138,7 +143,8 @@ private:
 	void append_del(std::string_view key);
 	// Encodes a record after the waiting touches; flush: write them all out now.
 	int write_record(uint16_t type, std::string_view key, uint64_t payload_bytes, uint32_t crc,
-			 uint32_t lifetime, uint32_t flags, uint64_t seq, uint32_t hits, bool flush = true);
+			 uint32_t lifetime, uint32_t flags, uint64_t seq, uint32_t hits,
+			 bool flush = true);
 	int flush_records();
 	// The reclaimer thread: unlinks the dead files queued by evict_one.
 	void reclaim_loop();
@@ -164,9 +170,9 @@ private:
 	uint64_t reserved_ = 0;
 	uint64_t next_seq_ = 1;
 	uint64_t records_ = 0;
-	char *record_buf_ = nullptr;  // kTouchBufferBytes + kMaxRecordBytes, allocated at open
-	size_t record_len_ = 0;       // bytes of records encoded there, not yet written
-	char *rewrite_buf_ = nullptr; // kRewriteBytes, kBlock aligned: FIFO2 in-place rewrites
+	char *record_buf_ = nullptr;   // kTouchBufferBytes + kMaxRecordBytes, allocated at open
+	size_t record_len_ = 0;        // bytes of records encoded there, not yet written
+	char *rewrite_buf_ = nullptr;  // kRewriteBytes, kBlock aligned: FIFO2 in-place rewrites
 	// Counters (guarded by mu_).
 	uint64_t evictions_ = 0, evicted_bytes_ = 0, reinserts_ = 0, reinserted_bytes_ = 0;
 	uint64_t hits_ = 0, misses_ = 0, dropped_ = 0, adopted_ = 0, rebuilds_ = 0;
@@ -180,4 +186,4 @@ private:
 	bool stop_reclaim_ = false;
 };
 
-} // namespace kvfdp::gpu
+}  // namespace kvfdp::gpu

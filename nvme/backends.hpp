@@ -21,8 +21,8 @@ namespace kvfdp::nvme {
 // writes with DTYPE/DSPEC = pids[handle]) as a uring_cmd SQE on ng_fd, which the caller
 // keeps open. open_passthru_device's queues are these; the per-request bench drives one
 // with ng_fd -1 on a ring that never reaches the kernel.
-[[nodiscard]] std::unique_ptr<IoQueue> make_passthru_queue(int ng_fd, const DeviceInfo &info,
-							 std::vector<uint16_t> pids, size_t depth);
+[[nodiscard]] std::unique_ptr<IoQueue>
+make_passthru_queue(int ng_fd, const DeviceInfo &info, std::vector<uint16_t> pids, size_t depth);
 
 // An NVMe namespace's block device (/dev/nvmeXnY) on a kernel with write streams (6.16+,
 // queue/max_write_streams > 0): O_DIRECT io_uring reads and writes, each write on the stream
@@ -30,13 +30,13 @@ namespace kvfdp::nvme {
 // flush is fsync, discard BLOCK_URING_CMD_DISCARD, write zeroes fallocate(ZERO_RANGE), all
 // on the caller's ring. handles() and log_page() use NVME ioctls on the block device; RUH
 // Update is ENOTSUP. No write streams: a one-line error that says to use --backend passthru.
-[[nodiscard]] Result<std::unique_ptr<Device>> open_streams_device(const std::string &path,
-								  const std::string &sysfs_root = "/sys");
+[[nodiscard]] Result<std::unique_ptr<Device>>
+open_streams_device(const std::string &path, const std::string &sysfs_root = "/sys");
 
 struct FileDeviceOptions {
 	uint32_t lba_size = 4096;
-	uint64_t size_bytes = 0;   // grow the file to this size; 0: use its current size
-	uint16_t nruh = 8;         // virtual handles reported by handles() (no placement)
+	uint64_t size_bytes = 0;  // grow the file to this size; 0: use its current size
+	uint16_t nruh = 8;        // virtual handles reported by handles() (no placement)
 	uint32_t max_transfer = 1u << 20;
 };
 
@@ -46,4 +46,4 @@ struct FileDeviceOptions {
 [[nodiscard]] Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
 							       const FileDeviceOptions &opts);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -12,19 +12,24 @@
 namespace kvfdp::nvme {
 
 namespace detail {
-inline uint64_t addr_of(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+inline uint64_t addr_of(const void *p)
+{
+	return reinterpret_cast<uintptr_t>(p);
+}
 inline void set_slba(UringCmd &c, uint64_t slba)
 {
 	c.cdw10 = static_cast<uint32_t>(slba);
 	c.cdw11 = static_cast<uint32_t>(slba >> 32);
 }
 // nlb is 1-based, 1..kMaxNlb; NLB in CDW12 bits 15:0 is 0-based.
-constexpr uint32_t nlb0(uint32_t nlb) { return (nlb - 1) & 0xFFFFu; }
-} // namespace detail
+constexpr uint32_t nlb0(uint32_t nlb)
+{
+	return (nlb - 1) & 0xFFFFu;
+}
+}  // namespace detail
 
 // Read nlb (1..kMaxNlb) blocks at slba into buf (data_len bytes = nlb * LBA size).
-inline UringCmd make_read(uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf,
-			  uint32_t data_len)
+inline UringCmd make_read(uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf, uint32_t data_len)
 {
 	UringCmd c{};
 	c.opcode = kOpRead;
@@ -67,8 +72,7 @@ inline UringCmd make_flush(uint32_t nsid)
 }
 
 // Write Zeroes over nlb (1..kMaxNlb) blocks; deac asks the drive to deallocate them too.
-inline UringCmd make_write_zeroes(uint32_t nsid, uint64_t slba, uint32_t nlb,
-				  bool deac = false)
+inline UringCmd make_write_zeroes(uint32_t nsid, uint64_t slba, uint32_t nlb, bool deac = false)
 {
 	UringCmd c{};
 	c.opcode = kOpWriteZeroes;
@@ -181,8 +185,7 @@ inline UringCmd make_get_features_fdp(uint16_t endgid)
 
 // Get Features 0x1E (FDP events) for placement handle phndl, noet event types into buf
 // (2 bytes each: type, attributes bit 0 = enabled).
-inline UringCmd make_get_features_fdp_events(uint16_t phndl, uint8_t noet, void *buf,
-					     uint32_t nsid)
+inline UringCmd make_get_features_fdp_events(uint16_t phndl, uint8_t noet, void *buf, uint32_t nsid)
 {
 	return make_get_features(kFidFdpEvents, uint32_t{phndl} | uint32_t{noet} << 16, buf,
 				 uint32_t{noet} * 2, 0, nsid);
@@ -200,4 +203,4 @@ inline UringCmd make_identify(uint8_t cns, uint32_t nsid, void *buf)
 	return c;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -101,7 +101,7 @@ std::string hex(unsigned v, int width = 0)
 	return b;
 }
 
-} // namespace
+}  // namespace
 
 uint32_t passthru_max_transfer(const TransferLimits &lim, uint32_t lba_size)
 {
@@ -161,12 +161,18 @@ Result<NgNames> parse_ng_path(const std::string &path)
 	if (base.rfind("nvme", 0) == 0 && split_numbers(base, 4, x, y, rest)) {
 		std::string ng = "/dev/ng" + x + "n" + (y.empty() ? "1" : y);
 		if (y.empty() && rest.empty())
-			return guidance_error(std::errc::invalid_argument,
-					      path + " is an NVMe controller, not a namespace; use its "
-						     "generic char device, e.g. " + ng);
-		return guidance_error(std::errc::invalid_argument,
-				      path + " is a block device; kvfdp needs the NVMe generic char "
-					     "device: use " + ng);
+			return guidance_error(
+				std::errc::invalid_argument,
+				path +
+					" is an NVMe controller, not a namespace; use its "
+					"generic char device, e.g. " +
+					ng);
+		return guidance_error(
+			std::errc::invalid_argument,
+			path +
+				" is a block device; kvfdp needs the NVMe generic char "
+				"device: use " +
+				ng);
 	}
 	return guidance_error(std::errc::invalid_argument,
 			      path + " is not an NVMe generic char device; pass /dev/ngXnY "
@@ -179,8 +185,9 @@ Result<std::string> find_controller(const std::string &ng_name, const std::strin
 	fs::path link = fs::path(sysfs_root) / "class/nvme-generic" / ng_name / "device";
 	fs::path target = fs::canonical(link, ec);
 	if (ec)
-		return errno_error(ec.value(), "resolve " + link.string() +
-						       " (is the nvme driver loaded and the device present?)");
+		return errno_error(ec.value(),
+				   "resolve " + link.string() +
+					   " (is the nvme driver loaded and the device present?)");
 	std::string base = target.filename().string();
 	std::string x, y, rest;
 	if (base.rfind("nvme-subsys", 0) == 0) {
@@ -189,8 +196,8 @@ Result<std::string> find_controller(const std::string &ng_name, const std::strin
 		long best_n = -1;
 		for (const auto &e : fs::directory_iterator(target, ec)) {
 			std::string n = e.path().filename().string();
-			if (n.rfind("nvme", 0) == 0 && split_numbers(n, 4, x, y, rest) && y.empty() &&
-			    rest.empty()) {
+			if (n.rfind("nvme", 0) == 0 && split_numbers(n, 4, x, y, rest) &&
+			    y.empty() && rest.empty()) {
 				long v = std::strtol(x.c_str(), nullptr, 10);
 				if (best_n < 0 || v < best_n) {
 					best_n = v;
@@ -206,8 +213,9 @@ Result<std::string> find_controller(const std::string &ng_name, const std::strin
 	if (base.rfind("nvme", 0) == 0 && split_numbers(base, 4, x, y, rest) && y.empty() &&
 	    rest.empty())
 		return base;
-	return make_error(std::errc::no_such_device,
-			  link.string() + " points to " + target.string() + ", not an NVMe controller");
+	return make_error(std::errc::no_such_device, link.string() + " points to " +
+							     target.string() +
+							     ", not an NVMe controller");
 }
 
 int admin_ioctl(int fd, const UringCmd &cmd, uint32_t *dw0)
@@ -269,7 +277,8 @@ Result<std::vector<uint8_t>> read_fdp_log(int admin_fd, uint8_t lid, uint16_t ls
 		size = h.size;
 		if (size < sizeof(h))
 			return make_error(std::errc::bad_message, "FDP configurations log: size " +
-									  std::to_string(size) + " is too small");
+									  std::to_string(size) +
+									  " is too small");
 		if (size > 4096) {
 			size = (size + 3) & ~size_t{3};
 			AlignedBuf big(size);
@@ -277,8 +286,8 @@ Result<std::vector<uint8_t>> read_fdp_log(int admin_fd, uint8_t lid, uint16_t ls
 				return make_error(std::errc::not_enough_memory, "log buffer");
 			ret = get(big, static_cast<uint32_t>(size));
 			if (ret != 0)
-				return result_error(ret, "Get Log Page 0x20, " + std::to_string(size) +
-								 " bytes");
+				return result_error(ret, "Get Log Page 0x20, " +
+								 std::to_string(size) + " bytes");
 			return std::vector<uint8_t>(big.data.get(), big.data.get() + h.size);
 		}
 	} else if (lid == kLidRuhUsage) {
@@ -309,15 +318,17 @@ Result<void> fdp_usable(const DeviceInfo &info, size_t nhandles, const std::stri
 	uint16_t endgid = info.endgid ? info.endgid : 1;
 	if (!info.fdp_enabled)
 		return guidance_error(std::errc::not_supported,
-				      "FDP is disabled on endurance group " + std::to_string(endgid) +
+				      "FDP is disabled on endurance group " +
+					      std::to_string(endgid) +
 					      ": enable it with `nvme set-feature " + admin_name +
 					      " -f 0x1d -v " + std::to_string(endgid) +
-					  " --cdw12=1 -s` (the group must have no namespaces)");
+					      " --cdw12=1 -s` (the group must have no namespaces)");
 	if (nhandles == 0)
 		return guidance_error(std::errc::not_supported,
-				      info.path + " has no placement handles (RUH Status is empty): "
-						  "recreate the namespace with handles "
-						  "(nvme create-ns ... --nphndls=N --phndls=...)");
+				      info.path +
+					      " has no placement handles (RUH Status is empty): "
+					      "recreate the namespace with handles "
+					      "(nvme create-ns ... --nphndls=N --phndls=...)");
 	return ok();
 }
 
@@ -349,11 +360,13 @@ Result<uint32_t> open_namespace(const std::string &ng_path, Discovery &d)
 	if (stat(ng_path.c_str(), &st) != 0) {
 		int e = errno;
 		if (e == EACCES || e == EPERM)
-			return guidance_errno(e, "cannot reach " + ng_path + "; run as root or grant "
-						     "your user rw access (udev rule)");
+			return guidance_errno(e, "cannot reach " + ng_path +
+							 "; run as root or grant "
+							 "your user rw access (udev rule)");
 		if (e == ENOENT)
-			return guidance_errno(e, "cannot find " + ng_path +
-						 " (list namespaces with `ls /dev/ng*` or `nvme list`)");
+			return guidance_errno(
+				e, "cannot find " + ng_path +
+					   " (list namespaces with `ls /dev/ng*` or `nvme list`)");
 		return errno_error(e, "stat " + ng_path);
 	}
 	if (!S_ISCHR(st.st_mode))
@@ -365,8 +378,10 @@ Result<uint32_t> open_namespace(const std::string &ng_path, Discovery &d)
 	if (fd < 0) {
 		int e = errno;
 		if (e == EACCES || e == EPERM)
-			return guidance_errno(e, "cannot open " + ng_path + " read-write; run as root "
-						     "or grant your user rw access (udev rule)");
+			return guidance_errno(e,
+					      "cannot open " + ng_path +
+						      " read-write; run as root "
+						      "or grant your user rw access (udev rule)");
 		return errno_error(e, "open " + ng_path);
 	}
 	d.ng_fd.reset(fd);
@@ -437,7 +452,8 @@ Result<void> describe_namespace(Discovery &d, const std::string &ng_path, uint32
 	info.lba_size = d.id_ns.lba_size();
 	if (info.lba_size == 0)
 		return make_error(std::errc::not_supported,
-				  "namespace " + std::to_string(nsid) + " has an unsupported LBA format");
+				  "namespace " + std::to_string(nsid) +
+					  " has an unsupported LBA format");
 	info.nlb = d.id_ns.nsze;
 	info.volatile_cache = d.id_ctrl.volatile_cache();
 	info.fua = info.volatile_cache;
@@ -482,7 +498,8 @@ Result<void> read_fdp(Discovery &d)
 		return make_error(std::errc::bad_message,
 				  "FDP configuration index " + std::to_string(info.config_index) +
 					  " is not in the configurations log (" +
-					  std::to_string(cfgs->configs.size()) + " configurations)");
+					  std::to_string(cfgs->configs.size()) +
+					  " configurations)");
 	d.config = cfgs->configs[info.config_index];
 	info.rgif = d.config.rgif;
 	info.nrg = static_cast<uint16_t>(d.config.nrg);
@@ -498,7 +515,7 @@ Result<void> read_fdp(Discovery &d)
 	return ok();
 }
 
-} // namespace
+}  // namespace
 
 Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 {
@@ -522,4 +539,4 @@ Result<Discovery> discover(const std::string &ng_path, bool require_fdp)
 	return d;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -18,10 +18,10 @@ class UringPassthru;
 
 // Names that belong to one NVMe generic char device.
 struct NgNames {
-	std::string ng_path;      // /dev/ng0n1
-	std::string ng_name;      // ng0n1
-	std::string block_name;   // nvme0n1 (for /sys/block/<name>/queue)
-	std::string ctrl_name;    // nvme0 (the controller; admin commands go to /dev/nvme0)
+	std::string ng_path;     // /dev/ng0n1
+	std::string ng_name;     // ng0n1
+	std::string block_name;  // nvme0n1 (for /sys/block/<name>/queue)
+	std::string ctrl_name;   // nvme0 (the controller; admin commands go to /dev/nvme0)
 };
 
 // Parses "ng<X>n<Y>" out of a path. Pure. Errors name the device to use instead: a block
@@ -81,11 +81,11 @@ struct Discovery {
 	DeviceInfo info;
 	IdCtrl id_ctrl;
 	IdNs id_ns;
-	FdpConfig config;            // the active configuration, when FDP is enabled
-	std::vector<Handle> handles; // RUH Status order
-	std::vector<uint16_t> pids;  // pids[i] == handles[i].pid
-	UniqueFd ng_fd;              // open O_RDWR
-	UniqueFd admin_fd;           // /dev/nvmeX, or a dup of ng_fd when that cannot be opened
+	FdpConfig config;             // the active configuration, when FDP is enabled
+	std::vector<Handle> handles;  // RUH Status order
+	std::vector<uint16_t> pids;   // pids[i] == handles[i].pid
+	UniqueFd ng_fd;               // open O_RDWR
+	UniqueFd admin_fd;            // /dev/nvmeX, or a dup of ng_fd when that cannot be opened
 };
 
 // Opens ng_path and reads everything. With require_fdp, a drive without usable FDP (no
@@ -101,4 +101,4 @@ struct Discovery {
 // Joins RUH Status with the configuration's handle types into kvfdp Handles.
 [[nodiscard]] std::vector<Handle> make_handles(const RuhStatus &rs, const FdpConfig &cfg);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

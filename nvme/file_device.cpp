@@ -20,23 +20,22 @@ public:
 
 	const DeviceInfo &info() const override { return info_; }
 
-	Result<std::vector<Handle>> handles() override
-	{
-		return numbered_handles(info_.nruh, 1);
-	}
+	Result<std::vector<Handle>> handles() override { return numbered_handles(info_.nruh, 1); }
 
 	Result<std::vector<uint8_t>> log_page(uint8_t, uint8_t) override
 	{
-		return guidance_error(std::errc::not_supported,
-				      "the file backend has no FDP log pages; use --backend model or a "
-				      "passthru device");
+		return guidance_error(
+			std::errc::not_supported,
+			"the file backend has no FDP log pages; use --backend model or a "
+			"passthru device");
 	}
 
 	Result<void> ruh_update(std::span<const uint16_t>) override
 	{
-		return guidance_error(std::errc::not_supported,
-				      "the file backend has no reclaim units to update; use --backend "
-				      "model or a passthru device");
+		return guidance_error(
+			std::errc::not_supported,
+			"the file backend has no reclaim units to update; use --backend "
+			"model or a passthru device");
 	}
 
 	Result<std::unique_ptr<IoQueue>> open_queue(io_uring &ring) override
@@ -49,7 +48,7 @@ private:
 	DeviceInfo info_;
 };
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
 						 const FileDeviceOptions &opts)
@@ -77,7 +76,8 @@ Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
 		if (opts.size_bytes > size) {
 			if (ftruncate(fd->get(), static_cast<off_t>(opts.size_bytes)) != 0)
 				return errno_error(errno, "grow " + path + " to " +
-								  std::to_string(opts.size_bytes) + " bytes");
+								  std::to_string(opts.size_bytes) +
+								  " bytes");
 			size = opts.size_bytes;
 		}
 	} else {
@@ -85,8 +85,9 @@ Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
 				  path + " is neither a regular file nor a block device");
 	}
 	if (size < lba)
-		return guidance_error(std::errc::invalid_argument,
-				      path + " is empty; give a size (FileDeviceOptions::size_bytes)");
+		return guidance_error(
+			std::errc::invalid_argument,
+			path + " is empty; give a size (FileDeviceOptions::size_bytes)");
 	DeviceInfo info;
 	info.path = path;
 	info.backend = "file";
@@ -100,4 +101,4 @@ Result<std::unique_ptr<Device>> open_file_device(const std::string &path,
 	return std::unique_ptr<Device>(new FileDevice(std::move(*fd), std::move(info)));
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -9,8 +9,7 @@ namespace kvfdp::nvme {
 
 // Open addressing with linear probing and backward-shift deletion. Not thread-safe.
 // Keys must be unique among live entries (user_data of in-flight requests is).
-template <class V>
-class InflightMap {
+template <class V> class InflightMap {
 public:
 	// Room for at least max_live entries (the table is kept at most half full).
 	explicit InflightMap(size_t max_live)
@@ -98,4 +97,4 @@ private:
 	size_t live_ = 0;
 };
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

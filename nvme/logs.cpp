@@ -7,16 +7,14 @@
 namespace kvfdp::nvme {
 namespace {
 
-template <class T>
-T load(const uint8_t *p)
+template <class T> T load(const uint8_t *p)
 {
 	T v;
 	std::memcpy(&v, p, sizeof(T));
 	return v;
 }
 
-template <class T>
-void store(std::vector<uint8_t> &out, size_t off, const T &v)
+template <class T> void store(std::vector<uint8_t> &out, size_t off, const T &v)
 {
 	if (off + sizeof(T) > out.size())
 		return;  // callers size out first; this never drops a field
@@ -25,12 +23,12 @@ void store(std::vector<uint8_t> &out, size_t off, const T &v)
 
 Error short_buffer(const char *what, size_t need, size_t have)
 {
-	return make_error(std::errc::bad_message,
-			  std::string(what) + ": reply too short (" + std::to_string(have) +
-				  " bytes, need " + std::to_string(need) + ")");
+	return make_error(std::errc::bad_message, std::string(what) + ": reply too short (" +
+							  std::to_string(have) + " bytes, need " +
+							  std::to_string(need) + ")");
 }
 
-} // namespace
+}  // namespace
 
 u128 read_le128(const uint8_t *p)
 {
@@ -120,7 +118,8 @@ Result<FdpConfigs> parse_fdp_configs(std::span<const uint8_t> buf)
 		c.ruht.resize(d.nruh);
 		for (size_t r = 0; r < d.nruh; ++r)
 			c.ruht[r] = load<RuhDesc>(buf.data() + off + sizeof(FdpConfigDescHeader) +
-						  r * sizeof(RuhDesc)).ruht;
+						  r * sizeof(RuhDesc))
+					    .ruht;
 		out.configs.push_back(std::move(c));
 		off += d.dsze;
 	}
@@ -173,7 +172,8 @@ Result<std::vector<uint8_t>> parse_ruh_usage(std::span<const uint8_t> buf)
 	std::vector<uint8_t> ruha(h.nruh);
 	for (size_t i = 0; i < h.nruh; ++i)
 		ruha[i] = load<RuhUsageDesc>(buf.data() + sizeof(RuhUsageHeader) +
-					     i * sizeof(RuhUsageDesc)).ruha;
+					     i * sizeof(RuhUsageDesc))
+				  .ruha;
 	return ruha;
 }
 
@@ -289,4 +289,4 @@ Result<IdNs> parse_id_ns(std::span<const uint8_t> buf)
 	return ns;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

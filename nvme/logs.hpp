@@ -19,12 +19,15 @@ __extension__ typedef unsigned __int128 u128;
 // Writes v as 16 little-endian bytes.
 void write_le128(uint8_t *p, u128 v);
 // A 128-bit counter as a double (exact up to 2^53).
-[[nodiscard]] inline double to_double(u128 v) { return static_cast<double>(v); }
+[[nodiscard]] inline double to_double(u128 v)
+{
+	return static_cast<double>(v);
+}
 
 // --- RUH Status (I/O Management Receive, MO 1) ----------------------------------------------
 struct RuhStatus {
-	uint16_t nruhsd = 0;                 // as the header says
-	std::vector<RuhStatusDesc> descs;    // in device order: position = kvfdp handle index
+	uint16_t nruhsd = 0;               // as the header says
+	std::vector<RuhStatusDesc> descs;  // in device order: position = kvfdp handle index
 };
 // Needs the header and all nruhsd descriptors; a shorter buffer is an error.
 [[nodiscard]] Result<RuhStatus> parse_ruh_status(std::span<const uint8_t> buf);
@@ -40,16 +43,16 @@ struct RuhStatus {
 // --- Log 0x20: FDP configurations -----------------------------------------------------------
 struct FdpConfig {
 	uint8_t fdpa = 0;
-	uint8_t rgif = 0;          // fdpa bits 3:0
-	bool vwc = false;          // fdpa bit 4
-	bool valid = false;        // fdpa bit 7
+	uint8_t rgif = 0;    // fdpa bits 3:0
+	bool vwc = false;    // fdpa bit 4
+	bool valid = false;  // fdpa bit 7
 	uint32_t nrg = 0;
 	uint16_t nruh = 0;
 	uint16_t maxpids = 0;
 	uint32_t nnss = 0;
-	uint64_t runs = 0;         // bytes
+	uint64_t runs = 0;  // bytes
 	uint32_t erutl = 0;
-	std::vector<uint8_t> ruht; // one per handle (nruh entries)
+	std::vector<uint8_t> ruht;  // one per handle (nruh entries)
 };
 struct FdpConfigs {
 	uint8_t version = 0;
@@ -104,7 +107,7 @@ struct IdNs {
 	uint64_t nsze = 0;
 	uint64_t ncap = 0;
 	uint64_t nuse = 0;
-	uint8_t nlbaf = 0;      // 0-based
+	uint8_t nlbaf = 0;  // 0-based
 	uint8_t flbas = 0;
 	uint16_t endgid = 0;
 	LbaFormat lbaf[64] = {};
@@ -125,10 +128,13 @@ struct IdNs {
 [[nodiscard]] Result<IdNs> parse_id_ns(std::span<const uint8_t> buf);
 
 // Get Features 0x1D (FDP) completion dword 0.
-[[nodiscard]] constexpr bool fdp_feature_enabled(uint32_t dw0) { return (dw0 & 1) != 0; }
+[[nodiscard]] constexpr bool fdp_feature_enabled(uint32_t dw0)
+{
+	return (dw0 & 1) != 0;
+}
 [[nodiscard]] constexpr uint8_t fdp_feature_config_index(uint32_t dw0)
 {
 	return static_cast<uint8_t>((dw0 >> 8) & 0xFF);
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

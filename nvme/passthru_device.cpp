@@ -16,9 +16,9 @@ namespace {
 class PassthruQueue final : public IoQueue {
 public:
 	PassthruQueue(int fd, const DeviceInfo &info, std::vector<uint16_t> pids, size_t depth)
-		: fd_(fd), nsid_(info.nsid), lba_size_(info.lba_size), nlb_(info.nlb),
-		  max_nlb_(info.max_transfer / info.lba_size), pids_(std::move(pids)),
-		  dsm_slots_(depth), dsm_free_(depth), dsm_map_(depth)
+	    : fd_(fd), nsid_(info.nsid), lba_size_(info.lba_size), nlb_(info.nlb),
+	      max_nlb_(info.max_transfer / info.lba_size), pids_(std::move(pids)),
+	      dsm_slots_(depth), dsm_free_(depth), dsm_map_(depth)
 	{
 		for (size_t i = 0; i < depth; ++i)
 			dsm_free_[i] = static_cast<uint32_t>(depth - 1 - i);
@@ -45,13 +45,12 @@ public:
 			} else {
 				if (req.handle >= pids_.size())
 					return Prep{false, -EINVAL};
-				cmd = make_write(nsid_, req.slba, req.nlb, req.buf, len, pids_[req.handle]);
+				cmd = make_write(nsid_, req.slba, req.nlb, req.buf, len,
+						 pids_[req.handle]);
 			}
 			break;
 		}
-		case IoOp::flush:
-			cmd = make_flush(nsid_);
-			break;
+		case IoOp::flush: cmd = make_flush(nsid_); break;
 		case IoOp::write_zeroes:
 			if (req.nlb > kMaxNlb)
 				return Prep{false, -EINVAL};
@@ -65,8 +64,7 @@ public:
 			cmd = make_dsm_deallocate(nsid_, &dsm_slots_[slot], 1);
 			dsm = true;
 			break;
-		default:
-			return Prep{false, -ENOTSUP};
+		default: return Prep{false, -ENOTSUP};
 		}
 		if (dsm && !dsm_map_.insert(req.user_data, slot))
 			return Prep{false, -EBUSY};
@@ -133,7 +131,8 @@ public:
 		for (uint16_t h : handles) {
 			if (h >= d_.pids.size())
 				return make_error(std::errc::invalid_argument,
-						  "RUH Update: no handle " + std::to_string(h) + " (the namespace has " +
+						  "RUH Update: no handle " + std::to_string(h) +
+							  " (the namespace has " +
 							  std::to_string(d_.pids.size()) + ")");
 			pids.push_back(d_.pids[h]);
 		}
@@ -143,10 +142,13 @@ public:
 		std::lock_guard lock(mu_);
 		for (size_t i = 0; i < pids.size(); i += batch) {
 			const auto n = static_cast<uint16_t>(std::min(batch, pids.size() - i));
-			int ret = io_ioctl(d_.ng_fd.get(), make_io_mgmt_send(d_.info.nsid, &pids[i], n));
+			int ret = io_ioctl(d_.ng_fd.get(),
+					   make_io_mgmt_send(d_.info.nsid, &pids[i], n));
 			if (ret > 0)
-				return Error{std::error_code(ret, nvme_category()),
-					     ruh_update_refusal(NvmeStatus{static_cast<uint16_t>(ret)}), true};
+				return Error{
+					std::error_code(ret, nvme_category()),
+					ruh_update_refusal(NvmeStatus{static_cast<uint16_t>(ret)}),
+					true};
 			if (ret < 0)
 				return result_error(ret, "I/O Management Send (RUH Update)");
 		}
@@ -168,7 +170,7 @@ private:
 	std::mutex mu_;
 };
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<Device>> open_passthru_device(const std::string &ng_path)
 {
@@ -178,10 +180,10 @@ Result<std::unique_ptr<Device>> open_passthru_device(const std::string &ng_path)
 	return std::unique_ptr<Device>(new PassthruDevice(std::move(*d)));
 }
 
-std::unique_ptr<IoQueue> make_passthru_queue(int ng_fd, const DeviceInfo &info, std::vector<uint16_t> pids,
-					     size_t depth)
+std::unique_ptr<IoQueue> make_passthru_queue(int ng_fd, const DeviceInfo &info,
+					     std::vector<uint16_t> pids, size_t depth)
 {
 	return std::make_unique<PassthruQueue>(ng_fd, info, std::move(pids), depth);
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

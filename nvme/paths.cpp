@@ -14,4 +14,4 @@ std::string ng_block_name(const std::string &name)
 	return name.rfind("ng", 0) == 0 ? "nvme" + name.substr(2) : "";
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -12,4 +12,4 @@ namespace kvfdp::nvme {
 // "ng0n1" -> "nvme0n1" (the same namespace, /sys/block/nvme0n1). "" for any other name.
 [[nodiscard]] std::string ng_block_name(const std::string &name);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -25,7 +25,8 @@ public:
 
 	Prep prep(io_uring &ring, const IoRequest &req) override
 	{
-		if (req.op != IoOp::flush && (req.nlb == 0 || req.slba >= s_.nlb || req.nlb > s_.nlb - req.slba))
+		if (req.op != IoOp::flush &&
+		    (req.nlb == 0 || req.slba >= s_.nlb || req.nlb > s_.nlb - req.slba))
 			return Prep{false, -EINVAL};
 		const bool data = req.op == IoOp::read || req.op == IoOp::write;
 		if (data && (req.nlb > s_.max_nlb || !req.buf))
@@ -60,9 +61,7 @@ public:
 			if (s_.streams)
 				set_sqe_write_stream(sqe, stream_of_handle(req.handle, s_.streams));
 			break;
-		case IoOp::flush:
-			io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
-			break;
+		case IoOp::flush: io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC); break;
 		case IoOp::deallocate:
 			if (s_.discard == DiscardOp::block_discard) {
 				// A plain 64-byte command (the ring may be SQE128).
@@ -73,8 +72,9 @@ public:
 				sqe->addr = off;
 				sqe->addr3 = len;
 			} else {
-				io_uring_prep_fallocate(sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-							static_cast<off_t>(off), static_cast<off_t>(len));
+				io_uring_prep_fallocate(
+					sqe, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					static_cast<off_t>(off), static_cast<off_t>(len));
 			}
 			break;
 		case IoOp::write_zeroes:
@@ -104,7 +104,7 @@ private:
 	InflightMap<uint32_t> expect_;
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<IoQueue> make_rw_queue(const RwQueueSpec &spec)
 {
@@ -134,4 +134,4 @@ std::vector<Handle> numbered_handles(uint16_t n, uint8_t ruht)
 	return hs;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -17,14 +17,14 @@ namespace kvfdp::nvme {
 enum class DiscardOp : uint8_t { punch_hole, block_discard };
 
 struct RwQueueSpec {
-	int fd = -1;               // kept open by the device
+	int fd = -1;  // kept open by the device
 	uint32_t lba_size = 0;
-	uint64_t nlb = 0;          // LBAs
-	uint32_t max_nlb = 0;      // blocks per request
-	uint16_t streams = 0;      // > 0: handle h writes on stream h + 1 and h must be < streams;
-	                           // 0: writes carry no stream and any handle is accepted
+	uint64_t nlb = 0;      // LBAs
+	uint32_t max_nlb = 0;  // blocks per request
+	uint16_t streams = 0;  // > 0: handle h writes on stream h + 1 and h must be < streams;
+			       // 0: writes carry no stream and any handle is accepted
 	DiscardOp discard = DiscardOp::punch_hole;
-	size_t depth = 128;        // requests in flight
+	size_t depth = 128;  // requests in flight
 };
 
 // Reads and writes (fixed-buffer ones too) must transfer every byte: a short one is -EIO.
@@ -39,4 +39,4 @@ struct RwQueueSpec {
 // reports where no RUH Status can be read.
 [[nodiscard]] std::vector<Handle> numbered_handles(uint16_t n, uint8_t ruht = 0);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -118,10 +118,10 @@ static_assert(sizeof(RuhStatusDesc) == 32);
 
 // --- Log 0x20: FDP configurations (endurance group scope, LSI = ENDGID) ----------------------
 struct FdpConfigsHeader {
-	uint16_t n;        // number of configurations, 0-based
+	uint16_t n;  // number of configurations, 0-based
 	uint8_t version;
 	uint8_t rsvd3;
-	uint32_t size;     // whole log size in bytes
+	uint32_t size;  // whole log size in bytes
 	uint8_t rsvd8[8];
 };
 static_assert(sizeof(FdpConfigsHeader) == 16);
@@ -149,7 +149,7 @@ inline constexpr uint8_t kFdpaValid = 1u << 7;
 
 // One reclaim unit handle descriptor in a configuration.
 struct RuhDesc {
-	uint8_t ruht;      // 1 = initially isolated, 2 = persistently isolated
+	uint8_t ruht;  // 1 = initially isolated, 2 = persistently isolated
 	uint8_t rsvd1[3];
 };
 static_assert(sizeof(RuhDesc) == 4);
@@ -165,7 +165,7 @@ struct RuhUsageHeader {
 static_assert(sizeof(RuhUsageHeader) == 8);
 
 struct RuhUsageDesc {
-	uint8_t ruha;      // 0 unused, bit 0 host specified, bit 1 controller specified
+	uint8_t ruha;  // 0 unused, bit 0 host specified, bit 1 controller specified
 	uint8_t rsvd1[7];
 };
 static_assert(sizeof(RuhUsageDesc) == 8);
@@ -192,10 +192,10 @@ struct FdpEventsHeader {
 static_assert(sizeof(FdpEventsHeader) == 64);
 
 struct FdpEvent {
-	uint8_t type;            // kFdpEvent*
-	uint8_t flags;           // bit 0 PIV, bit 1 NSIDV, bit 2 LV (rgid/ruhid valid)
+	uint8_t type;   // kFdpEvent*
+	uint8_t flags;  // bit 0 PIV, bit 1 NSIDV, bit 2 LV (rgid/ruhid valid)
 	uint16_t pid;
-	uint8_t timestamp[8];    // 48-bit ms timestamp + attributes
+	uint8_t timestamp[8];  // 48-bit ms timestamp + attributes
 	uint32_t nsid;
 	uint8_t type_specific[16];
 	uint16_t rgid;
@@ -223,28 +223,28 @@ inline constexpr uint8_t kFdpEventImplicitlyModifiedRuh = 0x81;
 // --- Identify (4096-byte replies); only the fields kvfdp reads -------------------------------
 inline constexpr size_t kIdentifySize = 4096;
 // Identify Controller byte offsets.
-inline constexpr size_t kIdCtrlMdts = 77;     // u8, 2^n units of CAP.MPSMIN pages, 0 = none
-inline constexpr size_t kIdCtrlCtratt = 96;   // le32; bit 19 = FDP supported
-inline constexpr size_t kIdCtrlOncs = 520;    // le16; bit 2 DSM, bit 3 Write Zeroes
-inline constexpr size_t kIdCtrlVwc = 525;     // u8; bit 0 volatile write cache present
+inline constexpr size_t kIdCtrlMdts = 77;    // u8, 2^n units of CAP.MPSMIN pages, 0 = none
+inline constexpr size_t kIdCtrlCtratt = 96;  // le32; bit 19 = FDP supported
+inline constexpr size_t kIdCtrlOncs = 520;   // le16; bit 2 DSM, bit 3 Write Zeroes
+inline constexpr size_t kIdCtrlVwc = 525;    // u8; bit 0 volatile write cache present
 inline constexpr uint32_t kCtrattFdps = 1u << 19;
 inline constexpr uint16_t kOncsDsm = 1u << 2;
 inline constexpr uint16_t kOncsWriteZeroes = 1u << 3;
 // Identify Namespace byte offsets.
-inline constexpr size_t kIdNsNsze = 0;        // le64, LBAs
-inline constexpr size_t kIdNsNcap = 8;        // le64
-inline constexpr size_t kIdNsNuse = 16;       // le64
-inline constexpr size_t kIdNsNlbaf = 25;      // u8, 0-based count of LBA formats
-inline constexpr size_t kIdNsFlbas = 26;      // u8; bits 3:0 format index low, 6:5 high
-inline constexpr size_t kIdNsEndgid = 102;    // le16 endurance group
-inline constexpr size_t kIdNsLbaf = 128;      // 64 x LbaFormat
+inline constexpr size_t kIdNsNsze = 0;      // le64, LBAs
+inline constexpr size_t kIdNsNcap = 8;      // le64
+inline constexpr size_t kIdNsNuse = 16;     // le64
+inline constexpr size_t kIdNsNlbaf = 25;    // u8, 0-based count of LBA formats
+inline constexpr size_t kIdNsFlbas = 26;    // u8; bits 3:0 format index low, 6:5 high
+inline constexpr size_t kIdNsEndgid = 102;  // le16 endurance group
+inline constexpr size_t kIdNsLbaf = 128;    // 64 x LbaFormat
 
 // One LBA format entry of Identify Namespace.
 struct LbaFormat {
-	uint16_t ms;      // metadata bytes per LBA
-	uint8_t lbads;    // log2 of the LBA data size
-	uint8_t rp;       // bits 1:0 relative performance
+	uint16_t ms;    // metadata bytes per LBA
+	uint8_t lbads;  // log2 of the LBA data size
+	uint8_t rp;     // bits 1:0 relative performance
 };
 static_assert(sizeof(LbaFormat) == 4);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -90,7 +90,7 @@ public:
 	}
 };
 
-} // namespace
+}  // namespace
 
 const char *status_name(NvmeStatus st)
 {
@@ -109,8 +109,8 @@ const char *status_name(NvmeStatus st)
 std::string describe_status(NvmeStatus st)
 {
 	char buf[160];
-	std::snprintf(buf, sizeof(buf), "NVMe status 0x%04x: %s (SCT %u, SC 0x%02x%s%s)",
-		      st.raw, status_name(st), st.sct(), st.sc(), st.dnr() ? ", DNR" : "",
+	std::snprintf(buf, sizeof(buf), "NVMe status 0x%04x: %s (SCT %u, SC 0x%02x%s%s)", st.raw,
+		      status_name(st), st.sct(), st.sc(), st.dnr() ? ", DNR" : "",
 		      st.more() ? ", More" : "");
 	std::string s = buf;
 	if (st.crd()) {
@@ -124,7 +124,8 @@ std::string describe_result(int res)
 {
 	switch (classify_result(res)) {
 	case ResultKind::success: return "success";
-	case ResultKind::nvme_status: return describe_status(NvmeStatus{static_cast<uint16_t>(res)});
+	case ResultKind::nvme_status:
+		return describe_status(NvmeStatus{static_cast<uint16_t>(res)});
 	case ResultKind::os_error: break;
 	}
 	return std::string(std::strerror(-res)) + " (" + std::to_string(res) + ")";
@@ -147,14 +148,13 @@ std::string ruh_update_refusal(NvmeStatus st)
 		case kScInvalidPlacementHandleList:
 			why = "the drive refused the placement handle list";
 			break;
-		default:
-			break;
+		default: break;
 		}
 	}
 	if (why.empty())
 		why = status_name(st);
-	return "RUH Update refused (" + why + "); the handles keep their open reclaim units: " +
-	       describe_status(st);
+	return "RUH Update refused (" + why +
+	       "); the handles keep their open reclaim units: " + describe_status(st);
 }
 
 const std::error_category &nvme_category()
@@ -176,11 +176,16 @@ int result_to_errno(int res)
 		return 0;
 	if (res < 0) {
 		switch (-res) {
-		case ENOSPC: case EOPNOTSUPP: case ENOLINK: case ENODATA: case EILSEQ:
-		case EBADE: case EREMOTEIO: case ETIMEDOUT: case EIO:
-			return res;
-		default:
-			return -EIO;
+		case ENOSPC:
+		case EOPNOTSUPP:
+		case ENOLINK:
+		case ENODATA:
+		case EILSEQ:
+		case EBADE:
+		case EREMOTEIO:
+		case ETIMEDOUT:
+		case EIO: return res;
+		default: return -EIO;
 		}
 	}
 	const NvmeStatus st{static_cast<uint16_t>(res)};
@@ -189,14 +194,10 @@ int result_to_errno(int res)
 		switch (st.sc()) {
 		case kScInvalidOpcode:
 		case kScInvalidField:
-		case kScInvalidNamespaceOrFormat:
-			return -EOPNOTSUPP;
-		case kScLbaOutOfRange:
-			return -EREMOTEIO;
-		case kScCapacityExceeded:
-			return -ENOSPC;
-		case kScReservationConflict:
-			return -EBADE;
+		case kScInvalidNamespaceOrFormat: return -EOPNOTSUPP;
+		case kScLbaOutOfRange: return -EREMOTEIO;
+		case kScCapacityExceeded: return -ENOSPC;
+		case kScReservationConflict: return -EBADE;
 		}
 		break;
 	case kSctCommandSpecific:
@@ -207,18 +208,15 @@ int result_to_errno(int res)
 		switch (st.sc()) {
 		case kScWriteFault:
 		case kScUnrecoveredReadError:
-		case kScDeallocatedOrUnwritten:
-			return -ENODATA;
+		case kScDeallocatedOrUnwritten: return -ENODATA;
 		case kScGuardCheckError:
 		case kScApplicationTagCheckError:
-		case kScReferenceTagCheckError:
-			return -EILSEQ;
+		case kScReferenceTagCheckError: return -EILSEQ;
 		}
 		break;
-	case kSctPath:
-		return -ENOLINK;
+	case kSctPath: return -ENOLINK;
 	}
 	return -EIO;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

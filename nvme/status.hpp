@@ -14,8 +14,9 @@ enum class ResultKind : uint8_t { success, nvme_status, os_error };
 
 [[nodiscard]] constexpr ResultKind classify_result(int res)
 {
-	return res == 0 ? ResultKind::success : res > 0 ? ResultKind::nvme_status
-							: ResultKind::os_error;
+	return res == 0  ? ResultKind::success
+	       : res > 0 ? ResultKind::nvme_status
+			 : ResultKind::os_error;
 }
 
 // Status code types.
@@ -87,4 +88,4 @@ struct NvmeStatus {
 // (nvme_category()). context says what was being done.
 [[nodiscard]] Error result_error(int res, std::string context);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -37,8 +37,8 @@ inline void set_sqe_write_stream(io_uring_sqe *sqe, uint8_t stream)
 
 // What /sys/block/<disk>/queue says about write streams.
 struct WriteStreams {
-	uint16_t max_streams = 0;   // max_write_streams
-	uint64_t granularity = 0;   // write_stream_granularity, bytes (the RU size); 0: unknown
+	uint16_t max_streams = 0;  // max_write_streams
+	uint64_t granularity = 0;  // write_stream_granularity, bytes (the RU size); 0: unknown
 };
 
 // Reads /sys/block/<block_name>/queue/{max_write_streams,write_stream_granularity} under
@@ -48,4 +48,4 @@ struct WriteStreams {
 [[nodiscard]] Result<WriteStreams> read_write_streams(const std::string &block_name,
 						      const std::string &sysfs_root = "/sys");
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

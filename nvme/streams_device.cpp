@@ -38,21 +38,26 @@ bool read_u64(const std::string &path, uint64_t &out)
 
 const char *const kUsePassthru = "use --backend passthru --device /dev/ngXnY";
 
-} // namespace
+}  // namespace
 
-Result<WriteStreams> read_write_streams(const std::string &block_name, const std::string &sysfs_root)
+Result<WriteStreams> read_write_streams(const std::string &block_name,
+					const std::string &sysfs_root)
 {
 	const std::string q = sysfs_root + "/block/" + block_name + "/queue/";
 	uint64_t n = 0;
 	if (!read_u64(q + "max_write_streams", n))
-		return guidance_error(std::errc::not_supported,
-				      "/dev/" + block_name + ": this kernel has no block write streams (" + q +
-					      "max_write_streams is missing or unreadable; Linux 6.16+): " + kUsePassthru);
+		return guidance_error(
+			std::errc::not_supported,
+			"/dev/" + block_name + ": this kernel has no block write streams (" + q +
+				"max_write_streams is missing or unreadable; Linux 6.16+): " +
+				kUsePassthru);
 	if (n == 0)
-		return guidance_error(std::errc::not_supported,
-				      "/dev/" + block_name + " has no write streams (max_write_streams is 0: no FDP, "
-							     "FDP off, or a configuration the kernel does not map): " +
-					      kUsePassthru);
+		return guidance_error(
+			std::errc::not_supported,
+			"/dev/" + block_name +
+				" has no write streams (max_write_streams is 0: no FDP, "
+				"FDP off, or a configuration the kernel does not map): " +
+				kUsePassthru);
 	WriteStreams ws;
 	ws.max_streams = static_cast<uint16_t>(n > 255 ? 255 : n);  // the SQE field is a u8
 	read_u64(q + "write_stream_granularity", ws.granularity);
@@ -92,9 +97,10 @@ public:
 
 	Result<void> ruh_update(std::span<const uint16_t>) override
 	{
-		return guidance_error(std::errc::not_supported,
-				      "the streams backend cannot send RUH Update (the block layer has no such "
-				      "operation); use --backend passthru for it");
+		return guidance_error(
+			std::errc::not_supported,
+			"the streams backend cannot send RUH Update (the block layer has no such "
+			"operation); use --backend passthru for it");
 	}
 
 	Result<std::unique_ptr<IoQueue>> open_queue(io_uring &ring) override
@@ -110,17 +116,19 @@ private:
 	DeviceInfo info_;
 };
 
-} // namespace
+}  // namespace
 
-Result<std::unique_ptr<Device>> open_streams_device(const std::string &path, const std::string &sysfs_root)
+Result<std::unique_ptr<Device>> open_streams_device(const std::string &path,
+						    const std::string &sysfs_root)
 {
 	struct stat st {};
 	if (::stat(path.c_str(), &st) != 0)
 		return errno_error(errno, "--backend streams: " + path);
 	if (!S_ISBLK(st.st_mode))
-		return guidance_error(std::errc::invalid_argument,
-				      path + " is not a block device: --backend streams takes the namespace's block "
-					     "device (/dev/nvmeXnY); a /dev/ngXnY goes with --backend passthru");
+		return guidance_error(
+			std::errc::invalid_argument,
+			path + " is not a block device: --backend streams takes the namespace's block "
+			       "device (/dev/nvmeXnY); a /dev/ngXnY goes with --backend passthru");
 	char real[PATH_MAX];
 	if (!::realpath(path.c_str(), real))
 		return errno_error(errno, "resolve " + path);
@@ -153,7 +161,7 @@ Result<std::unique_ptr<Device>> open_streams_device(const std::string &path, con
 	info.volatile_cache = mode.rfind("write back", 0) == 0;
 	info.fdp_supported = true;  // the driver maps streams only onto enabled FDP
 	info.fdp_enabled = true;
-	info.nrg = 1;               // and only with one reclaim group
+	info.nrg = 1;  // and only with one reclaim group
 	info.nruh = ws->max_streams;
 	info.ru_size = ws->granularity;
 	TransferLimits lim;
@@ -162,4 +170,4 @@ Result<std::unique_ptr<Device>> open_streams_device(const std::string &path, con
 	return std::unique_ptr<Device>(new StreamsDevice(std::move(*fd), std::move(info)));
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

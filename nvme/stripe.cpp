@@ -40,11 +40,13 @@ public:
 
 	Prep prep(io_uring &ring, const IoRequest &req) override
 	{
-		if (req.member >= qs_.size() || (req.user_data >> kStripeUserDataShift)) [[unlikely]]
+		if (req.member >= qs_.size() || (req.user_data >> kStripeUserDataShift))
+			[[unlikely]]
 			return Prep{false, -EINVAL};
 		IoRequest r = req;
 		r.member = 0;
-		r.user_data = req.user_data | static_cast<uint64_t>(req.member) << kStripeUserDataShift;
+		r.user_data = req.user_data | static_cast<uint64_t>(req.member)
+						      << kStripeUserDataShift;
 		return qs_[req.member]->prep(ring, r);
 	}
 
@@ -60,7 +62,7 @@ private:
 	std::vector<std::unique_ptr<IoQueue>> qs_;
 };
 
-} // namespace
+}  // namespace
 
 std::string stripe_member_name(size_t m, const std::string &path)
 {
@@ -83,10 +85,12 @@ std::vector<std::string> member_identity(const std::string &path, const std::str
 	if (::stat(real.c_str(), &sb) != 0)
 		keys.push_back("path:" + real);
 	else if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode))
-		keys.push_back(std::string(S_ISCHR(sb.st_mode) ? "c" : "b") + "dev:" + std::to_string(major(sb.st_rdev)) +
-			       ":" + std::to_string(minor(sb.st_rdev)));
+		keys.push_back(std::string(S_ISCHR(sb.st_mode) ? "c" : "b") +
+			       "dev:" + std::to_string(major(sb.st_rdev)) + ":" +
+			       std::to_string(minor(sb.st_rdev)));
 	else
-		keys.push_back("ino:" + std::to_string(sb.st_dev) + ":" + std::to_string(sb.st_ino));
+		keys.push_back("ino:" + std::to_string(sb.st_dev) + ":" +
+			       std::to_string(sb.st_ino));
 	// /dev/ngXnY and /dev/nvmeXnY both name namespace nvmeXnY, whose wwid is the same from
 	// every controller that reaches it.
 	const std::string name = base_name(real);
@@ -102,8 +106,14 @@ std::vector<std::string> member_identity(const std::string &path, const std::str
 
 StripeDevice::~StripeDevice() = default;
 
-StripeDevice *as_stripe(Device &d) { return dynamic_cast<StripeDevice *>(&d); }
-const StripeDevice *as_stripe(const Device &d) { return dynamic_cast<const StripeDevice *>(&d); }
+StripeDevice *as_stripe(Device &d)
+{
+	return dynamic_cast<StripeDevice *>(&d);
+}
+const StripeDevice *as_stripe(const Device &d)
+{
+	return dynamic_cast<const StripeDevice *>(&d);
+}
 
 namespace {
 
@@ -113,19 +123,21 @@ using MemberIds = std::vector<std::vector<std::string>>;
 Result<void> check_member_count(size_t n)
 {
 	if (n < 2)
-		return guidance_error(std::errc::invalid_argument,
-				      "a stripe needs two or more members (give --device more than once)");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"a stripe needs two or more members (give --device more than once)");
 	if (n > kMaxStripeMembers)
 		return guidance_error(std::errc::invalid_argument,
-				      std::to_string(n) + " stripe members: at most " + std::to_string(kMaxStripeMembers) +
+				      std::to_string(n) + " stripe members: at most " +
+					      std::to_string(kMaxStripeMembers) +
 					      " are supported; give fewer --device");
 	return ok();
 }
 
 // Member m against member 0 (backend, FDP, LBA size, a usable size) and against members
 // 0..m-1 (not the same namespace: ids[m] is filled here); its placement handles.
-Result<std::vector<Handle>> check_member(const std::vector<StripeMemberSpec> &members, size_t m, MemberIds &ids,
-					 const StripeOptions &opts)
+Result<std::vector<Handle>> check_member(const std::vector<StripeMemberSpec> &members, size_t m,
+					 MemberIds &ids, const StripeOptions &opts)
 {
 	const StripeMemberSpec &sm = members[m];
 	const std::string who = stripe_member_name(m, sm.path);
@@ -138,16 +150,17 @@ Result<std::vector<Handle>> check_member(const std::vector<StripeMemberSpec> &me
 				      who + " is a " + mi.backend + " device but member 0 is " +
 					      first.backend + ": stripe members of one backend");
 	if (!mi.fdp_enabled)
-		return guidance_error(std::errc::invalid_argument,
-				      who + " has no FDP enabled: every stripe member must be an FDP " +
-					      "namespace; remove it from the --device list");
+		return guidance_error(
+			std::errc::invalid_argument,
+			who + " has no FDP enabled: every stripe member must be an FDP " +
+				"namespace; remove it from the --device list");
 	if (mi.lba_size != first.lba_size)
-		return guidance_error(std::errc::invalid_argument,
-				      who + " has " + std::to_string(mi.lba_size) +
-					      "-byte LBAs but member 0 (" + members[0].path + ") has " +
-					      std::to_string(first.lba_size) +
-					      ": format the members to one LBA size (nvme format --lbaf) or stripe only "
-					      "like members");
+		return guidance_error(
+			std::errc::invalid_argument,
+			who + " has " + std::to_string(mi.lba_size) + "-byte LBAs but member 0 (" +
+				members[0].path + ") has " + std::to_string(first.lba_size) +
+				": format the members to one LBA size (nvme format --lbaf) or stripe only "
+				"like members");
 	if (mi.nlb == 0 || mi.max_transfer < mi.lba_size)
 		return guidance_error(std::errc::invalid_argument,
 				      who + " reports no usable size or transfer limit");
@@ -155,11 +168,12 @@ Result<std::vector<Handle>> check_member(const std::vector<StripeMemberSpec> &me
 	for (size_t o = 0; o < m; o++)
 		for (const std::string &k : ids[m])
 			if (std::find(ids[o].begin(), ids[o].end(), k) != ids[o].end())
-				return guidance_error(std::errc::invalid_argument,
-						      who + " is the same namespace as member " +
-							      std::to_string(o) + " (" + members[o].path + ")" +
-							      (k.rfind("wwid:", 0) == 0 ? " (" + k + ")" : "") +
-							      ": give each namespace once");
+				return guidance_error(
+					std::errc::invalid_argument,
+					who + " is the same namespace as member " +
+						std::to_string(o) + " (" + members[o].path + ")" +
+						(k.rfind("wwid:", 0) == 0 ? " (" + k + ")" : "") +
+						": give each namespace once");
 	auto hs = sm.device->handles();
 	if (!hs) {
 		Error e = std::move(hs).error();
@@ -167,26 +181,31 @@ Result<std::vector<Handle>> check_member(const std::vector<StripeMemberSpec> &me
 		return e;
 	}
 	if (hs->empty())
-		return guidance_error(std::errc::invalid_argument,
-				      who + " has FDP enabled but no placement handles: recreate the " +
-					      "namespace with handles, or remove it from the --device list");
+		return guidance_error(
+			std::errc::invalid_argument,
+			who + " has FDP enabled but no placement handles: recreate the " +
+				"namespace with handles, or remove it from the --device list");
 	return std::move(*hs);
 }
 
 // The stripe size in bytes: opts' or the default from the members' transfer limits; a
 // multiple of the LBA size and of 4096, at most 1 GiB.
-Result<uint64_t> choose_stripe_bytes(const std::vector<StripeMemberSpec> &members, const StripeOptions &opts)
+Result<uint64_t> choose_stripe_bytes(const std::vector<StripeMemberSpec> &members,
+				     const StripeOptions &opts)
 {
 	const uint32_t lba = members[0].device->info().lba_size;
 	std::vector<uint32_t> transfers;
 	for (const auto &sm : members)
 		transfers.push_back(sm.device->info().max_transfer);
-	const uint64_t stripe = opts.stripe_bytes ? opts.stripe_bytes : default_stripe_bytes(transfers);
+	const uint64_t stripe =
+		opts.stripe_bytes ? opts.stripe_bytes : default_stripe_bytes(transfers);
 	if (stripe % lba || stripe % 4096 || stripe > (uint64_t{1} << 30))
-		return guidance_error(std::errc::invalid_argument,
-				      "stripe size " + std::to_string(stripe) + " is not a multiple of the members' " +
-					      std::to_string(lba) + "-byte LBA and of 4096, at most 1 GiB: give --stripe-size "
-								    "like 512K or 1M");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"stripe size " + std::to_string(stripe) +
+				" is not a multiple of the members' " + std::to_string(lba) +
+				"-byte LBA and of 4096, at most 1 GiB: give --stripe-size "
+				"like 512K or 1M");
 	return stripe;
 }
 
@@ -200,7 +219,8 @@ struct Shared {
 
 // Refuses a member smaller than one stripe unit (unit LBAs, stripe bytes).
 Result<Shared> find_shared(const std::vector<StripeMemberSpec> &members,
-			   const std::vector<std::vector<Handle>> &handles, uint64_t stripe, uint64_t unit)
+			   const std::vector<std::vector<Handle>> &handles, uint64_t stripe,
+			   uint64_t unit)
 {
 	const uint32_t lba = members[0].device->info().lba_size;
 	Shared sh;
@@ -208,10 +228,13 @@ Result<Shared> find_shared(const std::vector<StripeMemberSpec> &members,
 	for (size_t m = 0; m < members.size(); m++) {
 		const DeviceInfo &mi = members[m].device->info();
 		if (mi.nlb < unit)
-			return guidance_error(std::errc::invalid_argument,
-					      stripe_member_name(m, members[m].path) + " holds " + std::to_string(mi.nlb * lba) +
-						      " bytes, less than one stripe unit (" + std::to_string(stripe) +
-						      "): use a smaller --stripe-size or a larger namespace");
+			return guidance_error(
+				std::errc::invalid_argument,
+				stripe_member_name(m, members[m].path) + " holds " +
+					std::to_string(mi.nlb * lba) +
+					" bytes, less than one stripe unit (" +
+					std::to_string(stripe) +
+					"): use a smaller --stripe-size or a larger namespace");
 		sh.min_nlb = std::min(sh.min_nlb, mi.nlb);
 		if (handles[m].size() < handles[min_h].size())
 			min_h = m;
@@ -219,10 +242,12 @@ Result<Shared> find_shared(const std::vector<StripeMemberSpec> &members,
 	sh.nh = handles[min_h].size();
 	for (size_t m = 0; m < members.size(); m++)
 		if (handles[m].size() > sh.nh)
-			sh.note += (sh.note.empty() ? "" : "; ") + stripe_member_name(m, members[m].path) + " has " +
+			sh.note += (sh.note.empty() ? "" : "; ") +
+				   stripe_member_name(m, members[m].path) + " has " +
 				   std::to_string(handles[m].size()) + " handles, " +
-				   stripe_member_name(min_h, members[min_h].path) + " " + std::to_string(sh.nh) +
-				   ": the stripe uses handles 0.." + std::to_string(sh.nh - 1) + " on every member";
+				   stripe_member_name(min_h, members[min_h].path) + " " +
+				   std::to_string(sh.nh) + ": the stripe uses handles 0.." +
+				   std::to_string(sh.nh - 1) + " on every member";
 	return sh;
 }
 
@@ -261,10 +286,12 @@ DeviceInfo make_stripe_info(const std::vector<StripeMemberSpec> &members, uint64
 
 // StripeDevice::fingerprint(): the stripe size and count, then each member's wwid (else its
 // canonical path); never 0.
-uint64_t make_fingerprint(const std::vector<StripeMemberSpec> &members, const MemberIds &ids, uint64_t stripe)
+uint64_t make_fingerprint(const std::vector<StripeMemberSpec> &members, const MemberIds &ids,
+			  uint64_t stripe)
 {
 	uint64_t fp = kFnv1aBasis;
-	fp = add_field(fp, "stripe " + std::to_string(stripe) + " x" + std::to_string(members.size()));
+	fp = add_field(fp,
+		       "stripe " + std::to_string(stripe) + " x" + std::to_string(members.size()));
 	for (size_t m = 0; m < members.size(); m++) {
 		std::string id;
 		for (const std::string &k : ids[m])
@@ -275,9 +302,10 @@ uint64_t make_fingerprint(const std::vector<StripeMemberSpec> &members, const Me
 	return fp ? fp : 1;
 }
 
-} // namespace
+}  // namespace
 
-Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMemberSpec> members, const StripeOptions &opts)
+Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMemberSpec> members,
+							 const StripeOptions &opts)
 {
 	const size_t n = members.size();
 	KVFDP_TRY(check_member_count(n));
@@ -322,9 +350,11 @@ Result<std::vector<Handle>> StripeDevice::handles()
 			return e;
 		}
 		if (hs->size() < nruh_)
-			return guidance_error(std::errc::io_error, stripe_member_name(m, members_[m].path) + " now reports " +
-								   std::to_string(hs->size()) + " handles, fewer than the stripe's " +
-								   std::to_string(nruh_));
+			return guidance_error(std::errc::io_error,
+					      stripe_member_name(m, members_[m].path) +
+						      " now reports " + std::to_string(hs->size()) +
+						      " handles, fewer than the stripe's " +
+						      std::to_string(nruh_));
 		if (m == 0)
 			out.assign(hs->begin(), hs->begin() + nruh_);
 		else
@@ -404,8 +434,10 @@ Result<void> StripeDevice::ruh_update(std::span<const uint16_t> handles)
 {
 	for (uint16_t h : handles)
 		if (h >= nruh_)
-			return make_error(std::errc::invalid_argument, "RUH Update: no handle " + std::to_string(h) +
-										 " (the stripe has " + std::to_string(nruh_) + ")");
+			return make_error(std::errc::invalid_argument,
+					  "RUH Update: no handle " + std::to_string(h) +
+						  " (the stripe has " + std::to_string(nruh_) +
+						  ")");
 	Result<void> first = ok();
 	for (size_t m = 0; m < members_.size(); m++) {
 		auto r = members_[m].device->ruh_update(handles);
@@ -418,4 +450,4 @@ Result<void> StripeDevice::ruh_update(std::span<const uint16_t> handles)
 	return first;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

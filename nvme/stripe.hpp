@@ -31,7 +31,8 @@ namespace kvfdp::nvme {
 // 63:kStripeUserDataShift (IoRequest::user_data must leave them 0).
 inline constexpr uint32_t kMaxStripeMembers = 64;
 inline constexpr unsigned kStripeUserDataShift = 56;
-static_assert(kMaxStripeMembers <= (1u << (64 - kStripeUserDataShift)), "every member index fits in user_data");
+static_assert(kMaxStripeMembers <= (1u << (64 - kStripeUserDataShift)),
+	      "every member index fits in user_data");
 static_assert(kMaxStripeMembers <= 256, "IoRequest::member is a u8");
 
 // Where logical LBAs live: unit u = lba / unit_nlb goes to member u % members, at member
@@ -50,7 +51,8 @@ struct StripeLayout {
 		if (members <= 1 || unit_nlb == 0)
 			return Piece{0, lba, UINT64_MAX};
 		const uint64_t u = lba / unit_nlb, off = lba % unit_nlb;
-		return Piece{static_cast<uint32_t>(u % members), (u / members) * unit_nlb + off, unit_nlb - off};
+		return Piece{static_cast<uint32_t>(u % members), (u / members) * unit_nlb + off,
+			     unit_nlb - off};
 	}
 	// Member m's LBAs below logical lba: the member LBA of m's first LBA at or after lba.
 	[[nodiscard]] constexpr uint64_t member_below(uint32_t m, uint64_t lba) const
@@ -91,7 +93,7 @@ struct StripeMemberSpec {
 };
 
 struct StripeOptions {
-	uint64_t stripe_bytes = 0;  // 0: default_stripe_bytes()
+	uint64_t stripe_bytes = 0;        // 0: default_stripe_bytes()
 	std::string sysfs_root = "/sys";  // where a member's namespace identity (wwid) is read
 };
 
@@ -128,7 +130,8 @@ public:
 	[[nodiscard]] uint64_t fingerprint() const { return fingerprint_; }
 
 private:
-	friend Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMemberSpec>, const StripeOptions &);
+	friend Result<std::unique_ptr<StripeDevice>>
+	open_stripe_device(std::vector<StripeMemberSpec>, const StripeOptions &);
 	StripeDevice() = default;
 
 	DeviceInfo info_;
@@ -148,8 +151,8 @@ private:
 // the LBA size and of 4 KiB; a member smaller than one stripe unit. The stripe's handles
 // are the fewest any member has (note() names members with more, whose extra handles go
 // unused). Capacity: members x the smallest member's LBAs rounded down to whole units.
-[[nodiscard]] Result<std::unique_ptr<StripeDevice>> open_stripe_device(std::vector<StripeMemberSpec> members,
-									 const StripeOptions &opts = {});
+[[nodiscard]] Result<std::unique_ptr<StripeDevice>>
+open_stripe_device(std::vector<StripeMemberSpec> members, const StripeOptions &opts = {});
 
 // The queue a StripeDevice opens: routes each request to qs[req.member] (its slba already a
 // member LBA), carrying the member in user_data bits 63:kStripeUserDataShift; complete()
@@ -164,6 +167,7 @@ private:
 // for a device node, "ino:D:I" for a file, plus "wwid:..." from
 // <sysfs_root>/block/nvmeXnY/wwid where the node is an NVMe namespace. Two members are the
 // same when any key matches.
-[[nodiscard]] std::vector<std::string> member_identity(const std::string &path, const std::string &sysfs_root);
+[[nodiscard]] std::vector<std::string> member_identity(const std::string &path,
+						       const std::string &sysfs_root);
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -33,14 +33,15 @@ Result<UringPassthru> UringPassthru::create(unsigned entries)
 	UringPassthru u;
 	int ret = io_uring_queue_init(entries, &u.ring_, kPassthruRingFlags);
 	if (ret < 0)
-		return errno_error(ret, "io_uring_queue_init with SQE128|CQE32 (needs Linux 5.19+)");
+		return errno_error(ret,
+				   "io_uring_queue_init with SQE128|CQE32 (needs Linux 5.19+)");
 	u.entries_ = entries;
 	u.live_ = true;
 	return u;
 }
 
 UringPassthru::UringPassthru(UringPassthru &&o) noexcept
-	: ring_(o.ring_), entries_(o.entries_), live_(o.live_)
+    : ring_(o.ring_), entries_(o.entries_), live_(o.live_)
 {
 	o.live_ = false;
 }
@@ -106,4 +107,4 @@ int UringPassthru::run(int fd, uint32_t cmd_op, const UringCmd &cmd, uint32_t *d
 	return result;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

@@ -56,8 +56,7 @@ public:
 	// Waits for at least min_complete completions (0: only what is ready) and calls
 	// on_cqe(user_data, res, dw0) for each; res is 0, an NVMe status or -errno.
 	// Returns the number dispatched or -errno.
-	template <class F>
-	int reap(unsigned min_complete, F &&on_cqe)
+	template <class F> int reap(unsigned min_complete, F &&on_cqe)
 	{
 		int done = 0;
 		io_uring_cqe *cqe = nullptr;
@@ -68,7 +67,8 @@ public:
 		}
 		unsigned head;
 		unsigned n = 0;
-		io_uring_for_each_cqe(&ring_, head, cqe) {
+		io_uring_for_each_cqe(&ring_, head, cqe)
+		{
 			on_cqe(cqe->user_data, cqe->res, cqe_result_dw0(*cqe));
 			++n;
 		}
@@ -88,4 +88,4 @@ private:
 	bool live_ = false;
 };
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

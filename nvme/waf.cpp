@@ -50,4 +50,4 @@ bool controller_is_emulated(const std::string &device_path, const std::string &r
 	return false;
 }
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

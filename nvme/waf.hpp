@@ -28,6 +28,7 @@ inline constexpr const char *kWafMeaning =
 
 // Whether an NVMe generic device belongs to an emulated (QEMU) controller, from
 // /sys/class/nvme-generic/NAME/device/model below root; false when unknown.
-[[nodiscard]] bool controller_is_emulated(const std::string &device_path, const std::string &root = "/");
+[[nodiscard]] bool controller_is_emulated(const std::string &device_path,
+					  const std::string &root = "/");
 
-} // namespace kvfdp::nvme
+}  // namespace kvfdp::nvme

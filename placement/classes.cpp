@@ -9,9 +9,9 @@ namespace kvfdp::placement {
 namespace {
 
 constexpr std::array<const char *, kNumClasses> kNames = {"not_set", "none", "short",
-							  "medium", "long", "extreme"};
+							  "medium",  "long", "extreme"};
 
-} // namespace
+}  // namespace
 
 bool iequal(std::string_view a, std::string_view b)
 {
@@ -24,7 +24,10 @@ bool iequal(std::string_view a, std::string_view b)
 	return true;
 }
 
-const char *class_name(unsigned cls) { return cls < kNumClasses ? kNames[cls] : "?"; }
+const char *class_name(unsigned cls)
+{
+	return cls < kNumClasses ? kNames[cls] : "?";
+}
 
 std::optional<uint8_t> parse_class(std::string_view text)
 {
@@ -49,4 +52,4 @@ std::string class_names_list()
 	return s;
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -23,4 +23,4 @@ inline constexpr unsigned kNumClasses = KVFDP_NR_CLASSES;
 // "not_set, none, short, medium, long, extreme": for error messages and help.
 [[nodiscard]] std::string class_names_list();
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -19,7 +19,10 @@ namespace kvfdp::placement {
 
 namespace {
 
-int line_of(const toml::node &n) { return static_cast<int>(n.source().begin.line); }
+int line_of(const toml::node &n)
+{
+	return static_cast<int>(n.source().begin.line);
+}
 
 std::string at(const std::string &source, int line)
 {
@@ -29,7 +32,8 @@ std::string at(const std::string &source, int line)
 	return s;
 }
 
-Error key_error(const std::string &source, int line, const std::string &key, const std::string &what)
+Error key_error(const std::string &source, int line, const std::string &key,
+		const std::string &what)
 {
 	return plain_error(at(source, line) + ": " + key + ": " + what);
 }
@@ -43,8 +47,9 @@ std::string check_path(std::string &path)
 	if (path.empty() || path[0] != '/')
 		return "must be an absolute path";
 	if (path.size() >= PATH_MAX)
-		return "is " + std::to_string(path.size()) + " bytes long; a path must be shorter than " +
-		       std::to_string(PATH_MAX) + " (PATH_MAX)";
+		return "is " + std::to_string(path.size()) +
+		       " bytes long; a path must be shorter than " + std::to_string(PATH_MAX) +
+		       " (PATH_MAX)";
 	if (path.find_first_of("*?[]") != std::string::npos)
 		return "contains a glob character (* ? [ ]): rules name one directory, which covers "
 		       "its whole subtree; write that directory's path";
@@ -54,7 +59,8 @@ std::string check_path(std::string &path)
 		while (i < path.size() && path[i] == '/')
 			i++;
 		const size_t end = path.find('/', i);
-		const std::string comp = path.substr(i, end == std::string::npos ? std::string::npos : end - i);
+		const std::string comp =
+			path.substr(i, end == std::string::npos ? std::string::npos : end - i);
 		if (comp == "." || comp == "..")
 			return "has a \"" + comp + "\" component; write the path without it";
 		if (!comp.empty())
@@ -66,7 +72,8 @@ std::string check_path(std::string &path)
 }
 
 // A path member, checked and normalised by check_path.
-Result<std::string> path_value(const std::string &source, const toml::node &v, const std::string &key)
+Result<std::string> path_value(const std::string &source, const toml::node &v,
+			       const std::string &key)
 {
 	auto s = v.value<std::string>();
 	if (!v.is_string() || !s)
@@ -87,11 +94,13 @@ Result<uint8_t> class_value(const std::string &source, const toml::node &v, cons
 	return *cls;
 }
 
-Result<uint16_t> handle_value(const std::string &source, const toml::node &v, const std::string &key)
+Result<uint16_t> handle_value(const std::string &source, const toml::node &v,
+			      const std::string &key)
 {
 	auto h = v.value<int64_t>();
 	if (!v.is_integer() || !h || *h < 0 || *h > 65535)
-		return key_error(source, line_of(v), key, "must be a handle index (an integer 0..nruh-1)");
+		return key_error(source, line_of(v), key,
+				 "must be a handle index (an integer 0..nruh-1)");
 	return static_cast<uint16_t>(*h);
 }
 
@@ -122,10 +131,12 @@ Result<void> parse_watch(const std::string &source, const toml::node &v, PolicyC
 	for (auto &&[wk, wv] : *t) {
 		const std::string wname(wk.str());
 		if (wname != "dir")
-			return key_error(source, line_of(wv), "watch." + wname, "unknown key (known: dir)");
+			return key_error(source, line_of(wv), "watch." + wname,
+					 "unknown key (known: dir)");
 		auto s = wv.value<std::string>();
 		if (!wv.is_string() || !s || s->empty() || (*s)[0] != '/')
-			return key_error(source, line_of(wv), "watch.dir", "must be an absolute directory path");
+			return key_error(source, line_of(wv), "watch.dir",
+					 "must be an absolute directory path");
 		cfg.watch_dir = *s;
 	}
 	return ok();
@@ -136,9 +147,10 @@ Result<void> parse_metrics_listen(const std::string &source, const toml::node &v
 {
 	auto s = v.value<std::string>();
 	if (!v.is_string() || !s || s->empty())
-		return key_error(source, line_of(v), "metrics_listen",
-				 "must be a listen address string above the first [table]: \"PORT\" (loopback), "
-				 "\"HOST:PORT\" or \"[IPV6]:PORT\", e.g. \"127.0.0.1:9477\"");
+		return key_error(
+			source, line_of(v), "metrics_listen",
+			"must be a listen address string above the first [table]: \"PORT\" (loopback), "
+			"\"HOST:PORT\" or \"[IPV6]:PORT\", e.g. \"127.0.0.1:9477\"");
 	cfg.metrics_listen = *s;
 	cfg.metrics_listen_line = line_of(v);
 	return ok();
@@ -167,13 +179,16 @@ Result<void> parse_device(const std::string &source, const toml::node &v, Policy
 		if (dname == "paths") {
 			const toml::array *a = dv.as_array();
 			if (!a || a->empty())
-				return key_error(source, line_of(dv), "device.paths",
-						 "must be a list of namespace paths, e.g. [\"/dev/ng0n1\", \"/dev/ng1n1\"]");
+				return key_error(
+					source, line_of(dv), "device.paths",
+					"must be a list of namespace paths, e.g. [\"/dev/ng0n1\", \"/dev/ng1n1\"]");
 			for (size_t i = 0; i < a->size(); i++) {
 				auto p = a->get(i)->value<std::string>();
 				if (!a->get(i)->is_string() || !p || p->empty() || (*p)[0] != '/')
-					return key_error(source, line_of(*a->get(i)), "device.paths[" + std::to_string(i) + "]",
-							 "must be an absolute path such as /dev/ng0n1");
+					return key_error(
+						source, line_of(*a->get(i)),
+						"device.paths[" + std::to_string(i) + "]",
+						"must be an absolute path such as /dev/ng0n1");
 				cfg.devices.push_back(*p);
 			}
 		} else if (dname == "stripe_size") {
@@ -183,11 +198,13 @@ Result<void> parse_device(const std::string &source, const toml::node &v, Policy
 			else if (auto str = dv.value<std::string>(); dv.is_string() && str)
 				n = parse_size(*str);
 			if (!n || *n == 0 || *n % 4096)
-				return key_error(source, line_of(dv), "device.stripe_size",
-						 "must be a size that is a multiple of 4096 bytes, such as \"512K\" or \"1M\"");
+				return key_error(
+					source, line_of(dv), "device.stripe_size",
+					"must be a size that is a multiple of 4096 bytes, such as \"512K\" or \"1M\"");
 			cfg.stripe_bytes = *n;
 		} else {
-			return key_error(source, line_of(dv), "device." + dname, "unknown key (known: paths, stripe_size)");
+			return key_error(source, line_of(dv), "device." + dname,
+					 "unknown key (known: paths, stripe_size)");
 		}
 	}
 	return ok();
@@ -197,13 +214,15 @@ Result<void> parse_rules(const std::string &source, const toml::node &v, PolicyC
 {
 	const toml::array *a = v.as_array();
 	if (!a)
-		return key_error(source, line_of(v), "rule", "must be an array of tables: [[rule]]");
+		return key_error(source, line_of(v), "rule",
+				 "must be an array of tables: [[rule]]");
 	for (size_t i = 0; i < a->size(); i++) {
 		const toml::node &rn = *a->get(i);
 		const std::string rkey = "rule[" + std::to_string(i) + "]";
 		const toml::table *rt = rn.as_table();
 		if (!rt)
-			return key_error(source, line_of(rn), rkey, "must be a table with path and class");
+			return key_error(source, line_of(rn), rkey,
+					 "must be a table with path and class");
 		DirRule r;
 		r.line = line_of(rn);
 		bool have_path = false, have_class = false;
@@ -234,8 +253,10 @@ Result<void> parse_rules(const std::string &source, const toml::node &v, PolicyC
 			const DirRule &o = cfg.rules[j];
 			if (o.path == r.path && o.cls != r.cls)
 				return key_error(source, r.line, rkey + ".path",
-						 r.path + " already has class " + class_name(o.cls) + " (rule[" +
-							 std::to_string(j) + "], line " + std::to_string(o.line) +
+						 r.path + " already has class " +
+							 class_name(o.cls) + " (rule[" +
+							 std::to_string(j) + "], line " +
+							 std::to_string(o.line) +
 							 "): give each directory one class");
 		}
 		cfg.rules.push_back(std::move(r));
@@ -247,13 +268,15 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 {
 	const toml::array *a = v.as_array();
 	if (!a)
-		return key_error(source, line_of(v), "writer", "must be an array of tables: [[writer]]");
+		return key_error(source, line_of(v), "writer",
+				 "must be an array of tables: [[writer]]");
 	for (size_t i = 0; i < a->size(); i++) {
 		const toml::node &wn = *a->get(i);
 		const std::string wkey = "writer[" + std::to_string(i) + "]";
 		const toml::table *wt = wn.as_table();
 		if (!wt)
-			return key_error(source, line_of(wn), wkey, "must be a table with cgroup or dir");
+			return key_error(source, line_of(wn), wkey,
+					 "must be a table with cgroup or dir");
 		WriterRule w;
 		w.line = line_of(wn);
 		for (auto &&[wk, wv] : *wt) {
@@ -267,8 +290,9 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 				auto s = wv.value<std::string>();
 				if (!wv.is_string() || !s || s->empty() || s->size() > 64 ||
 				    s->find_first_of("\n\r\t\"") != std::string::npos)
-					return key_error(source, line_of(wv), wkey + ".name",
-							 "must be a string of 1-64 characters without quotes or control characters");
+					return key_error(
+						source, line_of(wv), wkey + ".name",
+						"must be a string of 1-64 characters without quotes or control characters");
 				w.name = *s;
 			} else if (k == "class") {
 				auto c = class_value(source, wv, wkey + ".class");
@@ -281,14 +305,16 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 					return std::move(h).error();
 				w.handle = *h;
 			} else {
-				return key_error(source, line_of(wv), wkey + "." + k,
-						 "unknown key (known: name, cgroup, dir, class, handle)");
+				return key_error(
+					source, line_of(wv), wkey + "." + k,
+					"unknown key (known: name, cgroup, dir, class, handle)");
 			}
 		}
 		if (w.cgroup.empty() == w.dir.empty())
-			return key_error(source, w.line, wkey,
-					 "give exactly one of cgroup (a cgroup path like /kv.slice/vllm.service) "
-					 "or dir (a directory)");
+			return key_error(
+				source, w.line, wkey,
+				"give exactly one of cgroup (a cgroup path like /kv.slice/vllm.service) "
+				"or dir (a directory)");
 		if (w.cls && w.handle)
 			return key_error(source, w.line, wkey, "give class or handle, not both");
 		if (w.name.empty())
@@ -298,27 +324,29 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 			if (o.cgroup != w.cgroup || o.dir != w.dir)
 				continue;
 			if (o.cls != w.cls || o.handle != w.handle)
-				return key_error(source, w.line, wkey,
-						 (w.cgroup.empty() ? "dir " + w.dir : "cgroup " + w.cgroup) +
-							 " is already writer[" + std::to_string(j) + "] (line " +
-							 std::to_string(o.line) +
-							 ") with a different class or handle: give each writer one");
+				return key_error(
+					source, w.line, wkey,
+					(w.cgroup.empty() ? "dir " + w.dir : "cgroup " + w.cgroup) +
+						" is already writer[" + std::to_string(j) +
+						"] (line " + std::to_string(o.line) +
+						") with a different class or handle: give each writer one");
 		}
 		cfg.writers.push_back(std::move(w));
 	}
 	return ok();
 }
 
-} // namespace
+}  // namespace
 
 Result<PolicyConfig> parse_config(std::string_view text, const std::string &source)
 {
 	toml::parse_result parsed = toml::parse(text, source);
 	if (!parsed) {
 		const toml::parse_error &e = parsed.error();
-		return plain_error(at(source, static_cast<int>(e.source().begin.line)) + ": " +
-				   std::string(e.description()) +
-				   " (not valid TOML: fix that line; the example kvfdp.toml shows each key)");
+		return plain_error(
+			at(source, static_cast<int>(e.source().begin.line)) + ": " +
+			std::string(e.description()) +
+			" (not valid TOML: fix that line; the example kvfdp.toml shows each key)");
 	}
 	const toml::table &root = parsed.table();
 	PolicyConfig cfg;
@@ -341,9 +369,10 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 		else if (key == "require_tagger")
 			r = parse_require_tagger(source, v, cfg);
 		else
-			return key_error(source, line_of(v), key,
-					 "unknown table (known: placement, watch, rule, writer, device) or top-level key "
-					 "(known: metrics_listen, require_tagger)");
+			return key_error(
+				source, line_of(v), key,
+				"unknown table (known: placement, watch, rule, writer, device) or top-level key "
+				"(known: metrics_listen, require_tagger)");
 		if (!r)
 			return std::move(r).error();
 	}
@@ -355,15 +384,18 @@ Result<PolicyConfig> load_config(const std::string &path, bool missing_ok)
 	// A regular file of at most 1 MiB: a directory, FIFO or device is refused unread.
 	auto text = read_config_file(path);
 	if (!text) {
-		const bool missing = text.error().code == std::error_code(ENOENT, std::system_category());
+		const bool missing =
+			text.error().code == std::error_code(ENOENT, std::system_category());
 		if (missing && missing_ok)
 			return PolicyConfig{};
 		if (missing)
-			return errno_error(ENOENT, "reading config " + path +
-							   " (pass --config PATH, or copy the example kvfdp.toml there: docs/deploy.md)");
+			return errno_error(
+				ENOENT,
+				"reading config " + path +
+					" (pass --config PATH, or copy the example kvfdp.toml there: docs/deploy.md)");
 		return std::move(text).error();
 	}
 	return parse_config(*text, path);
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

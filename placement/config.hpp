@@ -24,16 +24,17 @@ inline constexpr const char *kDefaultConfigPath = "/etc/kvfdp/kvfdp.toml";
 struct DirRule {
 	std::string path;  // absolute, normalised (no "//", no trailing '/', no "." or "..")
 	uint8_t cls = KVFDP_CLASS_NOT_SET;
-	int line = 0;      // config line, 0 if unknown
+	int line = 0;  // config line, 0 if unknown
 };
 
 // A named writer: the files created by tasks of a cgroup, or created in a directory
 // subtree. Exactly one of cgroup / dir is set. A writer with a fixed class or handle is
 // placed there whatever the learner measures; otherwise the learner places its keys.
 struct WriterRule {
-	std::string name;    // display name; defaults to the cgroup or dir path
-	std::string cgroup;  // cgroup v2 path as /proc/PID/cgroup shows it ("/kv.slice/vllm.service")
-	std::string dir;     // absolute directory: the subtree's files belong to this writer
+	std::string name;  // display name; defaults to the cgroup or dir path
+	std::string
+		cgroup;   // cgroup v2 path as /proc/PID/cgroup shows it ("/kv.slice/vllm.service")
+	std::string dir;  // absolute directory: the subtree's files belong to this writer
 	std::optional<uint8_t> cls;      // fixed class: the class map's handle for it
 	std::optional<uint16_t> handle;  // fixed handle index
 	int line = 0;
@@ -41,12 +42,12 @@ struct WriterRule {
 
 // What the config file says, before it is checked against a device.
 struct PolicyConfig {
-	std::string source;                          // file path, or "" for the built-in default
+	std::string source;  // file path, or "" for the built-in default
 	std::array<std::optional<uint16_t>, kNumClasses> handle{};  // unset: the default map
-	std::array<int, kNumClasses> line{};         // config line of each placement key, or 0
+	std::array<int, kNumClasses> line{};  // config line of each placement key, or 0
 	std::vector<DirRule> rules;
 	std::vector<WriterRule> writers;
-	std::string watch_dir;                       // where rules and file records apply ("" = all)
+	std::string watch_dir;  // where rules and file records apply ("" = all)
 	// [device] paths: the namespaces kvfdpd serves, in order (two or more: one striped disk),
 	// when the command line gives no --device; stripe_size: its --stripe-size (0: default).
 	// kvfdpd reads them at start only.
@@ -63,7 +64,10 @@ struct PolicyConfig {
 };
 
 // An error that is its message alone (no errno text appended): configuration mistakes.
-[[nodiscard]] inline Error plain_error(std::string message) { return Error{std::error_code(), std::move(message)}; }
+[[nodiscard]] inline Error plain_error(std::string message)
+{
+	return Error{std::error_code(), std::move(message)};
+}
 
 // Parses TOML text; source names the file in errors ("kvfdp.toml:7: placement.long: ...").
 // Unknown tables and keys are errors, so a typo never silently falls back to defaults. Rule
@@ -76,4 +80,4 @@ struct PolicyConfig {
 // built-in default policy results (source "").
 [[nodiscard]] Result<PolicyConfig> load_config(const std::string &path, bool missing_ok);
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -21,4 +21,4 @@ uint16_t default_handle(uint8_t cls, uint16_t nruh)
 	return cls < kNumClasses ? default_map(nruh)[cls] : 0;
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

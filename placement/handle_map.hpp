@@ -24,4 +24,4 @@ inline constexpr unsigned kMaxHandles = 128;
 // default_map(nruh)[cls]; a class out of range is handle 0.
 [[nodiscard]] uint16_t default_handle(uint8_t cls, uint16_t nruh);
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

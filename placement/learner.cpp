@@ -34,7 +34,10 @@ uint32_t slot_hash(uint64_t word)
 	return static_cast<uint32_t>(z) & (kSlots - 1);
 }
 
-bool mask_has(uint64_t lo, uint64_t hi, unsigned h) { return h < 64 ? (lo >> h) & 1 : (hi >> (h - 64)) & 1; }
+bool mask_has(uint64_t lo, uint64_t hi, unsigned h)
+{
+	return h < 64 ? (lo >> h) & 1 : (hi >> (h - 64)) & 1;
+}
 
 void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 {
@@ -44,33 +47,32 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 		hi |= uint64_t{1} << (h - 64);
 }
 
-
 constexpr const char *kMagic = "kvfdp-learner";
-constexpr int kVersion = 2;   // 1: no death-age histograms (still read)
+constexpr int kVersion = 2;  // 1: no death-age histograms (still read)
 
 // died_age counts (bytes / 512) x (age / 512).
 constexpr double kAgeUnit = 512.0 * 512.0;
 
-} // namespace
+}  // namespace
 
 // What recompute() keeps per slot.
 struct Learner::KeyState {
-	uint64_t seen_written = 0;   // slot counters at the last recompute
+	uint64_t seen_written = 0;  // slot counters at the last recompute
 	uint64_t seen_died = 0;
 	uint64_t seen_age = 0;
 	std::array<uint32_t, kAgeBuckets> seen_ages{};
 	std::array<double, kAgeBuckets> ages{};  // decayed bytes died per age bucket
-	double share = 0;            // decayed share of device writes
-	double age_num = 0;          // decayed sum of bytes x age of deaths
-	double age_den = 0;          // decayed bytes of deaths
-	double lifetime = 0;         // estimate, device bytes (0: unknown)
+	double share = 0;                        // decayed share of device writes
+	double age_num = 0;                      // decayed sum of bytes x age of deaths
+	double age_den = 0;                      // decayed bytes of deaths
+	double lifetime = 0;                     // estimate, device bytes (0: unknown)
 	uint32_t group = 0;
 	bool pinned = false;
 };
 
 Learner::Learner(const LearnerConfig &cfg)
-	: cfg_(cfg), slots_(new Slot[kSlots]), ages_(new AgeCount[size_t{kSlots} * kAgeBuckets]),
-	  age_shift_(age_shift_for(cfg.capacity_bytes)), state_(kSlots)
+    : cfg_(cfg), slots_(new Slot[kSlots]), ages_(new AgeCount[size_t{kSlots} * kAgeBuckets]),
+      age_shift_(age_shift_for(cfg.capacity_bytes)), state_(kSlots)
 {
 	if (cfg_.nruh > kMaxHandles)
 		cfg_.nruh = static_cast<uint16_t>(kMaxHandles);
@@ -100,7 +102,8 @@ bool Learner::usable(unsigned h) const
 {
 	if (h >= std::max<unsigned>(cfg_.nruh, 1))
 		return false;
-	if ((cfg_.handle_mask_lo | cfg_.handle_mask_hi) && !mask_has(cfg_.handle_mask_lo, cfg_.handle_mask_hi, h))
+	if ((cfg_.handle_mask_lo | cfg_.handle_mask_hi) &&
+	    !mask_has(cfg_.handle_mask_lo, cfg_.handle_mask_hi, h))
 		return false;
 	return !mask_has(pinned_lo_, pinned_hi_, h);
 }
@@ -145,7 +148,8 @@ Learner::Slot *Learner::find_or_claim(Key k) noexcept
 		// The handle is set before the tag is published, so a reader that finds the key
 		// also finds its handle.
 		s.handle.store(initial_handle(k), std::memory_order_relaxed);
-		if (s.tag.compare_exchange_strong(t, word, std::memory_order_release, std::memory_order_acquire)) {
+		if (s.tag.compare_exchange_strong(t, word, std::memory_order_release,
+						  std::memory_order_acquire)) {
 			// Another thread racing for this empty slot with another key may have stored
 			// its handle in between: store ours again (recompute() corrects any reader
 			// that saw the other one meanwhile).
@@ -209,8 +213,8 @@ void Learner::died(Key k, uint64_t bytes, uint64_t age) noexcept
 	s->died.fetch_add(bytes, std::memory_order_relaxed);
 	s->died_age.fetch_add((bytes >> 9) * (age >> 9), std::memory_order_relaxed);
 	const size_t slot = static_cast<size_t>(s - slots_.get());
-	ages_[slot * kAgeBuckets + age_bucket(age, age_shift_)].fetch_add(static_cast<uint32_t>(bytes >> 9),
-									     std::memory_order_relaxed);
+	ages_[slot * kAgeBuckets + age_bucket(age, age_shift_)].fetch_add(
+		static_cast<uint32_t>(bytes >> 9), std::memory_order_relaxed);
 }
 
 // ---- off the data path ----
@@ -255,7 +259,9 @@ void Learner::set_pins(std::span<const Pin> pins)
 // that gains or loses keys keeps its handle.
 void Learner::pins_handed_over(RecomputeResult &out)
 {
-	auto same = [](const Pin &a, const Pin &b) { return a.handle == b.handle && a.writer == b.writer && a.cls == b.cls; };
+	auto same = [](const Pin &a, const Pin &b) {
+		return a.handle == b.handle && a.writer == b.writer && a.cls == b.cls;
+	};
 	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++) {
 		bool was = false, now = false, kept = false;
 		for (const Pin &p : recomputed_pins_)
@@ -368,8 +374,11 @@ RecomputeResult Learner::recompute(double now_s)
 // rest are returned for grouping.
 std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 {
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
-	const double alpha = delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap)) : 0.0;
+	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
+								   : (uint64_t{1} << 30));
+	const double alpha =
+		delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap))
+		      : 0.0;
 	std::vector<Cand> cands;
 	for (uint32_t i = 0; i < kSlots; i++) {
 		Slot &s = slots_[i];
@@ -384,11 +393,14 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 			const double dw = static_cast<double>(w - st.seen_written);
 			st.share = (1 - alpha) * st.share + alpha * dw / static_cast<double>(delta);
 		}
-		st.age_num = (1 - alpha) * st.age_num + static_cast<double>(a - st.seen_age) * kAgeUnit;
+		st.age_num =
+			(1 - alpha) * st.age_num + static_cast<double>(a - st.seen_age) * kAgeUnit;
 		st.age_den = (1 - alpha) * st.age_den + static_cast<double>(d - st.seen_died);
 		for (unsigned b = 0; b < kAgeBuckets; b++) {
-			const uint32_t n = ages_[size_t{i} * kAgeBuckets + b].load(std::memory_order_relaxed);
-			st.ages[b] = (1 - alpha) * st.ages[b] + 512.0 * static_cast<uint32_t>(n - st.seen_ages[b]);
+			const uint32_t n =
+				ages_[size_t{i} * kAgeBuckets + b].load(std::memory_order_relaxed);
+			st.ages[b] = (1 - alpha) * st.ages[b] +
+				     512.0 * static_cast<uint32_t>(n - st.seen_ages[b]);
 			st.seen_ages[b] = n;
 		}
 		st.seen_written = w;
@@ -409,7 +421,8 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 			}
 			continue;
 		}
-		cands.push_back({i, st.lifetime, st.share, s.handle.load(std::memory_order_relaxed)});
+		cands.push_back(
+			{i, st.lifetime, st.share, s.handle.load(std::memory_order_relaxed)});
 	}
 	return cands;
 }
@@ -419,7 +432,8 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 // group whose lifetime is nearest theirs.
 // A fixed policy's grouping of every key: by class or by writer, label order; labels beyond
 // max_groups share the last group.
-std::vector<std::vector<uint32_t>> Learner::group_fixed(const std::vector<Cand> &cands, size_t max_groups) const
+std::vector<std::vector<uint32_t>> Learner::group_fixed(const std::vector<Cand> &cands,
+							size_t max_groups) const
 {
 	std::vector<std::pair<uint64_t, uint32_t>> labelled;
 	for (uint32_t c = 0; c < cands.size(); c++) {
@@ -429,7 +443,8 @@ std::vector<std::vector<uint32_t>> Learner::group_fixed(const std::vector<Cand> 
 	std::sort(labelled.begin(), labelled.end());
 	std::vector<std::vector<uint32_t>> groups;
 	for (size_t i = 0; i < labelled.size(); i++) {
-		if (groups.empty() || (labelled[i].first != labelled[i - 1].first && groups.size() < max_groups))
+		if (groups.empty() ||
+		    (labelled[i].first != labelled[i - 1].first && groups.size() < max_groups))
 			groups.emplace_back();
 		groups.back().push_back(labelled[i].second);
 	}
@@ -445,8 +460,9 @@ bool Learner::needs_curves(std::span<const CostKey> keys) const
 		return true;
 	if (cfg_.grouping == Grouping::lifetime || keys.empty())
 		return false;
-	const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end(),
-						  [](const CostKey &a, const CostKey &b) { return a.order < b.order; });
+	const auto [lo, hi] = std::minmax_element(
+		keys.begin(), keys.end(),
+		[](const CostKey &a, const CostKey &b) { return a.order < b.order; });
 	return hi->order - lo->order >= cfg_.order_gap / 2;
 }
 
@@ -462,7 +478,8 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 		const KeyState &st = state_[cands[c].slot];
 		LifeMass m;
 		if (cands[c].share < cfg_.min_key_share || !(cands[c].life > 0) ||
-		    !life_mass(st.ages, st.age_den > 0 ? st.age_num / st.age_den : 0.0, cands[c].life, age_shift_, m)) {
+		    !life_mass(st.ages, st.age_den > 0 ? st.age_num / st.age_den : 0.0,
+			       cands[c].life, age_shift_, m)) {
 			minor.push_back(c);
 			continue;
 		}
@@ -471,7 +488,8 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
 		CostCurve curve;
 		curve.share = cands[c].share;
-		keys.push_back({curve, cands[c].life, cands[c].handle, k.writer, k.cls, death_order(st.ages)});
+		keys.push_back({curve, cands[c].life, cands[c].handle, k.writer, k.cls,
+				death_order(st.ages)});
 		major_live += cands[c].share * cands[c].life;
 	}
 	if (needs_curves(keys))
@@ -481,7 +499,8 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	// RUs) and the valid data no grouped key holds (pinned and small keys, and data from
 	// before the learner or never discarded: all of the logical capacity not accounted for
 	// while the device's own count is unknown).
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
+	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
+								   : (uint64_t{1} << 30));
 	const double ru = static_cast<double>(cfg_.ru_bytes);
 	const double valid = device_valid_known_ ? static_cast<double>(device_valid_) : cap;
 	CostGrouping p;
@@ -513,8 +532,8 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 
 // Keys too small to shape the groups join the group whose lifetime is nearest theirs (one
 // with no lifetime yet joins the group with most writes, where `none` is).
-void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups, const std::vector<uint32_t> &minor,
-			 const std::vector<Cand> &cands) const
+void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
+			 const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const
 {
 	auto share_of = [&](const std::vector<uint32_t> &g) {
 		double s = 0;
@@ -538,7 +557,8 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups, const std::
 			for (size_t g = 0; g < groups.size(); g++) {
 				if (groups[g].empty())
 					continue;
-				const double d = std::fabs(std::log(std::max(cands[c].life, 1.0) / life_of(groups[g])));
+				const double d = std::fabs(std::log(std::max(cands[c].life, 1.0) /
+								    life_of(groups[g])));
 				if (d < best_d) {
 					best_d = d;
 					best = g;
@@ -559,7 +579,8 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups, const std::
 // (never written, or closed by the RUH Update that abandoned it), so it is taken before
 // one another group leaves now; taking such a handle is a remap, reported for RUH Update.
 std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint32_t>> &groups,
-					      const std::vector<Cand> &cands, const std::vector<uint16_t> &avail,
+					      const std::vector<Cand> &cands,
+					      const std::vector<uint16_t> &avail,
 					      RecomputeResult &out)
 {
 	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
@@ -572,7 +593,8 @@ std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint
 	for (uint32_t g = 0; g < groups.size(); g++) {
 		std::vector<std::pair<uint16_t, double>> per;
 		for (uint32_t c : groups[g]) {
-			auto it = std::find_if(per.begin(), per.end(), [&](auto &p) { return p.first == cands[c].handle; });
+			auto it = std::find_if(per.begin(), per.end(),
+					       [&](auto &p) { return p.first == cands[c].handle; });
 			// A key with no writes yet still votes a little for where it is.
 			const double vote = cands[c].share + 1e-12;
 			if (it == per.end())
@@ -597,7 +619,8 @@ std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint
 	// The lowest free handle; with clean, only one no group held at the last recompute.
 	auto free_handle = [&](bool clean) {
 		for (uint16_t h : avail)
-			if (!mask_has(taken_lo, taken_hi, h) && !(clean && mask_has(used_lo_, used_hi_, h)))
+			if (!mask_has(taken_lo, taken_hi, h) &&
+			    !(clean && mask_has(used_lo_, used_hi_, h)))
 				return h;
 		return kNoHandle;
 	};
@@ -629,8 +652,9 @@ std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint
 }
 
 // Step 4: publish, one relaxed store per key whose handle changed.
-void Learner::publish(const std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
-		      const std::vector<uint16_t> &group_handle, RecomputeResult &out)
+void Learner::publish(const std::vector<std::vector<uint32_t>> &groups,
+		      const std::vector<Cand> &cands, const std::vector<uint16_t> &group_handle,
+		      RecomputeResult &out)
 {
 	uint16_t biggest = base_handle();
 	double biggest_share = -1;
@@ -640,7 +664,8 @@ void Learner::publish(const std::vector<std::vector<uint32_t>> &groups, const st
 			s += cands[c].share;
 			state_[cands[c].slot].group = g;
 			if (cands[c].handle != group_handle[g]) {
-				slots_[cands[c].slot].handle.store(group_handle[g], std::memory_order_relaxed);
+				slots_[cands[c].slot].handle.store(group_handle[g],
+								   std::memory_order_relaxed);
 				out.moved_keys++;
 			}
 		}
@@ -676,12 +701,9 @@ Choice Learner::choice() const
 const char *choice_name(Choice c)
 {
 	switch (c) {
-	case Choice::classes:
-		return "classes";
-	case Choice::writers:
-		return "writers";
-	default:
-		return "learned";
+	case Choice::classes: return "classes";
+	case Choice::writers: return "writers";
+	default: return "learned";
 	}
 }
 
@@ -722,7 +744,8 @@ std::vector<KeyInfo> Learner::groups() const
 			return a.handle < b.handle;
 		if (a.lifetime_bytes != b.lifetime_bytes)
 			return a.lifetime_bytes < b.lifetime_bytes;
-		return a.key.writer != b.key.writer ? a.key.writer < b.key.writer : a.key.cls < b.key.cls;
+		return a.key.writer != b.key.writer ? a.key.writer < b.key.writer
+						    : a.key.cls < b.key.cls;
 	});
 	return out;
 }
@@ -737,20 +760,21 @@ Result<void> Learner::save(const std::string &path) const
 		std::lock_guard lock(mu_);
 		body << kMagic << ' ' << kVersion << '\n';
 		body << "nruh " << cfg_.nruh << '\n';
-		body << "clock " << clock_.load(std::memory_order_relaxed) << ' ' << last_clock_ << ' '
-		     << write_rate_ << ' ' << used_lo_ << ' ' << used_hi_ << '\n';
+		body << "clock " << clock_.load(std::memory_order_relaxed) << ' ' << last_clock_
+		     << ' ' << write_rate_ << ' ' << used_lo_ << ' ' << used_hi_ << '\n';
 		for (uint32_t i = 0; i < kSlots; i++) {
 			const Slot &s = slots_[i];
 			const uint64_t tag = s.tag.load(std::memory_order_acquire);
 			if (tag == 0)
 				continue;
 			const KeyState &st = state_[i];
-			body << "key " << tag << ' ' << s.handle.load(std::memory_order_relaxed) << ' '
-			     << s.written.load(std::memory_order_relaxed) << ' '
+			body << "key " << tag << ' ' << s.handle.load(std::memory_order_relaxed)
+			     << ' ' << s.written.load(std::memory_order_relaxed) << ' '
 			     << s.died.load(std::memory_order_relaxed) << ' '
-			     << s.died_age.load(std::memory_order_relaxed) << ' ' << st.seen_written << ' '
-			     << st.seen_died << ' ' << st.seen_age << ' ' << st.share << ' ' << st.age_num
-			     << ' ' << st.age_den << ' ' << st.lifetime << ' ' << st.group << '\n';
+			     << s.died_age.load(std::memory_order_relaxed) << ' ' << st.seen_written
+			     << ' ' << st.seen_died << ' ' << st.seen_age << ' ' << st.share << ' '
+			     << st.age_num << ' ' << st.age_den << ' ' << st.lifetime << ' '
+			     << st.group << '\n';
 			body << "ages";
 			for (unsigned b = 0; b < kAgeBuckets; b++)
 				body << ' ' << st.seen_ages[b] << ' ' << st.ages[b];
@@ -818,7 +842,7 @@ std::string read_checked(const std::string &path, std::string &body, bool &missi
 		missing = errno == ENOENT;
 		return missing ? "" : std::string("cannot open (") + std::strerror(errno) + ")";
 	}
-	struct stat st{};
+	struct stat st {};
 	if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
 		::close(fd);
 		return "not a regular file under 64 MiB";
@@ -853,19 +877,24 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 	if (!(in >> magic >> version) || magic != kMagic)
 		return "not a kvfdp learner state file";
 	if (version != kVersion && version != 1)
-		return "version " + std::to_string(version) + ", this kvfdpd reads " + std::to_string(kVersion);
+		return "version " + std::to_string(version) + ", this kvfdpd reads " +
+		       std::to_string(kVersion);
 	std::string word;
 	unsigned saved_nruh = 0;
 	if (!(in >> word >> saved_nruh) || word != "nruh")
 		return "no nruh line";
 	if (saved_nruh != nruh)
-		return "saved for " + std::to_string(saved_nruh) + " handles, the device has " + std::to_string(nruh);
-	if (!(in >> word >> out.clock >> out.last_clock >> out.rate >> out.used_lo >> out.used_hi) || word != "clock")
+		return "saved for " + std::to_string(saved_nruh) + " handles, the device has " +
+		       std::to_string(nruh);
+	if (!(in >> word >> out.clock >> out.last_clock >> out.rate >> out.used_lo >>
+	      out.used_hi) ||
+	    word != "clock")
 		return "no clock line";
 	while (in >> word) {
 		SavedKey r{};
-		if (word != "key" || !(in >> r.tag >> r.handle >> r.written >> r.died >> r.age >> r.seen_w >> r.seen_d >>
-				       r.seen_a >> r.share >> r.num >> r.den >> r.life >> r.group))
+		if (word != "key" ||
+		    !(in >> r.tag >> r.handle >> r.written >> r.died >> r.age >> r.seen_w >>
+		      r.seen_d >> r.seen_a >> r.share >> r.num >> r.den >> r.life >> r.group))
 			return "malformed key line";
 		if (version >= 2) {
 			if (!(in >> word) || word != "ages")
@@ -874,20 +903,22 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 				if (!(in >> r.seen_ages[b] >> r.ages[b]) || !(r.ages[b] >= 0))
 					return "malformed ages line";
 		}
-		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) || out.keys.size() >= Learner::kMaxKeys)
+		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) ||
+		    out.keys.size() >= Learner::kMaxKeys)
 			return "key out of range";
 		out.keys.push_back(r);
 	}
 	return "";
 }
 
-} // namespace
+}  // namespace
 
 Result<void> Learner::load(const std::string &path)
 {
 	auto discard = [&](const std::string &why) -> Result<void> {
 		return guidance_error(std::errc::invalid_argument,
-				      "learned state " + path + ": " + why + "; discarded, learning restarts from one group");
+				      "learned state " + path + ": " + why +
+					      "; discarded, learning restarts from one group");
 	};
 	std::string body;
 	bool missing = false;
@@ -921,7 +952,8 @@ Result<void> Learner::load(const std::string &path)
 		const long double unit = version >= 2 ? 1.0L : kAgeUnit;
 		s.died_age.store(static_cast<uint64_t>(r.age / unit), std::memory_order_relaxed);
 		for (unsigned b = 0; b < kAgeBuckets; b++)
-			ages_[size_t{i} * kAgeBuckets + b].store(r.seen_ages[b], std::memory_order_relaxed);
+			ages_[size_t{i} * kAgeBuckets + b].store(r.seen_ages[b],
+								 std::memory_order_relaxed);
 		s.tag.store(r.tag, std::memory_order_release);
 		KeyState &ks = state_[i];
 		ks.seen_written = r.seen_w;
@@ -944,4 +976,4 @@ Result<void> Learner::load(const std::string &path)
 	return ok();
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -60,7 +60,8 @@ struct Key {
 [[nodiscard]] inline uint64_t key_word(Key k) noexcept
 {
 	constexpr uint64_t kWriterMask = (uint64_t{1} << 60) - 1;
-	const uint64_t w = k.writer <= kWriterMask ? k.writer : (k.writer ^ (k.writer >> 60)) & kWriterMask;
+	const uint64_t w =
+		k.writer <= kWriterMask ? k.writer : (k.writer ^ (k.writer >> 60)) & kWriterMask;
 	const uint64_t c = k.cls < kNumClasses ? k.cls : uint8_t{KVFDP_CLASS_NOT_SET};
 	return ((w << 3) | c) + 1;
 }
@@ -139,16 +140,16 @@ struct Pin {
 // One key as `kvfdp policy` shows it (groups(), in handle then lifetime order).
 struct KeyInfo {
 	Key key;
-	std::string writer_name;   // set_writer_name(), else "" (the caller shows the id)
-	uint16_t handle = 0;       // the handle the data path uses now
-	uint32_t group = 0;        // group index of the last recompute (keys on one handle share it)
-	bool pinned = false;       // placed by a Pin, not by the learner
-	double lifetime_bytes = 0; // estimated lifetime on the device write clock (bytes written)
-	double lifetime_s = 0;     // the same in seconds at the recent device write rate (0 unknown)
-	double write_share = 0;    // decayed share of the device's writes, 0..1
-	uint64_t live_bytes = 0;   // written and not yet died
-	uint64_t written_bytes = 0;// total written
-	uint64_t died_bytes = 0;   // total died (unlink, discard, overwrite)
+	std::string writer_name;  // set_writer_name(), else "" (the caller shows the id)
+	uint16_t handle = 0;      // the handle the data path uses now
+	uint32_t group = 0;       // group index of the last recompute (keys on one handle share it)
+	bool pinned = false;      // placed by a Pin, not by the learner
+	double lifetime_bytes = 0;  // estimated lifetime on the device write clock (bytes written)
+	double lifetime_s = 0;    // the same in seconds at the recent device write rate (0 unknown)
+	double write_share = 0;   // decayed share of the device's writes, 0..1
+	uint64_t live_bytes = 0;  // written and not yet died
+	uint64_t written_bytes = 0;  // total written
+	uint64_t died_bytes = 0;     // total died (unlink, discard, overwrite)
 };
 
 // What one recompute() did.
@@ -196,7 +197,10 @@ public:
 	void died(Key k, uint64_t bytes, uint64_t age) noexcept;
 	// The device write clock: bytes passed to place() since construction (or since the
 	// state a load() restored).
-	[[nodiscard]] uint64_t clock() const noexcept { return clock_.load(std::memory_order_relaxed); }
+	[[nodiscard]] uint64_t clock() const noexcept
+	{
+		return clock_.load(std::memory_order_relaxed);
+	}
 
 	// ---- off the data path (serialised internally) ----
 
@@ -226,7 +230,10 @@ public:
 	// Every key the table holds, with its estimates and handle.
 	[[nodiscard]] std::vector<KeyInfo> groups() const;
 	// Writes that found the table full (placed on the base handle).
-	[[nodiscard]] uint64_t overflow_bytes() const noexcept { return overflow_.load(std::memory_order_relaxed); }
+	[[nodiscard]] uint64_t overflow_bytes() const noexcept
+	{
+		return overflow_.load(std::memory_order_relaxed);
+	}
 
 	// Soft state: the per-key estimates and handles, so a restarted kvfdpd resumes where it
 	// was. save() writes path atomically (a temporary file renamed over it). load() restores
@@ -241,7 +248,7 @@ public:
 
 private:
 	struct Slot {
-		std::atomic<uint64_t> tag{0};      // 0 empty; else key word (see key_word())
+		std::atomic<uint64_t> tag{0};  // 0 empty; else key word (see key_word())
 		std::atomic<uint16_t> handle{0};
 		std::atomic<uint64_t> written{0};
 		std::atomic<uint64_t> died{0};
@@ -251,35 +258,38 @@ private:
 	// Bytes / 512 died per death-age bucket (mixing_cost.hpp), kAgeBuckets per slot, apart
 	// from the slots so a probe's stride stays small; wraps, read as differences.
 	using AgeCount = std::atomic<uint32_t>;
-	struct KeyState;   // off-path estimates per slot (learner.cpp)
-	struct Cand;       // an unpinned key as recompute() groups it
+	struct KeyState;  // off-path estimates per slot (learner.cpp)
+	struct Cand;      // an unpinned key as recompute() groups it
 
 	[[nodiscard]] const Slot *find(Key k) const noexcept;
 	Slot *find_or_claim(Key k) noexcept;
 	[[nodiscard]] uint16_t initial_handle(Key k) const noexcept;
 	// Off path, under mu_:
-	[[nodiscard]] bool usable(unsigned h) const;          // the learner may place on h
-	[[nodiscard]] uint16_t base_handle() const;           // lowest usable handle
+	[[nodiscard]] bool usable(unsigned h) const;  // the learner may place on h
+	[[nodiscard]] uint16_t base_handle() const;   // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(uint16_t base);
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	[[nodiscard]] bool needs_curves(std::span<const CostKey> keys) const;
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
-	void join_minor(std::vector<std::vector<uint32_t>> &groups, const std::vector<uint32_t> &minor,
-			const std::vector<Cand> &cands) const;
-	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands, size_t max_groups) const;
+	void join_minor(std::vector<std::vector<uint32_t>> &groups,
+			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
+	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,
+						       size_t max_groups) const;
 	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
 	std::vector<uint16_t> assign_handles(const std::vector<std::vector<uint32_t>> &groups,
-					     const std::vector<Cand> &cands, const std::vector<uint16_t> &avail,
+					     const std::vector<Cand> &cands,
+					     const std::vector<uint16_t> &avail,
 					     RecomputeResult &out);
-	void publish(const std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
-		     const std::vector<uint16_t> &group_handle, RecomputeResult &out);
+	void publish(const std::vector<std::vector<uint32_t>> &groups,
+		     const std::vector<Cand> &cands, const std::vector<uint16_t> &group_handle,
+		     RecomputeResult &out);
 
 	LearnerConfig cfg_;
-	std::unique_ptr<Slot[]> slots_;               // 2 * kMaxKeys
-	std::unique_ptr<AgeCount[]> ages_;            // 2 * kMaxKeys * kAgeBuckets
+	std::unique_ptr<Slot[]> slots_;     // 2 * kMaxKeys
+	std::unique_ptr<AgeCount[]> ages_;  // 2 * kMaxKeys * kAgeBuckets
 	unsigned age_shift_ = 0;
 	std::atomic<uint64_t> clock_{0};
 	std::atomic<uint64_t> overflow_{0};
@@ -290,23 +300,24 @@ private:
 	std::array<std::atomic<uint16_t>, kNumClasses> class_handle_{};
 	static constexpr uint32_t kMaxWriterPins = 64;
 	std::array<std::atomic<uint64_t>, kMaxWriterPins> pin_writer_{};  // writer id + 1, 0 = end
-	std::array<std::atomic<uint32_t>, kMaxWriterPins> pin_value_{};  // class mask << 16 | handle
+	std::array<std::atomic<uint32_t>, kMaxWriterPins>
+		pin_value_{};  // class mask << 16 | handle
 
-	mutable std::mutex mu_;                       // everything below
-	std::vector<KeyState> state_;                 // per slot, off path
+	mutable std::mutex mu_;        // everything below
+	std::vector<KeyState> state_;  // per slot, off path
 	std::vector<Pin> pins_;
-	std::vector<Pin> recomputed_pins_;            // pins_ at the last recompute
+	std::vector<Pin> recomputed_pins_;  // pins_ at the last recompute
 	std::vector<std::pair<uint64_t, std::string>> names_;
 	uint64_t last_clock_ = 0;
 	double last_now_ = -1;
-	double write_rate_ = 0;                       // device bytes per second, smoothed
+	double write_rate_ = 0;  // device bytes per second, smoothed
 	uint64_t generation_ = 0;
-	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;      // handles named by pins
-	uint64_t used_lo_ = 0, used_hi_ = 0;          // handles the learner's groups hold
-	uint64_t device_valid_ = 0;                   // set_device_valid(), 0 unknown
+	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;  // handles named by pins
+	uint64_t used_lo_ = 0, used_hi_ = 0;      // handles the learner's groups hold
+	uint64_t device_valid_ = 0;               // set_device_valid(), 0 unknown
 	bool device_valid_known_ = false;
 	Choice choice_ = Choice::learned;
 	double projected_waf_ = 1.0;
 };
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

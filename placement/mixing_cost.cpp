@@ -74,7 +74,9 @@ struct LogAt {
 LogAt log_at(const CostCurve &c, double v, unsigned age_shift)
 {
 	auto valid = [&](unsigned i) { return c.copies[i] / (c.share + c.copies[i]); };
-	auto at = [&](unsigned i) { return LogAt{grid_age(i, age_shift) * (c.share + c.copies[i]), c.copies[i]}; };
+	auto at = [&](unsigned i) {
+		return LogAt{grid_age(i, age_shift) * (c.share + c.copies[i]), c.copies[i]};
+	};
 	if (c.share <= 0)
 		return {0, 0};
 	if (valid(0) <= v)
@@ -98,10 +100,10 @@ LogAt log_at(const CostCurve &c, double v, unsigned age_shift)
 	return at(kCostGrid - 1);
 }
 
-} // namespace
+}  // namespace
 
-bool life_mass(std::span<const double, kAgeBuckets> deaths, double death_mean, double lifetime, unsigned age_shift,
-	       LifeMass &out)
+bool life_mass(std::span<const double, kAgeBuckets> deaths, double death_mean, double lifetime,
+	       unsigned age_shift, LifeMass &out)
 {
 	out = LifeMass{};
 	double total = 0, centred = 0;
@@ -142,7 +144,8 @@ CostCurve cost_curve(const LifeMass &m, double share, unsigned age_shift)
 	LifeMass sorted = m;
 	std::array<unsigned, kAgeBuckets + 1> order;
 	std::iota(order.begin(), order.end(), 0u);
-	std::sort(order.begin(), order.end(), [&](unsigned a, unsigned b) { return m.age[a] < m.age[b]; });
+	std::sort(order.begin(), order.end(),
+		  [&](unsigned a, unsigned b) { return m.age[a] < m.age[b]; });
 	for (unsigned i = 0; i < order.size(); i++) {
 		sorted.mass[i] = m.mass[order[i]];
 		sorted.age[i] = m.age[order[i]];
@@ -264,7 +267,8 @@ Pick cheapest_merge(const std::vector<Group> &gs, const CostGrouping &p)
 
 bool has_small(const std::vector<Group> &gs, const CostGrouping &p)
 {
-	return std::any_of(gs.begin(), gs.end(), [&](const Group &g) { return g.curve.share < p.min_group_share; });
+	return std::any_of(gs.begin(), gs.end(),
+			   [&](const Group &g) { return g.curve.share < p.min_group_share; });
 }
 
 // Merges the cheapest pair while there are more groups than max_groups or a group below
@@ -292,18 +296,21 @@ std::vector<Group> partition_by(std::span<const CostKey> keys, auto &&label)
 	return gs;
 }
 
-} // namespace
+}  // namespace
 
-std::vector<std::vector<uint32_t>> group_by_lifetime(std::span<const CostKey> keys, const CostGrouping &p)
+std::vector<std::vector<uint32_t>> group_by_lifetime(std::span<const CostKey> keys,
+						     const CostGrouping &p)
 {
 	std::vector<uint32_t> order(keys.size());
 	std::iota(order.begin(), order.end(), 0u);
-	std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a].life < keys[b].life; });
+	std::sort(order.begin(), order.end(),
+		  [&](uint32_t a, uint32_t b) { return keys[a].life < keys[b].life; });
 	std::vector<std::vector<uint32_t>> groups;
 	for (uint32_t k : order) {
 		if (!groups.empty()) {
 			const CostKey &first = keys[groups.back().front()];
-			const double ratio = keys[k].handle == first.handle ? p.split_ratio : p.merge_ratio;
+			const double ratio =
+				keys[k].handle == first.handle ? p.split_ratio : p.merge_ratio;
 			if (keys[k].life < first.life * ratio) {
 				groups.back().push_back(k);
 				continue;
@@ -347,7 +354,9 @@ std::vector<std::vector<uint32_t>> group_by_lifetime(std::span<const CostKey> ke
 				a = worst - 1;
 			else if (worst > 0) {
 				const double l = life_of(groups[worst]);
-				a = l / life_of(groups[worst - 1]) < life_of(groups[worst + 1]) / l ? worst - 1 : worst;
+				a = l / life_of(groups[worst - 1]) < life_of(groups[worst + 1]) / l
+					    ? worst - 1
+					    : worst;
 			}
 		} else {
 			double best = std::numeric_limits<double>::infinity();
@@ -367,7 +376,8 @@ std::vector<std::vector<uint32_t>> group_by_lifetime(std::span<const CostKey> ke
 
 namespace {
 
-std::vector<Group> with_curves(std::span<const CostKey> keys, std::vector<std::vector<uint32_t>> parts)
+std::vector<Group> with_curves(std::span<const CostKey> keys,
+			       std::vector<std::vector<uint32_t>> parts)
 {
 	std::vector<Group> gs;
 	for (auto &part : parts) {
@@ -406,7 +416,8 @@ void best_cut(std::span<const CostKey> keys, const std::vector<Group> &gs, size_
 	      const CostGrouping &p, Cut &best)
 {
 	std::vector<uint32_t> ks = gs[g].keys;
-	std::stable_sort(ks.begin(), ks.end(), [&](uint32_t x, uint32_t y) { return keys[x].order > keys[y].order; });
+	std::stable_sort(ks.begin(), ks.end(),
+			 [&](uint32_t x, uint32_t y) { return keys[x].order > keys[y].order; });
 	std::vector<Group> trial = gs;
 	trial.push_back({});
 	for (size_t cut = 1; cut < ks.size(); cut++) {
@@ -453,7 +464,7 @@ bool same(std::vector<Group> a, std::vector<Group> b)
 	return canon(a) == canon(b);
 }
 
-} // namespace
+}  // namespace
 
 double death_order(std::span<const double, kAgeBuckets> deaths) noexcept
 {
@@ -467,8 +478,8 @@ double death_order(std::span<const double, kAgeBuckets> deaths) noexcept
 }
 
 std::vector<std::vector<uint32_t>> split_by_order(std::span<const CostKey> keys,
-						  std::vector<std::vector<uint32_t>> groups, const CostGrouping &p,
-						  double *projected_waf)
+						  std::vector<std::vector<uint32_t>> groups,
+						  const CostGrouping &p, double *projected_waf)
 {
 	std::vector<Group> gs = with_curves(keys, std::move(groups));
 	double now = gs.empty() ? 1.0 : cost_of(gs, p);
@@ -491,8 +502,8 @@ std::vector<std::vector<uint32_t>> split_by_order(std::span<const CostKey> keys,
 	return out;
 }
 
-std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys, const CostGrouping &p,
-						 double *projected_waf)
+std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys,
+						 const CostGrouping &p, double *projected_waf)
 {
 	if (keys.empty()) {
 		if (projected_waf)
@@ -500,9 +511,11 @@ std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys, 
 		return {};
 	}
 	std::vector<Group> ratio = with_curves(keys, group_by_lifetime(keys, p));
-	std::vector<Group> current = partition_by(keys, [](const CostKey &k) { return uint64_t{k.handle}; });
+	std::vector<Group> current =
+		partition_by(keys, [](const CostKey &k) { return uint64_t{k.handle}; });
 	std::vector<Group> writer = partition_by(keys, [](const CostKey &k) { return k.writer; });
-	std::vector<Group> cls = partition_by(keys, [](const CostKey &k) { return uint64_t{k.cls}; });
+	std::vector<Group> cls =
+		partition_by(keys, [](const CostKey &k) { return uint64_t{k.cls}; });
 	for (auto *gs : {&writer, &cls})
 		merge_down(*gs, p);
 	struct Cand {
@@ -538,4 +551,4 @@ std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys, 
 	return out;
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -54,8 +54,8 @@ struct LifeMass {
 // Little's law sees it) is a further point at twice the lifetime, so the mean is the
 // estimate. No deaths at all: all of it dies at the lifetime. Returns false if neither is
 // known.
-bool life_mass(std::span<const double, kAgeBuckets> deaths, double death_mean, double lifetime, unsigned age_shift,
-	       LifeMass &out);
+bool life_mass(std::span<const double, kAgeBuckets> deaths, double death_mean, double lifetime,
+	       unsigned age_shift, LifeMass &out);
 
 // ---- the projection ----
 // What one group (or key) costs at each age at which GC could take its reclaim units: a table
@@ -63,8 +63,8 @@ bool life_mass(std::span<const double, kAgeBuckets> deaths, double death_mean, d
 // share-weighted sum of its members'.
 constexpr unsigned kCostGrid = 169;
 struct CostCurve {
-	double share = 0;                       // of the device's writes
-	std::array<double, kCostGrid> copies{}; // share x GC copies per host byte, by grid age
+	double share = 0;                        // of the device's writes
+	std::array<double, kCostGrid> copies{};  // share x GC copies per host byte, by grid age
 };
 
 // The curve of one key of write share `share` with distribution m.
@@ -76,7 +76,8 @@ struct CostCurve {
 // physical room for them (physical capacity less the data the learner does not see and the
 // reclaim units held open): greedy GC takes, in every group, reclaim units whose valid share
 // is the same, and that share is the one at which the groups' logs fill the space.
-[[nodiscard]] double project_waf(std::span<const CostCurve> groups, double space, unsigned age_shift);
+[[nodiscard]] double project_waf(std::span<const CostCurve> groups, double space,
+				 unsigned age_shift);
 
 // ---- grouping ----
 struct CostKey {
@@ -134,9 +135,9 @@ struct CostGrouping {
 // differ by half the gap (hysteresis: a regroup mixes what it moves). A key that dies in write
 // order mixed with one that does not loses its whole-unit reclaims (docs/placement.md
 // "Grouping").
-[[nodiscard]] std::vector<std::vector<uint32_t>> split_by_order(std::span<const CostKey> keys,
-								std::vector<std::vector<uint32_t>> groups,
-								const CostGrouping &g, double *projected_waf = nullptr);
+[[nodiscard]] std::vector<std::vector<uint32_t>>
+split_by_order(std::span<const CostKey> keys, std::vector<std::vector<uint32_t>> groups,
+	       const CostGrouping &g, double *projected_waf = nullptr);
 
 // Groups keys (indexes into keys) by the projection. The lifetime-ratio grouping is the
 // default; the fixed policies' (by writer, by class, merged down to max_groups by the
@@ -144,7 +145,8 @@ struct CostGrouping {
 // grouping with fewer groups wins (the projection does not count the GC stream that mixes
 // every group's copies), then the grouping on the handles now (hysteresis). Never returns
 // more than max_groups groups.
-[[nodiscard]] std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys, const CostGrouping &g,
+[[nodiscard]] std::vector<std::vector<uint32_t>> group_by_cost(std::span<const CostKey> keys,
+							       const CostGrouping &g,
 							       double *projected_waf = nullptr);
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

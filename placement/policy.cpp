@@ -20,17 +20,18 @@ Error out_of_range(const PolicyConfig &cfg, int line, const std::string &key, ui
 {
 	const uint16_t limit = nruh == 0 ? 1 : nruh;
 	return plain_error(where(cfg, line) + ": " + key + ": handle " + std::to_string(h) +
-			   " out of range (device has " + std::to_string(nruh) + " handles: use 0.." +
-			   std::to_string(limit - 1) + ")");
+			   " out of range (device has " + std::to_string(nruh) +
+			   " handles: use 0.." + std::to_string(limit - 1) + ")");
 }
 
-} // namespace
+}  // namespace
 
 Result<Policy> make_policy(const PolicyConfig &cfg, uint16_t nruh)
 {
 	if (nruh > kMaxHandles)
-		return plain_error("device has " + std::to_string(nruh) + " placement handles; kvfdpd supports at most " +
-					  std::to_string(kMaxHandles));
+		return plain_error("device has " + std::to_string(nruh) +
+				   " placement handles; kvfdpd supports at most " +
+				   std::to_string(kMaxHandles));
 	Policy p;
 	p.config = cfg;
 	p.nruh = nruh;
@@ -41,19 +42,21 @@ Result<Policy> make_policy(const PolicyConfig &cfg, uint16_t nruh)
 			continue;
 		const uint16_t h = *cfg.handle[c];
 		if (h >= limit)
-			return out_of_range(cfg, cfg.line[c], std::string("placement.") + class_name(c), h, nruh);
+			return out_of_range(cfg, cfg.line[c],
+					    std::string("placement.") + class_name(c), h, nruh);
 		p.handle[c] = h;
 	}
 	for (size_t i = 0; i < cfg.rules.size(); i++) {
 		const DirRule &r = cfg.rules[i];
 		if (r.path.empty() || r.path[0] != '/')
 			return plain_error(where(cfg, r.line) + ": rule[" + std::to_string(i) +
-						  "].path: must be an absolute directory path");
+					   "].path: must be an absolute directory path");
 	}
 	for (size_t i = 0; i < cfg.writers.size(); i++) {
 		const WriterRule &w = cfg.writers[i];
 		if (w.handle && *w.handle >= limit)
-			return out_of_range(cfg, w.line, "writer[" + std::to_string(i) + "].handle", *w.handle, nruh);
+			return out_of_range(cfg, w.line, "writer[" + std::to_string(i) + "].handle",
+					    *w.handle, nruh);
 	}
 	p.loaded_at = static_cast<int64_t>(std::time(nullptr));
 	return p;
@@ -68,4 +71,4 @@ std::optional<uint16_t> fixed_handle(const WriterRule &w, const Policy &p)
 	return std::nullopt;
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

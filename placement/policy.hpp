@@ -17,7 +17,7 @@ struct Policy {
 	uint16_t nruh = 0;
 	std::array<uint16_t, kNumClasses> handle{};  // handle index per class
 	uint64_t generation = 0;
-	int64_t loaded_at = 0;                       // Unix seconds
+	int64_t loaded_at = 0;  // Unix seconds
 };
 
 // Checks cfg against a device with nruh handles (nruh 0: a backend without placement, where
@@ -29,4 +29,4 @@ struct Policy {
 // p's map; nullopt when the rule fixes neither (the learner places that writer).
 [[nodiscard]] std::optional<uint16_t> fixed_handle(const WriterRule &w, const Policy &p);
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -48,4 +48,4 @@ Choice ChoiceSelector::pick()
 	return current_;
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

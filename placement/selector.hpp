@@ -39,8 +39,8 @@ public:
 
 private:
 	struct Copy {
-		uint64_t host = 0, media = 0;   // last report
-		double dhost = 0, dmedia = 0;   // decayed
+		uint64_t host = 0, media = 0;  // last report
+		double dhost = 0, dmedia = 0;  // decayed
 		bool failed = false;
 	};
 	SelectorConfig cfg_;
@@ -49,4 +49,4 @@ private:
 	uint32_t switches_ = 0;
 };
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -17,7 +17,8 @@ bool binary_suffix(std::string_view s, unsigned &shift)
 	static constexpr std::string_view kPrefixes = "KMGT";
 	if (s.empty() || s.size() > 3)
 		return false;
-	const size_t p = kPrefixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))));
+	const size_t p =
+		kPrefixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))));
 	if (p == std::string_view::npos)
 		return false;
 	const std::string_view rest = s.substr(1);
@@ -27,15 +28,16 @@ bool binary_suffix(std::string_view s, unsigned &shift)
 	return true;
 }
 
-} // namespace
+}  // namespace
 
 Result<uint64_t> parse_size(std::string_view text)
 {
 	auto bad = [&](const char *why) {
-		return guidance_error(std::errc::invalid_argument,
-				      "bad size '" + std::string(text) + "' (" + why +
-					      "): give bytes or a number with KiB, MiB, GiB or TiB, "
-					      "e.g. 64GiB");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"bad size '" + std::string(text) + "' (" + why +
+				"): give bytes or a number with KiB, MiB, GiB or TiB, "
+				"e.g. 64GiB");
 	};
 	using u128 = unsigned __int128;
 	size_t i = 0;
@@ -78,4 +80,4 @@ Result<uint64_t> parse_size(std::string_view text)
 	return static_cast<uint64_t>(bytes);
 }
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

@@ -15,4 +15,4 @@ namespace kvfdp::placement {
 // that need a positive size check). Fails with one line naming the accepted suffixes.
 [[nodiscard]] Result<uint64_t> parse_size(std::string_view text);
 
-} // namespace kvfdp::placement
+}  // namespace kvfdp::placement

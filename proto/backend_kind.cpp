@@ -22,7 +22,10 @@ const BackendCaps &caps(BackendKind k)
 	return backends().front();
 }
 
-const char *backend_name(BackendKind k) { return caps(k).name; }
+const char *backend_name(BackendKind k)
+{
+	return caps(k).name;
+}
 
 std::optional<BackendKind> parse_backend(std::string_view name)
 {
@@ -34,14 +37,13 @@ std::optional<BackendKind> parse_backend(std::string_view name)
 
 namespace {
 
-template <class F>
-bool cap_of(std::string_view name, F f)
+template <class F> bool cap_of(std::string_view name, F f)
 {
 	const auto k = parse_backend(name);
 	return k && f(caps(*k));
 }
 
-} // namespace
+}  // namespace
 
 bool backend_by_file(std::string_view n)
 {
@@ -76,4 +78,4 @@ std::string backend_list(bool cli_direct_only)
 	return s;
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -13,12 +13,12 @@ enum class BackendKind { passthru, streams, model, file };
 
 struct BackendCaps {
 	BackendKind kind;
-	const char *name;        // as written on the command line and in replies
-	bool by_file;            // opened from --file PATH, not --device
-	bool passthru_logs;      // its logs are read over NVMe passthrough (/dev/ngXnY): kvfdp opens it
-	                         // with --device, and an emulated controller's WAF caveat applies
-	bool zero_copy;          // the ublk zero-copy data path reaches the device
-	bool cli_direct;         // `kvfdp --backend NAME` opens it without kvfdpd
+	const char *name;    // as written on the command line and in replies
+	bool by_file;        // opened from --file PATH, not --device
+	bool passthru_logs;  // its logs are read over NVMe passthrough (/dev/ngXnY): kvfdp opens it
+			     // with --device, and an emulated controller's WAF caveat applies
+	bool zero_copy;      // the ublk zero-copy data path reaches the device
+	bool cli_direct;     // `kvfdp --backend NAME` opens it without kvfdpd
 };
 
 // Every backend, in the order help texts list them.
@@ -36,4 +36,4 @@ struct BackendCaps {
 // "passthru, streams, model or file" (or the CLI's "passthru or model").
 [[nodiscard]] std::string backend_list(bool cli_direct_only = false);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

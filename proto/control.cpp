@@ -16,18 +16,21 @@ nvme::u128 read_u128(const json &j, const char *key)
 	return j.is_object() && j.contains(key) ? u128_from_json(j[key]) : 0;
 }
 
-} // namespace
+}  // namespace
 
 std::string known_commands()
 {
 	std::string s;
-	for (const char *c : {cmd::kStatus, cmd::kRuh, cmd::kFiles, cmd::kPolicy, cmd::kReload, cmd::kStop, cmd::kStats,
-			      cmd::kMetrics, cmd::kTwinWindow})
+	for (const char *c : {cmd::kStatus, cmd::kRuh, cmd::kFiles, cmd::kPolicy, cmd::kReload,
+			      cmd::kStop, cmd::kStats, cmd::kMetrics, cmd::kTwinWindow})
 		s += (s.empty() ? "" : ", ") + std::string(c);
 	return s;
 }
 
-void to_json(json &j, const StopRequest &r) { j = {{"force", r.force}}; }
+void to_json(json &j, const StopRequest &r)
+{
+	j = {{"force", r.force}};
+}
 
 bool parse_stop_request(const json &args, StopRequest &r, std::string &error)
 {
@@ -64,8 +67,9 @@ void to_json(json &j, const StatusDaemon &v)
 		j = {{"running", false}, {"socket", v.socket}, {"reason", v.reason}};
 		return;
 	}
-	j = {{"version", v.version}, {"pid", v.pid}, {"uptime_s", v.uptime_s}, {"config", v.config},
-	     {"socket", v.socket}, {"policy_generation", v.policy_generation}};
+	j = {{"version", v.version},   {"pid", v.pid},
+	     {"uptime_s", v.uptime_s}, {"config", v.config},
+	     {"socket", v.socket},     {"policy_generation", v.policy_generation}};
 	if (v.running)
 		j["running"] = true;
 }
@@ -84,10 +88,22 @@ void from_json(const json &j, StatusDaemon &v)
 
 void to_json(json &j, const StatusDevice &v)
 {
-	j = {{"ublk_id", v.ublk_id}, {"ublk_path", v.ublk_path}, {"backend", v.backend}, {"path", v.path},
-	     {"nsid", v.nsid}, {"lba_size", v.lba_size}, {"nlb", v.nlb}, {"size_bytes", v.size_bytes},
-	     {"max_transfer", v.max_transfer}, {"fdp_enabled", v.fdp_enabled}, {"nruh", v.nruh}, {"nrg", v.nrg},
-	     {"ru_size", v.ru_size}, {"queues", v.queues}, {"depth", v.depth}, {"volatile_cache", v.volatile_cache},
+	j = {{"ublk_id", v.ublk_id},
+	     {"ublk_path", v.ublk_path},
+	     {"backend", v.backend},
+	     {"path", v.path},
+	     {"nsid", v.nsid},
+	     {"lba_size", v.lba_size},
+	     {"nlb", v.nlb},
+	     {"size_bytes", v.size_bytes},
+	     {"max_transfer", v.max_transfer},
+	     {"fdp_enabled", v.fdp_enabled},
+	     {"nruh", v.nruh},
+	     {"nrg", v.nrg},
+	     {"ru_size", v.ru_size},
+	     {"queues", v.queues},
+	     {"depth", v.depth},
+	     {"volatile_cache", v.volatile_cache},
 	     {"fua", v.fua}};
 	if (v.stripe)
 		j["stripe"] = *v.stripe;
@@ -117,8 +133,9 @@ void from_json(const json &j, StatusDevice &v)
 
 void to_json(json &j, const StripeDeviceRow &v)
 {
-	j = {{"member", v.member}, {"path", v.path}, {"nsid", v.nsid}, {"lba_size", v.lba_size}, {"nlb", v.nlb},
-	     {"max_transfer", v.max_transfer}, {"nruh", v.nruh}, {"ru_size", v.ru_size}, {"fdp_enabled", v.fdp_enabled}};
+	j = {{"member", v.member},     {"path", v.path},       {"nsid", v.nsid},
+	     {"lba_size", v.lba_size}, {"nlb", v.nlb},         {"max_transfer", v.max_transfer},
+	     {"nruh", v.nruh},         {"ru_size", v.ru_size}, {"fdp_enabled", v.fdp_enabled}};
 }
 
 void from_json(const json &j, StripeDeviceRow &v)
@@ -136,8 +153,11 @@ void from_json(const json &j, StripeDeviceRow &v)
 
 void to_json(json &j, const StripeStatus &v)
 {
-	j = {{"members", v.members}, {"stripe_bytes", v.stripe_bytes}, {"member_nlb", v.member_nlb},
-	     {"note", v.note}, {"devices", v.devices}};
+	j = {{"members", v.members},
+	     {"stripe_bytes", v.stripe_bytes},
+	     {"member_nlb", v.member_nlb},
+	     {"note", v.note},
+	     {"devices", v.devices}};
 }
 
 void from_json(const json &j, StripeStatus &v)
@@ -168,7 +188,7 @@ void from_json(const json &j, StatusKernel &v)
 
 void to_json(json &j, const StatusTagging &v)
 {
-	j = {{"active", v.active}, {"reason", v.reason}, {"sources", v.sources},
+	j = {{"active", v.active}, {"reason", v.reason},     {"sources", v.sources},
 	     {"pinned", v.pinned}, {"reopened", v.reopened}, {"watch_dir", v.watch_dir}};
 }
 
@@ -184,9 +204,16 @@ void from_json(const json &j, StatusTagging &v)
 
 void to_json(json &j, const StatusIo &v)
 {
-	j = {{"reads", v.reads}, {"read_bytes", v.read_bytes}, {"writes", v.writes}, {"write_bytes", v.write_bytes},
-	     {"flushes", v.flushes}, {"discards", v.discards}, {"discard_bytes", v.discard_bytes},
-	     {"write_zeroes", v.write_zeroes}, {"write_zeroes_bytes", v.write_zeroes_bytes}, {"errors", v.errors}};
+	j = {{"reads", v.reads},
+	     {"read_bytes", v.read_bytes},
+	     {"writes", v.writes},
+	     {"write_bytes", v.write_bytes},
+	     {"flushes", v.flushes},
+	     {"discards", v.discards},
+	     {"discard_bytes", v.discard_bytes},
+	     {"write_zeroes", v.write_zeroes},
+	     {"write_zeroes_bytes", v.write_zeroes_bytes},
+	     {"errors", v.errors}};
 	if (v.copied_bytes)
 		j["copied_bytes"] = *v.copied_bytes;
 }
@@ -206,7 +233,10 @@ void from_json(const json &j, StatusIo &v)
 	read_field(j, "copied_bytes", v.copied_bytes);
 }
 
-void to_json(json &j, const StatusDataPath &v) { j = {{"mode", v.mode}, {"note", v.note}}; }
+void to_json(json &j, const StatusDataPath &v)
+{
+	j = {{"mode", v.mode}, {"note", v.note}};
+}
 
 void from_json(const json &j, StatusDataPath &v)
 {
@@ -226,7 +256,10 @@ void from_json(const json &j, StatusRecovery &v)
 	read_field(j, "state", v.state);
 }
 
-void to_json(json &j, const Health &v) { j = health_json(v); }
+void to_json(json &j, const Health &v)
+{
+	j = health_json(v);
+}
 
 void from_json(const json &j, Health &v)
 {
@@ -236,8 +269,9 @@ void from_json(const json &j, Health &v)
 
 void to_json(json &j, const StatusReply &v)
 {
-	j = {{"daemon", v.daemon}, {"device", v.device}, {"kernel", v.kernel}, {"tagging", v.tagging},
-	     {"classes", v.classes}, {"stale_tags", v.stale_tags}, {"io", v.io}, {"recovery", v.recovery}};
+	j = {{"daemon", v.daemon},   {"device", v.device},    {"kernel", v.kernel},
+	     {"tagging", v.tagging}, {"classes", v.classes},  {"stale_tags", v.stale_tags},
+	     {"io", v.io},           {"recovery", v.recovery}};
 	if (v.health)
 		j["health"] = *v.health;
 	if (v.data_path)
@@ -271,7 +305,11 @@ void mark_daemon_running(json &status)
 
 void to_json(json &j, const RuhRow &v)
 {
-	j = {{"index", v.index}, {"pid", v.pid}, {"ruhid", v.ruhid}, {"earutr", v.earutr}, {"ruamw", v.ruamw}};
+	j = {{"index", v.index},
+	     {"pid", v.pid},
+	     {"ruhid", v.ruhid},
+	     {"earutr", v.earutr},
+	     {"ruamw", v.ruamw}};
 	if (v.bytes)
 		j["bytes"] = *v.bytes;
 	if (v.writes)
@@ -310,12 +348,12 @@ std::vector<RuhRow> read_rows(const json &j, const char *key)
 	return rows;
 }
 
-} // namespace
+}  // namespace
 
 void to_json(json &j, const RuhMember &v)
 {
-	j = {{"member", v.member}, {"device", v.device}, {"nsid", v.nsid}, {"nruhsd", v.ruhss.size()},
-	     {"bytes", v.bytes}, {"ruhss", v.ruhss}};
+	j = {{"member", v.member},       {"device", v.device}, {"nsid", v.nsid},
+	     {"nruhsd", v.ruhss.size()}, {"bytes", v.bytes},   {"ruhss", v.ruhss}};
 }
 
 void from_json(const json &j, RuhMember &v)
@@ -355,7 +393,10 @@ void from_json(const json &j, RuhReply &v)
 	}
 }
 
-bool has_ruh_rows(const json &j) { return j.is_object() && j.contains("ruhss") && j["ruhss"].is_array(); }
+bool has_ruh_rows(const json &j)
+{
+	return j.is_object() && j.contains("ruhss") && j["ruhss"].is_array();
+}
 
 std::optional<double> lifetime_waf(nvme::u128 hbmw, nvme::u128 mbmw)
 {
@@ -366,8 +407,8 @@ std::optional<double> lifetime_waf(nvme::u128 hbmw, nvme::u128 mbmw)
 
 void to_json(json &j, const StatsMember &v)
 {
-	j = {{"member", v.member}, {"device", v.device}, {"hbmw", u128_json(v.hbmw)}, {"mbmw", u128_json(v.mbmw)},
-	     {"mbe", u128_json(v.mbe)}, {"waf", opt_json(v.waf)}};
+	j = {{"member", v.member},        {"device", v.device},      {"hbmw", u128_json(v.hbmw)},
+	     {"mbmw", u128_json(v.mbmw)}, {"mbe", u128_json(v.mbe)}, {"waf", opt_json(v.waf)}};
 }
 
 void from_json(const json &j, StatsMember &v)
@@ -382,7 +423,10 @@ void from_json(const json &j, StatsMember &v)
 
 void to_json(json &j, const StatsReply &v)
 {
-	j = {{"hbmw", u128_json(v.hbmw)}, {"mbmw", u128_json(v.mbmw)}, {"mbe", u128_json(v.mbe)}, {"waf", opt_json(v.waf)}};
+	j = {{"hbmw", u128_json(v.hbmw)},
+	     {"mbmw", u128_json(v.mbmw)},
+	     {"mbe", u128_json(v.mbe)},
+	     {"waf", opt_json(v.waf)}};
 	if (v.members)
 		j["members"] = *v.members;
 	if (v.twin)
@@ -408,13 +452,25 @@ bool has_fdp_counters(const json &j)
 	return j.is_object() && j.contains("hbmw") && j.contains("mbmw") && j.contains("mbe");
 }
 
-void to_json(json &j, const MetricsReply &v) { j = {{"text", v.text}}; }
+void to_json(json &j, const MetricsReply &v)
+{
+	j = {{"text", v.text}};
+}
 
-void from_json(const json &j, MetricsReply &v) { read_field(j, "text", v.text); }
+void from_json(const json &j, MetricsReply &v)
+{
+	read_field(j, "text", v.text);
+}
 
-void to_json(json &j, const ReloadReply &v) { j = {{"generation", v.generation}}; }
+void to_json(json &j, const ReloadReply &v)
+{
+	j = {{"generation", v.generation}};
+}
 
-void from_json(const json &j, ReloadReply &v) { read_field(j, "generation", v.generation); }
+void from_json(const json &j, ReloadReply &v)
+{
+	read_field(j, "generation", v.generation);
+}
 
 void to_json(json &j, const StopReply &v)
 {
@@ -428,4 +484,4 @@ void from_json(const json &j, StopReply &v)
 	read_field(j, "safe_stop", v.safe_stop);
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -31,7 +31,7 @@ inline constexpr const char *kStop = "stop";
 inline constexpr const char *kStats = "stats";
 inline constexpr const char *kMetrics = "metrics";
 inline constexpr const char *kTwinWindow = "twin_window";  // proto/twin_window.hpp
-} // namespace cmd
+}  // namespace cmd
 // "status, ruh, files, policy, reload, stop, stats, metrics, twin_window".
 [[nodiscard]] std::string known_commands();
 // The framing (docs/control.md, Framing): a request {"cmd":NAME,...}; a reply
@@ -47,7 +47,8 @@ struct StopRequest {
 };
 void to_json(nlohmann::json &j, const StopRequest &r);
 // The request's "force" (absent: false); false with the one-line refusal when not a boolean.
-[[nodiscard]] bool parse_stop_request(const nlohmann::json &args, StopRequest &r, std::string &error);
+[[nodiscard]] bool parse_stop_request(const nlohmann::json &args, StopRequest &r,
+				      std::string &error);
 
 // One class's row: status "classes", ruh "classes" (with pid: the handle's placement ID,
 // null when the handle is not on the device).
@@ -269,8 +270,7 @@ void to_json(nlohmann::json &j, const StopReply &v);
 void from_json(const nlohmann::json &j, StopReply &v);
 
 // The reply data as T (from_json's lenient defaults for what it lacks).
-template <class T>
-[[nodiscard]] T reply_as(const nlohmann::json &data)
+template <class T> [[nodiscard]] T reply_as(const nlohmann::json &data)
 {
 	T v{};
 	if (data.is_object())
@@ -278,4 +278,4 @@ template <class T>
 	return v;
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

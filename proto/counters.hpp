@@ -20,11 +20,12 @@ struct CounterSnapshot {
 	std::array<uint64_t, kNumClasses> class_writes{};
 	std::array<uint64_t, kMaxHandles> handle_bytes{};
 	std::array<uint64_t, kMaxHandles> handle_writes{};
-	std::array<std::array<uint64_t, kMaxHandles>, nvme::kMaxStripeMembers> member_handle_bytes{};
+	std::array<std::array<uint64_t, kMaxHandles>, nvme::kMaxStripeMembers>
+		member_handle_bytes{};
 	uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0, flushes = 0;
 	uint64_t discards = 0, discard_bytes = 0, write_zeroes = 0, write_zeroes_bytes = 0;
 	uint64_t stale_tags = 0, errors = 0, unsupported = 0;
 	uint64_t copied_bytes = 0;
 };
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -5,10 +5,10 @@ namespace kvfdp::proto {
 
 enum Exit : int {
 	kExitOk = 0,
-	kExitError = 1,      // the command ran and failed (device error, bad data)
-	kExitUsage = 2,      // bad command line or config
-	kExitNoDevice = 3,   // no daemon, device or model to talk to
-	kExitUnsupported = 4 // the device lacks what was asked (e.g. FDP)
+	kExitError = 1,       // the command ran and failed (device error, bad data)
+	kExitUsage = 2,       // bad command line or config
+	kExitNoDevice = 3,    // no daemon, device or model to talk to
+	kExitUnsupported = 4  // the device lacks what was asked (e.g. FDP)
 };
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -9,9 +9,18 @@ using nlohmann::json;
 
 void to_json(json &j, const FileRow &v)
 {
-	j = {{"dev", v.dev}, {"ino", v.ino}, {"class", v.cls}, {"class_from", v.class_from}, {"bytes", v.bytes},
-	     {"birth", opt_json(v.birth)}, {"death", opt_json(v.death)}, {"lifetime_s", opt_json(v.lifetime_s)},
-	     {"pid", v.pid}, {"comm", v.comm}, {"writer_id", v.writer_id}, {"cgroup_id", v.cgroup_id}};
+	j = {{"dev", v.dev},
+	     {"ino", v.ino},
+	     {"class", v.cls},
+	     {"class_from", v.class_from},
+	     {"bytes", v.bytes},
+	     {"birth", opt_json(v.birth)},
+	     {"death", opt_json(v.death)},
+	     {"lifetime_s", opt_json(v.lifetime_s)},
+	     {"pid", v.pid},
+	     {"comm", v.comm},
+	     {"writer_id", v.writer_id},
+	     {"cgroup_id", v.cgroup_id}};
 	if (v.writer)
 		j["writer"] = *v.writer;
 	if (v.path)
@@ -83,4 +92,4 @@ void from_json(const json &j, FilesReply &v)
 	read_field(j, "limit", v.limit);
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

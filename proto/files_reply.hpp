@@ -14,7 +14,7 @@ namespace kvfdp::proto {
 
 // One file: birth/death are Unix times in seconds (null: unknown, or alive).
 struct FileRow {
-	std::string dev;         // major:minor of the filesystem's device
+	std::string dev;  // major:minor of the filesystem's device
 	uint64_t ino = 0;
 	std::string cls;
 	std::string class_from;  // hint | rule | none
@@ -46,7 +46,7 @@ struct FilesReply {
 	std::optional<uint64_t> matched;        // records that pass the request's filter
 	std::vector<FileRow> files;
 	std::optional<std::vector<ClassLifetime>> lifetimes;
-	std::optional<uint64_t> limit;          // the row cap kvfdpd applied
+	std::optional<uint64_t> limit;  // the row cap kvfdpd applied
 };
 void to_json(nlohmann::json &j, const FileRow &v);
 void from_json(const nlohmann::json &j, FileRow &v);
@@ -55,4 +55,4 @@ void from_json(const nlohmann::json &j, ClassLifetime &v);
 void to_json(nlohmann::json &j, const FilesReply &v);
 void from_json(const nlohmann::json &j, FilesReply &v);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

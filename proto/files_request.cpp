@@ -40,10 +40,12 @@ bool parse_files_query(const json &args, FilesQuery &q, std::string &error)
 		std::optional<uint8_t> c;
 		if (v.is_string())
 			c = parse_class(v.get<std::string>());
-		else if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < kNumClasses)
+		else if (v.is_number_integer() && v.get<int64_t>() >= 0 &&
+			 v.get<int64_t>() < kNumClasses)
 			c = static_cast<uint8_t>(v.get<int64_t>());
 		if (!c) {
-			error = "files: 'class' must be a lifetime class (" + placement::class_names_list() + ")";
+			error = "files: 'class' must be a lifetime class (" +
+				placement::class_names_list() + ")";
 			return false;
 		}
 		q.cls = c;
@@ -60,11 +62,12 @@ bool parse_files_query(const json &args, FilesQuery &q, std::string &error)
 
 void to_json(json &j, const FilesQuery &q)
 {
-	j = {{"limit", q.limit}, {"sort", q.order == FilesQuery::Order::bytes ? "bytes" : "newest"}};
+	j = {{"limit", q.limit},
+	     {"sort", q.order == FilesQuery::Order::bytes ? "bytes" : "newest"}};
 	if (q.cls)
 		j["class"] = class_name(*q.cls);
 	if (q.live_only)
 		j["live"] = true;
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -15,10 +15,10 @@ namespace kvfdp::proto {
 struct FilesQuery {
 	enum class Order : uint8_t { newest, bytes };
 	uint64_t limit = 1000;
-	Order order = Order::newest;   // newest event first (birth of a live file, death of a
-	                               // deleted one), or largest first (ties: newest first)
-	std::optional<uint8_t> cls;    // only files of this class
-	bool live_only = false;        // only files not yet deleted
+	Order order = Order::newest;  // newest event first (birth of a live file, death of a
+				      // deleted one), or largest first (ties: newest first)
+	std::optional<uint8_t> cls;   // only files of this class
+	bool live_only = false;       // only files not yet deleted
 };
 
 // Reads the optional args "limit" (positive integer), "sort" ("newest" or "bytes"), "class"
@@ -28,4 +28,4 @@ struct FilesQuery {
 // The request's arguments: limit and sort always, class and live when they filter.
 void to_json(nlohmann::json &j, const FilesQuery &q);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -7,7 +7,8 @@ Health health_of(bool tagger_active, const std::string &tagger_reason)
 {
 	if (tagger_active)
 		return {};
-	return {true, "the BPF tagger is not active" + (tagger_reason.empty() ? std::string() : " (" + tagger_reason + ")") +
+	return {true, "the BPF tagger is not active" +
+			      (tagger_reason.empty() ? std::string() : " (" + tagger_reason + ")") +
 			      ": every write goes to the default handle, unplaced"};
 }
 
@@ -22,7 +23,8 @@ Health health_from_status(const nlohmann::json &status)
 		return {};
 	if (status.contains("health") && status["health"].is_object()) {
 		const nlohmann::json &h = status["health"];
-		return {h.value("state", std::string()) == "degraded", h.value("why", std::string())};
+		return {h.value("state", std::string()) == "degraded",
+			h.value("why", std::string())};
 	}
 	const nlohmann::json tg = status.value("tagging", nlohmann::json::object());
 	if (!tg.is_object() || !tg.contains("active"))
@@ -44,4 +46,4 @@ std::string require_tagger_refusal(const std::string &from, const std::string &t
 	       " to serve with every write on the default handle";
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -28,6 +28,7 @@ struct Health {
 
 // The one line a start with require_tagger (from: "--require-tagger" or "FILE:LINE") is
 // refused with when the tagger is not active: why, and what to do.
-[[nodiscard]] std::string require_tagger_refusal(const std::string &from, const std::string &tagger_reason);
+[[nodiscard]] std::string require_tagger_refusal(const std::string &from,
+						 const std::string &tagger_reason);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

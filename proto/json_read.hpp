@@ -15,8 +15,7 @@ namespace kvfdp::proto {
 
 // j[key] into out when j is an object holding a value of out's type (an unsigned field takes
 // a non-negative integer only). Returns whether it did.
-template <class T>
-bool read_field(const nlohmann::json &j, const char *key, T &out)
+template <class T> bool read_field(const nlohmann::json &j, const char *key, T &out)
 {
 	if (!j.is_object())
 		return false;
@@ -65,8 +64,7 @@ bool read_field(const nlohmann::json &j, const char *key, T &out)
 }
 
 // The same into an optional: set when the key holds a value of T's type, else left empty.
-template <class T>
-bool read_field(const nlohmann::json &j, const char *key, std::optional<T> &out)
+template <class T> bool read_field(const nlohmann::json &j, const char *key, std::optional<T> &out)
 {
 	T v{};
 	if (!read_field(j, key, v))
@@ -76,16 +74,14 @@ bool read_field(const nlohmann::json &j, const char *key, std::optional<T> &out)
 }
 
 // v as JSON, null when empty (the writing side of read_field's optional).
-template <class T>
-nlohmann::json opt_json(const std::optional<T> &v)
+template <class T> nlohmann::json opt_json(const std::optional<T> &v)
 {
 	return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 // j[key]'s objects into out, each through from_json (an element that is not an object is
 // skipped). Returns whether j[key] was an array.
-template <class T>
-bool read_array(const nlohmann::json &j, const char *key, std::vector<T> &out)
+template <class T> bool read_array(const nlohmann::json &j, const char *key, std::vector<T> &out)
 {
 	if (!j.is_object())
 		return false;
@@ -114,4 +110,4 @@ bool read_array(const nlohmann::json &j, const char *key, std::optional<std::vec
 	return true;
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -30,7 +30,10 @@ std::string escape(const std::string &v)
 	return s;
 }
 
-MetricFamily family(const char *name, const char *type, const char *help) { return {name, help, type, {}}; }
+MetricFamily family(const char *name, const char *type, const char *help)
+{
+	return {name, help, type, {}};
+}
 
 void add(MetricFamily &f, std::vector<std::pair<std::string, std::string>> labels, uint64_t v)
 {
@@ -44,7 +47,7 @@ std::string fixed(double v, int digits)
 	return buf;
 }
 
-} // namespace
+}  // namespace
 
 std::string render_metrics(const std::vector<MetricFamily> &families)
 {
@@ -59,7 +62,8 @@ std::string render_metrics(const std::vector<MetricFamily> &families)
 				for (size_t i = 0; i < s.labels.size(); i++) {
 					if (i)
 						out += ",";
-					out += s.labels[i].first + "=\"" + escape(s.labels[i].second) + "\"";
+					out += s.labels[i].first + "=\"" +
+					       escape(s.labels[i].second) + "\"";
 				}
 				out += "}";
 			}
@@ -77,18 +81,22 @@ bool has_family(const std::string &text, const std::string &name)
 std::vector<MetricFamily> counter_families(const MetricsInput &m)
 {
 	const CounterSnapshot &c = m.counters;
-	auto cls_bytes = family("kvfdp_class_bytes_total", "counter", "Bytes written per lifetime class.");
-	auto cls_writes = family("kvfdp_class_writes_total", "counter", "Write requests per lifetime class.");
+	auto cls_bytes =
+		family("kvfdp_class_bytes_total", "counter", "Bytes written per lifetime class.");
+	auto cls_writes =
+		family("kvfdp_class_writes_total", "counter", "Write requests per lifetime class.");
 	for (unsigned i = 0; i < kNumClasses; i++) {
 		add(cls_bytes, {{"class", class_name(i)}}, c.class_bytes[i]);
 		add(cls_writes, {{"class", class_name(i)}}, c.class_writes[i]);
 	}
-	auto handle_bytes = family("kvfdp_handle_bytes_total", "counter", "Bytes written per placement handle.");
+	auto handle_bytes = family("kvfdp_handle_bytes_total", "counter",
+				   "Bytes written per placement handle.");
 	const unsigned nh = m.nruh ? m.nruh : 1;
 	if (m.members.size() > 1) {
 		for (unsigned mb = 0; mb < m.members.size() && mb < nvme::kMaxStripeMembers; mb++)
 			for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
-				std::vector<std::pair<std::string, std::string>> l = {{"handle", std::to_string(h)}};
+				std::vector<std::pair<std::string, std::string>> l = {
+					{"handle", std::to_string(h)}};
 				if (mb < m.member_pids.size() && h < m.member_pids[mb].size())
 					l.emplace_back("pid", std::to_string(m.member_pids[mb][h]));
 				l.emplace_back("member", std::to_string(mb));
@@ -97,7 +105,8 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 			}
 	} else {
 		for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
-			std::vector<std::pair<std::string, std::string>> l = {{"handle", std::to_string(h)}};
+			std::vector<std::pair<std::string, std::string>> l = {
+				{"handle", std::to_string(h)}};
 			if (h < m.pids.size())
 				l.emplace_back("pid", std::to_string(m.pids[h]));
 			add(handle_bytes, std::move(l), c.handle_bytes[h]);
@@ -114,18 +123,24 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 	add(io_bytes, {{"op", "write"}}, c.write_bytes);
 	add(io_bytes, {{"op", "discard"}}, c.discard_bytes);
 	add(io_bytes, {{"op", "write_zeroes"}}, c.write_zeroes_bytes);
-	auto stale = family("kvfdp_stale_tags_total", "counter", "Writes whose tag slot did not match (placed as not_set).");
+	auto stale = family("kvfdp_stale_tags_total", "counter",
+			    "Writes whose tag slot did not match (placed as not_set).");
 	add(stale, {}, c.stale_tags);
-	auto errors = family("kvfdp_io_errors_total", "counter", "Requests completed with an error.");
+	auto errors =
+		family("kvfdp_io_errors_total", "counter", "Requests completed with an error.");
 	add(errors, {}, c.errors);
-	auto copied = family("kvfdp_copied_bytes_total", "counter",
-			     "Read/write bytes copied between requests' pages and kvfdpd's buffers (0 in zero-copy mode).");
+	auto copied = family(
+		"kvfdp_copied_bytes_total", "counter",
+		"Read/write bytes copied between requests' pages and kvfdpd's buffers (0 in zero-copy mode).");
 	add(copied, {}, c.copied_bytes);
-	auto zc = family("kvfdp_zero_copy", "gauge",
-			 "1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG or UBLK_F_SUPPORT_ZERO_COPY).");
+	auto zc = family(
+		"kvfdp_zero_copy", "gauge",
+		"1 when requests reach the device from their own pages (UBLK_F_AUTO_BUF_REG or UBLK_F_SUPPORT_ZERO_COPY).");
 	add(zc, {}, m.zero_copy ? 1 : 0);
-	auto tagger = family("kvfdp_tagger_active", "gauge", "1 when the BPF tagger classifies requests; 0 when kvfdpd serves DEGRADED, every write on "
-			     "the default handle.");
+	auto tagger = family(
+		"kvfdp_tagger_active", "gauge",
+		"1 when the BPF tagger classifies requests; 0 when kvfdpd serves DEGRADED, every write on "
+		"the default handle.");
 	add(tagger, {}, m.tagger_active ? 1 : 0);
 	auto gen = family("kvfdp_policy_generation", "gauge", "Policy reload generation.");
 	add(gen, {}, m.generation);
@@ -134,25 +149,36 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 	auto start = family("kvfdp_start_time_seconds", "gauge",
 			    "Unix time this kvfdpd started; changes(...) counts restarts.");
 	add(start, {}, m.start_time_s);
-	auto rec = family("kvfdp_recovered", "gauge", "1 when this kvfdpd re-attached to a disk a previous one left.");
+	auto rec = family("kvfdp_recovered", "gauge",
+			  "1 when this kvfdpd re-attached to a disk a previous one left.");
 	add(rec, {}, m.recovered ? 1 : 0);
-	return {cls_bytes, cls_writes, handle_bytes, io, io_bytes, stale, errors, copied, zc, tagger, gen, up, start, rec};
+	return {cls_bytes, cls_writes, handle_bytes, io,  io_bytes, stale, errors,
+		copied,    zc,         tagger,       gen, up,       start, rec};
 }
 
-std::string format_metrics(const MetricsInput &m) { return render_metrics(counter_families(m)); }
+std::string format_metrics(const MetricsInput &m)
+{
+	return render_metrics(counter_families(m));
+}
 
 std::vector<MetricFamily> ruh_families(const std::vector<nvme::Handle> &handles, uint32_t lba_size)
 {
-	auto lbas = family("kvfdp_ruh_ruamw_lbas", "gauge",
-			   "Reclaim unit available media writes of the handle's current RU, in logical blocks (RUH Status).");
-	auto bytes = family("kvfdp_ruh_ruamw_bytes", "gauge",
-			    "Reclaim unit available media writes of the handle's current RU, in bytes.");
-	auto earutr = family("kvfdp_ruh_earutr_seconds", "gauge", "Estimated active reclaim unit time remaining (RUH Status EARUTR).");
+	auto lbas = family(
+		"kvfdp_ruh_ruamw_lbas", "gauge",
+		"Reclaim unit available media writes of the handle's current RU, in logical blocks (RUH Status).");
+	auto bytes =
+		family("kvfdp_ruh_ruamw_bytes", "gauge",
+		       "Reclaim unit available media writes of the handle's current RU, in bytes.");
+	auto earutr = family("kvfdp_ruh_earutr_seconds", "gauge",
+			     "Estimated active reclaim unit time remaining (RUH Status EARUTR).");
 	for (const nvme::Handle &h : handles) {
 		const std::vector<std::pair<std::string, std::string>> l = {
-			{"handle", std::to_string(h.index)}, {"pid", std::to_string(h.pid)}, {"ruhid", std::to_string(h.ruhid)}};
+			{"handle", std::to_string(h.index)},
+			{"pid", std::to_string(h.pid)},
+			{"ruhid", std::to_string(h.ruhid)}};
 		add(lbas, l, h.ruamw);
-		bytes.samples.push_back({l, u128_text(static_cast<nvme::u128>(h.ruamw) * lba_size)});
+		bytes.samples.push_back(
+			{l, u128_text(static_cast<nvme::u128>(h.ruamw) * lba_size)});
 		add(earutr, l, h.earutr);
 	}
 	return {lbas, bytes, earutr};
@@ -161,11 +187,18 @@ std::vector<MetricFamily> ruh_families(const std::vector<nvme::Handle> &handles,
 std::vector<MetricFamily> fdp_stats_families(const nvme::FdpStats &s, bool emulated)
 {
 	std::vector<MetricFamily> f = {
-		{"kvfdp_fdp_hbmw_bytes", "Host bytes with metadata written (FDP statistics log 0x22).", "counter",
+		{"kvfdp_fdp_hbmw_bytes",
+		 "Host bytes with metadata written (FDP statistics log 0x22).",
+		 "counter",
 		 {{{}, u128_text(s.hbmw)}}},
-		{"kvfdp_fdp_mbmw_bytes", "Media bytes with metadata written (FDP statistics log 0x22).", "counter",
+		{"kvfdp_fdp_mbmw_bytes",
+		 "Media bytes with metadata written (FDP statistics log 0x22).",
+		 "counter",
 		 {{{}, u128_text(s.mbmw)}}},
-		{"kvfdp_fdp_mbe_bytes", "Media bytes erased (FDP statistics log 0x22).", "counter", {{{}, u128_text(s.mbe)}}}};
+		{"kvfdp_fdp_mbe_bytes",
+		 "Media bytes erased (FDP statistics log 0x22).",
+		 "counter",
+		 {{{}, u128_text(s.mbe)}}}};
 	const nvme::WafReading w = nvme::assess_waf(nvme::FdpStats{}, s, emulated);
 	if (w.waf) {
 		char buf[32];
@@ -173,42 +206,56 @@ std::vector<MetricFamily> fdp_stats_families(const nvme::FdpStats &s, bool emula
 		f.push_back({"kvfdp_fdp_waf",
 			     "Lifetime write amplification MBMW / HBMW; for an interval use "
 			     "rate(kvfdp_fdp_mbmw_bytes) / rate(kvfdp_fdp_hbmw_bytes).",
-			     "gauge", {{{}, buf}}});
+			     "gauge",
+			     {{{}, buf}}});
 	}
 	return f;
 }
 
 MetricFamily daemon_up_family(bool up)
 {
-	return {"kvfdp_daemon_up", "1 when kvfdpd answered (on its control socket, or this scrape of its /metrics).", "gauge", {{{}, up ? "1" : "0"}}};
+	return {"kvfdp_daemon_up",
+		"1 when kvfdpd answered (on its control socket, or this scrape of its /metrics).",
+		"gauge",
+		{{{}, up ? "1" : "0"}}};
 }
 
 std::vector<MetricFamily> twin_families(const TwinStats &t)
 {
-	auto waf = family("kvfdp_twin_waf", "gauge",
-			  "Projected WAF since kvfdpd started, by the live twin: with kvfdpd's placement, and with none (0 until written).");
+	auto waf = family(
+		"kvfdp_twin_waf", "gauge",
+		"Projected WAF since kvfdpd started, by the live twin: with kvfdpd's placement, and with none (0 until written).");
 	waf.samples.push_back({{{"placement", "placed"}}, fixed(t.placed.waf.value_or(0), 6)});
 	waf.samples.push_back({{{"placement", "none"}}, fixed(t.none.waf.value_or(0), 6)});
-	auto host = family("kvfdp_twin_host_bytes_total", "counter", "Projected host bytes written, the twin's input.");
+	auto host = family("kvfdp_twin_host_bytes_total", "counter",
+			   "Projected host bytes written, the twin's input.");
 	add(host, {}, t.host_bytes);
-	auto media = family("kvfdp_twin_media_bytes_total", "counter", "Projected media bytes written (host and GC), by placement.");
+	auto media = family("kvfdp_twin_media_bytes_total", "counter",
+			    "Projected media bytes written (host and GC), by placement.");
 	add(media, {{"placement", "placed"}}, t.placed.media_bytes);
 	add(media, {{"placement", "none"}}, t.none.media_bytes);
-	auto saved = family("kvfdp_twin_saved_bytes", "gauge", "Projected media bytes placement saved the drive (none minus placed).");
+	auto saved = family("kvfdp_twin_saved_bytes", "gauge",
+			    "Projected media bytes placement saved the drive (none minus placed).");
 	saved.samples.push_back({{}, std::to_string(t.saved_bytes)});
-	auto records = family("kvfdp_twin_records_total", "counter", "I/O records the twin applied.");
+	auto records =
+		family("kvfdp_twin_records_total", "counter", "I/O records the twin applied.");
 	add(records, {}, t.records);
-	auto dropped = family("kvfdp_twin_dropped_total", "counter", "I/O records the twin lost to a full ring (never blocks I/O).");
+	auto dropped = family("kvfdp_twin_dropped_total", "counter",
+			      "I/O records the twin lost to a full ring (never blocks I/O).");
 	add(dropped, {}, t.dropped);
-	auto rate = family("kvfdp_twin_sample_rate", "gauge", "Fraction of the LBA space (and of each RU) the twin models.");
+	auto rate = family("kvfdp_twin_sample_rate", "gauge",
+			   "Fraction of the LBA space (and of each RU) the twin models.");
 	rate.samples.push_back({{}, fixed(t.rate, 9)});
-	auto memory = family("kvfdp_twin_memory_bytes", "gauge", "Memory of the twin's two models and its rings.");
+	auto memory = family("kvfdp_twin_memory_bytes", "gauge",
+			     "Memory of the twin's two models and its rings.");
 	add(memory, {}, t.memory_bytes);
-	auto h_host = family("kvfdp_twin_handle_host_bytes_total", "counter",
-			     "Projected host bytes the twin's placed copy wrote through each handle.");
-	auto h_reloc = family("kvfdp_twin_handle_relocated_bytes_total", "counter",
-			      "Projected bytes the twin's GC relocated out of each handle's reclaim units (a noisy handle's "
-			      "dominate: docs/twin.md, Noisy handles).");
+	auto h_host =
+		family("kvfdp_twin_handle_host_bytes_total", "counter",
+		       "Projected host bytes the twin's placed copy wrote through each handle.");
+	auto h_reloc = family(
+		"kvfdp_twin_handle_relocated_bytes_total", "counter",
+		"Projected bytes the twin's GC relocated out of each handle's reclaim units (a noisy handle's "
+		"dominate: docs/twin.md, Noisy handles).");
 	for (const TwinHandle &h : t.handles) {
 		add(h_host, {{"handle", std::to_string(h.handle)}}, h.host_bytes);
 		add(h_reloc, {{"handle", std::to_string(h.handle)}}, h.relocated_bytes);
@@ -216,4 +263,4 @@ std::vector<MetricFamily> twin_families(const TwinStats &t)
 	return {waf, host, media, saved, records, dropped, rate, memory, h_host, h_reloc};
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

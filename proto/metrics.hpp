@@ -76,4 +76,4 @@ struct MetricsInput {
 // and kvfdp_twin_handle_relocated_bytes_total ({handle}; docs/twin.md, Noisy handles).
 [[nodiscard]] std::vector<MetricFamily> twin_families(const TwinStats &t);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -23,29 +23,34 @@ std::optional<NoisyHandle> find_noisy_handle(const std::vector<TwinHandle> &hand
 		}
 	}
 	const auto r = static_cast<double>(relocated);
-	if (!top || written < 2 || !host || r < kNoisyMinRelocatedPerHost * static_cast<double>(host))
+	if (!top || written < 2 || !host ||
+	    r < kNoisyMinRelocatedPerHost * static_cast<double>(host))
 		return std::nullopt;
 	const auto t = static_cast<double>(top->relocated_bytes);
 	if (t <= kNoisyMinShare * r || t < kNoisyMinLead * static_cast<double>(next))
 		return std::nullopt;
-	return NoisyHandle{top->handle, t / r, static_cast<double>(top->host_bytes) / static_cast<double>(host)};
+	return NoisyHandle{top->handle, t / r,
+			   static_cast<double>(top->host_bytes) / static_cast<double>(host)};
 }
 
 std::string noisy_handle_line(const NoisyHandle &n)
 {
 	char line[320];
-	std::snprintf(line, sizeof line,
-		      "handle %u takes %.0f%% of the twin's GC relocations (%.0f%% of host writes): its data dies out "
-		      "of write order and GC's copies of it raise every handle's WAF; give its writers/classes "
-		      "placements of their own, or the drive more free space (docs/twin.md, Noisy handles)",
-		      n.handle, 100 * n.relocated_share, 100 * n.host_share);
+	std::snprintf(
+		line, sizeof line,
+		"handle %u takes %.0f%% of the twin's GC relocations (%.0f%% of host writes): its data dies out "
+		"of write order and GC's copies of it raise every handle's WAF; give its writers/classes "
+		"placements of their own, or the drive more free space (docs/twin.md, Noisy handles)",
+		n.handle, 100 * n.relocated_share, 100 * n.host_share);
 	return line;
 }
 
 nlohmann::json noisy_handle_json(const NoisyHandle &n)
 {
-	return {{"handle", n.handle}, {"relocated_share", n.relocated_share}, {"host_share", n.host_share},
+	return {{"handle", n.handle},
+		{"relocated_share", n.relocated_share},
+		{"host_share", n.host_share},
 		{"warning", noisy_handle_line(n)}};
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -19,9 +19,10 @@ namespace kvfdp::proto {
 inline constexpr const char *kNoisyHandleKey = "noisy_handle";
 
 // The rule's thresholds, all ratios of the handles' own bytes (scale-free).
-inline constexpr double kNoisyMinShare = 0.5;              // more than this of all relocations
-inline constexpr double kNoisyMinLead = 4.0;               // at least this times the next handle's
-inline constexpr double kNoisyMinRelocatedPerHost = 0.05;  // relocations at least this of host bytes
+inline constexpr double kNoisyMinShare = 0.5;  // more than this of all relocations
+inline constexpr double kNoisyMinLead = 4.0;   // at least this times the next handle's
+inline constexpr double kNoisyMinRelocatedPerHost =
+	0.05;  // relocations at least this of host bytes
 
 // A handle the rule names: its share of the handles' relocated bytes and of their host bytes.
 struct NoisyHandle {
@@ -40,4 +41,4 @@ struct NoisyHandle {
 // {"handle", "relocated_share", "host_share", "warning": noisy_handle_line}.
 [[nodiscard]] nlohmann::json noisy_handle_json(const NoisyHandle &n);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

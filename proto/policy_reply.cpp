@@ -38,7 +38,10 @@ void from_json(const json &j, PolicyRule &v)
 
 void to_json(json &j, const PolicyWriter &v)
 {
-	j = {{"name", v.name}, {"cgroup", opt_json(v.cgroup)}, {"dir", opt_json(v.dir)}, {"handle", opt_json(v.handle)}};
+	j = {{"name", v.name},
+	     {"cgroup", opt_json(v.cgroup)},
+	     {"dir", opt_json(v.dir)},
+	     {"handle", opt_json(v.handle)}};
 }
 
 void from_json(const json &j, PolicyWriter &v)
@@ -64,10 +67,18 @@ void from_json(const json &j, PolicyWatch &v)
 
 void to_json(json &j, const LearnedKey &v)
 {
-	j = {{"writer_id", v.writer_id}, {"writer", opt_json(v.writer)}, {"class", v.cls}, {"group", v.group},
-	     {"handle", v.handle}, {"pinned", v.pinned}, {"lifetime_bytes", v.lifetime_bytes},
-	     {"lifetime_s", v.lifetime_s}, {"write_share", v.write_share}, {"live_bytes", v.live_bytes},
-	     {"written_bytes", v.written_bytes}, {"died_bytes", v.died_bytes}};
+	j = {{"writer_id", v.writer_id},
+	     {"writer", opt_json(v.writer)},
+	     {"class", v.cls},
+	     {"group", v.group},
+	     {"handle", v.handle},
+	     {"pinned", v.pinned},
+	     {"lifetime_bytes", v.lifetime_bytes},
+	     {"lifetime_s", v.lifetime_s},
+	     {"write_share", v.write_share},
+	     {"live_bytes", v.live_bytes},
+	     {"written_bytes", v.written_bytes},
+	     {"died_bytes", v.died_bytes}};
 }
 
 void from_json(const json &j, LearnedKey &v)
@@ -88,10 +99,17 @@ void from_json(const json &j, LearnedKey &v)
 
 void to_json(json &j, const LearnedPolicy &v)
 {
-	j = {{"mode", v.mode}, {"groups", v.groups}, {"handles_used", v.handles_used}, {"generation", v.generation},
-	     {"clock_bytes", v.clock_bytes}, {"recomputes", v.recomputes}, {"ruh_updates", v.ruh_updates},
-	     {"ruh_update_refused", v.ruh_update_refused}, {"overflow_bytes", v.overflow_bytes},
-	     {"state_path", v.state_path}, {"keys", v.keys}};
+	j = {{"mode", v.mode},
+	     {"groups", v.groups},
+	     {"handles_used", v.handles_used},
+	     {"generation", v.generation},
+	     {"clock_bytes", v.clock_bytes},
+	     {"recomputes", v.recomputes},
+	     {"ruh_updates", v.ruh_updates},
+	     {"ruh_update_refused", v.ruh_update_refused},
+	     {"overflow_bytes", v.overflow_bytes},
+	     {"state_path", v.state_path},
+	     {"keys", v.keys}};
 }
 
 void from_json(const json &j, LearnedPolicy &v)
@@ -158,4 +176,4 @@ void from_json(const json &j, PolicyReply &v)
 	read_field(j, "learned", v.learned);
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -102,4 +102,4 @@ void from_json(const nlohmann::json &j, LearnedPolicy &v);
 void to_json(nlohmann::json &j, const PolicyReply &v);
 void from_json(const nlohmann::json &j, PolicyReply &v);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -9,7 +9,9 @@ using nlohmann::json;
 
 void to_json(json &j, const TwinHandle &v)
 {
-	j = {{"handle", v.handle}, {"host_bytes", v.host_bytes}, {"relocated_bytes", v.relocated_bytes}};
+	j = {{"handle", v.handle},
+	     {"host_bytes", v.host_bytes},
+	     {"relocated_bytes", v.relocated_bytes}};
 }
 
 void from_json(const json &j, TwinHandle &v)
@@ -21,7 +23,9 @@ void from_json(const json &j, TwinHandle &v)
 
 void to_json(json &j, const TwinCopy &v)
 {
-	j = {{"waf", opt_json(v.waf)}, {"media_bytes", v.media_bytes}, {"relocated_bytes", v.relocated_bytes}};
+	j = {{"waf", opt_json(v.waf)},
+	     {"media_bytes", v.media_bytes},
+	     {"relocated_bytes", v.relocated_bytes}};
 }
 
 void from_json(const json &j, TwinCopy &v)
@@ -33,10 +37,18 @@ void from_json(const json &j, TwinCopy &v)
 
 void to_json(json &j, const TwinStats &v)
 {
-	j = {{"rate", v.rate}, {"memory_bytes", v.memory_bytes}, {"model_logical_bytes", v.model_logical_bytes},
-	     {"model_ru_bytes", v.model_ru_bytes}, {"records", v.records}, {"dropped", v.dropped},
-	     {"model_errors", v.model_errors}, {"host_bytes", v.host_bytes}, {"placed", v.placed}, {"none", v.none},
-	     {"saved_bytes", v.saved_bytes}, {"handles", v.handles}};
+	j = {{"rate", v.rate},
+	     {"memory_bytes", v.memory_bytes},
+	     {"model_logical_bytes", v.model_logical_bytes},
+	     {"model_ru_bytes", v.model_ru_bytes},
+	     {"records", v.records},
+	     {"dropped", v.dropped},
+	     {"model_errors", v.model_errors},
+	     {"host_bytes", v.host_bytes},
+	     {"placed", v.placed},
+	     {"none", v.none},
+	     {"saved_bytes", v.saved_bytes},
+	     {"handles", v.handles}};
 }
 
 void from_json(const json &j, TwinStats &v)
@@ -55,4 +67,4 @@ void from_json(const json &j, TwinStats &v)
 	read_array(j, "handles", v.handles);
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -40,7 +40,8 @@ struct TwinStats {
 	uint64_t host_bytes = 0;
 	TwinCopy placed, none;
 	int64_t saved_bytes = 0;  // none's media bytes minus placed's (may be < 0)
-	std::vector<TwinHandle> handles;  // the placed copy's, by handle (empty from an older kvfdpd)
+	std::vector<TwinHandle>
+		handles;  // the placed copy's, by handle (empty from an older kvfdpd)
 };
 void to_json(nlohmann::json &j, const TwinHandle &v);
 void from_json(const nlohmann::json &j, TwinHandle &v);
@@ -49,4 +50,4 @@ void from_json(const nlohmann::json &j, TwinCopy &v);
 void to_json(nlohmann::json &j, const TwinStats &v);
 void from_json(const nlohmann::json &j, TwinStats &v);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

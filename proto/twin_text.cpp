@@ -50,9 +50,11 @@ std::string handles_text(const std::vector<TwinHandle> &handles)
 		if (!h.host_bytes && !h.relocated_bytes)
 			continue;
 		char item[96];
-		std::snprintf(item, sizeof item, "%s%u: %s (%.0f%%)", list.empty() ? "" : ", ", h.handle,
-			      bytes_text(static_cast<double>(h.relocated_bytes)).c_str(),
-			      all ? 100.0 * static_cast<double>(h.relocated_bytes) / static_cast<double>(all) : 0.0);
+		std::snprintf(item, sizeof item, "%s%u: %s (%.0f%%)", list.empty() ? "" : ", ",
+			      h.handle, bytes_text(static_cast<double>(h.relocated_bytes)).c_str(),
+			      all ? 100.0 * static_cast<double>(h.relocated_bytes) /
+					      static_cast<double>(all)
+				  : 0.0);
 		list += item;
 	}
 	if (list.empty())
@@ -62,21 +64,25 @@ std::string handles_text(const std::vector<TwinHandle> &handles)
 	return head + list + "\n";
 }
 
-} // namespace
+}  // namespace
 
 std::string twin_text(const TwinStats &t)
 {
 	char line[256];
-	std::string out = "\ntwin (docs/twin.md): the FDP SSD model fed kvfdpd's writes and trims since it started\n";
-	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf with placement", waf_text(t.placed.waf).c_str());
+	std::string out =
+		"\ntwin (docs/twin.md): the FDP SSD model fed kvfdpd's writes and trims since it started\n";
+	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf with placement",
+		      waf_text(t.placed.waf).c_str());
 	out += line;
-	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf without (none)", waf_text(t.none.waf).c_str());
+	std::snprintf(line, sizeof line, "  %-22s %s\n", "waf without (none)",
+		      waf_text(t.none.waf).c_str());
 	out += line;
-	std::snprintf(line, sizeof line, "  %-22s %s of media writes (projected host writes %s)\n", "saved by placement",
-		      bytes_text(static_cast<double>(t.saved_bytes)).c_str(),
+	std::snprintf(line, sizeof line, "  %-22s %s of media writes (projected host writes %s)\n",
+		      "saved by placement", bytes_text(static_cast<double>(t.saved_bytes)).c_str(),
 		      bytes_text(static_cast<double>(t.host_bytes)).c_str());
 	out += line;
-	std::snprintf(line, sizeof line, "  %-22s %.6g of the LBA space and of each RU, %s of memory\n", "sampled",
+	std::snprintf(line, sizeof line,
+		      "  %-22s %.6g of the LBA space and of each RU, %s of memory\n", "sampled",
 		      t.rate, bytes_text(static_cast<double>(t.memory_bytes)).c_str());
 	out += line;
 	std::snprintf(line, sizeof line, "  %-22s %.0f (%.0f dropped: ring full)\n", "records",
@@ -85,6 +91,9 @@ std::string twin_text(const TwinStats &t)
 	return out + handles_text(t.handles);
 }
 
-std::string twin_text(const nlohmann::json &twin) { return twin_text(reply_as<TwinStats>(twin)); }
+std::string twin_text(const nlohmann::json &twin)
+{
+	return twin_text(reply_as<TwinStats>(twin));
+}
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

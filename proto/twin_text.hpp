@@ -15,4 +15,4 @@ namespace kvfdp::proto {
 // The same from the object's JSON (lenient: what it lacks reads as 0).
 [[nodiscard]] std::string twin_text(const nlohmann::json &twin);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

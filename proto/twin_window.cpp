@@ -18,19 +18,25 @@ bool read_record(const json &e, TwinWindowRecord &r)
 		if (!x.is_number_unsigned() && !(x.is_number_integer() && x.get<int64_t>() >= 0))
 			return false;
 	const uint64_t op = e[3].get<uint64_t>();
-	if (op < 1 || op > 3 || e[1].get<uint64_t>() > UINT32_MAX || e[2].get<uint64_t>() > UINT16_MAX)
+	if (op < 1 || op > 3 || e[1].get<uint64_t>() > UINT32_MAX ||
+	    e[2].get<uint64_t>() > UINT16_MAX)
 		return false;
 	r = {e[0].get<uint64_t>(), static_cast<uint32_t>(e[1].get<uint64_t>()),
 	     static_cast<uint16_t>(e[2].get<uint64_t>()), static_cast<TwinWindowOp>(op)};
 	return true;
 }
 
-} // namespace
+}  // namespace
 
 void to_json(json &j, const TwinWindowModel &v)
 {
-	j = {{"logical_bytes", v.logical_bytes}, {"ru_size", v.ru_size}, {"lba_size", v.lba_size},
-	     {"mapping_unit", v.mapping_unit}, {"handles", v.handles}, {"op", v.op}, {"gc", v.gc}};
+	j = {{"logical_bytes", v.logical_bytes},
+	     {"ru_size", v.ru_size},
+	     {"lba_size", v.lba_size},
+	     {"mapping_unit", v.mapping_unit},
+	     {"handles", v.handles},
+	     {"op", v.op},
+	     {"gc", v.gc}};
 }
 
 void from_json(const json &j, TwinWindowModel &v)
@@ -49,8 +55,9 @@ void to_json(json &j, const TwinWindow &v)
 	json recs = json::array();
 	for (const TwinWindowRecord &r : v.records)
 		recs.push_back(json::array({r.lba, r.nlb, r.handle, static_cast<unsigned>(r.op)}));
-	j = {{"rate", v.rate}, {"model", v.model}, {"capacity", v.capacity}, {"total", v.total},
-	     {"dropped", v.dropped}, {"span_ms", v.span_ms}, {"age_ms", v.age_ms}, {"records", std::move(recs)}};
+	j = {{"rate", v.rate},     {"model", v.model},          {"capacity", v.capacity},
+	     {"total", v.total},   {"dropped", v.dropped},      {"span_ms", v.span_ms},
+	     {"age_ms", v.age_ms}, {"records", std::move(recs)}};
 }
 
 void from_json(const json &j, TwinWindow &v)
@@ -74,4 +81,4 @@ void from_json(const json &j, TwinWindow &v)
 	}
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

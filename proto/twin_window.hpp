@@ -34,19 +34,19 @@ struct TwinWindowModel {
 	uint64_t ru_size = 0;
 	uint32_t lba_size = 4096;
 	uint32_t mapping_unit = 4096;
-	uint16_t handles = 1;   // kvfdpd's handles: the placed copy writes through them
-	double op = 0.07;       // over-provisioning the twin assumes (--twin-op)
+	uint16_t handles = 1;  // kvfdpd's handles: the placed copy writes through them
+	double op = 0.07;      // over-provisioning the twin assumes (--twin-op)
 	std::string gc = "greedy";
 };
 
 struct TwinWindow {
-	double rate = 0;                 // fraction of the LBA space (and of each RU) modelled
+	double rate = 0;  // fraction of the LBA space (and of each RU) modelled
 	TwinWindowModel model;
-	uint64_t capacity = 0;           // records the window holds at most
-	uint64_t total = 0;              // records ever put in it (older ones were overwritten)
-	uint64_t dropped = 0;            // records the queues' rings dropped (never reached the twin)
-	uint64_t span_ms = 0;            // from the oldest record to the newest
-	uint64_t age_ms = 0;             // since the newest record (when the reply was made)
+	uint64_t capacity = 0;  // records the window holds at most
+	uint64_t total = 0;     // records ever put in it (older ones were overwritten)
+	uint64_t dropped = 0;   // records the queues' rings dropped (never reached the twin)
+	uint64_t span_ms = 0;   // from the oldest record to the newest
+	uint64_t age_ms = 0;    // since the newest record (when the reply was made)
 	std::vector<TwinWindowRecord> records;  // oldest first
 };
 void to_json(nlohmann::json &j, const TwinWindowModel &v);
@@ -56,4 +56,4 @@ void to_json(nlohmann::json &j, const TwinWindow &v);
 // of four non-negative integers with a known op is left out.
 void from_json(const nlohmann::json &j, TwinWindow &v);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

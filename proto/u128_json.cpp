@@ -40,4 +40,4 @@ nvme::u128 u128_from_json(const nlohmann::json &j)
 	return v;
 }
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

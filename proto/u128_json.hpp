@@ -16,4 +16,4 @@ namespace kvfdp::proto {
 // Reads a counter written by u128_json (number or decimal string); 0 when absent or bad.
 [[nodiscard]] nvme::u128 u128_from_json(const nlohmann::json &j);
 
-} // namespace kvfdp::proto
+}  // namespace kvfdp::proto

@@ -21,8 +21,9 @@ Result<uint32_t> disk_dev(const std::string &path)
 	if (::stat(path.c_str(), &st) != 0)
 		return errno_error(errno, "stat " + path);
 	if (!S_ISBLK(st.st_mode))
-		return guidance_error(std::errc::invalid_argument,
-				      path + " is not a block device; give a disk such as /dev/nvme0n1");
+		return guidance_error(
+			std::errc::invalid_argument,
+			path + " is not a block device; give a disk such as /dev/nvme0n1");
 	std::string sys = "/sys/dev/block/" + std::to_string(::major(st.st_rdev)) + ":" +
 			  std::to_string(::minor(st.st_rdev)) + "/partition";
 	if (::access(sys.c_str(), F_OK) == 0)
@@ -32,4 +33,4 @@ Result<uint32_t> disk_dev(const std::string &path)
 	return kernel_dev(st.st_rdev);
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

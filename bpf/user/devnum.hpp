@@ -29,4 +29,4 @@ namespace kvfdp::bpf {
 // A whole block device node (not a partition) as a kernel dev_t; a clear error otherwise.
 [[nodiscard]] Result<uint32_t> disk_dev(const std::string &path);
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -12,7 +12,10 @@
 namespace kvfdp::bpf {
 namespace {
 
-bool exists(const std::string &p) { return ::access(p.c_str(), F_OK) == 0; }
+bool exists(const std::string &p)
+{
+	return ::access(p.c_str(), F_OK) == 0;
+}
 
 // realpath, or "" when p does not resolve.
 std::string real(const std::string &p)
@@ -21,7 +24,10 @@ std::string real(const std::string &p)
 	return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
 }
 
-std::string base(const std::string &p) { return p.substr(p.rfind('/') + 1); }
+std::string base(const std::string &p)
+{
+	return p.substr(p.rfind('/') + 1);
+}
 
 // The first line of a sysfs attribute, "" when absent.
 std::string attr(const std::string &p)
@@ -73,7 +79,7 @@ void add_unique(std::vector<RequestDisk> &out, RequestDisk d)
 	out.push_back(std::move(d));
 }
 
-} // namespace
+}  // namespace
 
 std::vector<RequestDisk> request_disks(uint32_t devt, const std::string &sys_root)
 {
@@ -86,7 +92,7 @@ std::vector<RequestDisk> request_disks(uint32_t devt, const std::string &sys_roo
 	self.devt = devt;
 	out.push_back(self);
 	if (exists(head + "/mq"))
-		return out; // blk-mq itself: its requests are its own
+		return out;  // blk-mq itself: its requests are its own
 
 	// NVMe multipath head: its parent device is the nvme-subsystem.
 	std::string subsys = real(head + "/device");
@@ -98,7 +104,8 @@ std::vector<RequestDisk> request_disks(uint32_t devt, const std::string &sys_roo
 				continue;
 			for (const auto &p : entries(ctrl)) {
 				std::string pd = ctrl + "/" + p;
-				if (pd == head || !exists(pd + "/queue") || attr(pd + "/nsid") != nsid)
+				if (pd == head || !exists(pd + "/queue") ||
+				    attr(pd + "/nsid") != nsid)
 					continue;
 				add_unique(out, disk_at(real(pd), "nvme-subsystem"));
 			}
@@ -113,7 +120,8 @@ std::vector<RequestDisk> request_disks(uint32_t devt, const std::string &sys_roo
 std::vector<uint32_t> partition_devs(uint32_t devt, const std::string &sys_root)
 {
 	std::vector<uint32_t> out;
-	const std::string sys = sys_root + "/dev/block/" + std::to_string(devt >> 20) + ":" + std::to_string(devt & 0xfffff);
+	const std::string sys = sys_root + "/dev/block/" + std::to_string(devt >> 20) + ":" +
+				std::to_string(devt & 0xfffff);
 	for (const auto &e : entries(sys))
 		if (exists(sys + "/" + e + "/partition"))
 			if (const uint32_t part = dev_attr(sys + "/" + e + "/dev"))
@@ -163,4 +171,4 @@ std::string describe(const std::vector<RequestDisk> &disks)
 	return s;
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -12,9 +12,10 @@ namespace kvfdp::bpf {
 
 // One gendisk that can carry a watched disk's requests.
 struct RequestDisk {
-	std::string name;     // sysfs name: "nvme0n1", "nvme0c0n1", "loop0"
-	uint32_t devt = 0;    // kernel dev_t (major << 20 | minor); 0 when sysfs shows none
-	                      // (hidden disks have no dev attribute since 5.15: match by name)
+	std::string name;  // sysfs name: "nvme0n1", "nvme0c0n1", "loop0"
+	// kernel dev_t (major << 20 | minor); 0 when sysfs shows none (hidden disks have no dev
+	// attribute since 5.15: match by name)
+	uint32_t devt = 0;
 	bool hidden = false;  // /sys/block/NAME/hidden is 1 (no /dev node)
 	std::string via;      // how it was found: "itself", "nvme-subsystem" or "multipath"
 };
@@ -32,7 +33,8 @@ struct RequestDisk {
 
 // The kernel dev_ts of the partitions of disk devt (<sys>/dev/block/MAJ:MIN/*/partition);
 // empty when it has none or is not in sysfs.
-[[nodiscard]] std::vector<uint32_t> partition_devs(uint32_t devt, const std::string &sys_root = "/sys");
+[[nodiscard]] std::vector<uint32_t> partition_devs(uint32_t devt,
+						   const std::string &sys_root = "/sys");
 
 // Hardware queues and the most tags per queue over the blk-mq disks among disks
 // (<sys>/block/NAME/mq/*/nr_tags); {1, 1} when none has queues.
@@ -46,4 +48,4 @@ struct MqGeometry {
 // "nvme0n1 -> nvme0c0n1 (hidden, by name, nvme-subsystem)" style one-liner for logs.
 [[nodiscard]] std::string describe(const std::vector<RequestDisk> &disks);
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

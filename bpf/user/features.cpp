@@ -63,7 +63,7 @@ int64_t member_bit_offset(const btf *b, int id, const char *member)
 	return -1;
 }
 
-} // namespace
+}  // namespace
 
 int32_t xfs_vnode_offset()
 {
@@ -116,7 +116,8 @@ Features probe_features()
 	f.bpffs = is_bpffs("/sys/fs/bpf") ||
 		  (try_mount("bpf", "/sys/fs/bpf") && is_bpffs("/sys/fs/bpf"));
 	if (!f.bpffs)
-		note(f, std::string("bpffs not mounted at /sys/fs/bpf (") + std::strerror(errno) + ")");
+		note(f, std::string("bpffs not mounted at /sys/fs/bpf (") + std::strerror(errno) +
+				")");
 
 	const char *syscalls = "/sys/kernel/tracing/events/syscalls";
 	if (::access(syscalls, F_OK) != 0)
@@ -145,4 +146,4 @@ Features probe_features()
 	return f;
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -69,7 +69,7 @@ void FileTable::on_event(const kvfdp_event &e)
 	}
 	case KVFDP_EV_UNLINK: {
 		auto it = live_.find(Key{e.dev, e.ino});
-		if (e.value > 1) // other links remain
+		if (e.value > 1)  // other links remain
 			break;
 		FileRecord r;
 		if (it != live_.end()) {
@@ -89,8 +89,7 @@ void FileTable::on_event(const kvfdp_event &e)
 			dead_.pop_front();
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 }
 
@@ -123,4 +122,4 @@ std::vector<FileRecord> FileTable::live() const
 	return out;
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -20,16 +20,16 @@ namespace kvfdp::bpf {
 struct FileRecord {
 	uint32_t dev = 0;
 	uint64_t ino = 0;
-	uint8_t cls = KVFDP_CLASS_NOT_SET; // last hint, else the directory rule's class
+	uint8_t cls = KVFDP_CLASS_NOT_SET;  // last hint, else the directory rule's class
 	bool cls_from_rule = false;
-	uint64_t bytes = 0;                // bytes tagged requests attributed to it
-	uint64_t birth_ns = 0;             // CLOCK_MONOTONIC; 0 = created before we watched
-	uint64_t death_ns = 0;             // 0 = alive
-	uint32_t pid = 0;                  // who created or hinted it
+	uint64_t bytes = 0;     // bytes tagged requests attributed to it
+	uint64_t birth_ns = 0;  // CLOCK_MONOTONIC; 0 = created before we watched
+	uint64_t death_ns = 0;  // 0 = alive
+	uint32_t pid = 0;       // who created or hinted it
 	std::string comm;
-	uint32_t writer = 0;               // writer id at creation (tagger.h KVFDP_WRITER_*), 0 unknown
-	uint64_t cgroup_id = 0;            // the creating task's cgroup v2 id, 0 unknown
-	uint64_t subtree_ino = 0;          // nearest ancestor directory with a rule or writer, 0 none
+	uint32_t writer = 0;       // writer id at creation (tagger.h KVFDP_WRITER_*), 0 unknown
+	uint64_t cgroup_id = 0;    // the creating task's cgroup v2 id, 0 unknown
+	uint64_t subtree_ino = 0;  // nearest ancestor directory with a rule or writer, 0 none
 
 	// death - birth, or 0 when either is unknown.
 	[[nodiscard]] uint64_t lifetime_ns() const
@@ -89,4 +89,4 @@ private:
 	std::array<LifetimeHistogram, KVFDP_NR_CLASSES> hist_{};
 };
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

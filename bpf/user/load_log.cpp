@@ -43,11 +43,13 @@ void keep(CaptureState &s, std::string msg)
 	constexpr size_t cap = LibbpfCapture::kMaxBytes;
 	if (msg.size() > cap) {
 		const size_t nl = msg.find('\n');
-		const std::string head = msg.substr(0, nl == std::string::npos ? 0 : std::min(nl + 1, kMaxLine));
+		const std::string head =
+			msg.substr(0, nl == std::string::npos ? 0 : std::min(nl + 1, kMaxLine));
 		const size_t tail = cap - head.size() - 64;  // 64: room for the mark
 		const size_t cut = msg.size() - head.size() - tail;
 		s.dropped += cut;
-		msg = head + "[... " + std::to_string(cut) + " bytes dropped ...]\n" + msg.substr(msg.size() - tail);
+		msg = head + "[... " + std::to_string(cut) + " bytes dropped ...]\n" +
+		      msg.substr(msg.size() - tail);
 	}
 	if (s.buf.size() + msg.size() > cap) {
 		const size_t cut = s.buf.size() + msg.size() - cap;
@@ -98,7 +100,9 @@ std::string quoted_after(std::string_view line, std::string_view prefix)
 	if (line.substr(0, prefix.size()) != prefix)
 		return {};
 	const size_t end = line.find("':", prefix.size());
-	return end == std::string_view::npos ? std::string() : std::string(line.substr(prefix.size(), end - prefix.size()));
+	return end == std::string_view::npos
+		       ? std::string()
+		       : std::string(line.substr(prefix.size(), end - prefix.size()));
 }
 
 // Whether a libbpf warning line says something about the failure (not the generic wrap-up).
@@ -129,7 +133,7 @@ void add_line(LoadFailure &f, std::string_view line)
 	f.lines.push_back(std::move(l));
 }
 
-} // namespace
+}  // namespace
 
 std::string core_missing(std::string_view line, std::string *kind)
 {
@@ -168,7 +172,8 @@ std::string core_missing(std::string_view line, std::string *kind)
 	const size_t name_end = std::min(name.find_first_of(".[:"), name.size());
 	std::string_view type = name.substr(0, name_end);
 	const std::string_view access = name.substr(name_end);
-	if (const size_t flavour = type.find("___"); flavour != std::string_view::npos && flavour > 0)
+	if (const size_t flavour = type.find("___");
+	    flavour != std::string_view::npos && flavour > 0)
 		type = type.substr(0, flavour);
 	return std::string(keyword) + " " + std::string(type) + std::string(access);
 }
@@ -189,8 +194,10 @@ LoadFailure parse_libbpf_output(std::string_view text)
 			if (const size_t end = line.find(kEndLog); end != std::string_view::npos) {
 				in_log = false;
 				// The log's last line may share its line with the END marker.
-				f.verifier_log = std::string(text.substr(log_start, pos + end - log_start));
-			} else if (std::string miss = core_missing(line, &f.relocation); !miss.empty()) {
+				f.verifier_log =
+					std::string(text.substr(log_start, pos + end - log_start));
+			} else if (std::string miss = core_missing(line, &f.relocation);
+				   !miss.empty()) {
 				f.missing = std::move(miss);
 				add_line(f, trim(line));
 			}
@@ -231,7 +238,8 @@ std::string describe_failure(const std::string &what, const LoadFailure &f, int 
 	else if (!f.map.empty())
 		s += ": map " + f.map;
 	if (!f.missing.empty())
-		s += ": this kernel's BTF has no " + f.missing + " (CO-RE relocation " + f.relocation + ")";
+		s += ": this kernel's BTF has no " + f.missing + " (CO-RE relocation " +
+		     f.relocation + ")";
 	if (!f.lines.empty()) {
 		s += "; libbpf: ";
 		for (size_t i = 0; i < f.lines.size(); i++)
@@ -243,7 +251,10 @@ std::string describe_failure(const std::string &what, const LoadFailure &f, int 
 	return s;
 }
 
-void install_libbpf_print() { libbpf_set_print(print); }
+void install_libbpf_print()
+{
+	libbpf_set_print(print);
+}
 
 LibbpfCapture::LibbpfCapture()
 {
@@ -290,7 +301,8 @@ void log_failure(const std::string &what, const LoadFailure &f, size_t dropped)
 		return;
 	const char *prog = f.program.empty() ? "?" : f.program.c_str();
 	log::info("%s: verifier log of %s%s:", what.c_str(), prog,
-		  dropped ? (" (" + std::to_string(dropped) + " earlier bytes dropped)").c_str() : "");
+		  dropped ? (" (" + std::to_string(dropped) + " earlier bytes dropped)").c_str()
+			  : "");
 	std::string_view v = f.verifier_log;
 	while (!v.empty()) {
 		const size_t nl = std::min(v.find('\n'), v.size());
@@ -316,4 +328,4 @@ Result<void> load_object(bpf_object *obj, const std::string &what)
 	return refusal(cap, what, err);
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

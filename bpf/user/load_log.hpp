@@ -77,4 +77,4 @@ void log_failure(const std::string &what, const LoadFailure &f, size_t dropped);
 // describe_failure()'s line and logs the verifier log (log_failure).
 [[nodiscard]] Result<void> load_object(bpf_object *obj, const std::string &what);
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

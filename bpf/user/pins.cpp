@@ -45,7 +45,8 @@ int open_pinned(const std::string &path)
 
 Result<void> pin_meta(const std::string &dir, const PinMeta &meta)
 {
-	const int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "kvfdp_meta", sizeof(uint32_t), sizeof(PinMeta), 1, nullptr);
+	const int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "kvfdp_meta", sizeof(uint32_t),
+				      sizeof(PinMeta), 1, nullptr);
 	if (fd < 0)
 		return errno_error(errno, "create the pinned set's meta map");
 	UniqueFd own(fd);
@@ -66,7 +67,8 @@ Result<PinMeta> read_meta(const std::string &dir)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
 		return errno_error(errno, dir + "/meta");
 	if (info.value_size != sizeof(PinMeta))
-		return make_error(std::errc::invalid_argument, dir + "/meta is from another kvfdpd build");
+		return make_error(std::errc::invalid_argument,
+				  dir + "/meta is from another kvfdpd build");
 	PinMeta m{};
 	const uint32_t key = 0;
 	if (bpf_map_lookup_elem(fd, &key, &m) != 0)
@@ -97,4 +99,4 @@ Result<void> remove_pin_dir(const std::string &dir)
 	return ok();
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -13,8 +13,8 @@ namespace kvfdp::bpf {
 
 // The meta map's value. Fixed layout: a set whose meta differs in size is from another build.
 struct PinMeta {
-	char magic[8];             // "kvfdp-1"
-	uint64_t build;            // FNV-1a 64 of the BPF object
+	char magic[8];   // "kvfdp-1"
+	uint64_t build;  // FNV-1a 64 of the BPF object
 	uint32_t queues;
 	uint32_t depth;
 	uint32_t record_ring_bytes;
@@ -49,4 +49,4 @@ static_assert(sizeof(PinMeta) == 640, "PinMeta is pinned: its layout is part of 
 // Absent dir: ok.
 [[nodiscard]] Result<void> remove_pin_dir(const std::string &dir);
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

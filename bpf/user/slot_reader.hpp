@@ -13,10 +13,10 @@ namespace kvfdp::bpf {
 
 // What take() found for a request.
 enum class SlotMatch : uint8_t {
-	kOk = 0,       // a fresh slot that describes this request
-	kStale = 1,    // the slot was not rewritten since it was last taken (or never written)
-	kMismatch = 2, // a fresh slot, but for another sector range
-	kNoSlot = 3,   // (qid, tag) lies outside the array, or no array
+	kOk = 0,        // a fresh slot that describes this request
+	kStale = 1,     // the slot was not rewritten since it was last taken (or never written)
+	kMismatch = 2,  // a fresh slot, but for another sector range
+	kNoSlot = 3,    // (qid, tag) lies outside the array, or no array
 };
 
 // A consistent copy of one slot.
@@ -59,8 +59,7 @@ public:
 	// Reads the slot of (qid, tag) for a request at (sector, sectors) in 512-byte
 	// sectors, and marks its seq consumed when it matches. Only the thread serving qid may
 	// call it for that qid (the consumed-seq table is per slot, unsynchronised).
-	SlotMatch take(uint32_t qid, uint32_t tag, uint64_t sector, uint32_t sectors,
-		       TagInfo *out)
+	SlotMatch take(uint32_t qid, uint32_t tag, uint64_t sector, uint32_t sectors, TagInfo *out)
 	{
 		const volatile kvfdp_tag_slot *s = slot(qid, tag);
 		if (!s)
@@ -103,7 +102,7 @@ private:
 	const volatile kvfdp_tag_slot *base_ = nullptr;
 	uint32_t queues_ = 0;
 	uint32_t depth_ = 0;
-	std::vector<uint64_t> last_seq_; // last consumed seq per slot
+	std::vector<uint64_t> last_seq_;  // last consumed seq per slot
 };
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

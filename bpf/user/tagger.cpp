@@ -61,7 +61,8 @@ struct Tagger::Impl {
 	}
 };
 static_assert(sizeof(tagger::links) % sizeof(bpf_link *) == 0 &&
-		      sizeof(tagger::links) / sizeof(bpf_link *) == sizeof(tagger::progs) / sizeof(bpf_program *),
+		      sizeof(tagger::links) / sizeof(bpf_link *) ==
+			      sizeof(tagger::progs) / sizeof(bpf_program *),
 	      "the skeleton has one link per program");
 
 namespace {
@@ -82,7 +83,10 @@ int on_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-bool power_of_two(uint32_t v) { return v && !(v & (v - 1)); }
+bool power_of_two(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
 
 // The pin file of a map ("map_tagger_bss" for "tagger.bss").
 std::string map_pin_name(const bpf_map *m)
@@ -120,10 +124,11 @@ PinMeta meta_for(const TaggerOptions &o, uint64_t build)
 // Whether a pinned meta was written for these options by this build (sources aside).
 bool same_set(const PinMeta &a, const PinMeta &b)
 {
-	return std::memcmp(a.magic, b.magic, sizeof(a.magic)) == 0 && a.build == b.build && a.queues == b.queues &&
-	       a.depth == b.depth && a.record_ring_bytes == b.record_ring_bytes &&
-	       a.default_class == b.default_class && a.all_filesystems == b.all_filesystems &&
-	       a.allow_lsm == b.allow_lsm && a.allow_kprobe == b.allow_kprobe;
+	return std::memcmp(a.magic, b.magic, sizeof(a.magic)) == 0 && a.build == b.build &&
+	       a.queues == b.queues && a.depth == b.depth &&
+	       a.record_ring_bytes == b.record_ring_bytes && a.default_class == b.default_class &&
+	       a.all_filesystems == b.all_filesystems && a.allow_lsm == b.allow_lsm &&
+	       a.allow_kprobe == b.allow_kprobe;
 }
 
 void copy_str(char *dst, size_t cap, const std::string &src)
@@ -133,7 +138,10 @@ void copy_str(char *dst, size_t cap, const std::string &src)
 	dst[n] = 0;
 }
 
-std::string str_of(const char *src, size_t cap) { return std::string(src, strnlen(src, cap)); }
+std::string str_of(const char *src, size_t cap)
+{
+	return std::string(src, strnlen(src, cap));
+}
 
 void add_note(std::string &notes, const std::string &what)
 {
@@ -143,8 +151,7 @@ void add_note(std::string &notes, const std::string &what)
 }
 
 // The keys of a map with kvfdp_disk values (disks, disk_names) whose counter index is index.
-template <class Key>
-std::vector<Key> keys_of_disk(int fd, uint32_t index)
+template <class Key> std::vector<Key> keys_of_disk(int fd, uint32_t index)
 {
 	std::vector<Key> out;
 	Key key{}, next{};
@@ -199,12 +206,14 @@ void zero_disk_counters(tagger *skel, int ncpus, uint32_t idx)
 	for (uint32_t opg = 0; opg < KVFDP_NR_OPGS; opg++)
 		for (uint32_t c = 0; c < KVFDP_NR_CLASSES; c++) {
 			uint32_t ci = (idx * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c;
-			bpf_map_update_elem(bpf_map__fd(skel->maps.counters), &ci, zero.data(), BPF_ANY);
+			bpf_map_update_elem(bpf_map__fd(skel->maps.counters), &ci, zero.data(),
+					    BPF_ANY);
 		}
 	std::vector<uint64_t> z(ncpus);
 	for (uint32_t s = 0; s < KVFDP_NR_SOURCES; s++) {
 		uint32_t si = idx * KVFDP_NR_SOURCES + s;
-		bpf_map_update_elem(bpf_map__fd(skel->maps.source_counters), &si, z.data(), BPF_ANY);
+		bpf_map_update_elem(bpf_map__fd(skel->maps.source_counters), &si, z.data(),
+				    BPF_ANY);
 	}
 }
 
@@ -240,8 +249,10 @@ Result<void> check_options(const TaggerOptions &o)
 				  "tagger: queues * depth must be 1.." +
 					  std::to_string(KVFDP_MAX_SLOTS));
 	if (o.default_class >= KVFDP_NR_CLASSES)
-		return make_error(std::errc::invalid_argument, "tagger: default class must be 0..5");
-	if (o.record_ring_bytes && (!power_of_two(o.record_ring_bytes) || o.record_ring_bytes < 4096))
+		return make_error(std::errc::invalid_argument,
+				  "tagger: default class must be 0..5");
+	if (o.record_ring_bytes &&
+	    (!power_of_two(o.record_ring_bytes) || o.record_ring_bytes < 4096))
 		return make_error(std::errc::invalid_argument,
 				  "tagger: record ring size must be a power of two >= 4096");
 	if (::geteuid() != 0)
@@ -254,7 +265,8 @@ Result<void> check_options(const TaggerOptions &o)
 // lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse lsm and
 // fentry programs even for root). Everything else loads everywhere. A refused lsm tier is
 // noted in notes.
-Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_t xfs_off, std::string &notes)
+Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_t xfs_off,
+			       std::string &notes)
 {
 	const uint32_t nslots = o.queues * o.depth;
 	std::vector<bool> tiers;
@@ -287,8 +299,10 @@ Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_
 			tagger::destroy(skel);
 			if (with_lsm) {
 				const std::string prog = parse_libbpf_output(cap.text()).program;
-				add_note(notes, std::string("lsm/inode_unlink refused at load (") +
-							(prog.empty() ? "" : "program " + prog + ": ") + std::strerror(-err) + ")");
+				add_note(notes,
+					 std::string("lsm/inode_unlink refused at load (") +
+						 (prog.empty() ? "" : "program " + prog + ": ") +
+						 std::strerror(-err) + ")");
 				continue;
 			}
 			return refusal(cap, "tagger: load the BPF programs", err);
@@ -304,7 +318,8 @@ Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_
 }
 
 // Unlink: lsm, else kprobe, else the ext4 / xfs tracepoints. Sets src.unlink_hook.
-void attach_unlink(tagger *skel, const TaggerOptions &o, int32_t xfs_off, ActiveSources &src, std::string &notes)
+void attach_unlink(tagger *skel, const TaggerOptions &o, int32_t xfs_off, ActiveSources &src,
+		   std::string &notes)
 {
 	if (bpf_program__autoload(skel->progs.kvfdp_lsm_unlink)) {
 		int err = attach(skel->progs.kvfdp_lsm_unlink, &skel->links.kvfdp_lsm_unlink);
@@ -330,7 +345,8 @@ void attach_unlink(tagger *skel, const TaggerOptions &o, int32_t xfs_off, Active
 			src.unlink_hook += std::string(src.unlink_hook.empty() ? "" : "+") +
 					   "raw_tp/xfs_iunlink";
 		else
-			add_note(notes, "xfs unlinks unseen (xfs not loaded or no BTF for xfs_inode)");
+			add_note(notes,
+				 "xfs unlinks unseen (xfs not loaded or no BTF for xfs_inode)");
 	}
 	if (src.unlink_hook.empty())
 		add_note(notes, "no unlink hook: unlink events are off");
@@ -352,10 +368,11 @@ void attach_syscalls(tagger *skel, ActiveSources &src, std::string &notes)
 	if (!src.hint_events)
 		add_note(notes, "fcntl tracepoints did not attach");
 	if (creates < 4)
-		add_note(notes, std::to_string(4 - creates) + " of 4 open/creat exit tracepoints did not attach");
+		add_note(notes, std::to_string(4 - creates) +
+					" of 4 open/creat exit tracepoints did not attach");
 }
 
-} // namespace
+}  // namespace
 
 std::string ActiveSources::describe() const
 {
@@ -393,11 +410,12 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		Tagger r;
 		auto re = r.reopen(o, build);
 		if (re && (re = r.map_and_rings(o))) {
-			log::debug(log::kCatBpf, "tagger: re-opened the pinned set at %s: %s", o.pin_dir.c_str(),
-				   r.sources_.describe().c_str());
+			log::debug(log::kCatBpf, "tagger: re-opened the pinned set at %s: %s",
+				   o.pin_dir.c_str(), r.sources_.describe().c_str());
 			return r;
 		}
-		log::info("tagger: replacing the pinned set at %s (%s)", o.pin_dir.c_str(), re.error().message().c_str());
+		log::info("tagger: replacing the pinned set at %s (%s)", o.pin_dir.c_str(),
+			  re.error().message().c_str());
 		r = Tagger();  // drop its fds before the pins go
 		if (auto rm = remove_pin_dir(o.pin_dir); !rm)
 			return std::move(rm).error();
@@ -423,7 +441,8 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 	KVFDP_TRY(t.map_and_rings(o));
 	if (!o.pin_dir.empty()) {
 		if (auto p = t.pin(o, build); !p) {
-			add_note(t.sources_.notes, "not pinned (" + p.error().message() + "): a crash detaches the programs");
+			add_note(t.sources_.notes, "not pinned (" + p.error().message() +
+							   "): a crash detaches the programs");
 			log::warn("tagger: %s", p.error().message().c_str());
 			(void)remove_pin_dir(o.pin_dir);
 		}
@@ -439,16 +458,17 @@ Result<void> Tagger::map_and_rings(const TaggerOptions &o)
 	long page = ::sysconf(_SC_PAGESIZE);
 	size_t len = static_cast<size_t>(nslots) * sizeof(kvfdp_tag_slot);
 	len = (len + page - 1) / page * page;
-	void *m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, bpf_map__fd(impl_->skel->maps.slots), 0);
+	void *m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, bpf_map__fd(impl_->skel->maps.slots),
+			 0);
 	if (m == MAP_FAILED)
 		return errno_error(errno, "tagger: mmap the tag-slot array");
 	impl_->slots_map = m;
 	impl_->slots_len = len;
 	reader_ = std::make_unique<SlotReader>(static_cast<const volatile kvfdp_tag_slot *>(m),
-						 o.queues, o.depth);
+					       o.queues, o.depth);
 
 	impl_->rb = ring_buffer__new(bpf_map__fd(impl_->skel->maps.events), on_ring_event,
-				       impl_.get(), nullptr);
+				     impl_.get(), nullptr);
 	if (!impl_->rb)
 		return errno_error(errno, "tagger: open the events ring buffer");
 	if (o.record_ring_bytes &&
@@ -467,17 +487,20 @@ Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
 	if (!meta)
 		return std::move(meta).error();
 	if (!same_set(*meta, meta_for(o, build)))
-		return make_error(std::errc::invalid_argument, "it comes from another kvfdpd build or other tagger options");
+		return make_error(std::errc::invalid_argument,
+				  "it comes from another kvfdpd build or other tagger options");
 	const int link = open_pinned(o.pin_dir + "/link_kvfdp_rq_issue");
 	if (link < 0)
-		return make_error(std::errc::no_such_file_or_directory, "its block_rq_issue link is missing");
+		return make_error(std::errc::no_such_file_or_directory,
+				  "its block_rq_issue link is missing");
 	::close(link);
 	tagger *skel = tagger::open();
 	if (!skel)
 		return errno_error(errno, "tagger: open the BPF object");
 	impl_->skel = skel;
 	bpf_map *m = nullptr;
-	bpf_object__for_each_map(m, skel->obj) {
+	bpf_object__for_each_map(m, skel->obj)
+	{
 		const std::string path = o.pin_dir + "/" + map_pin_name(m);
 		const int fd = open_pinned(path);
 		if (fd < 0)
@@ -493,8 +516,8 @@ Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
 		const size_t sz = bpf_map__value_size(skel->maps.bss);
 		const long page = ::sysconf(_SC_PAGESIZE);
 		const size_t len = (sz + page - 1) / page * page;
-		if (::mmap(skel->bss, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, bpf_map__fd(skel->maps.bss), 0) ==
-		    MAP_FAILED)
+		if (::mmap(skel->bss, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			   bpf_map__fd(skel->maps.bss), 0) == MAP_FAILED)
 			return errno_error(errno, "tagger: mmap the pinned .bss");
 	}
 	sources_.bio_hint = meta->bio_hint;
@@ -515,10 +538,12 @@ Result<void> Tagger::pin(const TaggerOptions &o, uint64_t build)
 	const std::string &dir = o.pin_dir;
 	KVFDP_TRY(make_pin_dir(dir));
 	bpf_map *m = nullptr;
-	bpf_object__for_each_map(m, impl_->skel->obj) KVFDP_TRY(pin_fd(bpf_map__fd(m), dir + "/" + map_pin_name(m)));
+	bpf_object__for_each_map(m, impl_->skel->obj)
+		KVFDP_TRY(pin_fd(bpf_map__fd(m), dir + "/" + map_pin_name(m)));
 	for (size_t i = 0; i < Impl::kLinks; i++)
 		if (bpf_link *l = impl_->links()[i])
-			KVFDP_TRY(pin_fd(bpf_link__fd(l), dir + "/link_" + bpf_program__name(impl_->progs()[i])));
+			KVFDP_TRY(pin_fd(bpf_link__fd(l),
+					 dir + "/link_" + bpf_program__name(impl_->progs()[i])));
 	PinMeta meta = meta_for(o, build);
 	meta.bio_hint = sources_.bio_hint;
 	copy_str(meta.bio_hint_field, sizeof(meta.bio_hint_field), sources_.bio_hint_field);
@@ -532,8 +557,14 @@ Result<void> Tagger::pin(const TaggerOptions &o, uint64_t build)
 	return ok();
 }
 
-const std::string &Tagger::pinned_at() const { return impl_->pinned_at; }
-bool Tagger::reopened() const { return impl_->reopened; }
+const std::string &Tagger::pinned_at() const
+{
+	return impl_->pinned_at;
+}
+bool Tagger::reopened() const
+{
+	return impl_->reopened;
+}
 
 Result<void> Tagger::unpin()
 {
@@ -565,7 +596,8 @@ Result<void> Tagger::watch_disk_dev(uint32_t devt, uint32_t flags)
 	const uint32_t idx = free_disk_index(fd);
 	if (idx == KVFDP_MAX_DISKS)
 		return make_error(std::errc::no_space_on_device,
-				  "tagger: already watching " + std::to_string(KVFDP_MAX_DISKS) + " disks");
+				  "tagger: already watching " + std::to_string(KVFDP_MAX_DISKS) +
+					  " disks");
 	zero_disk_counters(impl_->skel, impl_->ncpus, idx);
 	kvfdp_disk d{idx, flags};
 	if (bpf_map_update_elem(fd, &devt, &d, BPF_NOEXIST) != 0)
@@ -594,7 +626,8 @@ Result<void> Tagger::unwatch_disk(const std::string &path)
 	int nfd = bpf_map__fd(impl_->skel->maps.disk_names);
 	for (const auto &n : keys_of_disk<kvfdp_disk_name>(nfd, d.index))
 		if (bpf_map_delete_elem(nfd, &n) == 0)
-			__atomic_fetch_sub(&impl_->skel->bss->disk_names_pending, 1, __ATOMIC_SEQ_CST);
+			__atomic_fetch_sub(&impl_->skel->bss->disk_names_pending, 1,
+					   __ATOMIC_SEQ_CST);
 	bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &devt);
 	return ok();
 }
@@ -602,7 +635,8 @@ Result<void> Tagger::unwatch_disk(const std::string &path)
 Result<void> Tagger::watch_filesystem(uint32_t s_dev)
 {
 	uint32_t one = 1;
-	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &s_dev, &one, BPF_ANY) != 0)
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.watched_fs), &s_dev, &one, BPF_ANY) !=
+	    0)
 		return errno_error(errno, "tagger: watch filesystem");
 	return ok();
 }
@@ -622,7 +656,7 @@ Result<kvfdp_inode_key> path_key(const std::string &path, bool want_dir)
 	return k;
 }
 
-} // namespace
+}  // namespace
 
 Result<void> Tagger::add_dir_rule(const std::string &dir, uint8_t cls)
 {
@@ -652,7 +686,8 @@ Result<void> Tagger::add_writer_dir(const std::string &dir, uint32_t writer)
 	auto k = path_key(dir, true);
 	if (!k)
 		return std::move(k).error();
-	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.dir_writers), &*k, &writer, BPF_ANY) != 0)
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.dir_writers), &*k, &writer,
+				BPF_ANY) != 0)
 		return errno_error(errno, "tagger: add writer directory " + dir);
 	return ok();
 }
@@ -768,7 +803,8 @@ Result<DiskCounters> Tagger::counters_dev(uint32_t devt) const
 	for (uint32_t opg = 0; opg < KVFDP_NR_OPGS; opg++)
 		for (uint32_t c = 0; c < KVFDP_NR_CLASSES; c++) {
 			uint32_t ci = (d.index * KVFDP_NR_OPGS + opg) * KVFDP_NR_CLASSES + c;
-			if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.counters), &ci, per.data()) != 0)
+			if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.counters), &ci,
+						per.data()) != 0)
 				return errno_error(errno, "tagger: read counters");
 			kvfdp_counter sum{};
 			for (const auto &p : per) {
@@ -780,7 +816,8 @@ Result<DiskCounters> Tagger::counters_dev(uint32_t devt) const
 	std::vector<uint64_t> v(impl_->ncpus);
 	for (uint32_t s = 0; s < KVFDP_NR_SOURCES; s++) {
 		uint32_t si = d.index * KVFDP_NR_SOURCES + s;
-		if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.source_counters), &si, v.data()) != 0)
+		if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.source_counters), &si,
+					v.data()) != 0)
 			return errno_error(errno, "tagger: read source counters");
 		for (uint64_t x : v)
 			out.sources[s] += x;
@@ -830,6 +867,9 @@ int Tagger::drain(const EventCallback &on_event, const RecordCallback &on_record
 	return n;
 }
 
-int Tagger::event_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
+int Tagger::event_fd() const
+{
+	return ring_buffer__epoll_fd(impl_->rb);
+}
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

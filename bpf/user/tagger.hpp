@@ -18,13 +18,13 @@
 namespace kvfdp::bpf {
 
 struct TaggerOptions {
-	uint32_t queues = 1;              // slot array = queues * depth (<= KVFDP_MAX_SLOTS)
+	uint32_t queues = 1;  // slot array = queues * depth (<= KVFDP_MAX_SLOTS)
 	uint32_t depth = 1;
-	uint8_t default_class = KVFDP_CLASS_NOT_SET; // class when no source knows better
-	bool all_filesystems = false;     // events for every filesystem, not only watched ones
-	uint32_t record_ring_bytes = 0;   // requests ring size (power of two); 0 = no records
-	bool allow_lsm = true;            // try lsm/inode_unlink where BPF LSM is active
-	bool allow_kprobe = true;         // else kprobe/vfs_unlink
+	uint8_t default_class = KVFDP_CLASS_NOT_SET;  // class when no source knows better
+	bool all_filesystems = false;    // events for every filesystem, not only watched ones
+	uint32_t record_ring_bytes = 0;  // requests ring size (power of two); 0 = no records
+	bool allow_lsm = true;           // try lsm/inode_unlink where BPF LSM is active
+	bool allow_kprobe = true;        // else kprobe/vfs_unlink
 	// A bpffs directory to pin the links and maps in ("": nothing pinned). Pinned, they
 	// outlive this process: its crash detaches nothing, and the next load with this directory
 	// re-opens them (nothing loaded or attached) when they come from this build and these
@@ -34,14 +34,14 @@ struct TaggerOptions {
 
 // The hooks that loaded and attached.
 struct ActiveSources {
-	bool bio_hint = false;        // the running kernel's bio or request has a write hint field
-	std::string bio_hint_field;   // which: "bio.bi_write_hint" or "request.write_hint"
-	bool page_inode = true;       // page cache -> inode (always loaded with the tagger)
-	bool dio_inode = false;       // iomap direct I/O -> inode
-	bool hint_events = false;     // sys_enter/exit_fcntl attached
-	bool create_events = false;   // at least one open/creat exit tracepoint attached
-	std::string unlink_hook;      // "lsm/inode_unlink", "kprobe/vfs_unlink" or "" (none)
-	std::string notes;            // why something is off
+	bool bio_hint = false;       // the running kernel's bio or request has a write hint field
+	std::string bio_hint_field;  // which: "bio.bi_write_hint" or "request.write_hint"
+	bool page_inode = true;      // page cache -> inode (always loaded with the tagger)
+	bool dio_inode = false;      // iomap direct I/O -> inode
+	bool hint_events = false;    // sys_enter/exit_fcntl attached
+	bool create_events = false;  // at least one open/creat exit tracepoint attached
+	std::string unlink_hook;     // "lsm/inode_unlink", "kprobe/vfs_unlink" or "" (none)
+	std::string notes;           // why something is off
 
 	// One line: "bio-hint(bio.bi_write_hint) page-inode dio-inode hint-events create-events
 	// unlink=lsm/...".
@@ -50,9 +50,9 @@ struct ActiveSources {
 
 // Requests and bytes per class for one disk.
 struct DiskCounters {
-	std::array<kvfdp_counter, KVFDP_NR_CLASSES> write{};   // REQ_OP_WRITE
-	std::array<kvfdp_counter, KVFDP_NR_CLASSES> discard{}; // DISCARD and WRITE_ZEROES
-	std::array<uint64_t, KVFDP_NR_SOURCES> sources{};      // requests per enum kvfdp_tag_source
+	std::array<kvfdp_counter, KVFDP_NR_CLASSES> write{};    // REQ_OP_WRITE
+	std::array<kvfdp_counter, KVFDP_NR_CLASSES> discard{};  // DISCARD and WRITE_ZEROES
+	std::array<uint64_t, KVFDP_NR_SOURCES> sources{};  // requests per enum kvfdp_tag_source
 };
 
 // Global tagger statistics (enum kvfdp_stat), summed over CPUs.
@@ -155,4 +155,4 @@ private:
 	Features features_;
 };
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -18,9 +18,12 @@ Error bad(const char *fmt, unsigned long long a = 0, unsigned long long b = 0)
 	return guidance_error(std::errc::invalid_argument, buf);
 }
 
-bool pow2(uint64_t v) { return v && (v & (v - 1)) == 0; }
+bool pow2(uint64_t v)
+{
+	return v && (v & (v - 1)) == 0;
+}
 
-} // namespace
+}  // namespace
 
 Result<void> validate(const ModelConfig &c)
 {
@@ -36,8 +39,9 @@ Result<void> validate(const ModelConfig &c)
 		return bad("RU size %llu: at most 2^24 mapping units per RU (unit %llu)", c.ru_size,
 			   c.mapping_unit);
 	if (c.logical_bytes < c.ru_size || c.logical_bytes % c.mapping_unit)
-		return bad("capacity %llu: use a multiple of the mapping unit (%llu), at least one RU",
-			   c.logical_bytes, c.mapping_unit);
+		return bad(
+			"capacity %llu: use a multiple of the mapping unit (%llu), at least one RU",
+			c.logical_bytes, c.mapping_unit);
 	if (c.nrg == 0 || c.nruh == 0)
 		return bad("need at least one reclaim group and one handle (nrg %llu, nruh %llu)",
 			   c.nrg, c.nruh);
@@ -59,9 +63,10 @@ Result<void> validate(const ModelConfig &c)
 	const uint64_t units = c.logical_bytes / c.mapping_unit;
 	const uint64_t upr = c.ru_size / c.mapping_unit;
 	if (total_rus * upr >= 0xFFFFFFFFull || units >= 0xFFFFFFFFull)
-		return bad("capacity too large for 32-bit mapping: %llu physical units; use a larger "
-			   "mapping unit",
-			   total_rus * upr);
+		return bad(
+			"capacity too large for 32-bit mapping: %llu physical units; use a larger "
+			"mapping unit",
+			total_rus * upr);
 	const uint64_t per_rg = total_rus / c.nrg;
 	const uint64_t logical_rus = (units + upr - 1) / upr;
 	uint64_t persistent = 0;
@@ -75,13 +80,16 @@ Result<void> validate(const ModelConfig &c)
 	const uint64_t need = (logical_rus + c.nrg - 1) / c.nrg + 1 + 1 + persistent + (low - 1);
 	if (per_rg < need) {
 		// The smallest OP with need RUs in every group, rounded up to 0.001.
-		const long double min_op = static_cast<long double>(need) * c.nrg * c.ru_size / c.logical_bytes - 1.0L;
+		const long double min_op =
+			static_cast<long double>(need) * c.nrg * c.ru_size / c.logical_bytes - 1.0L;
 		char buf[320];
-		std::snprintf(buf, sizeof buf,
-			      "over-provisioning too small for this geometry: %llu RUs per group, need %llu; "
-			      "the smallest OP that runs is %.3f; raise op or capacity, or use smaller RUs",
-			      static_cast<unsigned long long>(per_rg), static_cast<unsigned long long>(need),
-			      static_cast<double>(std::ceil(min_op * 1000.0L) / 1000.0L) + 0.0);
+		std::snprintf(
+			buf, sizeof buf,
+			"over-provisioning too small for this geometry: %llu RUs per group, need %llu; "
+			"the smallest OP that runs is %.3f; raise op or capacity, or use smaller RUs",
+			static_cast<unsigned long long>(per_rg),
+			static_cast<unsigned long long>(need),
+			static_cast<double>(std::ceil(min_op * 1000.0L) / 1000.0L) + 0.0);
 		return guidance_error(std::errc::invalid_argument, buf);
 	}
 	return ok();
@@ -102,4 +110,4 @@ Result<GcPolicy> parse_gc_policy(const std::string &s)
 			      "gc policy '" + s + "': use greedy or cost-benefit");
 }
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

@@ -27,9 +27,9 @@ struct ModelConfig {
 	// Mapping granularity in bytes: a multiple of lba_size that divides ru_size. Writes
 	// smaller than a unit are read-modify-write (the whole unit is programmed).
 	uint32_t mapping_unit = 4096;
-	uint64_t ru_size = uint64_t{1} << 20;        // reclaim unit size, bytes
-	uint16_t nrg = 1;                            // reclaim groups
-	uint16_t nruh = 8;                           // reclaim unit handles (per group)
+	uint64_t ru_size = uint64_t{1} << 20;  // reclaim unit size, bytes
+	uint16_t nrg = 1;                      // reclaim groups
+	uint16_t nruh = 8;                     // reclaim unit handles (per group)
 	// Per-handle type; empty means every handle is initially isolated, else nruh entries.
 	std::vector<HandleType> ruh_types;
 	// Over-provisioning: (physical - logical) / logical. 0.28 means physical = 1.28 x logical.
@@ -48,4 +48,4 @@ struct ModelConfig {
 [[nodiscard]] const char *gc_policy_name(GcPolicy p);
 [[nodiscard]] Result<GcPolicy> parse_gc_policy(const std::string &s);
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

@@ -9,9 +9,9 @@ namespace kvfdp::model {
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-constexpr uint32_t kUnmapped = kNone;   // l2p: logical unit not written / deallocated
-constexpr uint32_t kInvalid = kNone;    // p2l: physical unit holds no live data
-constexpr uint16_t kShared = 0xFFFF;    // owner of RUs of the shared GC stream
+constexpr uint32_t kUnmapped = kNone;  // l2p: logical unit not written / deallocated
+constexpr uint32_t kInvalid = kNone;   // p2l: physical unit holds no live data
+constexpr uint16_t kShared = 0xFFFF;   // owner of RUs of the shared GC stream
 
 Error violation(const char *fmt, unsigned long long a, unsigned long long b = 0,
 		unsigned long long c = 0)
@@ -25,7 +25,7 @@ Error violation(const char *fmt, unsigned long long a, unsigned long long b = 0,
 	return make_error(std::errc::state_not_recoverable, std::string("model invariant: ") + buf);
 }
 
-} // namespace
+}  // namespace
 
 Stats Stats::since(const Stats &b) const
 {
@@ -41,7 +41,8 @@ Stats Stats::since(const Stats &b) const
 
 double Stats::waf() const
 {
-	return host_bytes ? static_cast<double>(media_bytes) / static_cast<double>(host_bytes) : 0.0;
+	return host_bytes ? static_cast<double>(media_bytes) / static_cast<double>(host_bytes)
+			  : 0.0;
 }
 
 Result<std::unique_ptr<Ftl>> Ftl::create(const ModelConfig &cfg)
@@ -81,7 +82,8 @@ Ftl::Ftl(const ModelConfig &cfg) : cfg_(cfg)
 	for (uint32_t rg = 0; rg < cfg.nrg; rg++) {
 		// A stack per group, lowest RU on top.
 		for (uint32_t i = 0; i < rus_per_rg_; i++)
-			free_[size_t{rg} * rus_per_rg_ + i] = rg * rus_per_rg_ + (rus_per_rg_ - 1 - i);
+			free_[size_t{rg} * rus_per_rg_ + i] =
+				rg * rus_per_rg_ + (rus_per_rg_ - 1 - i);
 	}
 	streams_.assign(size_t{cfg.nrg} * streams_per_rg(), Stream{kNone, 0});
 	used_.assign(handles(), 0);
@@ -101,27 +103,33 @@ uint64_t Ftl::memory_for(const ModelConfig &cfg)
 	const long double physical = static_cast<long double>(cfg.logical_bytes) * (1.0L + cfg.op);
 	const uint64_t rus = static_cast<uint64_t>(physical / cfg.ru_size) / cfg.nrg * cfg.nrg;
 	const uint64_t handles = uint64_t{cfg.nrg} * cfg.nruh;
-	uint64_t b = units * sizeof(uint32_t) + rus * upr * sizeof(uint32_t);              // l2p, p2l
-	b += rus * (sizeof(uint32_t) + sizeof(uint8_t) + sizeof(uint16_t) + sizeof(uint64_t)); // valid, state, owner, closed_at
-	b += rus * sizeof(uint32_t) + 2 * uint64_t{cfg.nrg} * sizeof(uint32_t);            // free, nfree, nopen
+	uint64_t b = units * sizeof(uint32_t) + rus * upr * sizeof(uint32_t);  // l2p, p2l
+	b += rus * (sizeof(uint32_t) + sizeof(uint8_t) + sizeof(uint16_t) +
+		    sizeof(uint64_t));  // valid, state, owner, closed_at
+	b += rus * sizeof(uint32_t) +
+	     2 * uint64_t{cfg.nrg} * sizeof(uint32_t);  // free, nfree, nopen
 	if (cfg.gc == GcPolicy::greedy)
-		b += 2 * rus * sizeof(uint32_t) + (upr + 1) * cfg.nrg * sizeof(uint32_t);  // next, prev, heads
-	b += uint64_t{cfg.nrg} * (2u * cfg.nruh + 1) * sizeof(Stream) + handles + cfg.nruh;  // streams, used, persistent
-	b += handles * sizeof(HandleStats);                                                  // handle_stats
+		b += 2 * rus * sizeof(uint32_t) +
+		     (upr + 1) * cfg.nrg * sizeof(uint32_t);  // next, prev, heads
+	b += uint64_t{cfg.nrg} * (2u * cfg.nruh + 1) * sizeof(Stream) + handles +
+	     cfg.nruh;                       // streams, used, persistent
+	b += handles * sizeof(HandleStats);  // handle_stats
 	return b;
 }
 
 uint64_t Ftl::memory_bytes() const
 {
 	auto bytes = [](const auto &v) { return uint64_t{v.capacity()} * sizeof(v[0]); };
-	return bytes(l2p_) + bytes(p2l_) + bytes(valid_) + bytes(state_) + bytes(owner_) + bytes(closed_at_) +
-	       bytes(next_) + bytes(prev_) + bytes(heads_) + bytes(free_) + bytes(nfree_) + bytes(nopen_) +
-	       bytes(streams_) + bytes(used_) + bytes(persistent_) + bytes(handle_stats_);
+	return bytes(l2p_) + bytes(p2l_) + bytes(valid_) + bytes(state_) + bytes(owner_) +
+	       bytes(closed_at_) + bytes(next_) + bytes(prev_) + bytes(heads_) + bytes(free_) +
+	       bytes(nfree_) + bytes(nopen_) + bytes(streams_) + bytes(used_) + bytes(persistent_) +
+	       bytes(handle_stats_);
 }
 
 HandleType Ftl::handle_type(uint32_t ruh) const
 {
-	return persistent_[ruh] ? HandleType::persistently_isolated : HandleType::initially_isolated;
+	return persistent_[ruh] ? HandleType::persistently_isolated
+				: HandleType::initially_isolated;
 }
 
 uint64_t Ftl::ruamw(uint32_t h) const
@@ -153,7 +161,10 @@ uint32_t Ftl::ru_of_lba(uint64_t lba) const
 	return p == kUnmapped ? kNoRu : p / upr_;
 }
 
-int Ftl::ru_owner(uint32_t ru) const { return owner_[ru] == kShared ? -1 : owner_[ru]; }
+int Ftl::ru_owner(uint32_t ru) const
+{
+	return owner_[ru] == kShared ? -1 : owner_[ru];
+}
 
 RuCounts Ftl::ru_counts(uint32_t rg) const
 {
@@ -327,7 +338,8 @@ uint32_t Ftl::pick_victim(uint32_t rg) const
 int Ftl::reclaim(uint32_t rg, uint32_t victim)
 {
 	const uint16_t owner = owner_[victim];
-	const uint32_t s = owner != kShared && persistent_[owner] ? cfg_.nruh + 1u + owner : cfg_.nruh;
+	const uint32_t s =
+		owner != kShared && persistent_[owner] ? cfg_.nruh + 1u + owner : cfg_.nruh;
 	// The live units fit in the GC stream's open RU plus at most one fresh RU (a victim
 	// holds fewer than upr_); without that RU, leave everything as it is.
 	const Stream &dest = streams_[size_t{rg} * streams_per_rg() + s];
@@ -381,14 +393,15 @@ Result<uint64_t> Ftl::check_rus() const
 			if (lu == kInvalid)
 				continue;
 			if (lu >= logical_units_ || l2p_[lu] != p)
-				return violation("physical unit %llu claims logical unit %llu, which maps "
-						 "elsewhere",
-						 p, lu);
+				return violation(
+					"physical unit %llu claims logical unit %llu, which maps "
+					"elsewhere",
+					p, lu);
 			live++;
 		}
 		if (live != valid_[ru])
-			return violation("RU %llu: valid count %llu, but %llu live units", ru, valid_[ru],
-					 live);
+			return violation("RU %llu: valid count %llu, but %llu live units", ru,
+					 valid_[ru], live);
 		if (state_[ru] == kFree && live)
 			return violation("free RU %llu holds %llu live units", ru, live);
 		if (state_[ru] == kVictim)
@@ -406,8 +419,9 @@ Result<void> Ftl::check_mapping(uint64_t sum_valid) const
 		if (p == kUnmapped)
 			continue;
 		if (p >= p2l_.size() || p2l_[p] != lu)
-			return violation("logical unit %llu maps to %llu, whose reverse entry differs",
-					 lu, p);
+			return violation(
+				"logical unit %llu maps to %llu, whose reverse entry differs", lu,
+				p);
 		mapped++;
 	}
 	if (mapped != sum_valid || mapped != live_units_)
@@ -428,8 +442,8 @@ Result<void> Ftl::check_group(uint32_t rg) const
 	for (uint32_t i = 0; i < nfree_[rg]; i++) {
 		const uint32_t ru = free_[size_t{rg} * rus_per_rg_ + i];
 		if (ru / rus_per_rg_ != rg || state_[ru] != kFree)
-			return violation("group %llu: free list holds RU %llu in state %llu", rg, ru,
-					 state_[ru]);
+			return violation("group %llu: free list holds RU %llu in state %llu", rg,
+					 ru, state_[ru]);
 	}
 	uint32_t streams_open = 0;
 	for (uint32_t s = 0; s < streams_per_rg(); s++) {
@@ -438,8 +452,8 @@ Result<void> Ftl::check_group(uint32_t rg) const
 			continue;
 		streams_open++;
 		if (state_[st.ru] != kOpen || st.wp >= upr_ || valid_[st.ru] > st.wp)
-			return violation("stream %llu's RU %llu is inconsistent (wp %llu)", s, st.ru,
-					 st.wp);
+			return violation("stream %llu's RU %llu is inconsistent (wp %llu)", s,
+					 st.ru, st.wp);
 	}
 	if (streams_open != c.open)
 		return violation("group %llu: %llu streams hold %llu open RUs", rg, streams_open,
@@ -451,16 +465,17 @@ Result<void> Ftl::check_buckets(uint32_t rg, uint32_t full) const
 {
 	uint32_t listed = 0;
 	for (uint32_t v = 0; v <= upr_; v++) {
-		for (uint32_t ru = heads_[size_t{rg} * (upr_ + 1) + v]; ru != kNone; ru = next_[ru]) {
+		for (uint32_t ru = heads_[size_t{rg} * (upr_ + 1) + v]; ru != kNone;
+		     ru = next_[ru]) {
 			if (state_[ru] != kFull || valid_[ru] != v || listed > rus_per_rg_)
-				return violation("greedy bucket %llu holds RU %llu (valid %llu)",
-						 v, ru, valid_[ru]);
+				return violation("greedy bucket %llu holds RU %llu (valid %llu)", v,
+						 ru, valid_[ru]);
 			listed++;
 		}
 	}
 	if (listed != full)
-		return violation("group %llu: %llu RUs in greedy buckets, %llu full", rg,
-				 listed, full);
+		return violation("group %llu: %llu RUs in greedy buckets, %llu full", rg, listed,
+				 full);
 	return ok();
 }
 
@@ -472,7 +487,8 @@ Result<void> Ftl::check_handle_stats() const
 		relocated += h.relocated_bytes;
 	}
 	if (host != stats_.host_bytes)
-		return violation("handles' host bytes add up to %llu, not %llu", host, stats_.host_bytes);
+		return violation("handles' host bytes add up to %llu, not %llu", host,
+				 stats_.host_bytes);
 	if (relocated > stats_.relocated_bytes)
 		return violation("handles' relocated bytes add up to %llu, over the %llu relocated",
 				 relocated, stats_.relocated_bytes);
@@ -493,4 +509,4 @@ Result<void> Ftl::check_invariants() const
 	return check_handle_stats();
 }
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

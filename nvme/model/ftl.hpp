@@ -13,12 +13,12 @@ namespace kvfdp::model {
 // Cumulative counters, in bytes unless named otherwise. host/media/erased bytes are the
 // FDP statistics log's HBMW, MBMW and MBE.
 struct Stats {
-	uint64_t host_bytes = 0;       // HBMW: bytes the host wrote
-	uint64_t media_bytes = 0;      // MBMW: bytes programmed (host units + GC relocation)
-	uint64_t erased_bytes = 0;     // MBE: ru_size per reclaim unit erased
-	uint64_t gc_runs = 0;          // reclaim units reclaimed (erased) by GC
-	uint64_t relocated_bytes = 0;  // bytes GC copied
-	uint64_t deallocated_bytes = 0;// bytes of mapping units the host deallocated
+	uint64_t host_bytes = 0;         // HBMW: bytes the host wrote
+	uint64_t media_bytes = 0;        // MBMW: bytes programmed (host units + GC relocation)
+	uint64_t erased_bytes = 0;       // MBE: ru_size per reclaim unit erased
+	uint64_t gc_runs = 0;            // reclaim units reclaimed (erased) by GC
+	uint64_t relocated_bytes = 0;    // bytes GC copied
+	uint64_t deallocated_bytes = 0;  // bytes of mapping units the host deallocated
 
 	// Counters accumulated since `before` (which must be an earlier sample).
 	[[nodiscard]] Stats since(const Stats &before) const;
@@ -28,7 +28,7 @@ struct Stats {
 
 // One handle's share of the host and GC traffic, in bytes (cumulative).
 struct HandleStats {
-	uint64_t host_bytes = 0;       // bytes the host wrote through the handle
+	uint64_t host_bytes = 0;  // bytes the host wrote through the handle
 	// Bytes GC relocated out of RUs the handle owned (ru_owner: its host stream's RUs, and
 	// its own GC stream's when persistently isolated). Data the shared GC stream holds is no
 	// handle's: its later relocations are in Stats::relocated_bytes only.
@@ -130,32 +130,32 @@ private:
 	uint64_t logical_lbas_ = 0;
 	uint32_t lbas_per_unit_ = 0;
 	uint32_t logical_units_ = 0;
-	uint32_t upr_ = 0;        // mapping units per RU
+	uint32_t upr_ = 0;  // mapping units per RU
 	uint32_t rus_per_rg_ = 0;
 	uint32_t total_rus_ = 0;
 	uint32_t gc_low_ = 0;
 	uint32_t gc_high_ = 0;
 	bool in_gc_ = false;
-	bool buckets_on_ = false; // greedy keeps full RUs in per-valid-count lists
-	uint64_t clock_ = 0;      // units programmed, the age clock of cost-benefit
+	bool buckets_on_ = false;  // greedy keeps full RUs in per-valid-count lists
+	uint64_t clock_ = 0;       // units programmed, the age clock of cost-benefit
 	uint64_t live_units_ = 0;
 	Stats stats_;
 
-	std::vector<uint32_t> l2p_;      // logical unit -> physical unit, kUnmapped
-	std::vector<uint32_t> p2l_;      // physical unit -> logical unit, kInvalid
-	std::vector<uint32_t> valid_;    // per RU
-	std::vector<uint8_t> state_;     // per RU, RuState
-	std::vector<uint16_t> owner_;    // per RU: handle (ruh) whose data it holds, kShared
-	std::vector<uint64_t> closed_at_;// per RU: clock_ when it became full
-	std::vector<uint32_t> next_, prev_; // per RU: bucket links
-	std::vector<uint32_t> heads_;    // per RG x (upr + 1): bucket heads
-	std::vector<uint32_t> free_;     // per RG stacks of free RUs, rus_per_rg each
-	std::vector<uint32_t> nfree_;    // per RG
-	std::vector<uint32_t> nopen_;    // per RG
-	std::vector<Stream> streams_;    // per RG x streams_per_rg: host h, shared GC, GC of h
-	std::vector<uint8_t> used_;      // per handle
-	std::vector<HandleStats> handle_stats_; // per handle
-	std::vector<uint8_t> persistent_;// per ruh
+	std::vector<uint32_t> l2p_;          // logical unit -> physical unit, kUnmapped
+	std::vector<uint32_t> p2l_;          // physical unit -> logical unit, kInvalid
+	std::vector<uint32_t> valid_;        // per RU
+	std::vector<uint8_t> state_;         // per RU, RuState
+	std::vector<uint16_t> owner_;        // per RU: handle (ruh) whose data it holds, kShared
+	std::vector<uint64_t> closed_at_;    // per RU: clock_ when it became full
+	std::vector<uint32_t> next_, prev_;  // per RU: bucket links
+	std::vector<uint32_t> heads_;        // per RG x (upr + 1): bucket heads
+	std::vector<uint32_t> free_;         // per RG stacks of free RUs, rus_per_rg each
+	std::vector<uint32_t> nfree_;        // per RG
+	std::vector<uint32_t> nopen_;        // per RG
+	std::vector<Stream> streams_;        // per RG x streams_per_rg: host h, shared GC, GC of h
+	std::vector<uint8_t> used_;          // per handle
+	std::vector<HandleStats> handle_stats_;  // per handle
+	std::vector<uint8_t> persistent_;        // per ruh
 };
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

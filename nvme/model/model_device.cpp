@@ -101,7 +101,8 @@ void publish(State &st, uint32_t h)
 	p.host_bytes.store(f.stats().host_bytes, std::memory_order_relaxed);
 	p.media_bytes.store(f.stats().media_bytes, std::memory_order_relaxed);
 	p.erased_bytes.store(f.stats().erased_bytes, std::memory_order_relaxed);
-	p.handle[h].store(f.ruamw(h) | (f.handle_used(h) ? kUsedBit : 0), std::memory_order_relaxed);
+	p.handle[h].store(f.ruamw(h) | (f.handle_used(h) ? kUsedBit : 0),
+			  std::memory_order_relaxed);
 	p.seq.store(s + 2, std::memory_order_release);
 }
 
@@ -222,8 +223,7 @@ private:
 			publish(*st_, 0);
 			return r;
 		}
-		case nvme::IoOp::flush:
-			break;
+		case nvme::IoOp::flush: break;
 		}
 		return -ENOTSUP;
 	}
@@ -335,13 +335,15 @@ public:
 		for (uint16_t h : handles)
 			if (h >= nh)
 				return make_error(std::errc::invalid_argument,
-						  "RUH Update: no handle " + std::to_string(h) + " (the model has " +
-							  std::to_string(nh) + ")");
+						  "RUH Update: no handle " + std::to_string(h) +
+							  " (the model has " + std::to_string(nh) +
+							  ")");
 		for (uint16_t h : handles)
 			st_->update_req[h].store(1, std::memory_order_relaxed);
 		st_->update_pending.store(true, std::memory_order_release);
 		bool expected = false;
-		if (st_->queue_open.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+		if (st_->queue_open.compare_exchange_strong(expected, true,
+							    std::memory_order_acquire)) {
 			apply_updates(*st_);
 			st_->queue_open.store(false, std::memory_order_release);
 		}
@@ -351,11 +353,13 @@ public:
 	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &) override
 	{
 		bool expected = false;
-		if (!st_->queue_open.compare_exchange_strong(expected, true, std::memory_order_acquire))
-			return guidance_error(std::errc::device_or_resource_busy,
-					      "the FDP SSD model takes one I/O queue at a time (its FTL has "
-					      "one owner, so its figures are exact and repeatable); close "
-					      "the other queue, or run kvfdpd with --queues 1");
+		if (!st_->queue_open.compare_exchange_strong(expected, true,
+							     std::memory_order_acquire))
+			return guidance_error(
+				std::errc::device_or_resource_busy,
+				"the FDP SSD model takes one I/O queue at a time (its FTL has "
+				"one owner, so its figures are exact and repeatable); close "
+				"the other queue, or run kvfdpd with --queues 1");
 		return std::unique_ptr<nvme::IoQueue>(new ModelQueue(st_));
 	}
 
@@ -363,13 +367,14 @@ private:
 	std::shared_ptr<State> st_;
 };
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions &opts)
 {
 	if (opts.data_path.empty())
-		return guidance_error(std::errc::invalid_argument,
-				      "model device: give a data file path (a sparse file is created)");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"model device: give a data file path (a sparse file is created)");
 	auto ftl = Ftl::create(opts.config);
 	if (!ftl) {
 		Error e = std::move(ftl).error();
@@ -386,7 +391,8 @@ Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions
 		return guidance_error(std::errc::invalid_argument,
 				      "model device: " + opts.data_path + " is not a regular file");
 	const uint64_t size = opts.config.logical_bytes;
-	if (static_cast<uint64_t>(sb.st_size) < size && ftruncate(fd->get(), static_cast<off_t>(size)) != 0)
+	if (static_cast<uint64_t>(sb.st_size) < size &&
+	    ftruncate(fd->get(), static_cast<off_t>(size)) != 0)
 		return errno_error(errno, "grow " + opts.data_path + " to " + std::to_string(size) +
 						  " bytes");
 
@@ -422,4 +428,4 @@ Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions
 	return std::unique_ptr<nvme::Device>(new ModelDevice(std::move(st)));
 }
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

@@ -27,6 +27,7 @@ struct ModelDeviceOptions {
 // any thread and read a consistent copy the queue publishes after each I/O. ruh_update()
 // closes each handle's open RU (Ftl::ruh_update) at once when no queue is open, else the
 // open queue does it before its next I/O.
-[[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions &opts);
+[[nodiscard]] Result<std::unique_ptr<nvme::Device>>
+open_model_device(const ModelDeviceOptions &opts);
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

@@ -44,4 +44,4 @@ double greedy_uniform_waf(double op)
 	return a / (a + lambert_w0(-a * std::exp(-a)));
 }
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

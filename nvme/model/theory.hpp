@@ -11,4 +11,4 @@ namespace kvfdp::model {
 // / logical: 2.48 at 0.28, 7.82 at 0.07 (the large-device limit).
 [[nodiscard]] double greedy_uniform_waf(double op);
 
-} // namespace kvfdp::model
+}  // namespace kvfdp::model

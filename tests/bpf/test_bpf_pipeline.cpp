@@ -20,7 +20,8 @@
 
 // Capabilities, decided before any check: root, BTF (CO-RE) and syscall tracepoints.
 // A load the verifier refuses is a failure (libbpf prints the verifier log above it).
-static const kvfdp::test::Requires need_root("root", kvfdp::test::probe_root("loading BPF programs"));
+static const kvfdp::test::Requires need_root("root",
+					     kvfdp::test::probe_root("loading BPF programs"));
 static const kvfdp::test::Requires need_btf("btf", kvfdp::test::probe_btf());
 static const kvfdp::test::Requires need_tracefs("tracefs", kvfdp::test::probe_tracefs());
 
@@ -32,7 +33,8 @@ TEST_CASE("bpf: hint_probe loads, attaches and counts F_SET_RW_HINT calls")
 	int err = hint_probe::load(skel);
 	if (err)
 		hint_probe::destroy(skel);
-	REQUIRE_MESSAGE(err == 0, "the kernel refused the tracepoint program hint_probe: " << std::strerror(-err)
+	REQUIRE_MESSAGE(err == 0, "the kernel refused the tracepoint program hint_probe: "
+					  << std::strerror(-err)
 					  << " (the verifier log, if any, is above)");
 	REQUIRE(hint_probe::attach(skel) == 0);
 
@@ -40,13 +42,13 @@ TEST_CASE("bpf: hint_probe loads, attaches and counts F_SET_RW_HINT calls")
 	kvfdp::UniqueFd fd(::open(file.path.c_str(), O_RDWR | O_CLOEXEC));
 	REQUIRE(fd.valid());
 
-	uint64_t hint = 4; // RWH_WRITE_LIFE_LONG
+	uint64_t hint = 4;  // RWH_WRITE_LIFE_LONG
 	int rc = ::fcntl(fd.get(), KVFDP_F_SET_RW_HINT, &hint);
 	if (rc != 0)
-		MESSAGE("fcntl(F_SET_RW_HINT) on /tmp returned " << std::strerror(errno)
-			<< "; the tracepoint fires on entry regardless");
+		MESSAGE("fcntl(F_SET_RW_HINT) on /tmp returned "
+			<< std::strerror(errno) << "; the tracepoint fires on entry regardless");
 	uint64_t probe = 0;
-	::fcntl(fd.get(), KVFDP_F_GET_RW_HINT, &probe); // not counted: a different command
+	::fcntl(fd.get(), KVFDP_F_GET_RW_HINT, &probe);  // not counted: a different command
 
 	CHECK(skel->bss->set_hint_calls == 1);
 	CHECK(skel->bss->last_hint == 4);

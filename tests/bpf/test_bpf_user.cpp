@@ -26,11 +26,11 @@ TEST_CASE("bpf: slot reader takes a fresh matching slot once and reports stale, 
 	std::vector<kvfdp_tag_slot> arr(2 * 4);
 	SlotReader r(arr.data(), 2, 4);
 	TagInfo info;
-	CHECK(r.take(0, 0, 0, 8, &info) == SlotMatch::kStale); // never written
+	CHECK(r.take(0, 0, 0, 8, &info) == SlotMatch::kStale);  // never written
 	CHECK(r.take(2, 0, 0, 8, &info) == SlotMatch::kNoSlot);
 	CHECK(r.take(0, 4, 0, 8, &info) == SlotMatch::kNoSlot);
 
-	kvfdp_tag_slot &s = arr[1 * 4 + 3]; // queue 1, tag 3
+	kvfdp_tag_slot &s = arr[1 * 4 + 3];  // queue 1, tag 3
 	s.sector = 2048;
 	s.sectors = 256;
 	s.cls = KVFDP_CLASS_LONG;
@@ -44,7 +44,7 @@ TEST_CASE("bpf: slot reader takes a fresh matching slot once and reports stale, 
 	CHECK(info.cls == KVFDP_CLASS_LONG);
 	CHECK(info.source == KVFDP_SRC_INODE_HINT);
 	CHECK(info.ino == 77);
-	CHECK(r.take(1, 3, 2048, 256, &info) == SlotMatch::kStale); // not rewritten since
+	CHECK(r.take(1, 3, 2048, 256, &info) == SlotMatch::kStale);  // not rewritten since
 	s.seq = 9;
 	CHECK(r.take(1, 3, 2048, 256, &info) == SlotMatch::kOk);
 	CHECK(info.seq == 9);
@@ -65,12 +65,12 @@ kvfdp_event ev(uint32_t type, uint64_t ino, uint64_t t_ns, uint32_t value, uint6
 	return e;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("bpf: file table builds records and per-class lifetime histograms from events")
 {
 	FileTable ft(2);
-	ft.on_event(ev(KVFDP_EV_CREATE, 10, 1'000'000, KVFDP_CLASS_SHORT)); // rule class
+	ft.on_event(ev(KVFDP_EV_CREATE, 10, 1'000'000, KVFDP_CLASS_SHORT));  // rule class
 	ft.on_event(ev(KVFDP_EV_CREATE, 11, 1'000'000, KVFDP_NO_CLASS));
 	ft.on_event(ev(KVFDP_EV_HINT, 11, 2'000'000, KVFDP_CLASS_LONG));
 	REQUIRE(ft.find_live(7 << 20, 10) != nullptr);
@@ -113,7 +113,7 @@ TEST_CASE("bpf: histogram buckets are log2 microseconds with open ends")
 	CHECK(LifetimeHistogram::bucket_of(0) == 0);
 	CHECK(LifetimeHistogram::bucket_of(1'999) == 0);
 	CHECK(LifetimeHistogram::bucket_of(2'000) == 1);
-	CHECK(LifetimeHistogram::bucket_of(1'000'000) == 9); // 1000 us
+	CHECK(LifetimeHistogram::bucket_of(1'000'000) == 9);  // 1000 us
 	CHECK(LifetimeHistogram::bucket_of(~0ull) == LifetimeHistogram::kBuckets - 1);
 	CHECK(LifetimeHistogram::bucket_floor_us(10) == 1024);
 }
@@ -122,9 +122,9 @@ TEST_CASE("bpf: record rows convert 512-byte sectors to 4096-byte LBAs, rounding
 {
 	std::FILE *f = std::tmpfile();
 	REQUIRE(f != nullptr);
-	CHECK(write_record_row(f, 5, 'W', 16, 16, 2) == 2);   // aligned: LBA 2, 2 blocks
-	CHECK(write_record_row(f, 6, 'D', 12, 8, 0) == 2);    // straddles LBAs 1 and 2
-	CHECK(write_record_row(f, 7, 'W', 8, 1, 5, 42) == 1); // one sector, writer 42
+	CHECK(write_record_row(f, 5, 'W', 16, 16, 2) == 2);    // aligned: LBA 2, 2 blocks
+	CHECK(write_record_row(f, 6, 'D', 12, 8, 0) == 2);     // straddles LBAs 1 and 2
+	CHECK(write_record_row(f, 7, 'W', 8, 1, 5, 42) == 1);  // one sector, writer 42
 	std::rewind(f);
 	char buf[128] = {};
 	std::string all;
@@ -173,7 +173,7 @@ struct FakeSys {
 	}
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("bpf: request disks of an NVMe multipath head are its hidden path disks (6.12 sysfs)")
 {
@@ -184,8 +184,8 @@ TEST_CASE("bpf: request disks of an NVMe multipath head are its hidden path disk
 	s.disk(subsys + "/nvme0n1", "259:1", "1", 0, 0);
 	s.link(subsys + "/nvme0n1/device", subsys);
 	for (int c = 0; c < 2; c++) {
-		std::string ctrl = "devices/pci0000:00/0000:00:0" + std::to_string(3 + c) + ".0/nvme/nvme" +
-				   std::to_string(c);
+		std::string ctrl = "devices/pci0000:00/0000:00:0" + std::to_string(3 + c) +
+				   ".0/nvme/nvme" + std::to_string(c);
 		s.file(ctrl + "/cntlid", std::to_string(c + 1));
 		s.link(subsys + "/nvme" + std::to_string(c), ctrl);
 		s.disk(ctrl + "/nvme0c" + std::to_string(c) + "n1", "", "1", 2, 1023);
@@ -204,7 +204,7 @@ TEST_CASE("bpf: request disks of an NVMe multipath head are its hidden path disk
 	CHECK(paths == std::vector<std::string>{"nvme0c0n1", "nvme0c1n1"});
 	for (int i = 1; i < 3; i++) {
 		CHECK(d[i].hidden);
-		CHECK(d[i].devt == 0); // by name
+		CHECK(d[i].devt == 0);  // by name
 		CHECK(d[i].via == "nvme-subsystem");
 	}
 	MqGeometry g = mq_geometry(d, s.root.string());

@@ -43,7 +43,7 @@ std::string read_cmd(const std::string &cmd, int *rc = nullptr)
 	return out;
 }
 
-} // namespace
+}  // namespace
 
 ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fstype)
 {
@@ -54,8 +54,10 @@ ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fst
 		disk_ = d;
 	} else {
 		backing_.emplace("/var/tmp", TempFile::MayFail{});
-		if (!backing_->ok() || ::truncate(backing_->path.c_str(), static_cast<off_t>(size_mib) << 20) != 0) {
-			why_ = std::string("cannot create the loop backing file in /var/tmp: ") + std::strerror(errno);
+		if (!backing_->ok() ||
+		    ::truncate(backing_->path.c_str(), static_cast<off_t>(size_mib) << 20) != 0) {
+			why_ = std::string("cannot create the loop backing file in /var/tmp: ") +
+			       std::strerror(errno);
 			return;
 		}
 		const std::string &backing = backing_->path;
@@ -67,9 +69,11 @@ ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fst
 		}
 		loop_ = true;
 	}
-	std::string cmd = fstype == "xfs"
-		? "mkfs.xfs -q -f -K " + disk_
-		: "mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 " + disk_;
+	std::string cmd =
+		fstype == "xfs"
+			? "mkfs.xfs -q -f -K " + disk_
+			: "mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 " +
+				  disk_;
 	int rc = 0;
 	std::string out = read_cmd(cmd + " 2>&1", &rc);
 	if (rc != 0) {
@@ -83,7 +87,8 @@ ScratchFs::ScratchFs(const std::string &fstype, unsigned size_mib) : fstype_(fst
 	}
 	const std::string &mnt = mnt_dir_->path;
 	if (::mount(disk_.c_str(), mnt.c_str(), fstype.c_str(), 0, nullptr) != 0) {
-		why_ = "mount " + disk_ + " on " + mnt + " (" + fstype + ") failed: " + std::strerror(errno);
+		why_ = "mount " + disk_ + " on " + mnt + " (" + fstype +
+		       ") failed: " + std::strerror(errno);
 		return;
 	}
 	mounted_ = true;
@@ -113,10 +118,11 @@ std::function<std::string()> probe_scratch_disk()
 	return [] {
 		if (const char *d = std::getenv("KVFDP_BPF_TEST_DISK"); d && *d)
 			return std::string();
-		if (std::string why = probe_root("creating loop devices and filesystems")(); !why.empty())
+		if (std::string why = probe_root("creating loop devices and filesystems")();
+		    !why.empty())
 			return why;
 		return probe_loop()();
 	};
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -29,7 +29,8 @@ public:
 private:
 	std::string fstype_, disk_, why_;
 	std::optional<TempFile> backing_;  // the loop device's file (none with KVFDP_BPF_TEST_DISK)
-	std::optional<TempDir> mnt_dir_;   // emptied before it goes: its path cleared if umount failed
+	std::optional<TempDir>
+		mnt_dir_;  // emptied before it goes: its path cleared if umount failed
 	bool loop_ = false, mounted_ = false, ok_ = false;
 };
 
@@ -40,4 +41,4 @@ std::function<std::string()> probe_scratch_disk();
 // Runs a shell command; returns its exit status (-1 when it could not run).
 int run_cmd(const std::string &cmd);
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -33,7 +33,7 @@ TaggerOptions options(const std::string &dir, uint32_t depth)
 	return o;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("pins: a pinned set outlives its tagger, is re-opened, replaced when other, and unpinned")
 {
@@ -57,7 +57,7 @@ TEST_CASE("pins: a pinned set outlives its tagger, is re-opened, replaced when o
 		auto t = Tagger::load(options(dir, 16));
 		REQUIRE_MESSAGE(t, t.error().message());
 		CHECK(t->reopened());
-		CHECK(t->inode_policy(7, 42) == 3);  // the same map, not a new one
+		CHECK(t->inode_policy(7, 42) == 3);               // the same map, not a new one
 		CHECK(t->sources().describe() == first_sources);  // from the set's meta
 		CHECK((t->slots().slot(0, 0) != nullptr));
 	}

@@ -43,7 +43,7 @@ using namespace kvfdp::bpf;
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
-constexpr int kPollBudgetMs = 10000; // upper bound on waiting for events (not a sleep)
+constexpr int kPollBudgetMs = 10000;  // upper bound on waiting for events (not a sleep)
 
 uint64_t now_ns()
 {
@@ -90,8 +90,7 @@ struct EventLog {
 	std::vector<kvfdp_event> all;
 	FileTable files;
 
-	template <class Pred>
-	bool wait_for(Tagger &t, Pred pred)
+	template <class Pred> bool wait_for(Tagger &t, Pred pred)
 	{
 		EventCallback cb = [this](const kvfdp_event &e) {
 			all.push_back(e);
@@ -123,7 +122,7 @@ public:
 			if (!(std::ifstream(p) >> old))
 				continue;
 			if (::access(("/sys/block/" + d.name + "/mq").c_str(), F_OK) != 0)
-				continue; // a bio-based head: its limit is stacked from the paths
+				continue;  // a bio-based head: its limit is stacked from the paths
 			std::ofstream(p) << kb;
 			saved_.emplace_back(p, old);
 		}
@@ -146,8 +145,9 @@ private:
 Tagger load_tagger(const TaggerOptions &o)
 {
 	auto t = Tagger::load(o);
-	REQUIRE_MESSAGE(t.ok(), "the kernel refused the BPF tagger: " << (t.ok() ? "" : t.error().message())
-						<< " (the verifier log, if any, is above)");
+	REQUIRE_MESSAGE(t.ok(), "the kernel refused the BPF tagger: "
+					<< (t.ok() ? "" : t.error().message())
+					<< " (the verifier log, if any, is above)");
 	return std::move(t).value();
 }
 
@@ -172,15 +172,17 @@ struct Cgroup2Mount {
 uint64_t dir_ino(const std::string &path)
 {
 	struct stat st {};
-	REQUIRE_MESSAGE(::stat(path.c_str(), &st) == 0, "stat " << path << ": " << std::strerror(errno));
+	REQUIRE_MESSAGE(::stat(path.c_str(), &st) == 0,
+			"stat " << path << ": " << std::strerror(errno));
 	return st.st_ino;
 }
 
 // Directory rules cover their subtree (the nearest rule wins); every created file records
 // its writer: the named writer of its directory subtree, else of its cgroup, else its cgroup.
 // The expected cgroup id is the test's own, read from /proc/self/cgroup and the cgroup2 mount.
-void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::string &mnt, uint32_t dev,
-				const ActiveSources &src, EventLog &log, const std::string &ruled, uint8_t rule_cls)
+void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::string &mnt,
+				uint32_t dev, const ActiveSources &src, EventLog &log,
+				const std::string &ruled, uint8_t rule_cls)
 {
 	// The disk is watched with request records (check_filesystem): each carries its file's
 	// writer. (Re-watching with other flags would not reach path disks learned by name.)
@@ -208,7 +210,8 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 	} else {
 		own.emplace();
 		root = own->dir.path;
-		REQUIRE_MESSAGE(::system(("mount -t cgroup2 none " + root).c_str()) == 0, "mount cgroup2");
+		REQUIRE_MESSAGE(::system(("mount -t cgroup2 none " + root).c_str()) == 0,
+				"mount cgroup2");
 		own->mounted = true;
 	}
 	auto self = kvfdp::self_cgroup_path();
@@ -235,7 +238,8 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 	}
 	int kst = 0;
 	REQUIRE(::waitpid(kid, &kst, 0) == kid);
-	REQUIRE_MESSAGE((WIFEXITED(kst) && WEXITSTATUS(kst) == 0), "the child could not join " << child_cg);
+	REQUIRE_MESSAGE((WIFEXITED(kst) && WEXITSTATUS(kst) == 0),
+			"the child could not join " << child_cg);
 	CHECK(::rmdir((root + child_cg).c_str()) == 0);
 	const uint64_t child_ino = dir_ino(child_file);
 
@@ -272,7 +276,7 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 	if (own)  // (after the child's cgroup is gone)
 		own->unmount();
 
-	CHECK(t.inode_policy(dev, deep_file.ino) == rule_cls);   // three levels below the rule
+	CHECK(t.inode_policy(dev, deep_file.ino) == rule_cls);  // three levels below the rule
 	CHECK(t.inode_policy(dev, long_file.ino) == KVFDP_CLASS_LONG);  // the nearer rule wins
 	CHECK(t.inode_policy(dev, team_file.ino) == -1);
 	const uint32_t by_cgroup = kvfdp_writer_of_cgroup(*my_id);
@@ -282,21 +286,25 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 	CHECK(t.inode_writer(dev, mine_file.ino) == kMine);
 	CHECK(t.inode_writer(dev, mine_team.ino) == kTeam);  // the directory wins over the cgroup
 	REQUIRE_MESSAGE(src.create_events, "create events are not active: " << src.notes);
-	const std::vector<Written> made = {deep_file, long_file, team_file, plain_file, mine_file, mine_team};
+	const std::vector<Written> made = {deep_file,  long_file, team_file,
+					   plain_file, mine_file, mine_team};
 	CHECK(log.wait_for(t, [&] {
 		for (const auto &w : made)
 			if (!log.find(KVFDP_EV_CREATE, dev, w.ino))
 				return false;
 		return true;
 	}));
-	CHECK(log.wait_for(t, [&] { return log.find(KVFDP_EV_CREATE, dev, child_ino) != nullptr; }));
+	CHECK(log.wait_for(t,
+			   [&] { return log.find(KVFDP_EV_CREATE, dev, child_ino) != nullptr; }));
 	if (const kvfdp_event *e = log.find(KVFDP_EV_CREATE, dev, child_ino)) {
-		CHECK_MESSAGE(e->cgroup_id == *child_id, "child's cgroup " << e->cgroup_id << ", want " << *child_id);
+		CHECK_MESSAGE(e->cgroup_id == *child_id,
+			      "child's cgroup " << e->cgroup_id << ", want " << *child_id);
 		CHECK(e->writer == kvfdp_writer_of_cgroup(*child_id));
 		CHECK(e->cgroup_id != *my_id);
 	}
 	REQUIRE(::unlink(child_file.c_str()) == 0);
-	const uint64_t ruled_ino = dir_ino(ruled), inner_ino = dir_ino(inner), team_ino = dir_ino(team);
+	const uint64_t ruled_ino = dir_ino(ruled), inner_ino = dir_ino(inner),
+		       team_ino = dir_ino(team);
 	struct Want {
 		const Written *w;
 		uint32_t writer;
@@ -314,7 +322,8 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 			continue;
 		CHECK_MESSAGE(e->cgroup_id == *my_id, x.w->path << ": cgroup " << e->cgroup_id);
 		CHECK_MESSAGE(e->writer == x.writer, x.w->path << ": writer " << e->writer);
-		CHECK_MESSAGE(e->subtree_ino == x.subtree, x.w->path << ": subtree " << e->subtree_ino);
+		CHECK_MESSAGE(e->subtree_ino == x.subtree,
+			      x.w->path << ": subtree " << e->subtree_ino);
 		CHECK_MESSAGE(e->value == x.cls, x.w->path << ": class " << e->value);
 		if (const FileRecord *r = log.files.find_live(dev, x.w->ino)) {
 			CHECK(r->writer == x.writer);
@@ -329,10 +338,12 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 			const volatile kvfdp_tag_slot *s = r.slot(q, tag);
 			if (!s || s->seq == 0)
 				continue;
-			for (const Want &x : {Want{&team_file, kTeam, 0, 0}, Want{&plain_file, by_cgroup, 0, 0},
-					      Want{&mine_file, kMine, 0, 0}, Want{&mine_team, kTeam, 0, 0}})
+			for (const Want &x :
+			     {Want{&team_file, kTeam, 0, 0}, Want{&plain_file, by_cgroup, 0, 0},
+			      Want{&mine_file, kMine, 0, 0}, Want{&mine_team, kTeam, 0, 0}})
 				if (s->ino == x.w->ino && s->dev == dev) {
-					CHECK_MESSAGE(s->writer == x.writer, x.w->path << ": slot writer " << s->writer);
+					CHECK_MESSAGE(s->writer == x.writer,
+						      x.w->path << ": slot writer " << s->writer);
 					carried++;
 				}
 		}
@@ -342,9 +353,9 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 			      Want{&mine_file, kMine, 0, 0}, Want{&mine_team, kTeam, 0, 0}}) {
 		auto it = rec_writers.find(x.w->ino);
 		REQUIRE_MESSAGE(it != rec_writers.end(), x.w->path << ": no request record");
-		CHECK_MESSAGE(it->second == std::set<uint32_t>{x.writer}, x.w->path << ": records carry "
-										 << it->second.size() << " writer(s), first "
-										 << *it->second.begin());
+		CHECK_MESSAGE(it->second == std::set<uint32_t>{x.writer},
+			      x.w->path << ": records carry " << it->second.size()
+					<< " writer(s), first " << *it->second.begin());
 	}
 	REQUIRE(t.remove_writer_dir(team).ok());
 	for (const auto &w : made)
@@ -361,12 +372,13 @@ void check_subtrees_and_writers(Tagger &t, const std::string &disk, const std::s
 void check_filesystem(const std::string &fstype)
 {
 	test::ScratchFs fs(fstype);
-	REQUIRE_MESSAGE(fs.ok(), "cannot make the " << fstype << " scratch filesystem: " << fs.why());
+	REQUIRE_MESSAGE(fs.ok(),
+			"cannot make the " << fstype << " scratch filesystem: " << fs.why());
 	auto disk_devt = disk_dev(fs.disk());
 	REQUIRE(disk_devt.ok());
 	std::vector<RequestDisk> rq_disks = request_disks(*disk_devt);
 	REQUIRE(!rq_disks.empty());
-	bool named_paths = false; // hidden path disks the tagger must learn by name
+	bool named_paths = false;  // hidden path disks the tagger must learn by name
 	for (const auto &p : rq_disks)
 		named_paths |= p.via != "itself" && p.devt == 0;
 	MESSAGE(fstype << ": requests of " << describe(rq_disks));
@@ -395,7 +407,8 @@ void check_filesystem(const std::string &fstype)
 	uint64_t expected[KVFDP_NR_CLASSES] = {};
 	for (uint8_t h = KVFDP_CLASS_NONE; h <= KVFDP_CLASS_EXTREME; h++) {
 		for (bool direct : {false, true}) {
-			std::string p = fs.mnt() + "/h" + std::to_string(h) + (direct ? "_dio" : "_buf");
+			std::string p =
+				fs.mnt() + "/h" + std::to_string(h) + (direct ? "_dio" : "_buf");
 			files.push_back(write_file(p, h, kMiB, direct));
 			expected[h] += kMiB;
 		}
@@ -404,8 +417,10 @@ void check_filesystem(const std::string &fstype)
 	// front parts complete into their parent, which names the iomap DIO.
 	{
 		SmallRequests small(rq_disks, 64);
-		REQUIRE_MESSAGE(small.active(), "cannot lower max_sectors_kb of " << describe(rq_disks));
-		files.push_back(write_file(fs.mnt() + "/h3_dio_split", KVFDP_CLASS_MEDIUM, kMiB, true));
+		REQUIRE_MESSAGE(small.active(),
+				"cannot lower max_sectors_kb of " << describe(rq_disks));
+		files.push_back(
+			write_file(fs.mnt() + "/h3_dio_split", KVFDP_CLASS_MEDIUM, kMiB, true));
 		expected[KVFDP_CLASS_MEDIUM] += kMiB;
 	}
 	Written rule_file = write_file(ruled + "/by_rule", 0, kMiB, false);
@@ -419,8 +434,8 @@ void check_filesystem(const std::string &fstype)
 	REQUIRE(c.ok());
 	for (int k = KVFDP_CLASS_NONE; k < KVFDP_NR_CLASSES; k++)
 		CHECK_MESSAGE(c->write[k].bytes == expected[k],
-			      fstype << " class " << k << ": " << c->write[k].bytes << " bytes tagged, "
-				     << expected[k] << " written");
+			      fstype << " class " << k << ": " << c->write[k].bytes
+				     << " bytes tagged, " << expected[k] << " written");
 	if (named_paths)
 		CHECK_MESSAGE(t.stats()[KVFDP_STAT_DISK_LEARNED] >= 1,
 			      "no hidden path disk of " << fs.disk() << " was learned by name");
@@ -460,7 +475,8 @@ void check_filesystem(const std::string &fstype)
 				CHECK(r.take(q, tag, sector, sectors, &info) == SlotMatch::kStale);
 			}
 		CHECK(fresh > 0);
-		MESSAGE(fstype << ": " << fresh << " written slots, " << classified << " with a class");
+		MESSAGE(fstype << ": " << fresh << " written slots, " << classified
+			       << " with a class");
 	}
 
 	// Lifetime events.
@@ -468,7 +484,8 @@ void check_filesystem(const std::string &fstype)
 	if (src.hint_events) {
 		bool all_hints = log.wait_for(t, [&] {
 			for (const auto &w : files)
-				if (w.cls && &w != &files.back() && !log.find(KVFDP_EV_HINT, dev, w.ino))
+				if (w.cls && &w != &files.back() &&
+				    !log.find(KVFDP_EV_HINT, dev, w.ino))
 					return false;
 			return true;
 		});
@@ -523,7 +540,7 @@ void check_filesystem(const std::string &fstype)
 		const kvfdp_event *e = log.find(KVFDP_EV_UNLINK, dev, w.ino);
 		if (!e)
 			continue;
-		CHECK(e->value <= 1); // the last link (0: seen after it went)
+		CHECK(e->value <= 1);  // the last link (0: seen after it went)
 		if (!w.direct || src.dio_inode)
 			CHECK(e->bytes == w.bytes);
 	}
@@ -538,7 +555,7 @@ void check_filesystem(const std::string &fstype)
 		MESSAGE(fstype << ": short_lived measured " << measured / 1000 << " us, real "
 			       << (t2 - t1) / 1000 << ".." << (t3 - t0) / 1000 << " us");
 	}
-	CHECK(t.inode_policy(dev, rule_file.ino) == -1); // dropped at its last unlink
+	CHECK(t.inode_policy(dev, rule_file.ino) == -1);  // dropped at its last unlink
 
 	// `kvfdp record` on the same disk: the trace's per-class totals match the writes.
 	std::FILE *csv = std::tmpfile();
@@ -557,7 +574,7 @@ void check_filesystem(const std::string &fstype)
 			cv.notify_all();
 		});
 		std::lock_guard<std::mutex> g(mu);
-		ready = true; // also when it failed before attaching
+		ready = true;  // also when it failed before attaching
 		cv.notify_all();
 	});
 	{
@@ -565,7 +582,8 @@ void check_filesystem(const std::string &fstype)
 		cv.wait(g, [&] { return ready; });
 	}
 	std::vector<Written> rec_files;
-	rec_files.push_back(write_file(fs.mnt() + "/rec_short", KVFDP_CLASS_SHORT, kMiB / 2, false));
+	rec_files.push_back(
+		write_file(fs.mnt() + "/rec_short", KVFDP_CLASS_SHORT, kMiB / 2, false));
 	rec_files.push_back(write_file(fs.mnt() + "/rec_long", KVFDP_CLASS_LONG, kMiB / 2, true));
 	::sync();
 	stop = true;
@@ -581,7 +599,8 @@ void check_filesystem(const std::string &fstype)
 		unsigned long long tus, slba, nlb;
 		char op;
 		unsigned cls;
-		REQUIRE(std::sscanf(line, "%llu,%c,%llu,%llu,%u", &tus, &op, &slba, &nlb, &cls) == 5);
+		REQUIRE(std::sscanf(line, "%llu,%c,%llu,%llu,%u", &tus, &op, &slba, &nlb, &cls) ==
+			5);
 		REQUIRE((op == 'W' || op == 'D'));
 		REQUIRE(cls < KVFDP_NR_CLASSES);
 		if (op == 'W')
@@ -618,7 +637,7 @@ const test::Requires need_root("root", test::probe_root("loading BPF programs"))
 const test::Requires need_btf("btf", test::probe_btf());
 const test::Requires need_disk("loop", test::probe_scratch_disk());
 
-} // namespace
+}  // namespace
 
 TEST_CASE("bpf: tagger classifies, attributes and reports lifetimes on ext4")
 {

@@ -11,4 +11,4 @@ namespace kvfdp::test {
 // kernel has no syscall tracepoints.
 std::function<std::string()> probe_tracefs();
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -34,23 +34,35 @@ namespace {
 class OwnedModel final : public nvme::Device {
 public:
 	OwnedModel(std::unique_ptr<nvme::Device> d, std::unique_ptr<kvfdp::test::TempFile> file)
-		: file_(std::move(file)), d_(std::move(d)) {}
+	    : file_(std::move(file)), d_(std::move(d))
+	{
+	}
 	const nvme::DeviceInfo &info() const override { return d_->info(); }
 	Result<std::vector<nvme::Handle>> handles() override { return d_->handles(); }
-	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override { return d_->log_page(lid, lsp); }
-	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &ring) override { return d_->open_queue(ring); }
-	Result<void> ruh_update(std::span<const uint16_t> hs) override { return d_->ruh_update(hs); }
+	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override
+	{
+		return d_->log_page(lid, lsp);
+	}
+	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &ring) override
+	{
+		return d_->open_queue(ring);
+	}
+	Result<void> ruh_update(std::span<const uint16_t> hs) override
+	{
+		return d_->ruh_update(hs);
+	}
 
 private:
 	std::unique_ptr<kvfdp::test::TempFile> file_;  // outlives d_
 	std::unique_ptr<nvme::Device> d_;
 };
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<nvme::Device>> make_worked_model()
 {
-	auto file = std::make_unique<kvfdp::test::TempFile>("/tmp", kvfdp::test::TempFile::MayFail{});
+	auto file =
+		std::make_unique<kvfdp::test::TempFile>("/tmp", kvfdp::test::TempFile::MayFail{});
 	if (!file->ok())
 		return errno_error(errno, "mkstemp");
 	model::ModelDeviceOptions o;
@@ -63,7 +75,8 @@ Result<std::unique_ptr<nvme::Device>> make_worked_model()
 	auto dev = model::open_model_device(o);
 	if (!dev)
 		return std::move(dev).error();
-	std::unique_ptr<nvme::Device> owned = std::make_unique<OwnedModel>(std::move(dev).value(), std::move(file));
+	std::unique_ptr<nvme::Device> owned =
+		std::make_unique<OwnedModel>(std::move(dev).value(), std::move(file));
 	io_uring ring{};
 	if (int r = io_uring_queue_init(4, &ring, 0); r < 0)
 		return errno_error(r, "io_uring_queue_init");
@@ -72,7 +85,7 @@ Result<std::unique_ptr<nvme::Device>> make_worked_model()
 		io_uring_queue_exit(&ring);
 		return std::move(q).error();
 	}
-	const uint32_t nlb = 32; // 128 KiB
+	const uint32_t nlb = 32;  // 128 KiB
 	std::vector<uint8_t> buf(nlb * 4096, 0xA5);
 	const uint64_t total = owned->info().nlb;
 	int rc = 0;
@@ -82,7 +95,8 @@ Result<std::unique_ptr<nvme::Device>> make_worked_model()
 			// Pass 0 fills the namespace in order; passes 1 and 2 rewrite in a scattered
 			// order (so GC finds partly valid RUs and relocates), except every fourth
 			// chunk: long-lived data on handle 3, written once.
-			uint64_t chunk = pass == 0 ? i : (i * 197 + static_cast<uint64_t>(pass)) % chunks;
+			uint64_t chunk =
+				pass == 0 ? i : (i * 197 + static_cast<uint64_t>(pass)) % chunks;
 			if (pass > 0 && chunk % 4 == 3)
 				continue;
 			nvme::IoRequest req;
@@ -95,7 +109,8 @@ Result<std::unique_ptr<nvme::Device>> make_worked_model()
 			rc = p.queued ? -EINVAL : p.result;
 		}
 	if (rc == 0) {
-		nvme::IoRequest bad; // handle 9 does not exist: the model logs an invalid-PID event
+		nvme::IoRequest
+			bad;  // handle 9 does not exist: the model logs an invalid-PID event
 		bad.op = nvme::IoOp::write;
 		bad.handle = 9;
 		bad.nlb = 1;
@@ -134,10 +149,10 @@ std::string golden_diff(const std::string &name, const std::string &text)
 		if (ea && eb)
 			break;
 		if (ea || eb || la != lb)
-			return name + ":" + std::to_string(line) + ": want [" + (ea ? "<eof>" : la) +
-			       "] got [" + (eb ? "<eof>" : lb) + "]";
+			return name + ":" + std::to_string(line) + ": want [" +
+			       (ea ? "<eof>" : la) + "] got [" + (eb ? "<eof>" : lb) + "]";
 	}
 	return name + ": differs (line endings?)";
 }
 
-} // namespace kvfdp::cli::test
+}  // namespace kvfdp::cli::test

@@ -32,4 +32,4 @@ Result<std::unique_ptr<nvme::Device>> make_worked_model();
 // rewrites the file instead. Returns "" on match, else a description of the difference.
 std::string golden_diff(const std::string &name, const std::string &text);
 
-} // namespace kvfdp::cli::test
+}  // namespace kvfdp::cli::test

@@ -28,7 +28,8 @@ namespace {
 // Serves one JSON reply line per request line; replies are looked up by "cmd".
 class FakeDaemon {
 public:
-	explicit FakeDaemon(std::map<std::string, std::string> replies) : replies_(std::move(replies))
+	explicit FakeDaemon(std::map<std::string, std::string> replies)
+	    : replies_(std::move(replies))
 	{
 		path_ = "/tmp/kvfdp-cli-fake-" + std::to_string(::getpid()) + "-" +
 			std::to_string(counter_++) + ".sock";
@@ -86,9 +87,10 @@ private:
 				seen_.push_back(line.substr(0, line.find('\n')));
 			}
 			auto it = replies_.find(cmd);
-			std::string reply = it != replies_.end()
-						    ? it->second
-						    : R"({"ok":false,"error":"unknown cmd ')" + cmd + "'\"}";
+			std::string reply =
+				it != replies_.end()
+					? it->second
+					: R"({"ok":false,"error":"unknown cmd ')" + cmd + "'\"}";
 			// Canned replies are written readably; the protocol wants one line.
 			auto canned = json::parse(reply, nullptr, false);
 			if (!canned.is_discarded() && reply != "<hang-up>")
@@ -135,9 +137,11 @@ const char *kFiles = R"({"ok":true,"data":{"available":true,"matched":3,"files":
  {"dev":"259:1","ino":131,"class":"short","writer":"staging","bytes":4194304,"birth":1764668400.125,"death":1764668460.5,"lifetime_s":60.375},
  {"dev":"259:1","ino":133,"class":"short","bytes":1048576,"birth":1764668410.0,"death":null,"lifetime_s":null}]}})";
 
-const char *kMetrics = R"({"ok":true,"data":{"text":"# HELP kvfdp_class_bytes_total Bytes written per class.\n# TYPE kvfdp_class_bytes_total counter\nkvfdp_class_bytes_total{class=\"short\"} 8388608\n# HELP kvfdp_stale_tags_total Stale tags.\n# TYPE kvfdp_stale_tags_total counter\nkvfdp_stale_tags_total 2\n"}})";
+const char *kMetrics =
+	R"({"ok":true,"data":{"text":"# HELP kvfdp_class_bytes_total Bytes written per class.\n# TYPE kvfdp_class_bytes_total counter\nkvfdp_class_bytes_total{class=\"short\"} 8388608\n# HELP kvfdp_stale_tags_total Stale tags.\n# TYPE kvfdp_stale_tags_total counter\nkvfdp_stale_tags_total 2\n"}})";
 
-const char *kPolicy = R"({"ok":true,"data":{"config":"/etc/kvfdp/kvfdp.toml","generation":2,"nruh":4,
+const char *kPolicy =
+	R"({"ok":true,"data":{"config":"/etc/kvfdp/kvfdp.toml","generation":2,"nruh":4,
  "map":[{"class":"not_set","handle":0,"pid":0}],"rules":[],"placement":"learned",
  "writers":[{"name":"logs","cgroup":null,"dir":"/mnt/kv/logs","handle":3}],
  "watch":{"disk":"/dev/ublkb0","dir":""},
@@ -149,18 +153,19 @@ const char *kPolicy = R"({"ok":true,"data":{"config":"/etc/kvfdp/kvfdp.toml","ge
 
 std::map<std::string, std::string> all_replies()
 {
-	return {{"status", kStatus}, {"ruh", kRuh}, {"stats", kStats}, {"files", kFiles}, {"policy", kPolicy},
-		{"metrics", kMetrics}};
+	return {{"status", kStatus}, {"ruh", kRuh},       {"stats", kStats},
+		{"files", kFiles},   {"policy", kPolicy}, {"metrics", kMetrics}};
 }
 
 Ran ask(FakeDaemon &d, std::vector<std::string> args)
 {
 	// A root with nothing in it: the local kernel probe reads the same on every host.
-	args.insert(args.end(), {"--socket", d.path(), "--width", "100", "--probe-root", "/nonexistent-kvfdp-root"});
+	args.insert(args.end(), {"--socket", d.path(), "--width", "100", "--probe-root",
+				 "/nonexistent-kvfdp-root"});
 	return run_cli(args);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("cli: status through the fake daemon shows classes, stale tags and recovery")
 {
@@ -173,60 +178,74 @@ TEST_CASE("cli: status through the fake daemon shows classes, stale tags and rec
 	auto doc = json::parse(j.out);
 	CHECK(doc["stale_tags"] == 2);
 	CHECK(doc["source"] == "daemon");
-	CHECK(doc["kernel"]["release"] == "6.12.57+deb12-cloud-amd64"); // the daemon's wins
+	CHECK(doc["kernel"]["release"] == "6.12.57+deb12-cloud-amd64");  // the daemon's wins
 	CHECK(doc["kernel"].contains("btf"));                            // plus the local probe
 	CHECK(d.seen().front() == R"({"cmd":"status"})");
 }
 
-TEST_CASE("cli: status of a kvfdpd without its tagger says DEGRADED and why on its first line, and in -o json")
+TEST_CASE(
+	"cli: status of a kvfdpd without its tagger says DEGRADED and why on its first line, and in -o json")
 {
 	std::string st = kStatus;
 	const std::string on = R"("tagging":{"active":true,"reason":"",)";
 	REQUIRE(st.find(on) != std::string::npos);
-	st.replace(st.find(on), on.size(),
-		   R"("tagging":{"active":false,"reason":"tagger: load the BPF programs: Invalid argument: program kvfdp_rq_issue",)");
+	st.replace(
+		st.find(on), on.size(),
+		R"("tagging":{"active":false,"reason":"tagger: load the BPF programs: Invalid argument: program kvfdp_rq_issue",)");
 	FakeDaemon d({{"status", st}});
 	Ran r = ask(d, {"status"});
 	INFO(r.err);
 	REQUIRE(r.rc == kExitOk);
-	CHECK(r.out.rfind("DEGRADED: the BPF tagger is not active (tagger: load the BPF programs: Invalid argument: program "
-			  "kvfdp_rq_issue): every write goes to the default handle, unplaced\ndaemon: ",
-			  0) == 0);
+	CHECK(r.out.rfind(
+		      "DEGRADED: the BPF tagger is not active (tagger: load the BPF programs: Invalid argument: program "
+		      "kvfdp_rq_issue): every write goes to the default handle, unplaced\ndaemon: ",
+		      0) == 0);
 	CHECK(r.out.find("INACTIVE (tagger: load the BPF programs") != std::string::npos);
 	auto doc = json::parse(ask(d, {"status", "-o", "json"}).out);
 	CHECK(doc["health"]["state"] == "degraded");
-	CHECK(doc["health"]["why"].get<std::string>().find("program kvfdp_rq_issue") != std::string::npos);
+	CHECK(doc["health"]["why"].get<std::string>().find("program kvfdp_rq_issue") !=
+	      std::string::npos);
 	// A placing kvfdpd: no such line, and "ok".
 	FakeDaemon good(all_replies());
 	CHECK(ask(good, {"status"}).out.rfind("daemon: ", 0) == 0);
-	CHECK(json::parse(ask(good, {"status", "-o", "json"}).out)["health"] == json{{"state", "ok"}, {"why", ""}});
+	CHECK(json::parse(ask(good, {"status", "-o", "json"}).out)["health"] ==
+	      json{{"state", "ok"}, {"why", ""}});
 }
 
-TEST_CASE("cli: status names the data path, zero copy or copy with the daemon's note, and the bytes copied")
+TEST_CASE(
+	"cli: status names the data path, zero copy or copy with the daemon's note, and the bytes copied")
 {
 	auto with_path = [](const std::string &mode, const std::string &note, uint64_t copied) {
 		std::string st = kStatus;
 		const std::string io_end = R"("errors":0})";
-		st.replace(st.find(io_end), io_end.size(), R"("errors":0,"copied_bytes":)" + std::to_string(copied) + "}");
+		st.replace(st.find(io_end), io_end.size(),
+			   R"("errors":0,"copied_bytes":)" + std::to_string(copied) + "}");
 		const std::string rec = R"("recovery":)";
-		st.insert(st.find(rec), R"("data_path":{"mode":")" + mode + R"(","note":")" + note + R"("},)");
+		st.insert(st.find(rec),
+			  R"("data_path":{"mode":")" + mode + R"(","note":")" + note + R"("},)");
 		return st;
 	};
 	FakeDaemon zc({{"status", with_path("zero-copy", "", 0)}});
 	auto wide = [](FakeDaemon &d) {
-		return run_cli({"status", "--socket", d.path(), "--width", "200", "--probe-root", "/nonexistent-kvfdp-root"});
+		return run_cli({"status", "--socket", d.path(), "--width", "200", "--probe-root",
+				"/nonexistent-kvfdp-root"});
 	};
 	Ran r = wide(zc);
 	INFO(r.err);
 	REQUIRE(r.rc == kExitOk);
-	CHECK(r.out.find("data path:   zero copy: requests go to the device from their own pages (UBLK_F_AUTO_BUF_REG)") !=
+	CHECK(r.out.find(
+		      "data path:   zero copy: requests go to the device from their own pages (UBLK_F_AUTO_BUF_REG)") !=
 	      std::string::npos);
 	CHECK(r.out.find("0 errors, 0 B copied") != std::string::npos);
-	FakeDaemon copy({{"status", with_path("copy", "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+)", 12673024)}});
+	FakeDaemon copy(
+		{{"status",
+		  with_path("copy", "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+)",
+			    12673024)}});
 	r = wide(copy);
 	REQUIRE(r.rc == kExitOk);
-	CHECK(r.out.find("data path:   copy: each request is copied through kvfdpd's buffers (this ublk driver lacks "
-			 "UBLK_F_AUTO_BUF_REG (Linux 6.16+))") != std::string::npos);
+	CHECK(r.out.find(
+		      "data path:   copy: each request is copied through kvfdpd's buffers (this ublk driver lacks "
+		      "UBLK_F_AUTO_BUF_REG (Linux 6.16+))") != std::string::npos);
 	CHECK(r.out.find("12.09 MiB copied") != std::string::npos);
 	// A daemon from before the data path: no line, no error.
 	FakeDaemon old(std::map<std::string, std::string>{{"status", kStatus}});
@@ -258,39 +277,49 @@ const char *kStripeRuh = R"({"ok":true,"data":{"nruhsd":2,"stripe_bytes":524288,
    {"index":0,"pid":0,"ruhid":0,"earutr":0,"ruamw":200,"bytes":32768},{"index":1,"pid":1,"ruhid":1,"earutr":0,"ruamw":152,"bytes":425984}]},
   {"member":1,"device":"/dev/ng1n1","nsid":1,"nruhsd":2,"bytes":466944,"ruhss":[
    {"index":0,"pid":0,"ruhid":0,"earutr":0,"ruamw":200,"bytes":40960},{"index":1,"pid":1,"ruhid":1,"earutr":0,"ruamw":148,"bytes":425984}]}]}})";
-const char *kStripeStats = R"({"ok":true,"data":{"hbmw":925696,"mbmw":925696,"mbe":0,"waf":1.0,"members":[
+const char *kStripeStats =
+	R"({"ok":true,"data":{"hbmw":925696,"mbmw":925696,"mbe":0,"waf":1.0,"members":[
  {"member":0,"device":"/dev/ng0n1","hbmw":458752,"mbmw":458752,"mbe":0,"waf":1.0},
  {"member":1,"device":"/dev/ng1n1","hbmw":466944,"mbmw":933888,"mbe":0,"waf":2.0}]}})";
 
-TEST_CASE("cli: a striped kvfdpd: status lists the members and stripe size, ruh and stats each member and the total")
+TEST_CASE(
+	"cli: a striped kvfdpd: status lists the members and stripe size, ruh and stats each member and the total")
 {
 	std::string st = kStatus;
 	const std::string fua = R"("fua":false})";
-	st.replace(st.find(fua), fua.size(),
-		   R"("fua":false,"stripe":{"members":2,"stripe_bytes":524288,"member_nlb":131072,"note":"","devices":[)"
-		   R"({"member":0,"path":"/dev/ng0n1","nsid":1,"lba_size":4096,"nlb":131072,"max_transfer":524288,"nruh":2,"ru_size":1048576,"fdp_enabled":true},)"
-		   R"({"member":1,"path":"/dev/ng1n1","nsid":1,"lba_size":4096,"nlb":131072,"max_transfer":524288,"nruh":2,"ru_size":1048576,"fdp_enabled":true}]}})");
+	st.replace(
+		st.find(fua), fua.size(),
+		R"("fua":false,"stripe":{"members":2,"stripe_bytes":524288,"member_nlb":131072,"note":"","devices":[)"
+		R"({"member":0,"path":"/dev/ng0n1","nsid":1,"lba_size":4096,"nlb":131072,"max_transfer":524288,"nruh":2,"ru_size":1048576,"fdp_enabled":true},)"
+		R"({"member":1,"path":"/dev/ng1n1","nsid":1,"lba_size":4096,"nlb":131072,"max_transfer":524288,"nruh":2,"ru_size":1048576,"fdp_enabled":true}]}})");
 	FakeDaemon d({{"status", st}, {"ruh", kStripeRuh}, {"stats", kStripeStats}});
 	auto wide = [&d](std::vector<std::string> a) {
-		a.insert(a.end(), {"--socket", d.path(), "--width", "200", "--probe-root", "/nonexistent-kvfdp-root"});
+		a.insert(a.end(), {"--socket", d.path(), "--width", "200", "--probe-root",
+				   "/nonexistent-kvfdp-root"});
 		return run_cli(a);
 	};
 	Ran r = wide({"status"});
 	INFO(r.out);
 	REQUIRE(r.rc == kExitOk);
-	CHECK(r.out.find("stripe:      2 members, stripe size 512.00 KiB, 512.00 MiB used on each") != std::string::npos);
-	CHECK(r.out.find("member 1:    /dev/ng1n1, nsid 1, 512.00 MiB, 2 handles, FDP enabled") != std::string::npos);
+	CHECK(r.out.find(
+		      "stripe:      2 members, stripe size 512.00 KiB, 512.00 MiB used on each") !=
+	      std::string::npos);
+	CHECK(r.out.find("member 1:    /dev/ng1n1, nsid 1, 512.00 MiB, 2 handles, FDP enabled") !=
+	      std::string::npos);
 	const size_t row = r.out.find("device:");
 	REQUIRE(row != std::string::npos);
 	const std::string device_row = r.out.substr(row, r.out.find('\n', row) - row);
-	CHECK_MESSAGE(device_row.find("nsid") == std::string::npos, "a stripe's device row names no nsid: " << device_row);
+	CHECK_MESSAGE(device_row.find("nsid") == std::string::npos,
+		      "a stripe's device row names no nsid: " << device_row);
 
 	r = wide({"ruh"});
 	INFO(r.out);
 	REQUIRE(r.rc == kExitOk);
 	CHECK(r.out.find("total of 2 members") != std::string::npos);
-	CHECK(r.out.find("member 0: /dev/ng0n1, 448.00 KiB written through kvfdpd") != std::string::npos);
-	CHECK(r.out.find("member 1: /dev/ng1n1, 456.00 KiB written through kvfdpd") != std::string::npos);
+	CHECK(r.out.find("member 0: /dev/ng0n1, 448.00 KiB written through kvfdpd") !=
+	      std::string::npos);
+	CHECK(r.out.find("member 1: /dev/ng1n1, 456.00 KiB written through kvfdpd") !=
+	      std::string::npos);
 	CHECK(r.out.find("a stripe of 2 members, unit 512.00 KiB") != std::string::npos);
 	auto doc = json::parse(wide({"ruh", "-o", "json"}).out);
 	CHECK(doc["stripe_bytes"] == 524288);
@@ -320,7 +349,8 @@ TEST_CASE("cli: a striped kvfdpd: status lists the members and stripe size, ruh 
 	CHECK(!json::parse(ask(one, {"stats", "-o", "json"}).out).contains("members"));
 }
 
-TEST_CASE("cli: files asks kvfdpd to rank by bytes and filter over all files; shows writer, age or lifetime")
+TEST_CASE(
+	"cli: files asks kvfdpd to rank by bytes and filter over all files; shows writer, age or lifetime")
 {
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"files", "--now", "1764668500"});
@@ -331,7 +361,8 @@ TEST_CASE("cli: files asks kvfdpd to rank by bytes and filter over all files; sh
 	CHECK(asked["sort"] == "bytes");
 	CHECK(asked["limit"] == 20);
 	CHECK_FALSE(asked.contains("class"));
-	auto doc = json::parse(ask(d, {"files", "--class", "SHORT", "--top", "1", "--live", "-o", "json"}).out);
+	auto doc = json::parse(
+		ask(d, {"files", "--class", "SHORT", "--top", "1", "--live", "-o", "json"}).out);
 	const json asked2 = json::parse(d.seen().back());
 	CHECK(asked2["class"] == "short");
 	CHECK(asked2["limit"] == 1);
@@ -342,7 +373,8 @@ TEST_CASE("cli: files asks kvfdpd to rank by bytes and filter over all files; sh
 	CHECK(doc["files"][0]["writer"] == "/kv.slice/engine-a.service");
 }
 
-TEST_CASE("cli: policy shows kvfdpd's learned groups by handle, with writer, lifetime, share and live bytes")
+TEST_CASE(
+	"cli: policy shows kvfdpd's learned groups by handle, with writer, lifetime, share and live bytes")
 {
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"policy", "show"});
@@ -364,13 +396,15 @@ TEST_CASE("cli: stats through the fake daemon gives the lifetime WAF and its cav
 	CHECK(doc["lifetime"]["waf_note"].get<std::string>().find("MBE") != std::string::npos);
 }
 
-TEST_CASE("cli: stats shows kvfdpd's live WAF twin beside the drive's WAF: with placement, without, saved")
+TEST_CASE(
+	"cli: stats shows kvfdpd's live WAF twin beside the drive's WAF: with placement, without, saved")
 {
 	auto replies = all_replies();
-	replies["stats"] = R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0,"twin":{"rate":0.015625,)"
-			   R"("memory_bytes":67108864,"model_logical_bytes":16777216,"model_ru_bytes":262144,"records":5000,"dropped":3,)"
-			   R"("model_errors":0,"host_bytes":1073741824,"placed":{"waf":1.02,"media_bytes":1095216660,"relocated_bytes":0},)"
-			   R"("none":{"waf":1.38,"media_bytes":1481763717,"relocated_bytes":0},"saved_bytes":386547057}}})";
+	replies["stats"] =
+		R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0,"twin":{"rate":0.015625,)"
+		R"("memory_bytes":67108864,"model_logical_bytes":16777216,"model_ru_bytes":262144,"records":5000,"dropped":3,)"
+		R"("model_errors":0,"host_bytes":1073741824,"placed":{"waf":1.02,"media_bytes":1095216660,"relocated_bytes":0},)"
+		R"("none":{"waf":1.38,"media_bytes":1481763717,"relocated_bytes":0},"saved_bytes":386547057}}})";
 	FakeDaemon d(replies);
 	Ran r = ask(d, {"stats"});
 	INFO(r.out);
@@ -385,7 +419,8 @@ TEST_CASE("cli: stats shows kvfdpd's live WAF twin beside the drive's WAF: with 
 	CHECK(doc["lifetime"]["waf"].is_number());  // the drive's own, beside it
 }
 
-TEST_CASE("cli: status warns in one line of a handle the twin's GC copies from far more than the others, and not of a balanced twin")
+TEST_CASE(
+	"cli: status warns in one line of a handle the twin's GC copies from far more than the others, and not of a balanced twin")
 {
 	// kvfdpd's stats reply with its twin: the placed copy's host and relocated bytes by handle.
 	auto stats_with = [](const std::string &handles) {
@@ -395,33 +430,41 @@ TEST_CASE("cli: status warns in one line of a handle the twin's GC copies from f
 		       handles + "}}}";
 	};
 	auto replies = all_replies();
-	replies["stats"] = stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":107374182},)"
-				      R"({"handle":1,"host_bytes":2147483648,"relocated_bytes":53687091},)"
-				      R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":1073741824}])");
+	replies["stats"] =
+		stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":107374182},)"
+			   R"({"handle":1,"host_bytes":2147483648,"relocated_bytes":53687091},)"
+			   R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":1073741824}])");
 	FakeDaemon noisy(replies);
 	Ran r = ask(noisy, {"status"});
 	INFO(r.out);
 	REQUIRE(r.rc == kExitOk);
-	const std::string warning = "warning: handle 3 takes 87% of the twin's GC relocations (25% of host writes): its "
-				    "data dies out of write order";
+	const std::string warning =
+		"warning: handle 3 takes 87% of the twin's GC relocations (25% of host writes): its "
+		"data dies out of write order";
 	REQUIRE(r.out.find(warning) != std::string::npos);
 	const std::string line = r.out.substr(r.out.find(warning));
 	CHECK(line.find('\n') == line.size() - 1);  // one line, the last
 	CHECK(line.find("(docs/twin.md, Noisy handles)") != std::string::npos);
-	CHECK(noisy.seen() == std::vector<std::string>{R"({"cmd":"status"})", R"({"cmd":"stats"})"});
+	CHECK(noisy.seen() ==
+	      std::vector<std::string>{R"({"cmd":"status"})", R"({"cmd":"stats"})"});
 	auto doc = json::parse(ask(noisy, {"status", "-o", "json"}).out);
 	CHECK(doc["noisy_handle"]["handle"] == 3);
-	CHECK(doc["noisy_handle"]["relocated_share"].get<double>() == doctest::Approx(0.8696).epsilon(0.001));
-	CHECK(doc["noisy_handle"]["warning"].get<std::string>().rfind("handle 3 takes 87%", 0) == 0);
+	CHECK(doc["noisy_handle"]["relocated_share"].get<double>() ==
+	      doctest::Approx(0.8696).epsilon(0.001));
+	CHECK(doc["noisy_handle"]["warning"].get<std::string>().rfind("handle 3 takes 87%", 0) ==
+	      0);
 	// kvfdp stats lists the same per handle, and carries them in -o json.
 	r = ask(noisy, {"stats"});
-	CHECK(r.out.find("relocated by handle    0: 102.40 MiB (9%), 1: 51.20 MiB (4%), 3: 1.00 GiB (87%)\n") !=
+	CHECK(r.out.find(
+		      "relocated by handle    0: 102.40 MiB (9%), 1: 51.20 MiB (4%), 3: 1.00 GiB (87%)\n") !=
 	      std::string::npos);
-	CHECK(json::parse(ask(noisy, {"stats", "-o", "json"}).out)["twin"]["handles"][2]["relocated_bytes"] == 1073741824);
+	CHECK(json::parse(ask(noisy, {"stats", "-o", "json"})
+				  .out)["twin"]["handles"][2]["relocated_bytes"] == 1073741824);
 
-	replies["stats"] = stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":429496729},)"
-				      R"({"handle":1,"host_bytes":2147483648,"relocated_bytes":429496729},)"
-				      R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":429496729}])");
+	replies["stats"] =
+		stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":429496729},)"
+			   R"({"handle":1,"host_bytes":2147483648,"relocated_bytes":429496729},)"
+			   R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":429496729}])");
 	FakeDaemon balanced(replies);
 	r = ask(balanced, {"status"});
 	REQUIRE(r.rc == kExitOk);
@@ -438,7 +481,8 @@ TEST_CASE("cli: status warns in one line of a handle the twin's GC copies from f
 	CHECK(r.out.find("warning:") == std::string::npos);
 }
 
-TEST_CASE("cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuilt from other replies")
+TEST_CASE(
+	"cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuilt from other replies")
 {
 	// kvfdpd's text as its renderer writes it (proto/metrics.hpp), without the RUH families
 	// the fake's `ruh` reply could feed: the CLI must not add them, nor ask for them.
@@ -461,14 +505,16 @@ TEST_CASE("cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuil
 	CHECK(json::parse(d.seen()[0])["cmd"] == "metrics");
 
 	// A text without its last newline gets one (a textfile must end in one).
-	FakeDaemon cut(std::map<std::string, std::string>{{"metrics", R"({"ok":true,"data":{"text":"kvfdp_daemon_up 1"}})"}});
+	FakeDaemon cut(std::map<std::string, std::string>{
+		{"metrics", R"({"ok":true,"data":{"text":"kvfdp_daemon_up 1"}})"}});
 	CHECK(ask(cut, {"metrics"}).out == "kvfdp_daemon_up 1\n");
 }
 
 TEST_CASE("cli: a daemon refusal exits 1 with its error; garbage and hang-ups too")
 {
-	FakeDaemon refuse({{"ruh", R"({"ok":false,"error":"backend 'file' has no placement handles"})"},
-			   {"status", kStatus}});
+	FakeDaemon refuse(
+		{{"ruh", R"({"ok":false,"error":"backend 'file' has no placement handles"})"},
+		 {"status", kStatus}});
 	Ran r = ask(refuse, {"ruh"});
 	CHECK(r.rc == kExitError);
 	CHECK(r.err.find("backend 'file' has no placement handles") != std::string::npos);

@@ -39,7 +39,8 @@ std::string fake_root()
 // Runs a subcommand against the worked model, 100 columns wide.
 Ran on_model(std::vector<std::string> args)
 {
-	args.insert(args.end(), {"--backend", "model", "--width", "100", "--probe-root", fake_root()});
+	args.insert(args.end(),
+		    {"--backend", "model", "--width", "100", "--probe-root", fake_root()});
 	return run_cli(args, [](Context &ctx) {
 		ctx.device_factory = [] { return make_worked_model(); };
 	});
@@ -53,7 +54,7 @@ void check_golden(const std::string &name, const std::vector<std::string> &args)
 	CHECK(golden_diff(name, r.out) == "");
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("cli: ruh table and JSON against the model match the goldens")
 {

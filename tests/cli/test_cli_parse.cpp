@@ -21,11 +21,14 @@ using namespace kvfdp::cli::test;
 
 namespace {
 
-bool one_line(const std::string &s) { return !s.empty() && s.find('\n') == s.size() - 1; }
+bool one_line(const std::string &s)
+{
+	return !s.empty() && s.find('\n') == s.size() - 1;
+}
 
 const char *kNoSocket = "/tmp/kvfdp-cli-test-no-such.sock";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("cli: sizes take binary suffixes and reject others with a hint")
 {
@@ -84,7 +87,8 @@ TEST_CASE("cli: tables fit the width by cutting flexible columns only")
 TEST_CASE("cli: key-value lines wrap long values after a comma, never cut them")
 {
 	KeyValues kv;
-	kv.add("io", "108 writes (12.05 MiB), 10 reads (40.00 KiB), 4 flushes, 3 discards (8.00 MiB), 0 errors");
+	kv.add("io",
+	       "108 writes (12.05 MiB), 10 reads (40.00 KiB), 4 flushes, 3 discards (8.00 MiB), 0 errors");
 	kv.add("fdp", "enabled");
 	std::ostringstream out;
 	kv.render(out, 50);
@@ -98,7 +102,8 @@ TEST_CASE("cli: key-value lines wrap long values after a comma, never cut them")
 	while (std::getline(lines, line)) {
 		CHECK(line.size() <= 50);
 		if (n == 1)
-			CHECK(line.rfind("     ", 0) == 0);  // the continuation sits under the value
+			CHECK(line.rfind("     ", 0) ==
+			      0);  // the continuation sits under the value
 		n++;
 	}
 	CHECK(n >= 3);
@@ -121,8 +126,12 @@ TEST_CASE("cli: WAF is withheld, with the reason, when the counters cannot give 
 	auto none = assess_waf(zero, zero, false);
 	CHECK(!none.waf);
 	CHECK(none.reason.find("no host writes") != std::string::npos);
-	a.hbmw = 1000; a.mbmw = 1000; a.mbe = 0;
-	b.hbmw = 3000; b.mbmw = 5000; b.mbe = 0;
+	a.hbmw = 1000;
+	a.mbmw = 1000;
+	a.mbe = 0;
+	b.hbmw = 3000;
+	b.mbmw = 5000;
+	b.mbe = 0;
 	auto qemu = assess_waf(a, b, true);
 	CHECK(!qemu.waf);
 	CHECK(qemu.reason.find("MBE 0") != std::string::npos);
@@ -141,9 +150,11 @@ TEST_CASE("cli: WAF is withheld, with the reason, when the counters cannot give 
 
 TEST_CASE("cli: metric text escapes labels and skips families the daemon already sent")
 {
-	std::vector<MetricFamily> f = {{"kvfdp_x", "help", "gauge", {{{{"path", "a\"b\\c"}}, "1"}}}};
+	std::vector<MetricFamily> f = {
+		{"kvfdp_x", "help", "gauge", {{{{"path", "a\"b\\c"}}, "1"}}}};
 	std::string text = render_metrics(f);
-	CHECK(text == "# HELP kvfdp_x help\n# TYPE kvfdp_x gauge\nkvfdp_x{path=\"a\\\"b\\\\c\"} 1\n");
+	CHECK(text ==
+	      "# HELP kvfdp_x help\n# TYPE kvfdp_x gauge\nkvfdp_x{path=\"a\\\"b\\\\c\"} 1\n");
 	CHECK(has_family(text, "kvfdp_x"));
 	CHECK(!has_family(text, "kvfdp_x_total"));
 }
@@ -165,8 +176,9 @@ TEST_CASE("cli: usage errors exit 2")
 TEST_CASE("cli: stats -n without -i is a usage error, not silently ignored")
 {
 	// Refused before any device or daemon is asked (the socket does not exist).
-	for (auto args : {std::vector<std::string>{"stats", "-n", "5", "--socket", kNoSocket},
-			  std::vector<std::string>{"stats", "--count", "3", "--backend", "model"}}) {
+	for (auto args :
+	     {std::vector<std::string>{"stats", "-n", "5", "--socket", kNoSocket},
+	      std::vector<std::string>{"stats", "--count", "3", "--backend", "model"}}) {
 		Ran r = run_cli(args);
 		CHECK(r.rc == kExitUsage);
 		CHECK(one_line(r.err));
@@ -233,7 +245,8 @@ TEST_CASE("cli: files refuses a device: records live in kvfdpd")
 TEST_CASE("cli: policy check refuses a directory, a FIFO and /dev/zero at once, with one line")
 {
 	namespace fs = std::filesystem;
-	fs::path dir = fs::temp_directory_path() / ("kvfdp-cli-policy-type-" + std::to_string(::getpid()));
+	fs::path dir =
+		fs::temp_directory_path() / ("kvfdp-cli-policy-type-" + std::to_string(::getpid()));
 	fs::create_directories(dir / "a-dir.toml");
 	REQUIRE(::mkfifo((dir / "fifo.toml").c_str(), 0644) == 0);  // no writer: a read would block
 	const std::pair<std::string, const char *> cases[] = {
@@ -253,9 +266,11 @@ TEST_CASE("cli: policy check refuses a directory, a FIFO and /dev/zero at once, 
 TEST_CASE("cli: policy check validates with kvfdpd's parser")
 {
 	namespace fs = std::filesystem;
-	fs::path dir = fs::temp_directory_path() / ("kvfdp-cli-policy-" + std::to_string(::getpid()));
+	fs::path dir =
+		fs::temp_directory_path() / ("kvfdp-cli-policy-" + std::to_string(::getpid()));
 	fs::create_directories(dir);
-	std::ofstream(dir / "good.toml") << "[placement]\nlong = 3\n\n[[rule]]\npath = \"/mnt/kv/prefix\"\nclass = \"extreme\"\n";
+	std::ofstream(dir / "good.toml")
+		<< "[placement]\nlong = 3\n\n[[rule]]\npath = \"/mnt/kv/prefix\"\nclass = \"extreme\"\n";
 	std::ofstream(dir / "bad.toml") << "[placement]\nforever = 3\n";
 	std::ofstream(dir / "range.toml") << "[placement]\nlong = 7\n";
 	Ran good = run_cli({"policy", "check", (dir / "good.toml").string()});

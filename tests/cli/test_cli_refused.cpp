@@ -25,7 +25,8 @@ TEST_CASE("cli: a connection the daemon refuses over its limits reports the daem
 		Ran r = run_cli({"ruh", "--socket", ts.path});
 		INFO("try " << i << ": " << r.err);
 		CHECK(r.rc == kExitError);
-		CHECK(r.err.find("kvfdpd refused 'ruh': kvfdpd's control socket has 1 connections open, its limit: retry") !=
+		CHECK(r.err.find(
+			      "kvfdpd refused 'ruh': kvfdpd's control socket has 1 connections open, its limit: retry") !=
 		      std::string::npos);
 		CHECK(r.err.find('\n') == r.err.size() - 1);
 	}

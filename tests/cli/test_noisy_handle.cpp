@@ -10,31 +10,38 @@ namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
 
-} // namespace
+}  // namespace
 
-TEST_CASE("noisy handle: one handle with most of the relocations and 4x the next is named, with its shares")
+TEST_CASE(
+	"noisy handle: one handle with most of the relocations and 4x the next is named, with its shares")
 {
-	const std::vector<TwinHandle> h = {{0, 2 * kGiB, kGiB / 16}, {1, 4 * kGiB, kGiB / 8}, {3, 2 * kGiB, kGiB}};
+	const std::vector<TwinHandle> h = {
+		{0, 2 * kGiB, kGiB / 16}, {1, 4 * kGiB, kGiB / 8}, {3, 2 * kGiB, kGiB}};
 	const auto n = find_noisy_handle(h);
 	REQUIRE(n);
 	CHECK(n->handle == 3);
 	CHECK(n->relocated_share == doctest::Approx(16.0 / 19));
 	CHECK(n->host_share == doctest::Approx(0.25));
 	const std::string line = noisy_handle_line(*n);
-	CHECK(line.rfind("handle 3 takes 84% of the twin's GC relocations (25% of host writes): ", 0) == 0);
+	CHECK(line.rfind("handle 3 takes 84% of the twin's GC relocations (25% of host writes): ",
+			 0) == 0);
 	CHECK(line.find('\n') == std::string::npos);
 	CHECK(line.find("docs/twin.md") != std::string::npos);
 	CHECK(noisy_handle_json(*n)["handle"] == 3);
 	CHECK(noisy_handle_json(*n)["warning"] == line);
 }
 
-TEST_CASE("noisy handle: the rule is scale-free: the same shares at a thousandth of the bytes give the same answer")
+TEST_CASE(
+	"noisy handle: the rule is scale-free: the same shares at a thousandth of the bytes give the same answer")
 {
-	const std::vector<TwinHandle> big = {{0, 3000 * kGiB, 900 * kGiB}, {1, 1000 * kGiB, 100 * kGiB}};
-	const std::vector<TwinHandle> small = {{0, 3 * kGiB, 900 * kGiB / 1000}, {1, kGiB, 100 * kGiB / 1000}};
+	const std::vector<TwinHandle> big = {{0, 3000 * kGiB, 900 * kGiB},
+					     {1, 1000 * kGiB, 100 * kGiB}};
+	const std::vector<TwinHandle> small = {{0, 3 * kGiB, 900 * kGiB / 1000},
+					       {1, kGiB, 100 * kGiB / 1000}};
 	REQUIRE(find_noisy_handle(big));
 	REQUIRE(find_noisy_handle(small));
-	CHECK(find_noisy_handle(big)->relocated_share == doctest::Approx(find_noisy_handle(small)->relocated_share));
+	CHECK(find_noisy_handle(big)->relocated_share ==
+	      doctest::Approx(find_noisy_handle(small)->relocated_share));
 }
 
 TEST_CASE("noisy handle: balanced, short of half or of 4x the next: none")
@@ -45,7 +52,8 @@ TEST_CASE("noisy handle: balanced, short of half or of 4x the next: none")
 	CHECK_FALSE(find_noisy_handle({{0, kGiB, 6 * u}, {1, kGiB, 2 * u}, {2, kGiB, 2 * u}}));
 	// 4x the next but only 50% (three more handles share the rest).
 	const uint64_t q = kGiB >> 2;
-	CHECK_FALSE(find_noisy_handle({{0, q, 8 * u}, {1, q, 2 * u}, {2, q, 2 * u}, {3, q, 2 * u}, {4, q, 2 * u}}));
+	CHECK_FALSE(find_noisy_handle(
+		{{0, q, 8 * u}, {1, q, 2 * u}, {2, q, 2 * u}, {3, q, 2 * u}, {4, q, 2 * u}}));
 	// 4x the next exactly, and over half: named.
 	CHECK(find_noisy_handle({{0, q, 8 * u}, {1, q, 2 * u}}));
 }

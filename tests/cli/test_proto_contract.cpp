@@ -49,10 +49,12 @@ std::vector<json> examples(const std::string &body)
 {
 	std::vector<std::string> texts;
 	const std::regex block("```json\\n([\\s\\S]*?)```");
-	for (auto it = std::sregex_iterator(body.begin(), body.end(), block); it != std::sregex_iterator(); ++it)
+	for (auto it = std::sregex_iterator(body.begin(), body.end(), block);
+	     it != std::sregex_iterator(); ++it)
 		texts.push_back((*it)[1]);
 	const std::regex inl("`(\\{\"[^`]*\\})`");
-	for (auto it = std::sregex_iterator(body.begin(), body.end(), inl); it != std::sregex_iterator(); ++it)
+	for (auto it = std::sregex_iterator(body.begin(), body.end(), inl);
+	     it != std::sregex_iterator(); ++it)
 		texts.push_back((*it)[1]);
 	std::vector<json> out;
 	for (std::string t : texts) {
@@ -69,7 +71,8 @@ std::vector<json> examples(const std::string &body)
 
 // Every key of `have` is in `want` (same path), recursing through objects and arrays (the
 // i-th element against the i-th, or the first when want has fewer).
-void keys_within(const json &have, const json &want, const std::string &path, const std::string &what)
+void keys_within(const json &have, const json &want, const std::string &path,
+		 const std::string &what)
 {
 	if (have.is_object()) {
 		REQUIRE_MESSAGE(want.is_object(), path << " is an object in " << what << " only");
@@ -86,19 +89,21 @@ void keys_within(const json &have, const json &want, const std::string &path, co
 }
 
 template <class T>
-void check_documented(const std::string &doc, const std::string &name, bool every_written_key_documented)
+void check_documented(const std::string &doc, const std::string &name,
+		      bool every_written_key_documented)
 {
 	const auto ex = examples(section(doc, name));
 	REQUIRE_MESSAGE(!ex.empty(), "docs/control.md `" << name << "` has no example reply");
 	for (const json &d : ex) {
 		const json back = reply_as<T>(d);
-		keys_within(d, back, name, "the struct's JSON");  // every documented key is read and written
+		keys_within(d, back, name,
+			    "the struct's JSON");  // every documented key is read and written
 		if (every_written_key_documented)
 			keys_within(back, d, name, "docs/control.md");
 	}
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("proto: every key docs/control.md shows is in the reply structs, and the reverse")
 {
@@ -119,11 +124,17 @@ TEST_CASE("proto: every key docs/control.md shows is in the reply structs, and t
 TEST_CASE("proto: a full status reply reads back to the same JSON")
 {
 	StatusReply s;
-	s.daemon = {"0.1.0", 812, 41, "/etc/kvfdp/kvfdp.toml", "/run/kvfdp/kvfdpd.sock", 3, true, ""};
+	s.daemon = {"0.1.0", 812,  41, "/etc/kvfdp/kvfdp.toml", "/run/kvfdp/kvfdpd.sock",
+		    3,       true, ""};
 	s.device.backend = "passthru";
 	s.device.path = "/dev/ng0n1";
 	s.device.nlb = 262144;
-	s.device.stripe = StripeStatus{2, 524288, 131072, "", {{0, "/dev/ng0n1", 1, 4096, 131072, 524288, 8, 1048576, true}}};
+	s.device.stripe =
+		StripeStatus{2,
+			     524288,
+			     131072,
+			     "",
+			     {{0, "/dev/ng0n1", 1, 4096, 131072, 524288, 8, 1048576, true}}};
 	s.kernel = {"7.3.4", "0x68858", std::vector<std::string>{"USER_RECOVERY"}, ""};
 	s.tagging = {true, "", {"bio_hint"}, "/sys/fs/bpf/kvfdp/ublkb0", false, "/mnt/kv"};
 	s.health = Health{false, ""};
@@ -141,7 +152,8 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 	none.socket = "/run/kvfdp/kvfdpd.sock";
 	none.running = false;
 	none.reason = "no kvfdpd at it";
-	CHECK(json(none) == json{{"running", false}, {"socket", none.socket}, {"reason", none.reason}});
+	CHECK(json(none) ==
+	      json{{"running", false}, {"socket", none.socket}, {"reason", none.reason}});
 	json marked = json{{"daemon", {{"pid", 812}}}};
 	mark_daemon_running(marked);
 	CHECK(marked["daemon"]["running"] == true);
@@ -150,16 +162,23 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 
 	RuhReply r;
 	r.ruhss = {{0, 0, 0, 0, 256, 49152, 12, std::vector<std::string>{"not_set", "none"}}};
-	r.classes = {{"not_set", 0, 12, 49152, true, uint16_t{0}}, {"extreme", 9, 0, 0, true, std::nullopt}};
+	r.classes = {{"not_set", 0, 12, 49152, true, uint16_t{0}},
+		     {"extreme", 9, 0, 0, true, std::nullopt}};
 	r.stripe_bytes = 524288;
-	r.members = std::vector<RuhMember>{{1, "/dev/ng1n1", 1, 4096, {{0, 0, 0, 0, 10, 4096, {}, {}}}}};
+	r.members = std::vector<RuhMember>{
+		{1, "/dev/ng1n1", 1, 4096, {{0, 0, 0, 0, 10, 4096, {}, {}}}}};
 	const json rj = r;
 	CHECK(rj["nruhsd"] == 1);
 	CHECK(rj["classes"][1]["pid"].is_null());
 	CHECK_FALSE(rj["members"][0]["ruhss"][0].contains("writes"));
 	CHECK(json(reply_as<RuhReply>(rj)) == rj);
 
-	StatsReply st{(static_cast<kvfdp::nvme::u128>(1) << 64) + 5, 8, 0, lifetime_waf(2, 3), std::nullopt, std::nullopt};
+	StatsReply st{(static_cast<kvfdp::nvme::u128>(1) << 64) + 5,
+		      8,
+		      0,
+		      lifetime_waf(2, 3),
+		      std::nullopt,
+		      std::nullopt};
 	const json sj = st;
 	CHECK(sj["hbmw"] == "18446744073709551621");  // past 64 bits: a decimal string
 	CHECK(sj["waf"].get<double>() == doctest::Approx(1.5));
@@ -169,21 +188,33 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 
 	// The live twin's object: a WAF is null until written; it reads back the same.
 	StatsReply tw;
-	tw.twin = TwinStats{0.015625, 67108864, 16777216, 262144, 5000, 3, 0, 1073741824,
-			    {1.02, 1095216660, 0}, {std::nullopt, 1481763717, 0}, 386547057, {}};
+	tw.twin = TwinStats{0.015625,
+			    67108864,
+			    16777216,
+			    262144,
+			    5000,
+			    3,
+			    0,
+			    1073741824,
+			    {1.02, 1095216660, 0},
+			    {std::nullopt, 1481763717, 0},
+			    386547057,
+			    {}};
 	const json twj = tw;
 	CHECK(twj[kTwinKey]["none"]["waf"].is_null());
 	CHECK(twj[kTwinKey]["placed"]["media_bytes"] == 1095216660);
 	CHECK(twj[kTwinKey]["handles"] == json::array());
 	tw.twin->handles = {{0, 805306368, 20132659}, {3, 268435456, 0}};
 	const json twh = tw;
-	CHECK(twh[kTwinKey]["handles"][1] == json{{"handle", 3}, {"host_bytes", 268435456}, {"relocated_bytes", 0}});
+	CHECK(twh[kTwinKey]["handles"][1] ==
+	      json{{"handle", 3}, {"host_bytes", 268435456}, {"relocated_bytes", 0}});
 	CHECK(json(reply_as<StatsReply>(twh)) == twh);
 	CHECK_FALSE(reply_as<StatsReply>(json{{kTwinKey, 5}}).twin);
 	// An older kvfdpd's twin (no handles), or a mistyped array: none, nothing thrown.
 	CHECK(reply_as<StatsReply>(json{{kTwinKey, {{"rate", 1}}}}).twin->handles.empty());
 	CHECK(reply_as<StatsReply>(json{{kTwinKey, {{"handles", 5}}}}).twin->handles.empty());
-	const auto odd = reply_as<StatsReply>(json{{kTwinKey, {{"handles", {7, {{"handle", 2}, {"host_bytes", -1}}}}}}});
+	const auto odd = reply_as<StatsReply>(
+		json{{kTwinKey, {{"handles", {7, {{"handle", 2}, {"host_bytes", -1}}}}}}});
 	REQUIRE(odd.twin->handles.size() == 1);
 	CHECK(odd.twin->handles[0].handle == 2);
 	CHECK(odd.twin->handles[0].host_bytes == 0);
@@ -191,7 +222,8 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 
 TEST_CASE("proto: replies are read leniently: missing or mistyped keys keep their defaults")
 {
-	const auto s = reply_as<StatusReply>(json{{"device", 5}, {"stale_tags", -1}, {"daemon", {{"pid", "x"}}}});
+	const auto s = reply_as<StatusReply>(
+		json{{"device", 5}, {"stale_tags", -1}, {"daemon", {{"pid", "x"}}}});
 	CHECK(s.device.path.empty());
 	CHECK(s.stale_tags == 0);
 	CHECK(s.daemon.pid == 0);
@@ -260,8 +292,22 @@ TEST_CASE("proto: a files reply reads back to the same JSON; without the tagger 
 	f.deleted = 4;
 	f.matched = 20;
 	f.limit = 100;
-	FileRow live{"259:2", 14, "short", "hint", 4198400, 1796216134.25, {}, {}, 339, "writer", 1234, 1234,
-		     "/kv.slice/engine-a.service", {}, {}, {}};
+	FileRow live{"259:2",
+		     14,
+		     "short",
+		     "hint",
+		     4198400,
+		     1796216134.25,
+		     {},
+		     {},
+		     339,
+		     "writer",
+		     1234,
+		     1234,
+		     "/kv.slice/engine-a.service",
+		     {},
+		     {},
+		     {}};
 	FileRow dead = live;
 	dead.death = 1796216137.75;
 	dead.lifetime_s = 3.5;
@@ -278,9 +324,11 @@ TEST_CASE("proto: a files reply reads back to the same JSON; without the tagger 
 	FilesReply none;
 	none.available = false;
 	none.reason = "the BPF tagger is not active (x): see kvfdp status";
-	CHECK(json(none) == json{{"available", false}, {"reason", *none.reason}, {"files", json::array()}});
+	CHECK(json(none) ==
+	      json{{"available", false}, {"reason", *none.reason}, {"files", json::array()}});
 	// Lenient: rows that are not objects are skipped, a missing "available" is true.
-	const auto odd = reply_as<FilesReply>(json{{"files", {1, {{"ino", 7}}, "x"}}, {"matched", -1}});
+	const auto odd =
+		reply_as<FilesReply>(json{{"files", {1, {{"ino", 7}}, "x"}}, {"matched", -1}});
 	CHECK(odd.available);
 	CHECK_FALSE(odd.matched);
 	REQUIRE(odd.files.size() == 1);
@@ -303,7 +351,8 @@ TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's doc
 	LearnedPolicy l;
 	l.groups = 2;
 	l.handles_used = {0, 1, 3};
-	l.keys = {{202, "/staging", "not_set", 1, 1, false, 8388608, 2.5, 0.8, 4194304, 1073741824, 1069547520},
+	l.keys = {{202, "/staging", "not_set", 1, 1, false, 8388608, 2.5, 0.8, 4194304, 1073741824,
+		   1069547520},
 		  {101, {}, "short", 0, 0, true, 0, 0, 0.2, 0, 0, 0}};
 	p.learned = l;
 	const json j = p;
@@ -328,7 +377,8 @@ TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's doc
 	CHECK_FALSE(fj.contains("writers"));
 	CHECK(json(reply_as<PolicyReply>(fj)) == fj);
 	f.brief = true;
-	CHECK(json(f) == json{{"config", "k.toml"}, {"valid", true}, {"checked_against_device", false}});
+	CHECK(json(f) ==
+	      json{{"config", "k.toml"}, {"valid", true}, {"checked_against_device", false}});
 	PolicyReply bad;
 	bad.config = "k.toml";
 	bad.valid = false;
@@ -339,7 +389,8 @@ TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's doc
 	const auto odd = reply_as<PolicyReply>(json{{"learned", 3}, {"nruh", "8"}});
 	CHECK_FALSE(odd.learned);
 	CHECK_FALSE(odd.nruh);
-	CHECK(reply_as<LearnedPolicy>(json{{"handles_used", {1, "x", -1, 2}}}).handles_used == std::vector<uint16_t>{1, 2});
+	CHECK(reply_as<LearnedPolicy>(json{{"handles_used", {1, "x", -1, 2}}}).handles_used ==
+	      std::vector<uint16_t>{1, 2});
 }
 
 TEST_CASE("proto: a twin window reads back to the same JSON; a bad record is left out, not thrown")
@@ -352,7 +403,8 @@ TEST_CASE("proto: a twin window reads back to the same JSON; a bad record is lef
 	w.dropped = 2;
 	w.span_ms = 61000;
 	w.age_ms = 12;
-	w.records = {{1ull << 33, 8, 3, TwinWindowOp::write}, {64, 4294967295u, 0, TwinWindowOp::discard},
+	w.records = {{1ull << 33, 8, 3, TwinWindowOp::write},
+		     {64, 4294967295u, 0, TwinWindowOp::discard},
 		     {7, 1, 0, TwinWindowOp::write_zeroes}};
 	const json j = w;
 	CHECK(j["records"][0] == json::array({1ull << 33, 8, 3, 1}));
@@ -362,9 +414,10 @@ TEST_CASE("proto: a twin window reads back to the same JSON; a bad record is lef
 	CHECK(back.records[1].nlb == 4294967295u);
 	// Records that are not [lba, nlb, handle, op] with a known op are dropped one by one.
 	json bad = j;
-	bad["records"] = json::array({json::array({1, 2, 3, 9}), json::array({1, 2, 3}), "x",
-				      json::array({-1, 2, 3, 1}), json::array({1, 4294967296ull, 0, 1}),
-				      json::array({5, 6, 70000, 1}), json::array({5, 6, 7, 2})});
+	bad["records"] =
+		json::array({json::array({1, 2, 3, 9}), json::array({1, 2, 3}), "x",
+			     json::array({-1, 2, 3, 1}), json::array({1, 4294967296ull, 0, 1}),
+			     json::array({5, 6, 70000, 1}), json::array({5, 6, 7, 2})});
 	const TwinWindow some = reply_as<TwinWindow>(bad);
 	REQUIRE(some.records.size() == 1);
 	CHECK(some.records[0].lba == 5);

@@ -35,7 +35,7 @@ bool has_line(const std::string &text, const std::string &line)
 	return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("twin metrics: per handle, the host bytes and the bytes GC relocated, as counters")
 {
@@ -54,18 +54,23 @@ TEST_CASE("twin metrics: per handle, the host bytes and the bytes GC relocated, 
 TEST_CASE("twin metrics: the projection's families keep their text")
 {
 	const std::string m = render_metrics(twin_families(noisy_twin()));
-	for (const char *l : {"kvfdp_twin_waf{placement=\"placed\"} 1.250000", "kvfdp_twin_waf{placement=\"none\"} 1.500000",
-			      "kvfdp_twin_host_bytes_total 1073741824", "kvfdp_twin_media_bytes_total{placement=\"placed\"} 1342177280",
-			      "kvfdp_twin_media_bytes_total{placement=\"none\"} 1610612736", "kvfdp_twin_saved_bytes 268435456",
-			      "kvfdp_twin_records_total 5000", "kvfdp_twin_dropped_total 3", "kvfdp_twin_sample_rate 0.250000000",
-			      "kvfdp_twin_memory_bytes 67108864", "# TYPE kvfdp_twin_waf gauge", "# TYPE kvfdp_twin_saved_bytes gauge"})
+	for (const char *l : {"kvfdp_twin_waf{placement=\"placed\"} 1.250000",
+			      "kvfdp_twin_waf{placement=\"none\"} 1.500000",
+			      "kvfdp_twin_host_bytes_total 1073741824",
+			      "kvfdp_twin_media_bytes_total{placement=\"placed\"} 1342177280",
+			      "kvfdp_twin_media_bytes_total{placement=\"none\"} 1610612736",
+			      "kvfdp_twin_saved_bytes 268435456", "kvfdp_twin_records_total 5000",
+			      "kvfdp_twin_dropped_total 3", "kvfdp_twin_sample_rate 0.250000000",
+			      "kvfdp_twin_memory_bytes 67108864", "# TYPE kvfdp_twin_waf gauge",
+			      "# TYPE kvfdp_twin_saved_bytes gauge"})
 		CHECK_MESSAGE(has_line(m, l), l);
 	TwinStats idle;  // nothing written yet: WAF 0, a negative saving stays signed
 	idle.saved_bytes = -4096;
 	const std::string i = render_metrics(twin_families(idle));
 	CHECK(has_line(i, "kvfdp_twin_waf{placement=\"placed\"} 0.000000"));
 	CHECK(has_line(i, "kvfdp_twin_saved_bytes -4096"));
-	CHECK(has_family(i, "kvfdp_twin_handle_relocated_bytes_total"));  // declared, with no samples
+	CHECK(has_family(i,
+			 "kvfdp_twin_handle_relocated_bytes_total"));  // declared, with no samples
 	CHECK(i.find("kvfdp_twin_handle_relocated_bytes_total{") == std::string::npos);
 }
 

@@ -17,10 +17,16 @@ void __libc_free(void *);
 
 namespace {
 std::atomic<uint64_t> g_allocs{0};
-void count() { g_allocs.fetch_add(1, std::memory_order_relaxed); }
-} // namespace
+void count()
+{
+	g_allocs.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
 
-uint64_t kvfdp::test::allocation_count() { return g_allocs.load(std::memory_order_relaxed); }
+uint64_t kvfdp::test::allocation_count()
+{
+	return g_allocs.load(std::memory_order_relaxed);
+}
 
 extern "C" {
 void *malloc(size_t n)
@@ -38,7 +44,10 @@ void *realloc(void *p, size_t n)
 	count();
 	return __libc_realloc(p, n);
 }
-void free(void *p) { __libc_free(p); }
+void free(void *p)
+{
+	__libc_free(p);
+}
 void *memalign(size_t align, size_t n)
 {
 	count();

@@ -30,21 +30,23 @@ struct Options {
 	bool tagged = true;
 	bool zero_copy = false;
 	bool learned = false;
-	bool twin = false;  // the live WAF twin's ring (its thread not running: the push path alone)
+	bool twin =
+		false;  // the live WAF twin's ring (its thread not running: the push path alone)
 	bool twin_drain = false;  // and then the twin's work on those records, timed apart
-	uint64_t span = 0;  // bytes the requests cycle over (0: the whole namespace)
-	uint64_t ns_bytes = 0;  // namespace size (0: the rig's 1 GiB)
+	uint64_t span = 0;        // bytes the requests cycle over (0: the whole namespace)
+	uint64_t ns_bytes = 0;    // namespace size (0: the rig's 1 GiB)
 };
 
 int usage(const char *msg)
 {
-	std::fprintf(stderr,
-		     "bench_daemon_engine: %s\n"
-		     "usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
-		     "                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
-		     "                           [--zero-copy] [--learned] [--span BYTES] [--namespace BYTES]\n"
-		     "                           [--twin] [--twin-drain]\n",
-		     msg);
+	std::fprintf(
+		stderr,
+		"bench_daemon_engine: %s\n"
+		"usage: bench_daemon_engine [--requests N] [--size BYTES (4096-multiple, <= 524288)]\n"
+		"                           [--op write|read] [--untagged] [--max-transfer BYTES]\n"
+		"                           [--zero-copy] [--learned] [--span BYTES] [--namespace BYTES]\n"
+		"                           [--twin] [--twin-drain]\n",
+		msg);
 	return 2;
 }
 
@@ -59,7 +61,7 @@ bool parse_u64(const char *s, uint64_t &v)
 	return true;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {
@@ -86,8 +88,8 @@ int main(int argc, char **argv)
 				o.op = ublk::kOpRead;
 			else
 				return usage("--op must be write or read");
-		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer" || a == "--span" ||
-			    a == "--namespace") &&
+		} else if ((a == "--requests" || a == "--size" || a == "--max-transfer" ||
+			    a == "--span" || a == "--namespace") &&
 			   has_value) {
 			if (!parse_u64(argv[++i], v) || v == 0)
 				return usage((a + " needs a positive integer").c_str());
@@ -108,7 +110,8 @@ int main(int argc, char **argv)
 	test::RigConfig rc;
 	if (o.size == 0 || o.size % rc.lba_size || o.size > rc.io_buf_bytes)
 		return usage("--size must be a multiple of 4096 up to 524288");
-	if (o.max_transfer < rc.lba_size || o.max_transfer % rc.lba_size || o.max_transfer > rc.io_buf_bytes)
+	if (o.max_transfer < rc.lba_size || o.max_transfer % rc.lba_size ||
+	    o.max_transfer > rc.io_buf_bytes)
 		return usage("--max-transfer must be a multiple of 4096 up to 524288");
 	rc.max_transfer = o.max_transfer;
 	if (o.ns_bytes) {
@@ -128,7 +131,9 @@ int main(int argc, char **argv)
 	if (o.twin) {  // a ring that holds 256 Ki records: each write is pushed, none dropped up to there
 		twin::TwinOptions to;
 		to.geometry = twin::TwinGeometry{rc.nlb, rc.lba_size, 1 << 20, rc.nruh, 0.07};
-		to.ring_records = 1u << 18;  // the same for every --requests, so callgrind's two runs cancel it
+		to.ring_records =
+			1u
+			<< 18;  // the same for every --requests, so callgrind's two runs cancel it
 		auto t = twin::Twin::create(to);
 		if (!t)
 			return usage(t.error().message().c_str());
@@ -139,57 +144,72 @@ int main(int argc, char **argv)
 	const uint32_t sectors = o.size >> 9;
 	if (o.span && (o.span < o.size || o.span > rc.nlb * rc.lba_size))
 		return usage("--span must be at least --size and at most the namespace");
-	const uint64_t span = (o.span ? o.span >> 9 : rc.nlb * (rc.lba_size >> 9)) / sectors;  // requests before wrapping
+	const uint64_t span = (o.span ? o.span >> 9 : rc.nlb * (rc.lba_size >> 9)) /
+			      sectors;  // requests before wrapping
 	auto gen = [&o, sectors, span](uint64_t i) {
 		test::RigRequest r;
 		r.op = o.op;
 		r.sector = (i % span) * sectors;
 		r.sectors = sectors;
-		r.cls = o.tagged ? static_cast<uint8_t>(KVFDP_CLASS_SHORT + i % 4) : static_cast<uint8_t>(KVFDP_NR_CLASSES);
+		r.cls = o.tagged ? static_cast<uint8_t>(KVFDP_CLASS_SHORT + i % 4)
+				 : static_cast<uint8_t>(KVFDP_NR_CLASSES);
 		return r;
 	};
 	test::BenchRig<decltype(gen)> rig(rc, gen);
 	// Warm-up: every tag used a few times, so lazily built state is in place.
 	const uint64_t warm = 4u * rc.depth;
 	if (!rig.serve(warm)) {
-		std::fprintf(stderr, "bench_daemon_engine: the queue loop stalled during warm-up\n");
+		std::fprintf(stderr,
+			     "bench_daemon_engine: the queue loop stalled during warm-up\n");
 		return 1;
 	}
 	if (learned)
-		(void)learned->lp->recompute_now();  // off the data path, as the regroup thread does
+		(void)learned->lp
+			->recompute_now();  // off the data path, as the regroup thread does
 	const uint64_t a0 = test::allocation_count();
 	const auto t0 = std::chrono::steady_clock::now();
 	const bool ok = rig.serve(o.requests);
 	const auto t1 = std::chrono::steady_clock::now();
 	const uint64_t allocs = test::allocation_count() - a0;
 	if (!ok || rig.bad_results() || rig.lost() || rig.inflight()) {
-		std::fprintf(stderr, "bench_daemon_engine: requests went wrong (stalled %d, bad results %llu, lost %llu)\n",
-			     !ok, static_cast<unsigned long long>(rig.bad_results()),
-			     static_cast<unsigned long long>(rig.lost()));
+		std::fprintf(
+			stderr,
+			"bench_daemon_engine: requests went wrong (stalled %d, bad results %llu, lost %llu)\n",
+			!ok, static_cast<unsigned long long>(rig.bad_results()),
+			static_cast<unsigned long long>(rig.lost()));
 		return 1;
 	}
 	const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
 	if (tw) {  // --twin-drain: the twin thread's work, timed apart (what the records cost it)
 		const auto d0 = std::chrono::steady_clock::now();
 		const uint64_t applied = o.twin_drain ? tw->drain() : 0;
-		const double dns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - d0).count();
+		const double dns = std::chrono::duration<double, std::nano>(
+					   std::chrono::steady_clock::now() - d0)
+					   .count();
 		const twin::TwinReport rep = tw->report();
-		std::printf("{\"bench\":\"daemon_engine_twin\",\"pushed\":%llu,\"records\":%llu,\"dropped\":%llu,\"twin_ns_per_record\":%.1f,"
-			    "\"twin_memory_bytes\":%llu,\"rate\":%.6f,\"waf_placed\":%.4f,\"waf_none\":%.4f}\n",
-			    static_cast<unsigned long long>(tw->ring(0).pushed()), static_cast<unsigned long long>(applied),
-			    static_cast<unsigned long long>(rep.dropped),
-			    applied ? dns / static_cast<double>(applied) : 0.0, static_cast<unsigned long long>(rep.memory_bytes),
-			    rep.rate, rep.waf_placed, rep.waf_none);
+		std::printf(
+			"{\"bench\":\"daemon_engine_twin\",\"pushed\":%llu,\"records\":%llu,\"dropped\":%llu,\"twin_ns_per_record\":%.1f,"
+			"\"twin_memory_bytes\":%llu,\"rate\":%.6f,\"waf_placed\":%.4f,\"waf_none\":%.4f}\n",
+			static_cast<unsigned long long>(tw->ring(0).pushed()),
+			static_cast<unsigned long long>(applied),
+			static_cast<unsigned long long>(rep.dropped),
+			applied ? dns / static_cast<double>(applied) : 0.0,
+			static_cast<unsigned long long>(rep.memory_bytes), rep.rate, rep.waf_placed,
+			rep.waf_none);
 	}
-	std::printf("{\"bench\":\"daemon_engine\",\"op\":\"%s\",\"size\":%u,\"max_transfer\":%u,\"tagged\":%s,"
-		    "\"zero_copy\":%s,\"learned\":%s,\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,"
-		    "\"copied_bytes_per_request\":%.1f,\"allocations\":%llu,"
-		    "\"allocations_per_request\":%.6f,\"ns_per_request\":%.1f}\n",
-		    o.op == ublk::kOpWrite ? "write" : "read", o.size, o.max_transfer, o.tagged ? "true" : "false",
-		    o.zero_copy ? "true" : "false", o.learned ? "true" : "false", rc.depth, static_cast<unsigned long long>(o.requests),
-		    static_cast<double>(rig.device_cmds()) / static_cast<double>(rig.done()),
-		    static_cast<double>(rig.counters().copied_bytes.get()) / static_cast<double>(rig.done()),
-		    static_cast<unsigned long long>(allocs), static_cast<double>(allocs) / static_cast<double>(o.requests),
-		    ns / static_cast<double>(o.requests));
+	std::printf(
+		"{\"bench\":\"daemon_engine\",\"op\":\"%s\",\"size\":%u,\"max_transfer\":%u,\"tagged\":%s,"
+		"\"zero_copy\":%s,\"learned\":%s,\"depth\":%u,\"requests\":%llu,\"device_cmds_per_request\":%.3f,"
+		"\"copied_bytes_per_request\":%.1f,\"allocations\":%llu,"
+		"\"allocations_per_request\":%.6f,\"ns_per_request\":%.1f}\n",
+		o.op == ublk::kOpWrite ? "write" : "read", o.size, o.max_transfer,
+		o.tagged ? "true" : "false", o.zero_copy ? "true" : "false",
+		o.learned ? "true" : "false", rc.depth, static_cast<unsigned long long>(o.requests),
+		static_cast<double>(rig.device_cmds()) / static_cast<double>(rig.done()),
+		static_cast<double>(rig.counters().copied_bytes.get()) /
+			static_cast<double>(rig.done()),
+		static_cast<unsigned long long>(allocs),
+		static_cast<double>(allocs) / static_cast<double>(o.requests),
+		ns / static_cast<double>(o.requests));
 	return 0;
 }

@@ -26,7 +26,8 @@ test::RigRequest mixed(uint64_t i)
 	// discard or write zeroes finds data there, for learned placement's death path).
 	r.sector = (i % 999) * 1024;
 	r.sectors = 256;  // 128 KiB
-	r.writer = static_cast<uint32_t>(1 + (i / 8) % 3);  // keys of learned placement; the class map ignores it
+	r.writer = static_cast<uint32_t>(
+		1 + (i / 8) % 3);  // keys of learned placement; the class map ignores it
 	switch (k) {
 	case 0:
 	case 1:
@@ -38,25 +39,19 @@ test::RigRequest mixed(uint64_t i)
 		r.op = ublk::kOpWrite;  // untagged: stale, default handle
 		r.sectors = 1024;       // 512 KiB: split at the 128 KiB transfer limit
 		break;
-	case 4:
-		r.op = ublk::kOpRead;
-		break;
+	case 4: r.op = ublk::kOpRead; break;
 	case 5:
 		r.op = ublk::kOpFlush;
 		r.sector = 0;
 		r.sectors = 0;
 		break;
-	case 6:
-		r.op = ublk::kOpDiscard;
-		break;
-	default:
-		r.op = ublk::kOpWriteZeroes;
-		break;
+	case 6: r.op = ublk::kOpDiscard; break;
+	default: r.op = ublk::kOpWriteZeroes; break;
 	}
 	return r;
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
@@ -64,7 +59,8 @@ namespace {
 // at a multiple of 512 KiB, covers two units on two members). learned: --placement learned;
 // the 999 request slots are written, overwritten, discarded and zeroed again and again, so
 // the learner's death path runs for every write after the first pass.
-void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = false, bool with_twin = false)
+void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = false,
+			 bool with_twin = false)
 {
 	CAPTURE(zero_copy);
 	CAPTURE(members);
@@ -78,9 +74,11 @@ void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = fa
 		lp = std::make_unique<test::RigLearned>(rc);
 		rc.learned = lp->lp.get();
 	}
-	std::unique_ptr<twin::Twin> tw;  // the live WAF twin, its thread draining the ring meanwhile
+	std::unique_ptr<twin::Twin>
+		tw;  // the live WAF twin, its thread draining the ring meanwhile
 	if (with_twin) {
-		auto t = twin::Twin::create(twin::TwinOptions{twin::TwinGeometry{rc.nlb, rc.lba_size, 1 << 20, rc.nruh, 0.07}});
+		auto t = twin::Twin::create(twin::TwinOptions{
+			twin::TwinGeometry{rc.nlb, rc.lba_size, 1 << 20, rc.nruh, 0.07}});
 		REQUIRE(t);
 		tw = std::move(*t);
 		tw->add_rings(1);
@@ -146,7 +144,7 @@ void check_no_allocation(bool zero_copy, uint32_t members = 1, bool learned = fa
 	CHECK(c.copied_bytes.get() == (rc.zero_copy ? 0 : data_bytes));
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("engine: no heap allocation per request in steady state, every op (copy mode)")
 {
@@ -158,19 +156,22 @@ TEST_CASE("engine: no heap allocation per request in steady state, every op (zer
 	check_no_allocation(true);
 }
 
-TEST_CASE("engine: no heap allocation per request on a 4-member stripe, every op (copy and zero copy)")
+TEST_CASE(
+	"engine: no heap allocation per request on a 4-member stripe, every op (copy and zero copy)")
 {
 	check_no_allocation(false, 4);
 	check_no_allocation(true, 4);
 }
 
-TEST_CASE("engine: no heap allocation per request with learned placement, every op (copy and zero copy)")
+TEST_CASE(
+	"engine: no heap allocation per request with learned placement, every op (copy and zero copy)")
 {
 	check_no_allocation(false, 1, true);
 	check_no_allocation(true, 1, true);
 }
 
-TEST_CASE("engine: no heap allocation per request with the live WAF twin, every op (copy and zero copy)")
+TEST_CASE(
+	"engine: no heap allocation per request with the live WAF twin, every op (copy and zero copy)")
 {
 	check_no_allocation(false, 1, false, true);
 	check_no_allocation(true, 1, false, true);

@@ -25,7 +25,10 @@ public:
 		info_.max_transfer = rc.max_transfer;
 	}
 	const nvme::DeviceInfo &info() const override { return info_; }
-	Result<std::vector<nvme::Handle>> handles() override { return errno_error(ENOTSUP, "geometry device"); }
+	Result<std::vector<nvme::Handle>> handles() override
+	{
+		return errno_error(ENOTSUP, "geometry device");
+	}
 	Result<std::vector<uint8_t>> log_page(uint8_t, uint8_t) override
 	{
 		return errno_error(ENOTSUP, "geometry device");
@@ -44,11 +47,11 @@ private:
 // file, no regroup thread (call recompute_now() between serves, off the counted path).
 struct RigLearned {
 	explicit RigLearned(const RigConfig &rc)
-		: dev(rc), lp(daemon::LearnedPlacement::create(dev, rc.nruh, daemon::LearnedOptions{}))
+	    : dev(rc), lp(daemon::LearnedPlacement::create(dev, rc.nruh, daemon::LearnedOptions{}))
 	{
 	}
 	GeometryDevice dev;
 	std::unique_ptr<daemon::LearnedPlacement> lp;
 };
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -37,8 +37,8 @@ namespace kvfdp::test {
 class LoopbackRing {
 public:
 	explicit LoopbackRing(unsigned entries)
-		: sqes_(new io_uring_sqe[2 * static_cast<size_t>(entries)]()),
-		  cqes_(new io_uring_cqe[4 * static_cast<size_t>(entries)]())
+	    : sqes_(new io_uring_sqe[2 * static_cast<size_t>(entries)]()),
+	      cqes_(new io_uring_cqe[4 * static_cast<size_t>(entries)]())
 	{
 		ring_.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
 		ring_.ring_fd = -1;
@@ -100,8 +100,10 @@ private:
 	io_uring ring_{};
 	std::unique_ptr<io_uring_sqe[]> sqes_;  // 2 per entry (SQE128)
 	std::unique_ptr<io_uring_cqe[]> cqes_;  // 2 per entry (CQE32)
-	unsigned sq_head_ = 0, sq_ktail_ = 0, sq_mask_ = 0, sq_entries_ = 0, sq_flags_ = 0, sq_dropped_ = 0;
-	unsigned cq_head_ = 0, cq_tail_ = 0, cq_mask_ = 0, cq_entries_ = 0, cq_flags_ = 0, cq_overflow_ = 0;
+	unsigned sq_head_ = 0, sq_ktail_ = 0, sq_mask_ = 0, sq_entries_ = 0, sq_flags_ = 0,
+		 sq_dropped_ = 0;
+	unsigned cq_head_ = 0, cq_tail_ = 0, cq_mask_ = 0, cq_entries_ = 0, cq_flags_ = 0,
+		 cq_overflow_ = 0;
 };
 
 // One request the rig's "driver" hands to a tag: ublk op, range, the class the tagger
@@ -121,23 +123,22 @@ struct RigConfig {
 	uint32_t max_transfer = 512 * 1024;  // QEMU's NVMe MDTS in the VM scenarios
 	uint64_t nlb = 1u << 18;             // 1 GiB
 	uint16_t nruh = 8;
-	bool zero_copy = false;              // the request's registered pages instead of tag buffers
-	uint32_t members = 1;                // > 1: a stripe of passthru queues (nvme/stripe.hpp), nlb in all
-	uint32_t stripe_bytes = 64 * 1024;   // with members > 1
+	bool zero_copy = false;  // the request's registered pages instead of tag buffers
+	uint32_t members = 1;    // > 1: a stripe of passthru queues (nvme/stripe.hpp), nlb in all
+	uint32_t stripe_bytes = 64 * 1024;            // with members > 1
 	daemon::LearnedPlacement *learned = nullptr;  // --placement learned (bench_learned.hpp)
 	twin::Ring *twin = nullptr;                   // the live WAF twin's ring (userspace/twin/)
 };
 
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's
 // SQE) over a LoopbackRing. gen(i) gives request i; serve(n) runs n requests to completion.
-template <class Gen>
-class BenchRig final : public daemon::Committer {
+template <class Gen> class BenchRig final : public daemon::Committer {
 public:
 	BenchRig(const RigConfig &rc, Gen gen)
-		: rc_(rc), gen_(gen), lring_(ring_entries(rc)), descs_(rc.depth), slots_(rc.depth),
-		  buf_area_(new uint8_t[static_cast<size_t>(rc.depth) * rc.io_buf_bytes]), bufs_(rc.depth),
-		  expect_(rc.depth), reader_(daemon::queue_slot_reader(slots_.data(), 0, rc.depth)),
-		  ioq_(make_queue(rc))
+	    : rc_(rc), gen_(gen), lring_(ring_entries(rc)), descs_(rc.depth), slots_(rc.depth),
+	      buf_area_(new uint8_t[static_cast<size_t>(rc.depth) * rc.io_buf_bytes]),
+	      bufs_(rc.depth), expect_(rc.depth),
+	      reader_(daemon::queue_slot_reader(slots_.data(), 0, rc.depth)), ioq_(make_queue(rc))
 	{
 		for (uint16_t t = 0; t < rc.depth; t++)
 			bufs_[t] = buf_area_.get() + static_cast<size_t>(t) * rc.io_buf_bytes;
@@ -154,9 +155,9 @@ public:
 		ec.stripe = layout(rc);
 		ec.learned = rc.learned;
 		ec.twin = rc.twin;
-		engine_ = std::make_unique<daemon::IoEngine>(ec, lring_.ring(), *ioq_, descs_.data(),
-							     rc.zero_copy ? nullptr : bufs_.data(), reader_, policy_, ctr_,
-							     *this);
+		engine_ = std::make_unique<daemon::IoEngine>(
+			ec, lring_.ring(), *ioq_, descs_.data(),
+			rc.zero_copy ? nullptr : bufs_.data(), reader_, policy_, ctr_, *this);
 	}
 
 	// UblkQueue::commit: a COMMIT_AND_FETCH_REQ SQE carrying the result.
@@ -169,7 +170,8 @@ public:
 		}
 		if (rc_.zero_copy)
 			ublk::prep_io_cmd(*sqe, -1, ublk::kUIoCommitAndFetchReq, 0, tag, result, 0,
-					  daemon::pack_user_data(tag, daemon::UdKind::ublk), ublk::auto_buf_reg_addr(tag));
+					  daemon::pack_user_data(tag, daemon::UdKind::ublk),
+					  ublk::auto_buf_reg_addr(tag));
 		else
 			ublk::prep_io_cmd(*sqe, -1, ublk::kUIoCommitAndFetchReq, 0, tag, result,
 					  reinterpret_cast<uintptr_t>(bufs_[tag]),
@@ -192,7 +194,8 @@ public:
 			io_uring_for_each_cqe(&ring, head, cqe)
 			{
 				seen++;
-				const daemon::UserData ud = daemon::unpack_user_data(cqe->user_data);
+				const daemon::UserData ud =
+					daemon::unpack_user_data(cqe->user_data);
 				if (ud.kind == daemon::UdKind::device) {
 					engine_->on_device_cqe(*cqe);
 					continue;
@@ -261,16 +264,20 @@ private:
 	}
 	static nvme::StripeLayout layout(const RigConfig &rc)
 	{
-		return rc.members > 1 ? nvme::StripeLayout{rc.members, rc.stripe_bytes / rc.lba_size} : nvme::StripeLayout{};
+		return rc.members > 1
+			       ? nvme::StripeLayout{rc.members, rc.stripe_bytes / rc.lba_size}
+			       : nvme::StripeLayout{};
 	}
 	// The passthru backend's queue, or a stripe's queue over one per member.
 	static std::unique_ptr<nvme::IoQueue> make_queue(const RigConfig &rc)
 	{
 		if (rc.members <= 1)
-			return nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh), rc.depth);
+			return nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh),
+							 rc.depth);
 		std::vector<std::unique_ptr<nvme::IoQueue>> qs;
 		for (uint32_t m = 0; m < rc.members; m++)
-			qs.push_back(nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh), rc.depth));
+			qs.push_back(nvme::make_passthru_queue(-1, device_info(rc), pids(rc.nruh),
+							       rc.depth));
 		return nvme::make_stripe_queue(std::move(qs));
 	}
 	static std::vector<uint16_t> pids(uint16_t nruh)
@@ -299,7 +306,9 @@ private:
 			s.op = 1;
 			__atomic_store_n(&s.seq, ++seq_, __ATOMIC_RELEASE);
 		}
-		expect_[tag] = r.op == ublk::kOpRead || r.op == ublk::kOpWrite ? static_cast<int32_t>(r.sectors) << 9 : 0;
+		expect_[tag] = r.op == ublk::kOpRead || r.op == ublk::kOpWrite
+				       ? static_cast<int32_t>(r.sectors) << 9
+				       : 0;
 		lring_.post_cqe(daemon::pack_user_data(tag, daemon::UdKind::ublk), ublk::kIoResOk);
 	}
 
@@ -312,7 +321,8 @@ private:
 	std::vector<uint8_t *> bufs_;
 	std::vector<int32_t> expect_;
 	bpf::SlotReader reader_;
-	std::unique_ptr<nvme::IoQueue> ioq_;  // the passthru backend's own queue (or a stripe of them), on fd -1
+	std::unique_ptr<nvme::IoQueue>
+		ioq_;  // the passthru backend's own queue (or a stripe of them), on fd -1
 	daemon::PolicyTable policy_;
 	daemon::QueueCounters ctr_;
 	std::unique_ptr<daemon::IoEngine> engine_;
@@ -320,7 +330,7 @@ private:
 	uint64_t device_cmds_ = 0, bad_results_ = 0, lost_commits_ = 0;
 };
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test
 
 namespace kvfdp::test {
 
@@ -328,4 +338,4 @@ namespace kvfdp::test {
 // process so far; defined by bench_alloc_hook.cpp, which must be linked into the program.
 [[nodiscard]] uint64_t allocation_count();
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -35,14 +35,18 @@ inline constexpr int kHangMs = 30000;
 struct TestServer {
 	TempDir dir;
 	std::string path = dir.path + "/kvfdpd.sock";
-	std::shared_ptr<std::atomic<long long>> offset_ms = std::make_shared<std::atomic<long long>>(0);
+	std::shared_ptr<std::atomic<long long>> offset_ms =
+		std::make_shared<std::atomic<long long>>(0);
 	std::shared_ptr<std::atomic<unsigned>> served = std::make_shared<std::atomic<unsigned>>(0);
 	std::unique_ptr<daemon::ControlServer> server;
 
 	explicit TestServer(daemon::ControlLimits limits)
 	{
 		auto off = offset_ms;
-		limits.now = [off] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(off->load()); };
+		limits.now = [off] {
+			return std::chrono::steady_clock::now() +
+			       std::chrono::milliseconds(off->load());
+		};
 		auto n = served;
 		auto s = daemon::ControlServer::listen(
 			path,
@@ -51,7 +55,8 @@ struct TestServer {
 				std::string err;
 				if (!daemon::parse_request(line, r, err))
 					return daemon::reply_error(err);
-				return daemon::reply_ok(nlohmann::json{{"cmd", r.cmd}, {"n", (*n)++}});
+				return daemon::reply_ok(
+					nlohmann::json{{"cmd", r.cmd}, {"n", (*n)++}});
 			},
 			std::move(limits));
 		REQUIRE_MESSAGE(s.ok(), s.error().message());
@@ -66,7 +71,8 @@ struct TestServer {
 	// from it: reading is progress). False only when the server hangs.
 	bool advance_until_closed(int fd, std::chrono::milliseconds step)
 	{
-		const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kHangMs);
+		const auto end =
+			std::chrono::steady_clock::now() + std::chrono::milliseconds(kHangMs);
 		while (std::chrono::steady_clock::now() < end) {
 			advance(step);
 			pollfd p{fd, POLLRDHUP, 0};
@@ -125,7 +131,9 @@ struct Reader {
 			const int r = ::poll(&p, 1, kHangMs);
 			if (r < 0 && errno == EINTR)
 				continue;
-			REQUIRE_MESSAGE(r == 1, "the server neither answered nor closed the connection (hung?)");
+			REQUIRE_MESSAGE(
+				r == 1,
+				"the server neither answered nor closed the connection (hung?)");
 			char b[65536];
 			const ssize_t n = ::recv(fd, b, sizeof(b), 0);
 			if (n < 0 && errno == EINTR)
@@ -153,4 +161,4 @@ inline nlohmann::json ask(int fd, const std::string &request_line)
 	return j;
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -37,4 +37,4 @@ private:
 	bool record_;
 };
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

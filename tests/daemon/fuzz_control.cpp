@@ -7,8 +7,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	const std::string why =
-		kvfdp::test::check_control_input(std::string_view(reinterpret_cast<const char *>(data), size));
+	const std::string why = kvfdp::test::check_control_input(
+		std::string_view(reinterpret_cast<const char *>(data), size));
 	if (!why.empty()) {
 		std::fprintf(stderr, "fuzz_control: %s\n", why.c_str());
 		std::abort();

@@ -25,4 +25,4 @@ namespace kvfdp::test {
 [[nodiscard]] std::string check_framing(const std::vector<std::string> &whole, bool whole_ok,
 					const std::vector<std::string> &pieces, bool pieces_ok);
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -16,7 +16,7 @@ namespace {
 using daemon::kMaxRequestLine;
 using nlohmann::json;
 
-} // namespace
+}  // namespace
 
 std::string check_reply(const std::string &reply)
 {
@@ -50,10 +50,13 @@ std::string reply_for(std::string_view line)
 	uint64_t limit = 1000;
 	if (!daemon::get_positive_arg(req, "limit", limit, err))
 		return daemon::reply_error(err);
-	static constexpr std::string_view kKnown[] = {"status", "ruh", "files", "policy", "reload", "stop", "stats", "metrics", "twin_window"};
+	static constexpr std::string_view kKnown[] = {"status", "ruh",     "files",
+						      "policy", "reload",  "stop",
+						      "stats",  "metrics", "twin_window"};
 	if (std::find(std::begin(kKnown), std::end(kKnown), req.cmd) == std::end(kKnown))
-		return daemon::reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
-					   "'; known: status, ruh, files, policy, reload, stop, stats, metrics, twin_window");
+		return daemon::reply_error(
+			"unknown cmd '" + req.cmd.substr(0, 64) +
+			"'; known: status, ruh, files, policy, reload, stop, stats, metrics, twin_window");
 	return daemon::reply_ok(json{{"cmd", req.cmd}, {"limit", limit}});
 }
 
@@ -74,7 +77,7 @@ bool frame(std::string_view input, size_t chunk, std::vector<std::string> &lines
 	return true;
 }
 
-} // namespace
+}  // namespace
 
 std::string check_framing(const std::vector<std::string> &whole, bool whole_ok,
 			  const std::vector<std::string> &pieces, bool pieces_ok)
@@ -82,13 +85,15 @@ std::string check_framing(const std::vector<std::string> &whole, bool whole_ok,
 	for (const auto *v : {&whole, &pieces})
 		for (const std::string &l : *v)
 			if (l.size() > kMaxRequestLine)
-				return "LineBuffer returned a line over the limit (" + std::to_string(l.size()) + " bytes)";
+				return "LineBuffer returned a line over the limit (" +
+				       std::to_string(l.size()) + " bytes)";
 	if (whole_ok && pieces_ok && whole != pieces)
 		return "LineBuffer framing depends on the read size";
 	// The limit may be hit earlier by one framing than the other, never on the complete
 	// lines both produced before it.
 	const size_t common = std::min(whole.size(), pieces.size());
-	if (!std::equal(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(common), pieces.begin()))
+	if (!std::equal(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(common),
+			pieces.begin()))
 		return "LineBuffer framing depends on the read size";
 	return "";
 }
@@ -119,4 +124,4 @@ std::string check_control_input(std::string_view input)
 	return "";
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -28,7 +28,7 @@ std::string run(const std::string &input)
 	}
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("control fuzz corpus: every seed gets a well-formed reply, nothing throws")
 {
@@ -39,7 +39,8 @@ TEST_CASE("control fuzz corpus: every seed gets a well-formed reply, nothing thr
 		if (!e.is_regular_file())
 			continue;
 		std::ifstream f(e.path(), std::ios::binary);
-		const std::string input((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+		const std::string input((std::istreambuf_iterator<char>(f)),
+					std::istreambuf_iterator<char>());
 		INFO("seed ", e.path().filename().string());
 		CHECK(run(input) == "");
 		n++;
@@ -52,7 +53,8 @@ TEST_CASE("control fuzz: generated extremes")
 	using kvfdp::daemon::kMaxRequestLine;
 	// Nesting as deep as a line allows, closed and unclosed, arrays and objects.
 	CHECK(run(std::string(kMaxRequestLine, '[')) == "");
-	CHECK(run(std::string(kMaxRequestLine / 2, '[') + std::string(kMaxRequestLine / 2, ']')) == "");
+	CHECK(run(std::string(kMaxRequestLine / 2, '[') + std::string(kMaxRequestLine / 2, ']')) ==
+	      "");
 	std::string obj;
 	while (obj.size() + 6 < kMaxRequestLine)
 		obj += "{\"a\":";
@@ -78,9 +80,9 @@ TEST_CASE("control fuzz: the checker rejects what it must")
 	CHECK(check_reply("{\"ok\":true}\n") == "");
 	CHECK(check_reply("{\"ok\":false,\"error\":\"bad\"}\n") == "");
 	CHECK(check_reply("") != "");
-	CHECK(check_reply("{\"ok\":true}") != "");                  // no newline
+	CHECK(check_reply("{\"ok\":true}") != "");                   // no newline
 	CHECK(check_reply("{\"ok\":true}\n{\"ok\":true}\n") != "");  // two lines
-	CHECK(check_reply("[true]\n") != "");                       // not an object
+	CHECK(check_reply("[true]\n") != "");                        // not an object
 	CHECK(check_reply("{\"ok\":tru\n") != "");                   // not JSON
 	CHECK(check_reply("{\"cmd\":\"status\"}\n") != "");          // no "ok"
 	CHECK(check_reply("{\"ok\":1}\n") != "");                    // "ok" not a boolean
@@ -91,11 +93,16 @@ TEST_CASE("control fuzz: the checker rejects what it must")
 	const std::vector<std::string> good{"a", "b"};
 	CHECK(check_framing(good, true, good, true) == "");
 	const std::string over(kMaxRequestLine + 1, 'x');
-	CHECK(check_framing({over}, true, {over}, true).find("over the limit") != std::string::npos);
-	CHECK(check_framing(good, true, {"a", over}, false).find("over the limit") != std::string::npos);
-	CHECK(check_framing(good, true, {"a", "c"}, true).find("depends on the read size") != std::string::npos);
-	CHECK(check_framing(good, true, {"a"}, true).find("depends on the read size") != std::string::npos);
-	CHECK(check_framing({"a", "b"}, false, {"c"}, false).find("depends on the read size") != std::string::npos);
+	CHECK(check_framing({over}, true, {over}, true).find("over the limit") !=
+	      std::string::npos);
+	CHECK(check_framing(good, true, {"a", over}, false).find("over the limit") !=
+	      std::string::npos);
+	CHECK(check_framing(good, true, {"a", "c"}, true).find("depends on the read size") !=
+	      std::string::npos);
+	CHECK(check_framing(good, true, {"a"}, true).find("depends on the read size") !=
+	      std::string::npos);
+	CHECK(check_framing({"a", "b"}, false, {"c"}, false).find("depends on the read size") !=
+	      std::string::npos);
 	// A framing that hit the limit earlier may hold fewer lines, never different ones.
 	CHECK(check_framing(good, true, {"a"}, false) == "");
 	// The whole property on real input: every reply well-formed, at and over the limit.

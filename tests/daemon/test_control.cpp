@@ -98,8 +98,11 @@ TEST_CASE("control: a line over 64 KiB is refused, one at the limit is not")
 TEST_CASE("control: fuzzed requests are accepted whole or refused with one line")
 {
 	std::mt19937_64 rng(12345);
-	const std::string seeds[] = {R"({"cmd":"status"})", R"({"cmd":"files","limit":10})",
-				     R"({"cmd":"ruh","x":{"y":[1,2,{"z":null}]}})", "[]", "\"str\"",
+	const std::string seeds[] = {R"({"cmd":"status"})",
+				     R"({"cmd":"files","limit":10})",
+				     R"({"cmd":"ruh","x":{"y":[1,2,{"z":null}]}})",
+				     "[]",
+				     "\"str\"",
 				     R"({"cmd":"\u0000\ud800"})"};
 	const char alphabet[] = "{}[]\":,0123456789.eE+-truefalsnl\\u \t\r\x80\xff";
 	size_t accepted = 0, rejected = 0;
@@ -113,7 +116,9 @@ TEST_CASE("control: fuzzed requests are accepted whole or refused with one line"
 				switch (rng() % 3) {
 				case 0: s[pos] = alphabet[rng() % (sizeof(alphabet) - 1)]; break;
 				case 1: s.erase(pos, 1); break;
-				default: s.insert(pos, 1, alphabet[rng() % (sizeof(alphabet) - 1)]); break;
+				default:
+					s.insert(pos, 1, alphabet[rng() % (sizeof(alphabet) - 1)]);
+					break;
 				}
 			}
 		} else {
@@ -134,7 +139,8 @@ TEST_CASE("control: fuzzed requests are accepted whole or refused with one line"
 			uint64_t v = 7;
 			std::string aerr;
 			const auto lim = r.args.find("limit");
-			const bool valid = lim == r.args.end() || (lim->is_number_unsigned() && lim->get<uint64_t>() > 0);
+			const bool valid = lim == r.args.end() ||
+					   (lim->is_number_unsigned() && lim->get<uint64_t>() > 0);
 			CHECK(get_positive_arg(r, "limit", v, aerr) == valid);
 			if (!valid)
 				CHECK(aerr == r.cmd + ".limit must be a positive integer");

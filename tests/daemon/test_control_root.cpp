@@ -34,9 +34,10 @@ std::string refusal(int fd)
 	return j.value("error", std::string());
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("control socket: another uid holding its connections cannot lock out root, and its idle ones close")
+TEST_CASE(
+	"control socket: another uid holding its connections cannot lock out root, and its idle ones close")
 {
 	require_root("connecting as other uids (seteuid)");
 	ControlLimits l;
@@ -46,7 +47,8 @@ TEST_CASE("control socket: another uid holding its connections cannot lock out r
 	l.idle_timeout = 60s;
 	TestServer ts(l);
 	REQUIRE(::chmod(ts.dir.path.c_str(), 0755) == 0);
-	REQUIRE(::chmod(ts.path.c_str(), 0666) == 0);  // the test's socket; kvfdpd's is root:kvfdp 0660
+	REQUIRE(::chmod(ts.path.c_str(), 0666) ==
+		0);  // the test's socket; kvfdpd's is root:kvfdp 0660
 
 	std::vector<UniqueFd> nobody;
 	{
@@ -56,7 +58,9 @@ TEST_CASE("control socket: another uid holding its connections cannot lock out r
 			CHECK(ask(nobody.back().get(), "{\"cmd\":\"idle\"}")["ok"] == true);
 		}
 		UniqueFd fifth = connect_to(ts.path);
-		CHECK(refusal(fifth.get()).rfind("uid 65534 has 4 connections open to kvfdpd, the most one user may hold: close idle ones", 0) == 0);
+		CHECK(refusal(fifth.get())
+			      .rfind("uid 65534 has 4 connections open to kvfdpd, the most one user may hold: close idle ones",
+				     0) == 0);
 	}
 	std::vector<UniqueFd> other;
 	{
@@ -66,7 +70,9 @@ TEST_CASE("control socket: another uid holding its connections cannot lock out r
 			CHECK(ask(other.back().get(), "{\"cmd\":\"idle\"}")["ok"] == true);
 		}
 		UniqueFd more = connect_to(ts.path);
-		CHECK(refusal(more.get()).find("6 connections open; the other 2 are kept for root") != std::string::npos);
+		CHECK(refusal(more.get())
+			      .find("6 connections open; the other 2 are kept for root") !=
+		      std::string::npos);
 	}
 	// Root still gets in, twice; a third root connection meets the total limit.
 	UniqueFd root1 = connect_to(ts.path);

@@ -27,7 +27,7 @@ ControlLimits long_timeouts()
 	return l;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("control socket: requests on one connection are answered in order")
 {
@@ -59,7 +59,8 @@ TEST_CASE("control socket: a line over 64 KiB gets one error line, then the conn
 	TestServer ts(long_timeouts());
 	UniqueFd c = connect_to(ts.path);
 	// Complete lines before it are answered first.
-	REQUIRE(send_all(c.get(), "{\"cmd\":\"before\"}\n" + std::string(kMaxRequestLine + 4096, 'x')));
+	REQUIRE(send_all(c.get(),
+			 "{\"cmd\":\"before\"}\n" + std::string(kMaxRequestLine + 4096, 'x')));
 	Reader r{c.get(), {}};
 	auto first = r.line();
 	REQUIRE(first.has_value());
@@ -73,7 +74,8 @@ TEST_CASE("control socket: a line over 64 KiB gets one error line, then the conn
 	CHECK(ask(d.get(), "{\"cmd\":\"after\"}")["ok"] == true);
 }
 
-TEST_CASE("control socket: idle, half-sent and unread connections are closed when their time passes")
+TEST_CASE(
+	"control socket: idle, half-sent and unread connections are closed when their time passes")
 {
 	ControlLimits l = long_timeouts();
 	l.max_queued_reply = 4096;
@@ -88,14 +90,15 @@ TEST_CASE("control socket: idle, half-sent and unread connections are closed whe
 	REQUIRE(::fcntl(unread.get(), F_SETFL, O_NONBLOCK) == 0);
 	const std::string req = "{\"cmd\":\"flood\"}\n";
 	size_t sent = 0;
-	while (::send(unread.get(), req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()))
+	while (::send(unread.get(), req.data(), req.size(), MSG_NOSIGNAL) ==
+	       static_cast<ssize_t>(req.size()))
 		sent++;
 	CHECK(sent > 0);
 
 	// Time passes (in steps past every timeout): each of them is closed by the server.
 	for (int fd : {idle.get(), used.get(), half.get(), unread.get()}) {
-		INFO("fd " << fd << " (idle " << idle.get() << ", used " << used.get() << ", half " << half.get()
-			   << ", unread " << unread.get() << ")");
+		INFO("fd " << fd << " (idle " << idle.get() << ", used " << used.get() << ", half "
+			   << half.get() << ", unread " << unread.get() << ")");
 		REQUIRE(ts.advance_until_closed(fd, 120s));
 		REQUIRE(::fcntl(fd, F_SETFL, 0) == 0);
 		Reader r{fd, {}};
@@ -122,14 +125,16 @@ TEST_CASE("control socket: a client that sends far ahead of reading gets every r
 		stream += "{\"cmd\":\"r" + std::to_string(i) + "\"}\n";
 	size_t off = 0;
 	while (off < stream.size()) {
-		const ssize_t n = ::send(c.get(), stream.data() + off, std::min<size_t>(4096, stream.size() - off), MSG_NOSIGNAL);
+		const ssize_t n = ::send(c.get(), stream.data() + off,
+					 std::min<size_t>(4096, stream.size() - off), MSG_NOSIGNAL);
 		if (n < 0) {
 			REQUIRE((errno == EAGAIN || errno == EWOULDBLOCK));
 			break;
 		}
 		off += static_cast<size_t>(n);
 	}
-	const size_t sent = static_cast<size_t>(std::count(stream.begin(), stream.begin() + static_cast<long>(off), '\n'));
+	const size_t sent = static_cast<size_t>(
+		std::count(stream.begin(), stream.begin() + static_cast<long>(off), '\n'));
 	const unsigned answered_while_blocked = ts.served->load();
 	// The server stops reading while its queued replies are over the limit: the client's
 	// sends blocked before all were answered.
@@ -143,7 +148,8 @@ TEST_CASE("control socket: a client that sends far ahead of reading gets every r
 	}
 }
 
-TEST_CASE("control socket: past the connection limit a client gets one line and is closed; a freed slot is reused")
+TEST_CASE(
+	"control socket: past the connection limit a client gets one line and is closed; a freed slot is reused")
 {
 	ControlLimits l = long_timeouts();
 	l.max_connections = 3;
@@ -169,7 +175,8 @@ TEST_CASE("control socket: past the connection limit a client gets one line and 
 	bool served = false;
 	for (int tries = 0; tries < 1000 && !served; tries++) {
 		UniqueFd c = connect_to(ts.path);
-		(void)send_all(c.get(), "{\"cmd\":\"again\"}\n");  // a refused one may be closed already
+		(void)send_all(c.get(),
+			       "{\"cmd\":\"again\"}\n");  // a refused one may be closed already
 		Reader rc{c.get(), {}};
 		auto l2 = rc.line();
 		REQUIRE(l2.has_value());
@@ -186,17 +193,23 @@ TEST_CASE("control socket: admission keeps slots for root and caps each other ui
 	l.max_per_uid = 4;
 	// Root: only the total limit.
 	CHECK(admission_refusal(l, 0, 9, 9).empty());
-	CHECK(admission_refusal(l, 0, 10, 0).find("10 connections open, its limit") != std::string::npos);
+	CHECK(admission_refusal(l, 0, 10, 0).find("10 connections open, its limit") !=
+	      std::string::npos);
 	// Another uid: its own cap, then the slots kept for root.
 	CHECK(admission_refusal(l, 1000, 3, 3).empty());
-	CHECK(admission_refusal(l, 1000, 4, 4).rfind("uid 1000 has 4 connections open to kvfdpd, the most one user may hold", 0) == 0);
+	CHECK(admission_refusal(l, 1000, 4, 4)
+		      .rfind("uid 1000 has 4 connections open to kvfdpd, the most one user may hold",
+			     0) == 0);
 	CHECK(admission_refusal(l, 1001, 7, 0).empty());
-	CHECK(admission_refusal(l, 1001, 8, 0).find("the other 2 are kept for root") != std::string::npos);
+	CHECK(admission_refusal(l, 1001, 8, 0).find("the other 2 are kept for root") !=
+	      std::string::npos);
 	CHECK(admission_refusal(l, 1001, 10, 0).find("its limit") != std::string::npos);
 	// Every refusal is one line that says what to do.
-	for (const auto &m : {admission_refusal(l, 0, 10, 10), admission_refusal(l, 5, 1, 4), admission_refusal(l, 5, 8, 1)}) {
+	for (const auto &m : {admission_refusal(l, 0, 10, 10), admission_refusal(l, 5, 1, 4),
+			      admission_refusal(l, 5, 8, 1)}) {
 		CHECK(m.find('\n') == std::string::npos);
-		CHECK((m.find("retry") != std::string::npos || m.find("close idle ones") != std::string::npos));
+		CHECK((m.find("retry") != std::string::npos ||
+		       m.find("close idle ones") != std::string::npos));
 	}
 }
 
@@ -204,29 +217,36 @@ TEST_CASE("control socket: listen refuses a path that is too long, not a socket,
 {
 	TempDir d;
 	// Too long for sun_path.
-	auto longp = ControlServer::listen(d.path + "/" + std::string(120, 's'), [](std::string_view) { return std::string(); });
+	auto longp = ControlServer::listen(d.path + "/" + std::string(120, 's'),
+					   [](std::string_view) { return std::string(); });
 	REQUIRE_FALSE(longp.ok());
-	CHECK(longp.error().message().find("longer than 107 bytes: pass a shorter --socket") != std::string::npos);
+	CHECK(longp.error().message().find("longer than 107 bytes: pass a shorter --socket") !=
+	      std::string::npos);
 	// A regular file is left alone.
 	const std::string file = d.path + "/file.sock";
 	write_file(file, "keep");
 	auto reg = ControlServer::listen(file, [](std::string_view) { return std::string(); });
 	REQUIRE_FALSE(reg.ok());
-	CHECK(reg.error().message() == file + " exists and is not a socket; remove it or pass --socket");
-	struct stat st{};
+	CHECK(reg.error().message() ==
+	      file + " exists and is not a socket; remove it or pass --socket");
+	struct stat st {};
 	REQUIRE(::stat(file.c_str(), &st) == 0);
 	CHECK(S_ISREG(st.st_mode));
 	CHECK(st.st_size == 4);
 	// A live server's socket is not taken over; a stale one (no listener) is replaced.
 	TestServer live(long_timeouts());
-	auto second = ControlServer::listen(live.path, [](std::string_view) { return std::string(); });
+	auto second =
+		ControlServer::listen(live.path, [](std::string_view) { return std::string(); });
 	REQUIRE_FALSE(second.ok());
 	CHECK(second.error().message().find("is served by a running kvfdpd") != std::string::npos);
 	UniqueFd c = connect_to(live.path);
 	CHECK(ask(c.get(), "{\"cmd\":\"still\"}")["ok"] == true);
 	const std::string stale = d.path + "/stale.sock";
-	(void)bind_unix_socket(stale);  // closed at once, the file stays: what a killed daemon leaves
-	auto replaced = ControlServer::listen(stale, [](std::string_view) { return reply_ok(json{{"x", 1}}); });
+	(void)bind_unix_socket(
+		stale);  // closed at once, the file stays: what a killed daemon leaves
+	auto replaced = ControlServer::listen(stale, [](std::string_view) {
+		return reply_ok(json{{"x", 1}});
+	});
 	REQUIRE_MESSAGE(replaced.ok(), replaced.error().message());
 	(*replaced)->start();
 	UniqueFd sc = connect_to(stale);

@@ -24,7 +24,8 @@ TEST_CASE("user_data: tag, kind and sub index round-trip at their widths")
 	for (uint32_t tag : {0u, 1u, 4095u, 65535u})
 		for (UdKind k : {UdKind::ublk, UdKind::device})
 			for (uint32_t sub : {0u, 7u, 65535u}) {
-				const uint64_t ud = pack_user_data(static_cast<uint16_t>(tag), k, static_cast<uint16_t>(sub));
+				const uint64_t ud = pack_user_data(static_cast<uint16_t>(tag), k,
+								   static_cast<uint16_t>(sub));
 				const UserData u = unpack_user_data(ud);
 				CHECK(u.tag == tag);
 				CHECK(u.kind == k);
@@ -86,21 +87,22 @@ TEST_CASE("tag slots: without a tagger nothing is stale")
 TEST_CASE("errno: NVMe statuses map to what the block layer understands")
 {
 	CHECK(nvme::result_to_errno(0) == 0);
-	CHECK(nvme::result_to_errno(0x4081) == -ENOSPC);     // capacity exceeded, DNR
-	CHECK(nvme::result_to_errno(0x4002) == -EOPNOTSUPP); // invalid field, DNR
-	CHECK(nvme::result_to_errno(0x0080) == -EREMOTEIO);  // LBA out of range
+	CHECK(nvme::result_to_errno(0x4081) == -ENOSPC);      // capacity exceeded, DNR
+	CHECK(nvme::result_to_errno(0x4002) == -EOPNOTSUPP);  // invalid field, DNR
+	CHECK(nvme::result_to_errno(0x0080) == -EREMOTEIO);   // LBA out of range
 	CHECK(nvme::result_to_errno(0x0281) == -ENODATA);
 	CHECK(nvme::result_to_errno(0x0282) == -EILSEQ);
-	CHECK(nvme::result_to_errno(0x0370) == -ENOLINK);    // path error
-	CHECK(nvme::result_to_errno(0x0006) == -EIO);        // internal error
-	CHECK(nvme::result_to_errno(0x2006) == -EIO);        // More bit ignored
+	CHECK(nvme::result_to_errno(0x0370) == -ENOLINK);  // path error
+	CHECK(nvme::result_to_errno(0x0006) == -EIO);      // internal error
+	CHECK(nvme::result_to_errno(0x2006) == -EIO);      // More bit ignored
 	CHECK(nvme::result_to_errno(-EINVAL) == -EIO);
 	CHECK(nvme::result_to_errno(-ENOSPC) == -ENOSPC);
-	CHECK(nvme::result_to_errno(0x010b) == -EIO);         // SC 0x0B is only generic's Invalid Namespace
+	CHECK(nvme::result_to_errno(0x010b) ==
+	      -EIO);  // SC 0x0B is only generic's Invalid Namespace
 	CHECK(nvme::result_to_errno(0x000b) == -EOPNOTSUPP);
-	CHECK(nvme::result_to_errno(0x0180) == -EOPNOTSUPP);  // conflicting attributes
-	CHECK(nvme::result_to_errno(0x0083) == -EBADE);       // reservation conflict
-	CHECK(nvme::result_to_errno(0x0287) == -ENODATA);     // deallocated or unwritten
+	CHECK(nvme::result_to_errno(0x0180) == -EOPNOTSUPP);          // conflicting attributes
+	CHECK(nvme::result_to_errno(0x0083) == -EBADE);               // reservation conflict
+	CHECK(nvme::result_to_errno(0x0287) == -ENODATA);             // deallocated or unwritten
 	CHECK(nvme::result_to_errno(0x0080 | 0x1800) == -EREMOTEIO);  // CRD ignored
 }
 
@@ -153,7 +155,7 @@ struct RecordingQueue {
 // model backend does): 2^18 LBAs, 8 handles.
 struct Rig : RecordingQueue, test::EngineRig {
 	explicit Rig(uint32_t max_transfer, bool zero_copy = false)
-		: test::EngineRig(ioq, config(max_transfer, zero_copy))
+	    : test::EngineRig(ioq, config(max_transfer, zero_copy))
 	{
 	}
 	static EngineConfig config(uint32_t max_transfer, bool zero_copy)
@@ -167,7 +169,7 @@ struct Rig : RecordingQueue, test::EngineRig {
 	}
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("engine: a tagged write goes to its class's handle, split at max_transfer")
 {
@@ -192,7 +194,8 @@ TEST_CASE("engine: a tagged write goes to its class's handle, split at max_trans
 	CHECK(rig.ctr.class_bytes[KVFDP_CLASS_LONG].get() == 1 << 20);
 	CHECK(rig.ctr.handle_bytes[3].get() == 1 << 20);
 	CHECK(rig.ctr.stale_tags.get() == 0);
-	CHECK(rig.ctr.copied_bytes.get() == 1 << 20);  // copy mode: the driver copied it into bufs[1]
+	CHECK(rig.ctr.copied_bytes.get() ==
+	      1 << 20);  // copy mode: the driver copied it into bufs[1]
 }
 
 TEST_CASE("engine: zero copy addresses the request's registered pages by offset, copies nothing")
@@ -200,7 +203,7 @@ TEST_CASE("engine: zero copy addresses the request's registered pages by offset,
 	Rig rig(128 * 1024, true);
 	rig.slots.set(2, 1, 2048, 1024, KVFDP_CLASS_SHORT);  // 512 KiB at LBA 256
 	rig.request_sectors(2, ublk::kOpWrite, 2048, 1024);
-	rig.request_sectors(3, ublk::kOpRead, 0, 256);                // 128 KiB
+	rig.request_sectors(3, ublk::kOpRead, 0, 256);  // 128 KiB
 	rig.request_sectors(1, ublk::kOpWriteZeroes, 0, 8);
 	REQUIRE(rig.ioq.reqs.size() == 6);
 	for (size_t i = 0; i < 4; i++) {
@@ -223,29 +226,36 @@ TEST_CASE("engine: zero copy addresses the request's registered pages by offset,
 	CHECK(rig.ctr.handle_bytes[1].get() == 512 * 1024);  // SHORT's handle in the default map
 }
 
-TEST_CASE("data mode: zero copy only where the driver has UBLK_F_AUTO_BUF_REG and the backend is passthru")
+TEST_CASE(
+	"data mode: zero copy only where the driver has UBLK_F_AUTO_BUF_REG and the backend is passthru")
 {
 	using ublk::DataMode;
-	const Result<uint64_t> has = ublk::kFlagAutoBufReg | ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery;
+	const Result<uint64_t> has =
+		ublk::kFlagAutoBufReg | ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery;
 	ublk::DataModeChoice c = ublk::choose_data_mode(has, "passthru", true);
 	CHECK(c.mode == DataMode::zero_copy);
 	CHECK(c.add_flags == ublk::kFlagAutoBufReg);
 	CHECK(c.note.empty());
 	// 6.12: GET_FEATURES answers, with neither zero-copy feature.
-	c = ublk::choose_data_mode(Result<uint64_t>(ublk::kFlagUserRecovery | ublk::kFlagCmdIoctlEncode), "passthru", true);
+	c = ublk::choose_data_mode(
+		Result<uint64_t>(ublk::kFlagUserRecovery | ublk::kFlagCmdIoctlEncode), "passthru",
+		true);
 	CHECK(c.mode == DataMode::copy);
 	CHECK(c.add_flags == 0);
 	CHECK(c.note.find("lacks UBLK_F_AUTO_BUF_REG") != std::string::npos);
 	// 6.15: only per-request registration.
-	c = ublk::choose_data_mode(Result<uint64_t>(ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery), "passthru", true);
+	c = ublk::choose_data_mode(
+		Result<uint64_t>(ublk::kFlagSupportZeroCopy | ublk::kFlagUserRecovery), "passthru",
+		true);
 	CHECK(c.mode == DataMode::zero_copy_reg);
 	CHECK(c.add_flags == ublk::kFlagSupportZeroCopy);
 	CHECK(c.note.empty());
 	// Both: AUTO_BUF_REG, unless registration is asked for.
 	CHECK(ublk::choose_data_mode(has, "passthru", true, true).mode == DataMode::zero_copy_reg);
 	// A driver older than GET_FEATURES: copy, with a note (never an error).
-	c = ublk::choose_data_mode(Result<uint64_t>(make_error(std::errc::invalid_argument, "GET_FEATURES")), "passthru",
-				   true);
+	c = ublk::choose_data_mode(
+		Result<uint64_t>(make_error(std::errc::invalid_argument, "GET_FEATURES")),
+		"passthru", true);
 	CHECK(c.mode == DataMode::copy);
 	CHECK(c.note.find("GET_FEATURES") != std::string::npos);
 	c = ublk::choose_data_mode(has, "model", true);
@@ -254,7 +264,8 @@ TEST_CASE("data mode: zero copy only where the driver has UBLK_F_AUTO_BUF_REG an
 	c = ublk::choose_data_mode(has, "passthru", false);
 	CHECK(c.mode == DataMode::copy);
 	CHECK(c.note.find("--no-zero-copy") != std::string::npos);
-	CHECK(ublk::data_mode_of(ublk::kFlagAutoBufReg | ublk::kFlagUserRecovery) == DataMode::zero_copy);
+	CHECK(ublk::data_mode_of(ublk::kFlagAutoBufReg | ublk::kFlagUserRecovery) ==
+	      DataMode::zero_copy);
 	CHECK(ublk::data_mode_of(ublk::kFlagUserRecovery) == DataMode::copy);
 	CHECK(ublk::data_mode_of(ublk::kFlagSupportZeroCopy) == DataMode::zero_copy_reg);
 	CHECK(ublk::is_zero_copy(DataMode::zero_copy_reg));
@@ -274,7 +285,8 @@ TEST_CASE("engine: the ring is sized from the engine's own worst case")
 	ec.max_transfer = 508 * 1024;  // (max_segments - 1) pages: a 512 KiB request takes two
 	CHECK(IoEngine::max_subs_per_request(ec) == 2);
 	Rig rig(128 * 1024);
-	rig.request_sectors(0, ublk::kOpWrite, 0, 2048);  // the largest request (1 MiB buffers) at 128 KiB
+	rig.request_sectors(0, ublk::kOpWrite, 0,
+			    2048);  // the largest request (1 MiB buffers) at 128 KiB
 	CHECK(rig.ioq.reqs.size() == 8);
 }
 
@@ -306,7 +318,7 @@ TEST_CASE("engine: read, flush, discard and write zeroes become their NVMe comma
 	Rig rig(512 * 1024);
 	rig.request_sectors(0, ublk::kOpRead, 16, 16);
 	rig.request_sectors(1, ublk::kOpFlush, 0, 0);
-	rig.request_sectors(2, ublk::kOpDiscard, 8192, 8192);        // 4 MiB
+	rig.request_sectors(2, ublk::kOpDiscard, 8192, 8192);            // 4 MiB
 	rig.request_sectors(3, ublk::kOpWriteZeroes, 0, 65536 * 8 + 8);  // 65537 LBAs: two commands
 	REQUIRE(rig.ioq.reqs.size() == 5);
 	CHECK(rig.ioq.reqs[0].op == nvme::IoOp::read);
@@ -363,5 +375,6 @@ TEST_CASE("metrics: Prometheus text carries the counters")
 	// Serving DEGRADED (no tagger): the gauge the alert rule kvfdp-alerts.yml fires on.
 	m.tagger_active = false;
 	const std::string d = format_metrics(m);
-	CHECK(d.find("# TYPE kvfdp_tagger_active gauge\nkvfdp_tagger_active 0\n") != std::string::npos);
+	CHECK(d.find("# TYPE kvfdp_tagger_active gauge\nkvfdp_tagger_active 0\n") !=
+	      std::string::npos);
 }

@@ -65,7 +65,7 @@ uint16_t device_handles()
 	return n;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("example config: as shipped it parses and validates on any device")
 {
@@ -104,6 +104,7 @@ TEST_CASE("example config: every commented-out example key is valid and says the
 	// With fewer handles than the example names, the error names the key and what to do.
 	auto small = make_policy(*cfg, 4);
 	REQUIRE(!small.ok());
-	CHECK(small.error().message().find("placement.extreme: handle 4 out of range (device has 4 handles: use 0..3)") !=
+	CHECK(small.error().message().find(
+		      "placement.extreme: handle 4 out of range (device has 4 handles: use 0..3)") !=
 	      std::string::npos);
 }

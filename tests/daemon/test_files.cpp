@@ -30,7 +30,7 @@ kvfdp_event ev(uint32_t type, uint64_t ino, uint64_t t_ns, uint32_t value, uint6
 
 constexpr uint64_t kSec = 1000000000ull;
 
-} // namespace
+}  // namespace
 
 TEST_CASE("files reply: live and deleted files with class, bytes, birth, death, lifetime")
 {
@@ -104,12 +104,14 @@ TEST_CASE("files reply: the realtime offset is the wall clock minus the monotoni
 	CHECK(off > 0);  // the wall clock is past 1970 + uptime
 }
 
-TEST_CASE("files reply: largest first and class/live filters rank over every record, not the newest rows")
+TEST_CASE(
+	"files reply: largest first and class/live filters rank over every record, not the newest rows")
 {
 	// 3000 files: the largest are the oldest, so a reply of the newest 2000 would miss them.
 	bpf::FileTable t(8192);
 	for (uint64_t i = 1; i <= 3000; i++) {
-		t.on_event(ev(KVFDP_EV_CREATE, i, i * kSec, i % 3 == 0 ? KVFDP_CLASS_LONG : KVFDP_NO_CLASS));
+		t.on_event(ev(KVFDP_EV_CREATE, i, i * kSec,
+			      i % 3 == 0 ? KVFDP_CLASS_LONG : KVFDP_NO_CLASS));
 		if (i % 2 == 0)
 			t.on_event(ev(KVFDP_EV_UNLINK, i, (i + 5000) * kSec, 0, (4000 - i) * 4096));
 	}
@@ -148,15 +150,17 @@ TEST_CASE("files query: arguments are checked, with one-line errors")
 	CHECK(parse_files_query(json{{"cmd", "files"}}, q, err));
 	CHECK(q.limit == 1000);
 	CHECK(q.order == FilesQuery::Order::newest);
-	CHECK(parse_files_query(json{{"limit", 7}, {"sort", "bytes"}, {"class", "short"}, {"live", true}}, q, err));
+	CHECK(parse_files_query(
+		json{{"limit", 7}, {"sort", "bytes"}, {"class", "short"}, {"live", true}}, q, err));
 	CHECK(q.limit == 7);
 	CHECK(q.order == FilesQuery::Order::bytes);
 	CHECK(q.cls == KVFDP_CLASS_SHORT);
 	CHECK(q.live_only);
 	CHECK(parse_files_query(json{{"class", 4}}, q, err));
 	CHECK(q.cls == KVFDP_CLASS_LONG);
-	for (const json &bad : {json{{"limit", 0}}, json{{"limit", -3}}, json{{"sort", "size"}},
-				json{{"class", "forever"}}, json{{"class", 9}}, json{{"live", "yes"}}}) {
+	for (const json &bad :
+	     {json{{"limit", 0}}, json{{"limit", -3}}, json{{"sort", "size"}},
+	      json{{"class", "forever"}}, json{{"class", 9}}, json{{"live", "yes"}}}) {
 		err.clear();
 		CHECK_FALSE(parse_files_query(bad, q, err));
 		CHECK(err.rfind("files: ", 0) == 0);
@@ -174,7 +178,8 @@ TEST_CASE("files reply: each row names its writer and cgroup")
 	kvfdp_event e2 = ev(KVFDP_EV_CREATE, 8, 2 * kSec, KVFDP_NO_CLASS);
 	t.on_event(e2);  // writer unknown
 	const json d = files_json(t, FilesQuery{}, 0, [](const bpf::FileRecord &r) {
-		return r.writer ? "engine-" + std::to_string(r.writer & ~KVFDP_WRITER_NAMED) : std::string();
+		return r.writer ? "engine-" + std::to_string(r.writer & ~KVFDP_WRITER_NAMED)
+				: std::string();
 	});
 	REQUIRE(d["files"].size() == 2);
 	CHECK(d["files"][1]["writer"] == "engine-2");

@@ -13,7 +13,7 @@ using kvfdp::daemon::fixed_buffer_bytes;
 namespace {
 constexpr uint32_t kPage = 4096;
 constexpr uint32_t kKiB = 1024;
-} // namespace
+}  // namespace
 
 TEST_CASE("daemon: a tag's registration covers its largest request within max_segments pages")
 {
@@ -33,7 +33,8 @@ TEST_CASE("daemon: a tag's registration covers its largest request within max_se
 	CHECK(fixed_buffer_bytes(128 * kKiB, 512 * kKiB, 0, kPage) == 128 * kKiB);
 }
 
-TEST_CASE("daemon: buffers stay unregistered when the largest request needs more than max_segments pages")
+TEST_CASE(
+	"daemon: buffers stay unregistered when the largest request needs more than max_segments pages")
 {
 	// A device recovered with 512 KiB requests (128 pages) on 6.1 (127 segments).
 	CHECK(fixed_buffer_bytes(512 * kKiB, 512 * kKiB, 127, kPage) == 0);
@@ -54,7 +55,8 @@ TEST_CASE("daemon: a queue ring set up in one thread serves the thread that enab
 	CHECK((ring_setup_flags(RingMode::coop_taskrun) & IORING_SETUP_COOP_TASKRUN) != 0);
 	CHECK((ring_setup_flags(RingMode::defer_taskrun) & IORING_SETUP_R_DISABLED) != 0);
 
-	for (RingMode ceiling : {RingMode::plain, RingMode::coop_taskrun, RingMode::defer_taskrun}) {
+	for (RingMode ceiling :
+	     {RingMode::plain, RingMode::coop_taskrun, RingMode::defer_taskrun}) {
 		io_uring ring{};
 		auto mode = init_queue_ring(ring, 8, ceiling);
 		REQUIRE_MESSAGE(mode.ok(), mode.error().message());

@@ -31,7 +31,8 @@ namespace {
 
 const char *kText = "# HELP kvfdp_x x\n# TYPE kvfdp_x gauge\nkvfdp_x 1\n";
 
-std::unique_ptr<HttpMetricsServer> serve(HttpMetricsOptions o, HttpMetricsServer::Render r = [] { return std::string(kText); })
+std::unique_ptr<HttpMetricsServer> serve(
+	HttpMetricsOptions o, HttpMetricsServer::Render r = [] { return std::string(kText); })
 {
 	if (o.listen.empty())
 		o.listen = "127.0.0.1:0";
@@ -96,7 +97,7 @@ std::string body_of(const std::string &reply)
 	return p == std::string::npos ? "" : reply.substr(p + 4);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("http metrics: listen addresses: a bare port is loopback; bad ones say how to write one")
 {
@@ -106,7 +107,8 @@ TEST_CASE("http metrics: listen addresses: a bare port is loopback; bad ones say
 	CHECK(parse_listen_address("0.0.0.0:80")->text == "0.0.0.0:80");
 	CHECK(parse_listen_address("[::1]:9477")->text == "[::1]:9477");
 	CHECK(parse_listen_address("localhost:1")->text == "127.0.0.1:1");
-	for (const char *bad : {"", "host", "1.2.3.4:99999", "example.org:80", "[::1]9477", "[zz]:1", "1.2.3.4:"}) {
+	for (const char *bad :
+	     {"", "host", "1.2.3.4:99999", "example.org:80", "[::1]9477", "[zz]:1", "1.2.3.4:"}) {
 		auto r = parse_listen_address(bad);
 		CHECK_MESSAGE(!r.ok(), bad);
 		if (!r.ok()) {
@@ -123,8 +125,10 @@ TEST_CASE("http metrics: GET /metrics, HEAD, other paths and methods, garbage")
 	REQUIRE(port != 0);
 	std::string r = ask(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
 	CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
-	CHECK(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n") != std::string::npos);
-	CHECK(r.find("Content-Length: " + std::to_string(std::string(kText).size()) + "\r\n") != std::string::npos);
+	CHECK(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n") !=
+	      std::string::npos);
+	CHECK(r.find("Content-Length: " + std::to_string(std::string(kText).size()) + "\r\n") !=
+	      std::string::npos);
 	CHECK(body_of(r) == kText);
 	CHECK(body_of(ask(port, "GET /metrics?x=1 HTTP/1.0\n\n")) == kText);
 	r = ask(port, "HEAD /metrics HTTP/1.1\r\n\r\n");
@@ -134,9 +138,10 @@ TEST_CASE("http metrics: GET /metrics, HEAD, other paths and methods, garbage")
 	r = ask(port, "POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
 	CHECK(r.rfind("HTTP/1.1 405 ", 0) == 0);
 	CHECK(r.find("Allow: GET, HEAD\r\n") != std::string::npos);
-	for (std::string g : {std::string("\x00\x01\x02\xff garbage\r\n\r\n", 16), std::string("GET\r\n\r\n"),
-			      std::string("GET /metrics\r\n\r\n"), std::string("GET /metrics HTTP/9.9\r\n\r\n"),
-			      std::string("GET /me\x01trics HTTP/1.1\r\n\r\n")})
+	for (std::string g :
+	     {std::string("\x00\x01\x02\xff garbage\r\n\r\n", 16), std::string("GET\r\n\r\n"),
+	      std::string("GET /metrics\r\n\r\n"), std::string("GET /metrics HTTP/9.9\r\n\r\n"),
+	      std::string("GET /me\x01trics HTTP/1.1\r\n\r\n")})
 		CHECK_MESSAGE(ask(port, g).rfind("HTTP/1.1 400 ", 0) == 0, g);
 	// The server still answers after all that.
 	CHECK(body_of(ask(port, "GET /metrics HTTP/1.1\r\n\r\n")) == kText);
@@ -154,7 +159,8 @@ TEST_CASE("http metrics: an oversize request gets 431 and the connection closes"
 	CHECK(body_of(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n")) == kText);
 }
 
-TEST_CASE("http metrics: a client that never finishes its request is closed; others are served meanwhile")
+TEST_CASE(
+	"http metrics: a client that never finishes its request is closed; others are served meanwhile")
 {
 	// The deadline is generous: a connection accepted while the server thread renders the
 	// large reply below must still be read in time on a loaded CI host (a 300 ms deadline
@@ -175,7 +181,8 @@ TEST_CASE("http metrics: a client that never finishes its request is closed; oth
 	int small = 4096;
 	::setsockopt(lazy.get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
 	send_all(lazy.get(), "GET /metrics HTTP/1.1\r\n\r\n");
-	CHECK(body_of(ask(s2->port(), "GET / HTTP/1.1\r\n\r\n")).find("/metrics") != std::string::npos);
+	CHECK(body_of(ask(s2->port(), "GET / HTTP/1.1\r\n\r\n")).find("/metrics") !=
+	      std::string::npos);
 	std::string got = read_all(lazy.get());
 	CHECK(got.size() < big.size());  // cut off at the deadline, never completed
 }
@@ -210,7 +217,8 @@ TEST_CASE("http metrics: concurrent scrapes all get the whole text")
 	for (int t = 0; t < 16; t++)
 		ts.emplace_back([&] {
 			for (int i = 0; i < 25; i++)
-				if (body_of(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n")) == kText)
+				if (body_of(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n")) ==
+				    kText)
 					good++;
 		});
 	for (auto &t : ts)
@@ -219,12 +227,14 @@ TEST_CASE("http metrics: concurrent scrapes all get the whole text")
 	CHECK(renders.load() == 16 * 25);
 }
 
-TEST_CASE("http metrics: GETs within the reuse interval share one render; a failed render is not kept")
+TEST_CASE(
+	"http metrics: GETs within the reuse interval share one render; a failed render is not kept")
 {
 	std::atomic<int> renders{0};
 	std::atomic<bool> fail_next{true};
 	HttpMetricsOptions o;
-	o.reuse = std::chrono::hours(1);  // longer than the test: every GET after a good render reuses it
+	o.reuse = std::chrono::hours(
+		1);  // longer than the test: every GET after a good render reuses it
 	auto s = serve(o, [&] {
 		const int n = ++renders;
 		if (fail_next.exchange(false))
@@ -233,7 +243,8 @@ TEST_CASE("http metrics: GETs within the reuse interval share one render; a fail
 	});
 	CHECK(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 500 ", 0) == 0);
 	for (int i = 0; i < 20; i++)
-		CHECK(body_of(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n")) == "kvfdp_render 2\n");
+		CHECK(body_of(ask(s->port(), "GET /metrics HTTP/1.1\r\n\r\n")) ==
+		      "kvfdp_render 2\n");
 	CHECK(renders.load() == 2);
 }
 
@@ -277,25 +288,30 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 	for (int round = 0; round < 3; round++)
 		for (uint32_t w = 1; w <= 2; w++)
 			for (uint64_t lba = 0; lba < 64; lba += 8)
-				(void)s.learned->place(w, static_cast<uint8_t>(w + 1), w * 4096 + lba, 8);
+				(void)s.learned->place(w, static_cast<uint8_t>(w + 1),
+						       w * 4096 + lba, 8);
 	(void)s.learned->recompute_now();
-	auto tw = twin::twin_for(s.info, s.nruh, b.op, twin::TwinSettings{});  // the live WAF twin's families
+	auto tw = twin::twin_for(s.info, s.nruh, b.op,
+				 twin::TwinSettings{});  // the live WAF twin's families
 	REQUIRE(tw.ok());
 	s.twin = std::move(*tw);
 	auto srv = serve({}, [&s] { return metrics_exposition(s); });
 	const std::string r = ask(srv->port(), "GET /metrics HTTP/1.1\r\n\r\n");
 	REQUIRE(r.rfind("HTTP/1.1 200 OK", 0) == 0);
 	const std::string text = body_of(r);
-	for (const char *f : {"kvfdp_class_bytes_total", "kvfdp_handle_bytes_total", "kvfdp_io_errors_total",
-			      "kvfdp_stale_tags_total", "kvfdp_start_time_seconds", "kvfdp_ruh_ruamw_bytes",
-			      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes", "kvfdp_daemon_up",
-			      "kvfdp_learned_lifetime_seconds", "kvfdp_twin_waf", "kvfdp_twin_saved_bytes"})
+	for (const char *f :
+	     {"kvfdp_class_bytes_total", "kvfdp_handle_bytes_total", "kvfdp_io_errors_total",
+	      "kvfdp_stale_tags_total", "kvfdp_start_time_seconds", "kvfdp_ruh_ruamw_bytes",
+	      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes",
+	      "kvfdp_daemon_up", "kvfdp_learned_lifetime_seconds", "kvfdp_twin_waf",
+	      "kvfdp_twin_saved_bytes"})
 		CHECK_MESSAGE(has_family(text, f), f);
 	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"7\",") != std::string::npos);
 	CHECK(text.find("\nkvfdp_daemon_up 1\n") != std::string::npos);
 	// Each family once.
 	size_t n = 0;
-	for (size_t at = 0; (at = text.find("# TYPE kvfdp_class_bytes_total ", at)) != std::string::npos; at++)
+	for (size_t at = 0;
+	     (at = text.find("# TYPE kvfdp_class_bytes_total ", at)) != std::string::npos; at++)
 		n++;
 	CHECK(n == 1);
 	// For the dashboard test (monitoring/): the scrape as served.

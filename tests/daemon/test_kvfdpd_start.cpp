@@ -37,7 +37,8 @@ Ran kvfdpd(const std::vector<std::string> &args)
 	const pid_t pid = ::fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
-		const int e = ::open(errfile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		const int e =
+			::open(errfile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		const int n = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (e < 0 || n < 0 || ::dup2(e, 2) < 0 || ::dup2(n, 1) < 0)
 			::_exit(126);
@@ -62,26 +63,29 @@ Ran kvfdpd(const std::vector<std::string> &args)
 	return r;
 }
 
-bool one_line(const std::string &s) { return !s.empty() && s.find('\n') == s.size() - 1; }
+bool one_line(const std::string &s)
+{
+	return !s.empty() && s.find('\n') == s.size() - 1;
+}
 bool exists(const std::string &p)
 {
-	struct stat st{};
+	struct stat st {};
 	return ::lstat(p.c_str(), &st) == 0;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvfdpd: a bad command line exits 2 with one line, not CLI11's codes")
 {
 	const std::vector<std::vector<std::string>> cases = {
-		{"--no-such-option"},            // CLI11: 109 (extras) / 105
-		{"--depth", "many"},             // CLI11: 105 (conversion)
-		{"--backend", "tape"},           // CLI11: 105 (validation)
-		{"stray-positional"},            // CLI11: 109
-		{"--config"},                    // CLI11: 104-ish (argument missing)
-		{"--depth", "0"},                // kvfdpd's own checks
+		{"--no-such-option"},   // CLI11: 109 (extras) / 105
+		{"--depth", "many"},    // CLI11: 105 (conversion)
+		{"--backend", "tape"},  // CLI11: 105 (validation)
+		{"stray-positional"},   // CLI11: 109
+		{"--config"},           // CLI11: 104-ish (argument missing)
+		{"--depth", "0"},       // kvfdpd's own checks
 		{"--keep", "--force-remove"},
-		{"--attach"},                    // without --dev-id
+		{"--attach"},  // without --dev-id
 		{"--io-buf", "1000"},
 	};
 	for (const auto &args : cases) {
@@ -109,13 +113,14 @@ TEST_CASE("kvfdpd: a bad config is refused (exit 1) before the model backend cre
 		{dir, "is a directory, not a regular file"},
 		{fifo, "is a FIFO, not a regular file"},
 		{"/dev/zero", "is a character device, not a regular file"},
-		{d.path + "/range.toml", "placement.short: handle 9 out of range (device has 8 handles"},
+		{d.path + "/range.toml",
+		 "placement.short: handle 9 out of range (device has 8 handles"},
 		{d.path + "/typo.toml", "plcement: unknown table"},
 		{d.path + "/missing.toml", "missing.toml"},
 	};
 	for (const auto &[config, says] : cases) {
-		Ran r = kvfdpd({"--backend", "model", "--file", img, "--size", "64M", "--nruh", "8", "--no-tagger",
-				"--socket", sock, "--config", config});
+		Ran r = kvfdpd({"--backend", "model", "--file", img, "--size", "64M", "--nruh", "8",
+				"--no-tagger", "--socket", sock, "--config", config});
 		INFO("--config " << config << ": rc " << r.rc << ", stderr: " << r.err);
 		CHECK(r.rc == 1);
 		CHECK(one_line(r.err));
@@ -132,12 +137,15 @@ TEST_CASE("kvfdpd: a bad socket path or --ready-file is refused (exit 1) before 
 	const std::string file = d.path + "/not-a-socket";
 	write_file(file, "keep me");
 	const std::pair<std::vector<std::string>, std::string> cases[] = {
-		{{"--socket", file}, file + " exists and is not a socket; remove it or pass --socket"},
+		{{"--socket", file},
+		 file + " exists and is not a socket; remove it or pass --socket"},
 		{{"--socket", d.path + "/" + std::string(120, 's')}, "pass a shorter --socket"},
-		{{"--socket", d.path + "/sock", "--ready-file", d.path + "/no-such-dir/ready"}, "--ready-file"},
+		{{"--socket", d.path + "/sock", "--ready-file", d.path + "/no-such-dir/ready"},
+		 "--ready-file"},
 	};
 	for (const auto &[extra, says] : cases) {
-		std::vector<std::string> args = {"--backend", "model", "--file", img, "--size", "64M", "--no-tagger"};
+		std::vector<std::string> args = {"--backend", "model", "--file",     img,
+						 "--size",    "64M",   "--no-tagger"};
 		args.insert(args.end(), extra.begin(), extra.end());
 		Ran r = kvfdpd(args);
 		INFO(extra.front() << " " << extra[1] << ": rc " << r.rc << ", stderr: " << r.err);
@@ -147,13 +155,14 @@ TEST_CASE("kvfdpd: a bad socket path or --ready-file is refused (exit 1) before 
 		CHECK_FALSE(exists(img));
 		CHECK_FALSE(exists(d.path + "/sock"));
 	}
-	struct stat st{};
+	struct stat st {};
 	REQUIRE(::stat(file.c_str(), &st) == 0);
 	CHECK(S_ISREG(st.st_mode));
 	CHECK(st.st_size == 7);
 }
 
-TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2, before anything is made")
+TEST_CASE(
+	"kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2, before anything is made")
 {
 	TempDir d;
 	const std::string img = d.path + "/model.img";
@@ -175,8 +184,8 @@ TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2,
 		{"example.org:80", 2, "names are not resolved"},
 	};
 	for (const auto &[listen, rc, says] : cases) {
-		Ran r = kvfdpd({"--backend", "model", "--file", img, "--size", "64M", "--no-tagger", "--socket", sock,
-				"--metrics-listen", listen});
+		Ran r = kvfdpd({"--backend", "model", "--file", img, "--size", "64M", "--no-tagger",
+				"--socket", sock, "--metrics-listen", listen});
 		INFO("--metrics-listen " << listen << ": rc " << r.rc << ", stderr: " << r.err);
 		CHECK(r.rc == rc);
 		CHECK(one_line(r.err));
@@ -192,11 +201,14 @@ TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2,
 	write_file(cfg_bad, "# kvfdp\nmetrics_listen = \"nine\"\n");
 	const std::tuple<std::vector<std::string>, int, std::string> cfg_cases[] = {
 		{{"--config", cfg}, 1, addr + ": address already in use"},
-		{{"--config", cfg_bad}, 1, "bad.toml:2: metrics_listen: --metrics-listen 'nine': the port must be a number"},
+		{{"--config", cfg_bad},
+		 1,
+		 "bad.toml:2: metrics_listen: --metrics-listen 'nine': the port must be a number"},
 		{{"--config", cfg, "--metrics-listen", "nine"}, 2, "--metrics-listen 'nine'"},
 	};
 	for (const auto &[extra, rc, says] : cfg_cases) {
-		std::vector<std::string> args{"--backend", "model", "--file", img, "--size", "64M", "--no-tagger", "--socket", sock};
+		std::vector<std::string> args{"--backend", "model",       "--file",   img, "--size",
+					      "64M",       "--no-tagger", "--socket", sock};
 		args.insert(args.end(), extra.begin(), extra.end());
 		Ran r = kvfdpd(args);
 		INFO(extra.back() << ": rc " << r.rc << ", stderr: " << r.err);
@@ -208,26 +220,36 @@ TEST_CASE("kvfdpd: --metrics-listen on a port in use exits 1, a malformed one 2,
 	::close(held);
 }
 
-TEST_CASE("kvfdpd: stripe members refused in one line naming the member (exit 1), before any ublk device")
+TEST_CASE(
+	"kvfdpd: stripe members refused in one line naming the member (exit 1), before any ublk device")
 {
 	TempDir d;
-	const std::string a = d.path + "/a.img", b = d.path + "/b.img", sock = d.path + "/kvfdpd.sock";
+	const std::string a = d.path + "/a.img", b = d.path + "/b.img",
+			  sock = d.path + "/kvfdpd.sock";
 	write_file(d.path + "/dup.toml", "[device]\npaths = [\"" + a + "\", \"" + a + "\"]\n");
 	write_file(d.path + "/big.toml", "[device]\nstripe_size = \"2G\"\n");
 	const std::pair<std::vector<std::string>, std::string> cases[] = {
 		{{"--backend", "model", "--file", a, "--file", a},
-		 "stripe member 1 (" + a + ") is the same namespace as member 0 (" + a + "): give each namespace once"},
-		{{"--backend", "model", "--config", d.path + "/dup.toml"}, "stripe member 1 (" + a + ") is the same namespace"},
+		 "stripe member 1 (" + a + ") is the same namespace as member 0 (" + a +
+			 "): give each namespace once"},
+		{{"--backend", "model", "--config", d.path + "/dup.toml"},
+		 "stripe member 1 (" + a + ") is the same namespace"},
 		{{"--backend", "file", "--file", a, "--file", b},
-		 "stripe member 0 (" + a + ") has no FDP enabled: every stripe member must be an FDP namespace"},
-		{{"--backend", "model", "--file", a, "--stripe-size", "1M"}, "--stripe-size is for a stripe"},
+		 "stripe member 0 (" + a +
+			 ") has no FDP enabled: every stripe member must be an FDP namespace"},
+		{{"--backend", "model", "--file", a, "--stripe-size", "1M"},
+		 "--stripe-size is for a stripe"},
 		// [device] stripe_size applies to a stripe named on the command line too.
-		{{"--backend", "model", "--file", a, "--file", b, "--config", d.path + "/big.toml"}, "stripe size 2147483648 is not"},
+		{{"--backend", "model", "--file", a, "--file", b, "--config", d.path + "/big.toml"},
+		 "stripe size 2147483648 is not"},
 		// ... and a single namespace ignores it: the start goes on to the next check.
-		{{"--backend", "model", "--file", a, "--config", d.path + "/big.toml", "--ready-file", "/nonexistent-kvfdp/ready"},
+		{{"--backend", "model", "--file", a, "--config", d.path + "/big.toml",
+		  "--ready-file", "/nonexistent-kvfdp/ready"},
 		 "--ready-file /nonexistent-kvfdp/ready"},
-		{{"--backend", "model", "--file", a, "--file", b, "--stripe-size", "6000"}, "stripe size 6000 is not a multiple"},
-		{{"--device", d.path + "/ng98n1", "--device", d.path + "/ng99n1"}, "stripe member 0 (" + d.path + "/ng98n1): "},
+		{{"--backend", "model", "--file", a, "--file", b, "--stripe-size", "6000"},
+		 "stripe size 6000 is not a multiple"},
+		{{"--device", d.path + "/ng98n1", "--device", d.path + "/ng99n1"},
+		 "stripe member 0 (" + d.path + "/ng98n1): "},
 	};
 	for (const auto &[extra, says] : cases) {
 		std::vector<std::string> args = {"--size", "64M", "--no-tagger", "--socket", sock};
@@ -241,7 +263,8 @@ TEST_CASE("kvfdpd: stripe members refused in one line naming the member (exit 1)
 	}
 }
 
-TEST_CASE("kvfdpd: require_tagger or --require-tagger with the tagger off exits 1 with one line, before anything is made")
+TEST_CASE(
+	"kvfdpd: require_tagger or --require-tagger with the tagger off exits 1 with one line, before anything is made")
 {
 	TempDir d;
 	const std::string img = d.path + "/model.img", sock = d.path + "/kvfdpd.sock";
@@ -253,17 +276,23 @@ TEST_CASE("kvfdpd: require_tagger or --require-tagger with the tagger off exits 
 		 "the BPF tagger is required (--require-tagger) but not active (disabled with --no-tagger): fix what that "
 		 "names (docs/deploy.md, When placement does not happen), or drop --require-tagger to serve with every write on the "
 		 "default handle"},
-		{{"--config", on}, "the BPF tagger is required (" + on + ":1) but not active (disabled with --no-tagger)"},
-		{{"--config", on, "--require-tagger"}, "required (--require-tagger)"},  // the option is named first
+		{{"--config", on},
+		 "the BPF tagger is required (" + on +
+			 ":1) but not active (disabled with --no-tagger)"},
+		{{"--config", on, "--require-tagger"},
+		 "required (--require-tagger)"},  // the option is named first
 		// false asks for nothing: the start goes on to the next check.
-		{{"--config", off, "--ready-file", "/nonexistent-kvfdp/ready"}, "--ready-file /nonexistent-kvfdp/ready"},
+		{{"--config", off, "--ready-file", "/nonexistent-kvfdp/ready"},
+		 "--ready-file /nonexistent-kvfdp/ready"},
 	};
 	for (const auto &[extra, says] : cases) {
-		std::vector<std::string> args = {"--backend", "model", "--file", img, "--size", "64M", "--no-tagger",
-						 "--socket", sock};
+		std::vector<std::string> args = {"--backend",   "model",    "--file",
+						 img,           "--size",   "64M",
+						 "--no-tagger", "--socket", sock};
 		args.insert(args.end(), extra.begin(), extra.end());
 		Ran r = kvfdpd(args);
-		INFO(extra.front() << " " << extra.back() << ": rc " << r.rc << ", stderr: " << r.err);
+		INFO(extra.front()
+		     << " " << extra.back() << ": rc " << r.rc << ", stderr: " << r.err);
 		CHECK(r.rc == 1);
 		CHECK(one_line(r.err));
 		CHECK(r.err.find(says) != std::string::npos);
@@ -272,13 +301,17 @@ TEST_CASE("kvfdpd: require_tagger or --require-tagger with the tagger off exits 
 	}
 }
 
-TEST_CASE("kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB are one 524288-byte stripe unit")
+TEST_CASE(
+	"kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB are one 524288-byte stripe unit")
 {
 	TempDir d;
-	const std::string a = d.path + "/a.img", b = d.path + "/b.img", sock = d.path + "/kvfdpd.sock";
+	const std::string a = d.path + "/a.img", b = d.path + "/b.img",
+			  sock = d.path + "/kvfdpd.sock";
 	// Two 384 KiB models: any stripe of 512 KiB is refused naming the size kvfdpd read.
-	const std::vector<std::string> stripe = {"--no-tagger", "--socket", sock, "--backend", "model", "--file", a,
-						 "--file", b, "--capacity", "384K", "--ru-size", "4K", "--op", "0.5"};
+	const std::vector<std::string> stripe = {
+		"--no-tagger", "--socket",  sock,     "--backend", "model",
+		"--file",      a,           "--file", b,           "--capacity",
+		"384K",        "--ru-size", "4K",     "--op",      "0.5"};
 	for (const std::string s : {"512K", "512KB", "512KiB", "512kb", "0.5MiB", "524288"}) {
 		const std::string toml = d.path + "/stripe.toml";
 		write_file(toml, "[device]\nstripe_size = \"" + s + "\"\n");
@@ -289,10 +322,13 @@ TEST_CASE("kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB a
 			::unlink(a.c_str());
 			::unlink(b.c_str());
 			Ran r = kvfdpd(args);
-			INFO(args[args.size() - 2] << " " << s << ": rc " << r.rc << ", stderr: " << r.err);
+			INFO(args[args.size() - 2] << " " << s << ": rc " << r.rc
+						   << ", stderr: " << r.err);
 			CHECK(r.rc == 1);
 			CHECK(one_line(r.err));
-			CHECK(r.err.find("holds 393216 bytes, less than one stripe unit (524288)") != std::string::npos);
+			CHECK(r.err.find(
+				      "holds 393216 bytes, less than one stripe unit (524288)") !=
+			      std::string::npos);
 		}
 	}
 	// A bad size: exit 2 with parse_size's line as an option, exit 1 naming the key in a config.
@@ -304,28 +340,33 @@ TEST_CASE("kvfdpd: sizes read as the config reads them: 512K, 512KB and 512KiB a
 	CHECK(r.rc == 2);
 	CHECK(r.err.find("--io-buf: bad size '1.5Q'") != std::string::npos);
 	write_file(d.path + "/bad.toml", "[device]\nstripe_size = \"512XB\"\n");
-	r = kvfdpd({"--no-tagger", "--socket", sock, "--backend", "model", "--file", a, "--file", b, "--config",
-		    d.path + "/bad.toml"});
+	r = kvfdpd({"--no-tagger", "--socket", sock, "--backend", "model", "--file", a, "--file", b,
+		    "--config", d.path + "/bad.toml"});
 	CHECK(r.rc == 1);
 	CHECK(r.err.find("bad.toml:2: device.stripe_size: must be a size") != std::string::npos);
 }
 
-TEST_CASE("kvfdpd: the model's shape is --capacity / --handles, with the old --size / --nruh as aliases")
+TEST_CASE(
+	"kvfdpd: the model's shape is --capacity / --handles, with the old --size / --nruh as aliases")
 {
 	TempDir d;
 	const std::string img = d.path + "/model.img", sock = d.path + "/kvfdpd.sock";
 	write_file(d.path + "/range.toml", "[placement]\nshort = 9\n");
-	const std::pair<std::string, std::string> names[] = {{"--capacity", "--handles"}, {"--size", "--nruh"}};
+	const std::pair<std::string, std::string> names[] = {{"--capacity", "--handles"},
+							     {"--size", "--nruh"}};
 	for (const auto &[capacity, handles] : names) {
 		// The handle count reaches the config check, which names it.
-		Ran r = kvfdpd({"--backend", "model", "--file", img, capacity, "64M", handles, "4", "--no-tagger",
-				"--socket", sock, "--config", d.path + "/range.toml"});
+		Ran r = kvfdpd({"--backend", "model", "--file", img, capacity, "64M", handles, "4",
+				"--no-tagger", "--socket", sock, "--config",
+				d.path + "/range.toml"});
 		INFO(capacity << " " << handles << ": rc " << r.rc << ", stderr: " << r.err);
 		CHECK(r.rc == 1);
-		CHECK(r.err.find("handle 9 out of range (device has 4 handles") != std::string::npos);
+		CHECK(r.err.find("handle 9 out of range (device has 4 handles") !=
+		      std::string::npos);
 		// The capacity reaches the stripe check, which names it.
-		r = kvfdpd({"--backend", "model", "--file", img, "--file", d.path + "/b.img", capacity, "384KiB",
-			    "--ru-size", "4K", "--op", "0.5", "--stripe-size", "1M", "--no-tagger", "--socket", sock});
+		r = kvfdpd({"--backend", "model", "--file", img, "--file", d.path + "/b.img",
+			    capacity, "384KiB", "--ru-size", "4K", "--op", "0.5", "--stripe-size",
+			    "1M", "--no-tagger", "--socket", sock});
 		CHECK(r.rc == 1);
 		CHECK(r.err.find("holds 393216 bytes") != std::string::npos);
 		::unlink(img.c_str());

@@ -81,7 +81,8 @@ void drive(LearnedPlacement &lp, uint64_t staging_mib, uint64_t regroup_mib, uin
 	};
 	for (uint64_t i = 0; i < staging_mib; i++) {
 		if (*engine_done < 128 || i % 4 == 0) {
-			(void)lp.place(kEngine, KVFDP_CLASS_NOT_SET, (*engine_done % 128) * per, per);
+			(void)lp.place(kEngine, KVFDP_CLASS_NOT_SET, (*engine_done % 128) * per,
+				       per);
 			(*engine_done)++;
 			wrote();
 		}
@@ -119,9 +120,10 @@ std::map<uint32_t, uint16_t> handles_by_writer(const json &p)
 	return m;
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("learned placement: two writers with different turnover get two handles; a restart resumes")
+TEST_CASE(
+	"learned placement: two writers with different turnover get two handles; a restart resumes")
 {
 	TempPath data("kvfdp-learned-data"), state("kvfdp-learned-state");
 	auto dev = make_model(data.path);
@@ -144,7 +146,8 @@ TEST_CASE("learned placement: two writers with different turnover get two handle
 		for (const json &k : p["keys"])
 			if (k["writer_id"] == kStaging)
 				CHECK(k["died_bytes"].get<uint64_t>() >= 1000 * kMiB);
-		CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 300 * (kMiB / kLba), 1) == learned[kStaging]);
+		CHECK(lp->place(kStaging, KVFDP_CLASS_NOT_SET, 300 * (kMiB / kLba), 1) ==
+		      learned[kStaging]);
 		lp->stop();
 	}
 	std::ifstream saved(state.path);
@@ -155,10 +158,12 @@ TEST_CASE("learned placement: two writers with different turnover get two handle
 	CHECK(handles_by_writer(p2) == learned);
 	CHECK(p2["groups"] == 2);
 	CHECK(lp2->place(kEngine, KVFDP_CLASS_NOT_SET, 0, 1) == learned[kEngine]);
-	CHECK(lp2->place(kStaging, KVFDP_CLASS_NOT_SET, 170 * (kMiB / kLba), 1) == learned[kStaging]);
+	CHECK(lp2->place(kStaging, KVFDP_CLASS_NOT_SET, 170 * (kMiB / kLba), 1) ==
+	      learned[kStaging]);
 }
 
-TEST_CASE("learned placement: a writer that stops is merged away and its handle's RU closed with RUH Update")
+TEST_CASE(
+	"learned placement: a writer that stops is merged away and its handle's RU closed with RUH Update")
 {
 	TempPath data("kvfdp-learned-data");
 	auto dev = make_model(data.path);
@@ -191,7 +196,8 @@ TEST_CASE("learned placement: a writer that stops is merged away and its handle'
 	INFO(p.dump(1));
 	CHECK(p["groups"] == 1);
 	CHECK(p["ruh_updates"].get<uint64_t>() >= 1);
-	CHECK(lp->metrics_text(names).find("kvfdp_ruh_updates_total " + std::to_string(lp->ruh_updates()) + "\n") !=
+	CHECK(lp->metrics_text(names).find("kvfdp_ruh_updates_total " +
+					   std::to_string(lp->ruh_updates()) + "\n") !=
 	      std::string::npos);
 }
 
@@ -225,7 +231,8 @@ TEST_CASE("learned placement: a handle handed from one group to another is close
 		}
 		for (uint64_t k = 0; k < 2; k++) {
 			const uint64_t n = 2 * i + k;
-			REQUIRE(lp->place(kScratch, KVFDP_CLASS_NOT_SET, (128 + n % 32) * per, per) == hs);
+			REQUIRE(lp->place(kScratch, KVFDP_CLASS_NOT_SET, (128 + n % 32) * per,
+					  per) == hs);
 			if (n >= 1)
 				lp->discard((128 + (n - 1) % 32) * per, per);
 		}
@@ -241,7 +248,8 @@ TEST_CASE("learned placement: a handle handed from one group to another is close
 	CHECK(ruamw(*dev, he) == kMiB / kLba);
 }
 
-TEST_CASE("learned placement: a reload that pins a writer to a learned handle, then drops it, closes its RU")
+TEST_CASE(
+	"learned placement: a reload that pins a writer to a learned handle, then drops it, closes its RU")
 {
 	TempPath data("kvfdp-learned-data");
 	auto dev = make_model(data.path);
@@ -316,7 +324,8 @@ TEST_CASE("learned placement: a drive that refuses RUH Update is counted and kee
 	WriterNames names;
 	const json p = lp->policy_json(names);
 	CHECK(p["ruh_update_refused"] == 1);
-	CHECK(lp->metrics_text(names).find("kvfdp_ruh_update_refused_total 1\n") != std::string::npos);
+	CHECK(lp->metrics_text(names).find("kvfdp_ruh_update_refused_total 1\n") !=
+	      std::string::npos);
 }
 
 TEST_CASE("learned placement: a corrupt state file is discarded and learning starts from one group")
@@ -365,7 +374,8 @@ TEST_CASE("learned placement: a fixed handle from the config wins over what is m
 		}
 	CHECK(seen);
 	const std::string m = lp->metrics_text(names);
-	CHECK(m.find("kvfdp_learned_lifetime_bytes{writer=\"logs\",class=\"not_set\",handle=\"3\"}") != std::string::npos);
+	CHECK(m.find("kvfdp_learned_lifetime_bytes{writer=\"logs\",class=\"not_set\",handle=\"3\"}") !=
+	      std::string::npos);
 	CHECK(m.find("kvfdp_ruh_updates_total ") != std::string::npos);
 }
 
@@ -379,7 +389,8 @@ TEST_CASE("learned placement: place and discard allocate nothing")
 	const uint64_t before = test::allocation_count();
 	uint16_t sink = 0;
 	for (uint64_t i = 0; i < 100000; i++) {
-		sink ^= lp->place(static_cast<uint32_t>(1 + i % 8), KVFDP_CLASS_SHORT, (i * 16) % 60000, 16);
+		sink ^= lp->place(static_cast<uint32_t>(1 + i % 8), KVFDP_CLASS_SHORT,
+				  (i * 16) % 60000, 16);
 		if (i % 3 == 0)
 			lp->discard((i * 16) % 60000, 16);
 	}

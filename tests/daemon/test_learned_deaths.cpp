@@ -23,8 +23,9 @@ struct Reference {
 		placement::Key key;
 		uint64_t clock = 0;
 	};
-	Reference(const placement::LearnerConfig &c, uint32_t lbas_per_chunk, uint32_t lba_size, uint64_t nlb)
-		: learner(c), per(lbas_per_chunk), lba(lba_size), chunks((nlb + per - 1) / per)
+	Reference(const placement::LearnerConfig &c, uint32_t lbas_per_chunk, uint32_t lba_size,
+		  uint64_t nlb)
+	    : learner(c), per(lbas_per_chunk), lba(lba_size), chunks((nlb + per - 1) / per)
 	{
 	}
 	void died(uint64_t slba, uint32_t nlb, const placement::Key *k)
@@ -48,7 +49,7 @@ struct Reference {
 	std::vector<Chunk> chunks;
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("learned placement: deaths folded per run equal the chunk-by-chunk walk")
 {
@@ -94,14 +95,16 @@ TEST_CASE("learned placement: deaths folded per run equal the chunk-by-chunk wal
 		CAPTURE(w.key.cls);
 		bool found = false;
 		for (const nlohmann::json &g : got) {
-			if (g["writer_id"].get<uint64_t>() != w.key.writer || g["class"] != placement::class_name(w.key.cls))
+			if (g["writer_id"].get<uint64_t>() != w.key.writer ||
+			    g["class"] != placement::class_name(w.key.cls))
 				continue;
 			found = true;
 			CHECK(w.died_bytes > 0);
 			CHECK(g["died_bytes"].get<uint64_t>() == w.died_bytes);
 			CHECK(g["written_bytes"].get<uint64_t>() == w.written_bytes);
 			CHECK(g["live_bytes"].get<uint64_t>() == w.live_bytes);
-			CHECK(g["lifetime_bytes"].get<double>() == doctest::Approx(w.lifetime_bytes).epsilon(1e-9));
+			CHECK(g["lifetime_bytes"].get<double>() ==
+			      doctest::Approx(w.lifetime_bytes).epsilon(1e-9));
 			CHECK(g["handle"].get<uint16_t>() == w.handle);
 		}
 		CHECK(found);

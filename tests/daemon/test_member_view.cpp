@@ -51,7 +51,8 @@ void init_state(State &s, BackendOptions b)
 
 json ask(State &s, const char *cmd)
 {
-	json r = json::parse(handle_control_line(s, std::string("{\"cmd\":\"") + cmd + "\"}"), nullptr, false);
+	json r = json::parse(handle_control_line(s, std::string("{\"cmd\":\"") + cmd + "\"}"),
+			     nullptr, false);
 	REQUIRE(!r.is_discarded());
 	REQUIRE_MESSAGE(r.value("ok", false), r.dump());
 	return r["data"];
@@ -90,7 +91,10 @@ void write_member(nvme::Device &dev, uint8_t m, uint16_t h, uint64_t slba, uint3
 // member of a stripe has its own PIDs, which need not be alike at a handle index).
 class CountingMember final : public nvme::Device {
 public:
-	CountingMember(std::unique_ptr<nvme::Device> d, uint16_t pid_offset) : d_(std::move(d)), pid_offset_(pid_offset) {}
+	CountingMember(std::unique_ptr<nvme::Device> d, uint16_t pid_offset)
+	    : d_(std::move(d)), pid_offset_(pid_offset)
+	{
+	}
 	const nvme::DeviceInfo &info() const override { return d_->info(); }
 	Result<std::vector<nvme::Handle>> handles() override
 	{
@@ -101,9 +105,18 @@ public:
 				h.pid = static_cast<uint16_t>(h.pid + pid_offset_);
 		return hs;
 	}
-	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override { return d_->log_page(lid, lsp); }
-	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &ring) override { return d_->open_queue(ring); }
-	Result<void> ruh_update(std::span<const uint16_t> hs) override { return d_->ruh_update(hs); }
+	Result<std::vector<uint8_t>> log_page(uint8_t lid, uint8_t lsp) override
+	{
+		return d_->log_page(lid, lsp);
+	}
+	Result<std::unique_ptr<nvme::IoQueue>> open_queue(io_uring &ring) override
+	{
+		return d_->open_queue(ring);
+	}
+	Result<void> ruh_update(std::span<const uint16_t> hs) override
+	{
+		return d_->ruh_update(hs);
+	}
 
 	unsigned reads = 0;
 
@@ -112,7 +125,7 @@ private:
 	uint16_t pid_offset_;
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("member view: a render reads each member's RUH Status once and labels its own PIDs")
 {
@@ -127,7 +140,8 @@ TEST_CASE("member view: a render reads each member's RUH Status once and labels 
 		one.nruh = 8;
 		auto dev = open_backend(one);
 		REQUIRE_MESSAGE(dev.ok(), dev.error().message());
-		auto cm = std::make_unique<CountingMember>(std::move(*dev), static_cast<uint16_t>(m * 0x100));
+		auto cm = std::make_unique<CountingMember>(std::move(*dev),
+							   static_cast<uint16_t>(m * 0x100));
 		counted.push_back(cm.get());
 		specs.push_back(nvme::StripeMemberSpec{one.file, std::move(cm)});
 	}
@@ -144,9 +158,12 @@ TEST_CASE("member view: a render reads each member's RUH Status once and labels 
 		CHECK(cm->reads == 1);
 	// Member 1's samples carry member 1's PIDs, in the counter and the RUH Status families.
 	const std::string m1 = ",member=\"1\",device=\"" + dir.path + "/m1\"}";
-	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"3\",pid=\"259\"" + m1 + " 0\n") != std::string::npos);
-	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"3\",pid=\"259\",ruhid=\"3\"" + m1) != std::string::npos);
-	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"3\",pid=\"3\",member=\"0\"") != std::string::npos);
+	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"3\",pid=\"259\"" + m1 + " 0\n") !=
+	      std::string::npos);
+	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"3\",pid=\"259\",ruhid=\"3\"" + m1) !=
+	      std::string::npos);
+	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"3\",pid=\"3\",member=\"0\"") !=
+	      std::string::npos);
 }
 
 TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics")
@@ -224,19 +241,24 @@ TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics
 
 	// Metrics: the existing names, each family once, member and device labels.
 	const std::string text = metrics_exposition(s);
-	for (const char *f : {"kvfdp_handle_bytes_total", "kvfdp_ruh_ruamw_lbas", "kvfdp_fdp_hbmw_bytes"}) {
+	for (const char *f :
+	     {"kvfdp_handle_bytes_total", "kvfdp_ruh_ruamw_lbas", "kvfdp_fdp_hbmw_bytes"}) {
 		CAPTURE(f);
 		size_t n = 0;
-		for (size_t at = 0; (at = text.find(std::string("# TYPE ") + f + " ", at)) != std::string::npos; at++)
+		for (size_t at = 0;
+		     (at = text.find(std::string("# TYPE ") + f + " ", at)) != std::string::npos;
+		     at++)
 			n++;
 		CHECK(n == 1);
 	}
-	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"2\",pid=\"2\",ruhid=\"2\",member=\"0\",device=\"" + b.members[0] +
-			"\"} " + std::to_string(ru_lbas - 3) + "\n") != std::string::npos);
-	CHECK(text.find("kvfdp_fdp_hbmw_bytes{member=\"1\",device=\"" + b.members[1] + "\"} 20480\n") !=
+	CHECK(text.find(
+		      "kvfdp_ruh_ruamw_lbas{handle=\"2\",pid=\"2\",ruhid=\"2\",member=\"0\",device=\"" +
+		      b.members[0] + "\"} " + std::to_string(ru_lbas - 3) + "\n") !=
 	      std::string::npos);
-	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"4\",pid=\"4\",member=\"1\",device=\"" + b.members[1] +
-			"\"} 0\n") != std::string::npos);
+	CHECK(text.find("kvfdp_fdp_hbmw_bytes{member=\"1\",device=\"" + b.members[1] +
+			"\"} 20480\n") != std::string::npos);
+	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"4\",pid=\"4\",member=\"1\",device=\"" +
+			b.members[1] + "\"} 0\n") != std::string::npos);
 
 	MetricsInput mi;
 	mi.nruh = 8;
@@ -244,8 +266,8 @@ TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics
 	mi.member_pids = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}};
 	mi.counters = c;
 	const std::string ct = format_metrics(mi);
-	CHECK(ct.find("kvfdp_handle_bytes_total{handle=\"4\",pid=\"4\",member=\"1\",device=\"" + b.members[1] +
-		      "\"} 20480\n") != std::string::npos);
+	CHECK(ct.find("kvfdp_handle_bytes_total{handle=\"4\",pid=\"4\",member=\"1\",device=\"" +
+		      b.members[1] + "\"} 20480\n") != std::string::npos);
 }
 
 TEST_CASE("member view: a single namespace has no members, no stripe and no member label")
@@ -266,5 +288,6 @@ TEST_CASE("member view: a single namespace has no members, no stripe and no memb
 	CHECK(!ask(s, "stats").contains("members"));
 	const std::string text = metrics_exposition(s);
 	CHECK(text.find("member=") == std::string::npos);
-	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"0\",pid=\"0\"} 0\n") != std::string::npos);
+	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"0\",pid=\"0\"} 0\n") !=
+	      std::string::npos);
 }

@@ -31,7 +31,8 @@ struct Listener {
 			sa.sun_path[0] = '\0';
 		if (name[0] == '/')
 			::unlink(name.c_str());
-		const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+		const socklen_t len =
+			static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
 		REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr *>(&sa), len) == 0);
 	}
 	// The next datagram; never blocks (notify() has already sent it).
@@ -39,11 +40,12 @@ struct Listener {
 	{
 		char buf[4096];
 		const ssize_t n = ::recv(fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
-		return n < 0 ? std::string("<none: ") + std::to_string(errno) + ">" : std::string(buf, static_cast<size_t>(n));
+		return n < 0 ? std::string("<none: ") + std::to_string(errno) + ">"
+			     : std::string(buf, static_cast<size_t>(n));
 	}
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("notify: READY, RELOADING and STOPPING reach a path NOTIFY_SOCKET in order")
 {
@@ -87,5 +89,6 @@ TEST_CASE("notify: MONOTONIC_USEC is CLOCK_MONOTONIC in microseconds")
 	const uint64_t b = monotonic_usec();
 	CHECK(a > 0);
 	CHECK(b >= a);
-	CHECK(reloading_message(a).find("MONOTONIC_USEC=" + std::to_string(a)) != std::string::npos);
+	CHECK(reloading_message(a).find("MONOTONIC_USEC=" + std::to_string(a)) !=
+	      std::string::npos);
 }

@@ -66,7 +66,8 @@ TEST_CASE("ns_claim: a second claim of one node is refused naming the holder")
 	CHECK(other_opener({node}).text().find("pid " + std::to_string(child) + " (") == 0);
 	const Opener o = other_opener({"/nonexistent-kvfdp-node", node});
 	CHECK(o.pid == child);
-	CHECK(o.path == node);  // the path the other process has open, not the first one asked about
+	CHECK(o.path ==
+	      node);  // the path the other process has open, not the first one asked about
 	::kill(child, SIGKILL);
 	::waitpid(child, nullptr, 0);
 	::close(ready[0]);

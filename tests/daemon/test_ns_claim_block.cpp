@@ -23,11 +23,15 @@ namespace {
 
 const Requires need_disk("loop", probe_scratch_disk());
 
-std::string no_disk(int) { return ""; }
+std::string no_disk(int)
+{
+	return "";
+}
 
-} // namespace
+}  // namespace
 
-TEST_CASE("ns_claim: a block device is claimed exclusively; mounted or held elsewhere it is refused in one line")
+TEST_CASE(
+	"ns_claim: a block device is claimed exclusively; mounted or held elsewhere it is refused in one line")
 {
 	ScratchFs fs("ext4", 64);
 	REQUIRE_MESSAGE(fs.ok(), fs.why());
@@ -79,7 +83,8 @@ TEST_CASE("ns_claim: a block device is claimed exclusively; mounted or held else
 		REQUIRE_FALSE(c);
 		const std::string msg = c.error().message();
 		INFO(msg);
-		CHECK(msg.find("in use by pid " + std::to_string(child) + " (") != std::string::npos);
+		CHECK(msg.find("in use by pid " + std::to_string(child) + " (") !=
+		      std::string::npos);
 		CHECK(msg.find('\n') == std::string::npos);
 	}
 	::kill(child, SIGKILL);

@@ -41,7 +41,8 @@ TEST_CASE("policy: with fewer handles neighbouring classes share, default stays 
 		auto m = default_map(n);
 		for (unsigned c = 1; c < kNumClasses; c++) {
 			CHECK(m[c] < n);
-			CHECK(m[c] >= m[c - 1]);  // monotone: longer lifetimes never get a lower handle
+			CHECK(m[c] >=
+			      m[c - 1]);  // monotone: longer lifetimes never get a lower handle
 		}
 	}
 }
@@ -79,7 +80,7 @@ class = "SHORT"
 	REQUIRE(p.ok());
 	CHECK(p->handle[KVFDP_CLASS_SHORT] == 2);
 	CHECK(p->handle[KVFDP_CLASS_LONG] == 5);
-	CHECK(p->handle[KVFDP_CLASS_MEDIUM] == 2);   // default map where unset
+	CHECK(p->handle[KVFDP_CLASS_MEDIUM] == 2);  // default map where unset
 	CHECK(p->handle[KVFDP_CLASS_EXTREME] == 4);
 }
 
@@ -100,17 +101,21 @@ TEST_CASE("config: errors name the file, line and key")
 		const char *want;
 	};
 	const Case cases[] = {
-		{"[placement]\nshort = \"one\"\n", "kvfdp.toml:2: placement.short: must be a handle index"},
+		{"[placement]\nshort = \"one\"\n",
+		 "kvfdp.toml:2: placement.short: must be a handle index"},
 		{"[placement]\nshort = -1\n", "kvfdp.toml:2: placement.short"},
 		{"[placement]\nshrt = 1\n", "kvfdp.toml:2: placement.shrt: unknown class"},
 		{"[plcement]\nshort = 1\n", "kvfdp.toml:1: plcement: unknown table"},
 		{"placement = 3\n", "kvfdp.toml:1: placement: must be a table"},
-		{"[watch]\ndir = \"relative\"\n", "kvfdp.toml:2: watch.dir: must be an absolute directory path"},
+		{"[watch]\ndir = \"relative\"\n",
+		 "kvfdp.toml:2: watch.dir: must be an absolute directory path"},
 		{"[watch]\ndisk = \"/dev/x\"\n", "kvfdp.toml:2: watch.disk: unknown key"},
-		{"[[rule]]\npath = \"/a\"\nclass = \"forever\"\n", "kvfdp.toml:3: rule[0].class: unknown class"},
+		{"[[rule]]\npath = \"/a\"\nclass = \"forever\"\n",
+		 "kvfdp.toml:3: rule[0].class: unknown class"},
 		{"[[rule]]\nclass = \"short\"\n", "rule[0].path: missing"},
 		{"[[rule]]\npath = \"/a\"\n", "rule[0].class: missing"},
-		{"[[rule]]\npath = \"/a\"\nclass = \"short\"\nprio = 1\n", "kvfdp.toml:4: rule[0].prio: unknown key"},
+		{"[[rule]]\npath = \"/a\"\nclass = \"short\"\nprio = 1\n",
+		 "kvfdp.toml:4: rule[0].prio: unknown key"},
 		{"[placement\n", "kvfdp.toml:1: "},
 		{"[placement]\nshort = \n", "(not valid TOML: fix that line"},
 	};
@@ -130,7 +135,8 @@ TEST_CASE("policy: a handle beyond the device's handles is refused naming the ke
 	auto p = make_policy(*cfg, 8);
 	REQUIRE(!p.ok());
 	const std::string msg = p.error().message();
-	CHECK(msg.find("/etc/kvfdp/kvfdp.toml:3: placement.long: handle 9 out of range (device has 8 handles") !=
+	CHECK(msg.find(
+		      "/etc/kvfdp/kvfdp.toml:3: placement.long: handle 9 out of range (device has 8 handles") !=
 	      std::string::npos);
 	CHECK(make_policy(*cfg, 10).ok());
 	// A backend without placement takes only handle 0.

@@ -30,9 +30,10 @@ void link_to(const std::string &path, const std::string &target)
 	REQUIRE(::symlink(target.c_str(), path.c_str()) == 0);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("reload: a config that is a directory, FIFO, socket, /dev/zero or too big keeps the old policy")
+TEST_CASE(
+	"reload: a config that is a directory, FIFO, socket, /dev/zero or too big keeps the old policy")
 {
 	TempDir d;
 	State s;

@@ -46,7 +46,8 @@ TEST_CASE("daemon: sysfs holders make the disk held, named in the reason")
 	REQUIRE(::mkdir(holders.c_str(), 0755) == 0);
 	CHECK(disk_holders(holders).empty());  // empty
 	for (const char *n : {"md0", "dm-1"}) {
-		const int fd = ::open((holders + "/" + n).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		const int fd =
+			::open((holders + "/" + n).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 		REQUIRE(fd >= 0);
 		::close(fd);
 	}
@@ -79,7 +80,8 @@ TEST_CASE("daemon: a stop names what holds the disk: holders, then mounts, then 
 	l.paths = {d.path + "/ublkb0"};
 	CHECK(disk_holder(l) == "mounted at /mnt/kv, /srv/kv2");
 	REQUIRE(::mkdir(l.holders_dir.c_str(), 0755) == 0);
-	const int fd = ::open((l.holders_dir + "/dm-3").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	const int fd =
+		::open((l.holders_dir + "/dm-3").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	REQUIRE(fd >= 0);
 	::close(fd);
 	CHECK(disk_holder(l) == "held by dm-3");
@@ -129,7 +131,8 @@ TEST_CASE("daemon: a stop names another process that has the disk open, never kv
 TEST_CASE("daemon: a refused stop is one line with the disk, its holder and the way out")
 {
 	const std::string line = stop_refusal("/dev/ublkb0", "mounted at /mnt/kv");
-	CHECK(line == "not stopping: /dev/ublkb0 is mounted at /mnt/kv; unmount or close it first, or stop anyway "
-		      "with `kvfdp stop --force`");
+	CHECK(line ==
+	      "not stopping: /dev/ublkb0 is mounted at /mnt/kv; unmount or close it first, or stop anyway "
+	      "with `kvfdp stop --force`");
 	CHECK(line.find('\n') == std::string::npos);
 }

@@ -18,13 +18,17 @@ namespace {
 
 constexpr uint64_t kAll7x = kFlagNoAutoPartScan | kFlagSafeStopDev | kFlagBatchIo;
 
-kvfdp::Result<uint64_t> offered(uint64_t flags) { return flags; }
+kvfdp::Result<uint64_t> offered(uint64_t flags)
+{
+	return flags;
+}
 
-} // namespace
+}  // namespace
 
 TEST_CASE("ublk: a driver offering the 7.x features gets all three asked for, and no note")
 {
-	const FeatureChoice c = choose_features(offered(kAll7x | kFlagAutoBufReg | kFlagUserRecovery), FeatureWants{});
+	const FeatureChoice c = choose_features(
+		offered(kAll7x | kFlagAutoBufReg | kFlagUserRecovery), FeatureWants{});
 	CHECK(c.add_flags == kAll7x);
 	CHECK(c.note.empty());
 }
@@ -43,8 +47,10 @@ TEST_CASE("ublk: a flag is asked for only where GET_FEATURES offers it")
 		CAPTURE(have);
 		const FeatureChoice c = choose_features(offered(have), FeatureWants{});
 		CHECK(c.add_flags == (have & kAll7x));
-		CHECK((c.note.find("UBLK_F_NO_AUTO_PART_SCAN") == std::string::npos) == bool(subset & 1));
-		CHECK((c.note.find("UBLK_F_SAFE_STOP_DEV") == std::string::npos) == bool(subset & 2));
+		CHECK((c.note.find("UBLK_F_NO_AUTO_PART_SCAN") == std::string::npos) ==
+		      bool(subset & 1));
+		CHECK((c.note.find("UBLK_F_SAFE_STOP_DEV") == std::string::npos) ==
+		      bool(subset & 2));
 		CHECK((c.note.find("UBLK_F_BATCH_IO") == std::string::npos) == bool(subset & 4));
 		CHECK(c.note.empty() == (subset == 7));
 	}
@@ -55,14 +61,16 @@ TEST_CASE("ublk: a driver without GET_FEATURES (before 6.5) is asked for none of
 	const kvfdp::Result<uint64_t> refused = kvfdp::errno_error(EOPNOTSUPP, "ublk GET_FEATURES");
 	const FeatureChoice c = choose_features(refused, FeatureWants{});
 	CHECK(c.add_flags == 0);
-	CHECK(c.note == "this ublk driver lacks UBLK_F_NO_AUTO_PART_SCAN, UBLK_F_SAFE_STOP_DEV, UBLK_F_BATCH_IO (Linux 7.x)");
+	CHECK(c.note ==
+	      "this ublk driver lacks UBLK_F_NO_AUTO_PART_SCAN, UBLK_F_SAFE_STOP_DEV, UBLK_F_BATCH_IO (Linux 7.x)");
 }
 
 TEST_CASE("ublk: --no-batch-io leaves BATCH_IO out even where offered, and out of the note")
 {
 	FeatureWants w;
 	w.batch_io = false;
-	CHECK(choose_features(offered(kAll7x), w).add_flags == (kFlagNoAutoPartScan | kFlagSafeStopDev));
+	CHECK(choose_features(offered(kAll7x), w).add_flags ==
+	      (kFlagNoAutoPartScan | kFlagSafeStopDev));
 	const FeatureChoice old = choose_features(offered(kFlagAutoBufReg), w);
 	CHECK(old.add_flags == 0);
 	CHECK(old.note.find("BATCH_IO") == std::string::npos);
@@ -76,7 +84,8 @@ TEST_CASE("ublk: feature bits are named as linux/ublk_cmd.h names them, unknown 
 	      std::vector<std::string>{"USER_RECOVERY", "CMD_IOCTL_ENCODE", "AUTO_BUF_REG"});
 	CHECK(feature_names(kFlagBatchIo | kFlagSafeStopDev | kFlagNoAutoPartScan) ==
 	      std::vector<std::string>{"BATCH_IO", "SAFE_STOP_DEV", "NO_AUTO_PART_SCAN"});
-	CHECK(feature_names(1ull << 20 | 1ull << 40) == std::vector<std::string>{"IO_DESC_SIZE", "bit 40"});
+	CHECK(feature_names(1ull << 20 | 1ull << 40) ==
+	      std::vector<std::string>{"IO_DESC_SIZE", "bit 40"});
 }
 
 TEST_CASE("ublk: the batch commands' element layouts and opcodes")
@@ -89,7 +98,8 @@ TEST_CASE("ublk: the batch commands' element layouts and opcodes")
 	CHECK(kUCmdTryStopDev == 0xc0207517u);
 }
 
-TEST_CASE("ublk: batch commands carry their elements by address, the fetch is multishot with selected buffers")
+TEST_CASE(
+	"ublk: batch commands carry their elements by address, the fetch is multishot with selected buffers")
 {
 	alignas(16) uint8_t elems[4 * sizeof(BatchElem)] = {};
 	// Copy mode: 16-byte elements with the buffer address after the header.
@@ -111,7 +121,8 @@ TEST_CASE("ublk: batch commands carry their elements by address, the fetch is mu
 	CHECK(small[2 * sizeof(BatchElemHeader)] == 0xee);
 
 	io_uring_sqe sqe[2];
-	prep_batch_cmd(sqe[0], 9, kUIoCommitIoCmds, 1, kBatchFHasBufAddr, 3, sizeof(BatchElem), elems, 42);
+	prep_batch_cmd(sqe[0], 9, kUIoCommitIoCmds, 1, kBatchFHasBufAddr, 3, sizeof(BatchElem),
+		       elems, 42);
 	CHECK(sqe[0].opcode == IORING_OP_URING_CMD);
 	CHECK(sqe[0].cmd_op == kUIoCommitIoCmds);
 	CHECK(sqe[0].addr == reinterpret_cast<uintptr_t>(elems));

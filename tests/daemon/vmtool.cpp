@@ -33,23 +33,24 @@ namespace {
 
 int usage()
 {
-	std::fprintf(stderr,
-		     "usage: kvfdp-daemon-vmtool write PATH HINT KIB [--direct] [--seed N] [--chunk KIB] [--until STOPFILE [--max-s S]]\n"
-		     "       kvfdp-daemon-vmtool verify PATH SEED          (exit 0 if PATH holds write's content for SEED)\n"
-		     "       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
-		     "       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
-		     "       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--handle CLASS=H]... [--nvme-json F]\n"
-		     "       kvfdp-daemon-vmtool members SOCK DIR CLASS=KIB... [--handle CLASS=H]...  (a stripe, from `kvfdp ruh/stats -o json`\n"
-		     "                                    before and after in DIR: ruh0 ruh1 stats0 stats1 st0, nvme<M>.json)\n"
-		     "       kvfdp-daemon-vmtool extents DIR HANDLE FILE...  (a stripe: the files' extents, mapped to members, against\n"
-		     "                                    kvfdpd's bytes per member on HANDLE between DIR/ruh0.json and ruh1.json)\n"
-		     "       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
-		     "       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
-		     "       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n"
-		     "       kvfdp-daemon-vmtool chunks DIR [--hints] [--chunk-kib 256] [--rounds 32] [--short 32] [--medium 16]\n"
-		     "                                    [--long 16] [--long-rounds 20] [--medium-life 14] [--marker FILE]\n"
-		     "                                    (a chunk store of three lifetimes; JSON summary on stdout)\n"
-		     "       kvfdp-daemon-vmtool mark MARKER CLASS FILE...  (FIEMAP extents as \"kvfdp-ext CLASS LBA NLB\" lines)\n");
+	std::fprintf(
+		stderr,
+		"usage: kvfdp-daemon-vmtool write PATH HINT KIB [--direct] [--seed N] [--chunk KIB] [--until STOPFILE [--max-s S]]\n"
+		"       kvfdp-daemon-vmtool verify PATH SEED          (exit 0 if PATH holds write's content for SEED)\n"
+		"       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
+		"       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
+		"       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--handle CLASS=H]... [--nvme-json F]\n"
+		"       kvfdp-daemon-vmtool members SOCK DIR CLASS=KIB... [--handle CLASS=H]...  (a stripe, from `kvfdp ruh/stats -o json`\n"
+		"                                    before and after in DIR: ruh0 ruh1 stats0 stats1 st0, nvme<M>.json)\n"
+		"       kvfdp-daemon-vmtool extents DIR HANDLE FILE...  (a stripe: the files' extents, mapped to members, against\n"
+		"                                    kvfdpd's bytes per member on HANDLE between DIR/ruh0.json and ruh1.json)\n"
+		"       kvfdp-daemon-vmtool get FILE KEY.KEY...      (prints one value of a saved reply)\n"
+		"       kvfdp-daemon-vmtool file-seen SOCK CLASS live|deleted  (exit 0 if `files` lists one with bytes)\n"
+		"       kvfdp-daemon-vmtool notify-listen PATH FILE  (sd_notify receiver: one line per datagram)\n"
+		"       kvfdp-daemon-vmtool chunks DIR [--hints] [--chunk-kib 256] [--rounds 32] [--short 32] [--medium 16]\n"
+		"                                    [--long 16] [--long-rounds 20] [--medium-life 14] [--marker FILE]\n"
+		"                                    (a chunk store of three lifetimes; JSON summary on stdout)\n"
+		"       kvfdp-daemon-vmtool mark MARKER CLASS FILE...  (FIEMAP extents as \"kvfdp-ext CLASS LBA NLB\" lines)\n");
 	return 2;
 }
 
@@ -101,8 +102,8 @@ int cmd_write(int argc, char **argv)
 	}
 	// 0 (NOT_SET) means "no hint": leave the inode alone.
 	if (hint && fcntl(fd, KVFDP_F_SET_RW_HINT, &hint) < 0) {
-		std::fprintf(stderr, "write: F_SET_RW_HINT %llu on %s: %s\n", static_cast<unsigned long long>(hint), path,
-			     std::strerror(errno));
+		std::fprintf(stderr, "write: F_SET_RW_HINT %llu on %s: %s\n",
+			     static_cast<unsigned long long>(hint), path, std::strerror(errno));
 		return 1;
 	}
 	void *buf = nullptr;
@@ -115,11 +116,13 @@ int cmd_write(int argc, char **argv)
 		for (uint64_t off = 0; off < total; off += chunk) {
 			if (until && access(until, F_OK) == 0)
 				goto stopped;
-			const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, total - off));
+			const size_t n =
+				static_cast<size_t>(std::min<uint64_t>(chunk, total - off));
 			fill(static_cast<uint8_t *>(buf), n, seed, off);
 			ssize_t w = pwrite(fd, buf, n, static_cast<off_t>(off));
 			if (w != static_cast<ssize_t>(n)) {
-				std::fprintf(stderr, "write: %s at %llu: %s\n", path, static_cast<unsigned long long>(off),
+				std::fprintf(stderr, "write: %s at %llu: %s\n", path,
+					     static_cast<unsigned long long>(off),
 					     w < 0 ? std::strerror(errno) : "short write");
 				return 1;
 			}
@@ -129,15 +132,16 @@ int cmd_write(int argc, char **argv)
 		if (!until)
 			break;
 		if (static_cast<uint64_t>(time(nullptr) - t0) >= max_s) {
-			std::fprintf(stderr, "write: %s: %s did not appear within --max-s %llu\n", path, until,
-				     static_cast<unsigned long long>(max_s));
+			std::fprintf(stderr, "write: %s: %s did not appear within --max-s %llu\n",
+				     path, until, static_cast<unsigned long long>(max_s));
 			return 1;
 		}
 	}
 stopped:
 	if (until)
-		std::printf("write: %s: %llu bytes in %llu full passes and a part, stopped by %s\n", path,
-			    static_cast<unsigned long long>(written), static_cast<unsigned long long>(passes), until);
+		std::printf("write: %s: %llu bytes in %llu full passes and a part, stopped by %s\n",
+			    path, static_cast<unsigned long long>(written),
+			    static_cast<unsigned long long>(passes), until);
 	if (fsync(fd) < 0) {
 		std::fprintf(stderr, "write: fsync %s: %s\n", path, std::strerror(errno));
 		return 1;
@@ -167,8 +171,9 @@ int cmd_verify(int argc, char **argv)
 			size_t i = 0;
 			while (i + 8 <= n && std::memcmp(got.data() + i, want.data() + i, 8) == 0)
 				i += 8;
-			std::fprintf(stderr, "verify: %s differs from seed %llu at offset %llu\n", argv[2],
-				     static_cast<unsigned long long>(seed), static_cast<unsigned long long>(off + i));
+			std::fprintf(stderr, "verify: %s differs from seed %llu at offset %llu\n",
+				     argv[2], static_cast<unsigned long long>(seed),
+				     static_cast<unsigned long long>(off + i));
 			std::fclose(f);
 			return 1;
 		}
@@ -179,8 +184,8 @@ int cmd_verify(int argc, char **argv)
 		std::fprintf(stderr, "verify: %s is empty\n", argv[2]);
 		return 1;
 	}
-	std::printf("verify: %s: %llu bytes match seed %llu\n", argv[2], static_cast<unsigned long long>(off),
-		    static_cast<unsigned long long>(seed));
+	std::printf("verify: %s: %llu bytes match seed %llu\n", argv[2],
+		    static_cast<unsigned long long>(off), static_cast<unsigned long long>(seed));
 	return 0;
 }
 
@@ -230,7 +235,8 @@ json load(const char *path)
 // The expectations of a placement check from argv[first..]: CLASS=KIB (expect_kib), --handle
 // CLASS=H (expect_handle, from the config the scenario wrote), --nvme-json F (nvme_json, when
 // given a place for it). False on anything else.
-bool parse_expectations(int argc, char **argv, int first, std::map<std::string, uint64_t> &expect_kib,
+bool parse_expectations(int argc, char **argv, int first,
+			std::map<std::string, uint64_t> &expect_kib,
 			std::map<std::string, uint64_t> &expect_handle, std::string *nvme_json)
 {
 	for (int i = first; i < argc; i++) {
@@ -243,13 +249,15 @@ bool parse_expectations(int argc, char **argv, int first, std::map<std::string, 
 			const char *e = std::strchr(m, '=');
 			if (!e)
 				return false;
-			expect_handle[std::string(m, static_cast<size_t>(e - m))] = std::strtoull(e + 1, nullptr, 0);
+			expect_handle[std::string(m, static_cast<size_t>(e - m))] =
+				std::strtoull(e + 1, nullptr, 0);
 			continue;
 		}
 		const char *eq = std::strchr(argv[i], '=');
 		if (!eq)
 			return false;
-		expect_kib[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = std::strtoull(eq + 1, nullptr, 0);
+		expect_kib[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] =
+			std::strtoull(eq + 1, nullptr, 0);
 	}
 	return true;
 }
@@ -265,7 +273,8 @@ int cmd_placement(int argc, char **argv)
 	if (!parse_expectations(argc, argv, 5, expect_kib, expect_handle, &nvme_json))
 		return usage();
 	json ruh1, st1;
-	if (ruh0.is_discarded() || st0.is_discarded() || !get_data(sock, "ruh", ruh1) || !get_data(sock, "status", st1))
+	if (ruh0.is_discarded() || st0.is_discarded() || !get_data(sock, "ruh", ruh1) ||
+	    !get_data(sock, "status", st1))
 		return 1;
 	int fails = 0;
 	auto report = [&](bool ok, const std::string &what) {
@@ -280,48 +289,61 @@ int cmd_placement(int argc, char **argv)
 		const json &c1 = st1["classes"][i];
 		const std::string name = c1["class"];
 		class_handle[name] = c1["handle"];
-		const uint64_t delta = c1["bytes"].get<uint64_t>() - st0["classes"][i]["bytes"].get<uint64_t>();
+		const uint64_t delta =
+			c1["bytes"].get<uint64_t>() - st0["classes"][i]["bytes"].get<uint64_t>();
 		if (expect_kib.count(name)) {
 			const uint64_t want = expect_kib[name] << 10;
 			// not_set also carries filesystem metadata; a hinted class carries its files only.
 			const bool exact = name != "not_set";
 			report(exact ? delta == want : delta >= want,
-			       "class " + name + " wrote " + std::to_string(delta) + " bytes (" + (exact ? "== " : ">= ") +
-				       std::to_string(want) + ") on handle " + std::to_string(class_handle[name]));
+			       "class " + name + " wrote " + std::to_string(delta) + " bytes (" +
+				       (exact ? "== " : ">= ") + std::to_string(want) +
+				       ") on handle " + std::to_string(class_handle[name]));
 		}
 	}
 	report(st1["stale_tags"].get<uint64_t>() == st0["stale_tags"].get<uint64_t>(),
-	       "no stale tags (" + std::to_string(st1["stale_tags"].get<uint64_t>()) + " in total)");
+	       "no stale tags (" + std::to_string(st1["stale_tags"].get<uint64_t>()) +
+		       " in total)");
 	// RUAMW: the LBAs a handle consumed equal what kvfdpd wrote to it, modulo RU rollover.
 	for (size_t h = 0; h < ruh1["ruhss"].size(); h++) {
 		const json &a = ruh0["ruhss"][h], &b = ruh1["ruhss"][h];
-		const uint64_t wrote = (b["bytes"].get<uint64_t>() - a["bytes"].get<uint64_t>()) / lba;
+		const uint64_t wrote =
+			(b["bytes"].get<uint64_t>() - a["bytes"].get<uint64_t>()) / lba;
 		const uint64_t r0 = a["ruamw"], r1 = b["ruamw"];
 		const uint64_t consumed = ((r0 + ru_lbas * 1024) - r1) % ru_lbas;
 		report(consumed == wrote % ru_lbas,
-		       "handle " + std::to_string(h) + " (pid " + std::to_string(b["pid"].get<int>()) + "): kvfdpd wrote " +
-			       std::to_string(wrote) + " LBAs, RUAMW " + std::to_string(r0) + " -> " + std::to_string(r1) +
-			       " (consumed " + std::to_string(consumed) + " mod " + std::to_string(ru_lbas) + ")");
+		       "handle " + std::to_string(h) + " (pid " +
+			       std::to_string(b["pid"].get<int>()) + "): kvfdpd wrote " +
+			       std::to_string(wrote) + " LBAs, RUAMW " + std::to_string(r0) +
+			       " -> " + std::to_string(r1) + " (consumed " +
+			       std::to_string(consumed) + " mod " + std::to_string(ru_lbas) + ")");
 	}
 	// The map kvfdpd applied is the one the scenario's config asked for (not kvfdpd's own word).
 	for (auto &[name, kib] : expect_kib) {
 		if (!expect_handle.count(name)) {
-			report(false, "no --handle " + name + "=H: the expected handle comes from the scenario's config");
+			report(false,
+			       "no --handle " + name +
+				       "=H: the expected handle comes from the scenario's config");
 			continue;
 		}
 		report(class_handle.count(name) && class_handle[name] == expect_handle[name],
-		       "class " + name + " is on handle " + std::to_string(expect_handle[name]) + " as the config says (kvfdpd: " +
-			       (class_handle.count(name) ? std::to_string(class_handle[name]) : "none") + ")");
+		       "class " + name + " is on handle " + std::to_string(expect_handle[name]) +
+			       " as the config says (kvfdpd: " +
+			       (class_handle.count(name) ? std::to_string(class_handle[name])
+							 : "none") +
+			       ")");
 	}
 	// Hinted classes moved their configured handle by at least their bytes.
 	for (auto &[name, kib] : expect_kib) {
 		if (!expect_handle.count(name) || expect_handle[name] >= ruh1["ruhss"].size()) {
-			report(false, "class " + name + ": no configured handle within the device's " +
+			report(false, "class " + name +
+					      ": no configured handle within the device's " +
 					      std::to_string(ruh1["ruhss"].size()));
 			continue;
 		}
 		const size_t h = expect_handle[name];
-		const uint64_t hb = ruh1["ruhss"][h]["bytes"].get<uint64_t>() - ruh0["ruhss"][h]["bytes"].get<uint64_t>();
+		const uint64_t hb = ruh1["ruhss"][h]["bytes"].get<uint64_t>() -
+				    ruh0["ruhss"][h]["bytes"].get<uint64_t>();
 		report(hb >= (kib << 10), "handle " + std::to_string(h) + " carries class " + name);
 	}
 	if (!nvme_json.empty()) {
@@ -329,8 +351,10 @@ int cmd_placement(int argc, char **argv)
 		const json &rs = n.contains("ruhss") ? n["ruhss"] : n["ruhStatusDescriptor"];
 		bool same = !n.is_discarded() && rs.is_array() && rs.size() == ruh1["ruhss"].size();
 		for (size_t h = 0; same && h < rs.size(); h++)
-			same = rs[h]["ruamw"].get<uint64_t>() == ruh1["ruhss"][h]["ruamw"].get<uint64_t>() &&
-			       rs[h]["pid"].get<uint64_t>() == ruh1["ruhss"][h]["pid"].get<uint64_t>();
+			same = rs[h]["ruamw"].get<uint64_t>() ==
+				       ruh1["ruhss"][h]["ruamw"].get<uint64_t>() &&
+			       rs[h]["pid"].get<uint64_t>() ==
+				       ruh1["ruhss"][h]["pid"].get<uint64_t>();
 		report(same, "nvme fdp status agrees with kvfdpd's ruh (pid, ruamw per handle)");
 	}
 	return fails ? 1 : 0;
@@ -354,8 +378,8 @@ int cmd_members(int argc, char **argv)
 	json r0 = load((dir + "/ruh0.json").c_str()), r1 = load((dir + "/ruh1.json").c_str());
 	json s0 = load((dir + "/stats0.json").c_str()), s1 = load((dir + "/stats1.json").c_str());
 	json st0 = load((dir + "/st0.json").c_str()), st1;
-	if (r0.is_discarded() || r1.is_discarded() || s0.is_discarded() || s1.is_discarded() || st0.is_discarded() ||
-	    !get_data(sock, "status", st1)) {
+	if (r0.is_discarded() || r1.is_discarded() || s0.is_discarded() || s1.is_discarded() ||
+	    st0.is_discarded() || !get_data(sock, "status", st1)) {
 		std::printf("FAIL: a snapshot in %s is missing or not JSON\n", dir.c_str());
 		return 1;
 	}
@@ -370,12 +394,16 @@ int cmd_members(int argc, char **argv)
 	report(n >= 2 && n == st1["device"]["stripe"]["members"].get<size_t>(),
 	       "kvfdp ruh shows " + std::to_string(n) + " members, as status says");
 	report(s1.value("members", json::array()).size() == n, "kvfdp stats shows every member");
-	auto bw = [](const json &row) { return row["bytes_written"].is_null() ? uint64_t{0} : row["bytes_written"].get<uint64_t>(); };
+	auto bw = [](const json &row) {
+		return row["bytes_written"].is_null() ? uint64_t{0}
+						      : row["bytes_written"].get<uint64_t>();
+	};
 	const size_t nh = r1["ruhss"].size();
 	std::vector<uint64_t> sum(nh, 0);
 	for (size_t m = 0; m < n; m++) {
 		const json &a = r0["members"][m], &b = r1["members"][m];
-		const std::string who = "member " + std::to_string(m) + " (" + b["device"].get<std::string>() + ")";
+		const std::string who =
+			"member " + std::to_string(m) + " (" + b["device"].get<std::string>() + ")";
 		uint64_t member_bytes = 0;
 		for (size_t h = 0; h < nh && h < b["ruhss"].size(); h++) {
 			const uint64_t wrote = bw(b["ruhss"][h]) - bw(a["ruhss"][h]);
@@ -384,53 +412,69 @@ int cmd_members(int argc, char **argv)
 			const uint64_t x0 = a["ruhss"][h]["ruamw"], x1 = b["ruhss"][h]["ruamw"];
 			const uint64_t consumed = ((x0 + ru_lbas * 1024) - x1) % ru_lbas;
 			report(consumed == (wrote / lba) % ru_lbas,
-			       who + " handle " + std::to_string(h) + " (pid " + std::to_string(b["ruhss"][h]["pid"].get<int>()) +
-				       "): kvfdpd wrote " + std::to_string(wrote / lba) + " LBAs there, its RUAMW " +
-				       std::to_string(x0) + " -> " + std::to_string(x1) + " (consumed " + std::to_string(consumed) +
-				       " mod " + std::to_string(ru_lbas) + ")");
+			       who + " handle " + std::to_string(h) + " (pid " +
+				       std::to_string(b["ruhss"][h]["pid"].get<int>()) +
+				       "): kvfdpd wrote " + std::to_string(wrote / lba) +
+				       " LBAs there, its RUAMW " + std::to_string(x0) + " -> " +
+				       std::to_string(x1) + " (consumed " +
+				       std::to_string(consumed) + " mod " +
+				       std::to_string(ru_lbas) + ")");
 		}
 		const uint64_t h0 = s0["members"][m]["hbmw"], h1 = s1["members"][m]["hbmw"];
-		report(h1 - h0 == member_bytes, who + ": the drive's HBMW moved by " + std::to_string(h1 - h0) +
-							" bytes, kvfdpd wrote " + std::to_string(member_bytes) + " there");
-		report(s1["members"][m]["lifetime"].contains("waf"), who + ": stats gives its WAF (or why not)");
+		report(h1 - h0 == member_bytes,
+		       who + ": the drive's HBMW moved by " + std::to_string(h1 - h0) +
+			       " bytes, kvfdpd wrote " + std::to_string(member_bytes) + " there");
+		report(s1["members"][m]["lifetime"].contains("waf"),
+		       who + ": stats gives its WAF (or why not)");
 		json nv = load((dir + "/nvme" + std::to_string(m) + ".json").c_str());
-		const json &rs = !nv.is_discarded() && nv.contains("ruhss") ? nv["ruhss"] : json::array();
+		const json &rs =
+			!nv.is_discarded() && nv.contains("ruhss") ? nv["ruhss"] : json::array();
 		bool same = rs.size() == b["ruhss"].size();
 		for (size_t h = 0; same && h < rs.size(); h++)
-			same = rs[h]["ruamw"].get<uint64_t>() == b["ruhss"][h]["ruamw"].get<uint64_t>() &&
+			same = rs[h]["ruamw"].get<uint64_t>() ==
+				       b["ruhss"][h]["ruamw"].get<uint64_t>() &&
 			       rs[h]["pid"].get<uint64_t>() == b["ruhss"][h]["pid"].get<uint64_t>();
-		report(same, who + ": nvme fdp status agrees with kvfdp ruh (pid, ruamw per handle)");
+		report(same,
+		       who + ": nvme fdp status agrees with kvfdp ruh (pid, ruamw per handle)");
 	}
 	for (size_t h = 0; h < nh; h++)
 		report(sum[h] == bw(r1["ruhss"][h]) - bw(r0["ruhss"][h]),
-		       "handle " + std::to_string(h) + ": the members' bytes add up to kvfdpd's total (" +
+		       "handle " + std::to_string(h) +
+			       ": the members' bytes add up to kvfdpd's total (" +
 			       std::to_string(sum[h]) + ")");
 	std::map<std::string, uint64_t> class_handle, class_delta;
 	for (size_t i = 0; i < st1["classes"].size(); i++) {
 		const std::string name = st1["classes"][i]["class"];
 		class_handle[name] = st1["classes"][i]["handle"];
-		class_delta[name] = st1["classes"][i]["bytes"].get<uint64_t>() - st0["classes"][i]["bytes"].get<uint64_t>();
+		class_delta[name] = st1["classes"][i]["bytes"].get<uint64_t>() -
+				    st0["classes"][i]["bytes"].get<uint64_t>();
 	}
 	for (auto &[name, kib] : expect_kib) {
 		const uint64_t want = kib << 10;
-		const bool exact = name != "not_set";  // not_set also carries the filesystem's metadata
+		const bool exact =
+			name != "not_set";  // not_set also carries the filesystem's metadata
 		report(exact ? class_delta[name] == want : class_delta[name] >= want,
-		       "class " + name + " wrote " + std::to_string(class_delta[name]) + (exact ? " == " : " >= ") +
-			       std::to_string(want));
+		       "class " + name + " wrote " + std::to_string(class_delta[name]) +
+			       (exact ? " == " : " >= ") + std::to_string(want));
 		if (!expect_handle.count(name) || expect_handle[name] >= nh) {
-			report(false, "class " + name + ": no --handle within the stripe's " + std::to_string(nh) + " handles");
+			report(false, "class " + name + ": no --handle within the stripe's " +
+					      std::to_string(nh) + " handles");
 			continue;
 		}
 		const size_t h = expect_handle[name];
-		report(class_handle[name] == h, "class " + name + " is on handle " + std::to_string(h) + " as the config says");
+		report(class_handle[name] == h, "class " + name + " is on handle " +
+							std::to_string(h) + " as the config says");
 		if (!exact)
 			continue;
-		report(sum[h] == want, "handle " + std::to_string(h) + " carries exactly class " + name + "'s bytes over the members (" +
+		report(sum[h] == want, "handle " + std::to_string(h) + " carries exactly class " +
+					       name + "'s bytes over the members (" +
 					       std::to_string(sum[h]) + ")");
 		for (size_t m = 0; m < n; m++) {
-			const uint64_t got = bw(r1["members"][m]["ruhss"][h]) - bw(r0["members"][m]["ruhss"][h]);
-			report(got > 0, "class " + name + " reached member " + std::to_string(m) + " (" + std::to_string(got) +
-						" bytes on handle " + std::to_string(h) + ")");
+			const uint64_t got =
+				bw(r1["members"][m]["ruhss"][h]) - bw(r0["members"][m]["ruhss"][h]);
+			report(got > 0, "class " + name + " reached member " + std::to_string(m) +
+						" (" + std::to_string(got) + " bytes on handle " +
+						std::to_string(h) + ")");
 		}
 	}
 	return fails ? 1 : 0;
@@ -449,8 +493,11 @@ int cmd_extents(int argc, char **argv)
 	const size_t handle = std::strtoull(argv[3], nullptr, 0);
 	json r0 = load((dir + "/ruh0.json").c_str()), r1 = load((dir + "/ruh1.json").c_str());
 	json st = load((dir + "/st0.json").c_str());
-	if (r0.is_discarded() || r1.is_discarded() || st.is_discarded() || !st["device"].contains("stripe"))
-		return std::printf("FAIL: %s lacks the ruh0/ruh1/st0 snapshots of a stripe\n", dir.c_str()), 1;
+	if (r0.is_discarded() || r1.is_discarded() || st.is_discarded() ||
+	    !st["device"].contains("stripe"))
+		return std::printf("FAIL: %s lacks the ruh0/ruh1/st0 snapshots of a stripe\n",
+				   dir.c_str()),
+		       1;
 	const uint64_t unit = st["device"]["stripe"]["stripe_bytes"];
 	const size_t n = st["device"]["stripe"]["members"];
 	std::vector<uint64_t> expect(n, 0);
@@ -467,19 +514,25 @@ int cmd_extents(int argc, char **argv)
 		fm->fm_extent_count = kMax;
 		if (::ioctl(fd, FS_IOC_FIEMAP, fm) != 0 || fm->fm_mapped_extents == kMax) {
 			::close(fd);
-			return std::printf("FAIL: FIEMAP of %s (%u extents)\n", argv[i], fm->fm_mapped_extents), 1;
+			return std::printf("FAIL: FIEMAP of %s (%u extents)\n", argv[i],
+					   fm->fm_mapped_extents),
+			       1;
 		}
 		struct stat sb {};
 		::fstat(fd, &sb);
 		::close(fd);
 		for (unsigned e = 0; e < fm->fm_mapped_extents; e++) {
 			const fiemap_extent &x = fm->fm_extents[e];
-			if (x.fe_flags & (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN))
+			if (x.fe_flags & (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC |
+					  FIEMAP_EXTENT_UNKNOWN))
 				continue;
 			// Only the part below the file's size holds its data (the rest was never written).
-			const uint64_t len = std::min<uint64_t>(x.fe_length, static_cast<uint64_t>(sb.st_size) > x.fe_logical
-										   ? ((static_cast<uint64_t>(sb.st_size) - x.fe_logical + 4095) & ~4095ull)
-										   : 0);
+			const uint64_t len = std::min<uint64_t>(
+				x.fe_length, static_cast<uint64_t>(sb.st_size) > x.fe_logical
+						     ? ((static_cast<uint64_t>(sb.st_size) -
+							 x.fe_logical + 4095) &
+							~4095ull)
+						     : 0);
 			for (uint64_t at = x.fe_physical, end = x.fe_physical + len; at < end;) {
 				const uint64_t u = at / unit, upto = std::min(end, (u + 1) * unit);
 				expect[u % n] += upto - at;
@@ -489,12 +542,14 @@ int cmd_extents(int argc, char **argv)
 	}
 	int fails = 0;
 	for (size_t m = 0; m < n; m++) {
-		const uint64_t got = r1["members"][m]["ruhss"][handle]["bytes_written"].get<uint64_t>() -
-				     r0["members"][m]["ruhss"][handle]["bytes_written"].get<uint64_t>();
+		const uint64_t got =
+			r1["members"][m]["ruhss"][handle]["bytes_written"].get<uint64_t>() -
+			r0["members"][m]["ruhss"][handle]["bytes_written"].get<uint64_t>();
 		const bool ok = got == expect[m];
-		std::printf("%s: member %zu handle %zu: the files' extents put %llu bytes there, kvfdpd wrote %llu\n",
-			    ok ? "ok" : "FAIL", m, handle, static_cast<unsigned long long>(expect[m]),
-			    static_cast<unsigned long long>(got));
+		std::printf(
+			"%s: member %zu handle %zu: the files' extents put %llu bytes there, kvfdpd wrote %llu\n",
+			ok ? "ok" : "FAIL", m, handle, static_cast<unsigned long long>(expect[m]),
+			static_cast<unsigned long long>(got));
 		fails += !ok;
 	}
 	return fails ? 1 : 0;
@@ -533,7 +588,8 @@ int cmd_file_seen(int argc, char **argv)
 	}
 	const bool want_live = std::strcmp(argv[4], "live") == 0;
 	for (const json &f : d.value("files", json::array())) {
-		if (f.value("class", std::string()) != argv[3] || !f["bytes"].is_number() || f["bytes"].get<uint64_t>() == 0)
+		if (f.value("class", std::string()) != argv[3] || !f["bytes"].is_number() ||
+		    f["bytes"].get<uint64_t>() == 0)
 			continue;
 		const bool live = f["death"].is_null();
 		if (live != want_live)
@@ -609,13 +665,16 @@ bool mark_extents(int marker, int fd, unsigned cls, uint64_t &markers)
 			const fiemap_extent &x = fm->fm_extents[e];
 			last = last || (x.fe_flags & FIEMAP_EXTENT_LAST);
 			start = x.fe_logical + x.fe_length;
-			if (x.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_NOT_ALIGNED))
+			if (x.fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+					  FIEMAP_EXTENT_NOT_ALIGNED))
 				continue;
 			if (marker >= 0) {
 				char line[96];
-				const int n = std::snprintf(line, sizeof(line), "kvfdp-ext %u %llu %llu\n", cls,
-							    static_cast<unsigned long long>(x.fe_physical >> 12),
-							    static_cast<unsigned long long>((x.fe_length + 4095) >> 12));
+				const int n = std::snprintf(
+					line, sizeof(line), "kvfdp-ext %u %llu %llu\n", cls,
+					static_cast<unsigned long long>(x.fe_physical >> 12),
+					static_cast<unsigned long long>((x.fe_length + 4095) >>
+									12));
 				if (::write(marker, line, static_cast<size_t>(n)) != n)
 					return false;
 			}
@@ -632,13 +691,16 @@ int cmd_mark(int argc, char **argv)
 		return usage();
 	const int marker = ::open(argv[2], O_WRONLY | O_CLOEXEC);
 	if (marker < 0)
-		return std::fprintf(stderr, "mark: open %s: %s\n", argv[2], std::strerror(errno)), 1;
+		return std::fprintf(stderr, "mark: open %s: %s\n", argv[2], std::strerror(errno)),
+		       1;
 	const unsigned cls = static_cast<unsigned>(std::strtoul(argv[3], nullptr, 0));
 	uint64_t markers = 0;
 	for (int i = 4; i < argc; i++) {
 		const int fd = ::open(argv[i], O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || !mark_extents(marker, fd, cls, markers))
-			return std::fprintf(stderr, "mark: FIEMAP %s: %s\n", argv[i], std::strerror(errno)), 1;
+			return std::fprintf(stderr, "mark: FIEMAP %s: %s\n", argv[i],
+					    std::strerror(errno)),
+			       1;
 		::close(fd);
 	}
 	::close(marker);
@@ -660,7 +722,8 @@ int cmd_chunks(int argc, char **argv)
 		return usage();
 	const std::string dir = argv[2];
 	bool hints = false;
-	uint64_t chunk_kib = 256, rounds = 32, n_short = 32, n_medium = 16, n_long = 16, long_rounds = 20, medium_life = 14;
+	uint64_t chunk_kib = 256, rounds = 32, n_short = 32, n_medium = 16, n_long = 16,
+		 long_rounds = 20, medium_life = 14;
 	const char *marker_path = nullptr;
 	for (int i = 3; i < argc; i++) {
 		auto num = [&](uint64_t &v) {
@@ -697,7 +760,9 @@ int cmd_chunks(int argc, char **argv)
 		return usage();
 	const int marker = marker_path ? ::open(marker_path, O_WRONLY | O_CLOEXEC) : -1;
 	if (marker_path && marker < 0)
-		return std::fprintf(stderr, "chunks: open %s: %s\n", marker_path, std::strerror(errno)), 1;
+		return std::fprintf(stderr, "chunks: open %s: %s\n", marker_path,
+				    std::strerror(errno)),
+		       1;
 	constexpr unsigned kShort = 2, kMedium = 3, kExtreme = 5;  // RWH_WRITE_LIFE_*
 	struct File {
 		std::string path;
@@ -714,25 +779,31 @@ int cmd_chunks(int argc, char **argv)
 	timespec t0{}, t1{};
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	auto fail = [&](const char *what, const std::string &path) {
-		std::fprintf(stderr, "chunks: %s %s: %s (after %llu files)\n", what, path.c_str(), std::strerror(errno),
-			     static_cast<unsigned long long>(seq));
+		std::fprintf(stderr, "chunks: %s %s: %s (after %llu files)\n", what, path.c_str(),
+			     std::strerror(errno), static_cast<unsigned long long>(seq));
 		return 1;
 	};
 	for (uint64_t r = 0; r < rounds; r++) {
 		// this round's files, interleaved in proportion: file i of a class of n sits at (i + 0.5) / n
 		std::vector<std::pair<double, unsigned>> order;
 		const std::pair<unsigned, uint64_t> counts[] = {
-			{kShort, n_short}, {kMedium, n_medium}, {kExtreme, r < long_rounds ? n_long : 0}};
+			{kShort, n_short},
+			{kMedium, n_medium},
+			{kExtreme, r < long_rounds ? n_long : 0}};
 		for (auto [cls, n] : counts)
 			for (uint64_t i = 0; i < n; i++)
-				order.emplace_back((static_cast<double>(i) + 0.5) / static_cast<double>(n), cls);
+				order.emplace_back((static_cast<double>(i) + 0.5) /
+							   static_cast<double>(n),
+						   cls);
 		std::stable_sort(order.begin(), order.end(),
 				 [](const auto &a, const auto &b) { return a.first < b.first; });
 		for (auto [pos, cls] : order) {
 			(void)pos;
-			File f{dir + "/c" + std::to_string(cls) + "-" + std::to_string(seq), cls, r};
+			File f{dir + "/c" + std::to_string(cls) + "-" + std::to_string(seq), cls,
+			       r};
 			fill(static_cast<uint8_t *>(buf), bytes, ++seq, 0);
-			const int fd = ::open(f.path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
+			const int fd = ::open(f.path.c_str(),
+					      O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
 			if (fd < 0)
 				return fail("open", f.path);
 			uint64_t h = cls;
@@ -752,7 +823,8 @@ int cmd_chunks(int argc, char **argv)
 		// deaths, in lifetime order: last round's SHORT files, then the MEDIUM files of medium_life rounds ago
 		std::vector<File> keep;
 		for (File &f : live) {
-			const bool dies = (f.cls == kShort && f.round + 1 <= r) || (f.cls == kMedium && f.round + medium_life <= r);
+			const bool dies = (f.cls == kShort && f.round + 1 <= r) ||
+					  (f.cls == kMedium && f.round + medium_life <= r);
 			if (!dies) {
 				keep.push_back(std::move(f));
 				continue;
@@ -797,12 +869,13 @@ int cmd_chunks(int argc, char **argv)
 		    {"bytes_live", by_class(live_bytes)},
 		    {"app_bytes", total},
 		    {"markers", markers},
-		    {"seconds", static_cast<double>(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9}};
+		    {"seconds",
+		     static_cast<double>(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9}};
 	std::printf("%s\n", out.dump().c_str());
 	return 0;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {

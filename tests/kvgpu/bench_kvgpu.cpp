@@ -34,7 +34,7 @@ HostBuf host_alloc(uint64_t n)
 	return HostBuf(static_cast<char *>(std::aligned_alloc(kBlock, align_up(n))));
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_DIRECT files")
 {
@@ -42,12 +42,13 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	const uint64_t total = set.total;
 	const kvgpu_options &o = set.options;
 
-	HostBuf src = host_alloc(total), dst = host_alloc(total), ring = host_alloc(uint64_t(o.slots) * o.slot_bytes);
+	HostBuf src = host_alloc(total), dst = host_alloc(total),
+		ring = host_alloc(uint64_t(o.slots) * o.slot_bytes);
 	REQUIRE(src);
 	REQUIRE(dst);
 	REQUIRE(ring);
 	test::fill_pattern(src.get(), total, 42);
-	std::memset(dst.get(), 0, total); // fault the pages in before any timing
+	std::memset(dst.get(), 0, total);  // fault the pages in before any timing
 	std::memset(ring.get(), 0, size_t(o.slots) * o.slot_bytes);
 
 	bench::Buffers buf;
@@ -57,10 +58,13 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	buf.copy_bw = [&](uint64_t n, unsigned piece) {
 		double t0 = bench::now_s();
 		for (uint64_t off = 0, i = 0; off < n; off += piece, i++)
-			std::memcpy(ring.get() + (i % o.slots) * piece, src.get() + off, std::min<uint64_t>(piece, n - off));
+			std::memcpy(ring.get() + (i % o.slots) * piece, src.get() + off,
+				    std::min<uint64_t>(piece, n - off));
 		return bench::gbps(n, bench::now_s() - t0) * 1e9;
 	};
-	buf.same = [&](uint64_t off, uint64_t n) { return std::memcmp(src.get() + off, dst.get() + off, n) == 0; };
+	buf.same = [&](uint64_t off, uint64_t n) {
+		return std::memcmp(src.get() + off, dst.get() + off, n) == 0;
+	};
 
 	std::vector<std::string> skipped;
 	std::vector<bench::Target> targets;
@@ -74,10 +78,14 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 	std::unique_ptr<kvfdp::test::ScratchFs> loop;
 	if (::geteuid() != 0)
 		skipped.push_back("ext4-loop: creating a loop device needs root");
-	else if (kvfdp::test::run_cmd("command -v losetup >/dev/null 2>&1 && command -v mkfs.ext4 >/dev/null 2>&1") != 0)
+	else if (
+		kvfdp::test::run_cmd(
+			"command -v losetup >/dev/null 2>&1 && command -v mkfs.ext4 >/dev/null 2>&1") !=
+		0)
 		skipped.push_back("ext4-loop: losetup or mkfs.ext4 is not installed");
 	else {
-		loop = std::make_unique<kvfdp::test::ScratchFs>("ext4", unsigned(std::max<uint64_t>(total >> 20, 64) * 3 + 128));
+		loop = std::make_unique<kvfdp::test::ScratchFs>(
+			"ext4", unsigned(std::max<uint64_t>(total >> 20, 64) * 3 + 128));
 		if (loop->ok())
 			targets.push_back({"ext4-loop", loop->mnt()});
 		else
@@ -95,16 +103,22 @@ TEST_CASE("kvgpu bench: host-path evict and load bandwidth vs memcpy and raw O_D
 		MESSAGE("not measured: " << s);
 	REQUIRE(!targets.empty());
 
-	std::printf("kvgpu host bench: %llu MiB per chunk size, best of %u, %u x %u KiB staging slots, %ld CPUs online\n",
-		    static_cast<unsigned long long>(total >> 20), set.reps, o.slots, o.slot_bytes >> 10,
-		    ::sysconf(_SC_NPROCESSORS_ONLN));
-	auto results = bench::run_matrix(targets, set.sizes, total, set.reps, o, buf, test::fs_name);
+	std::printf(
+		"kvgpu host bench: %llu MiB per chunk size, best of %u, %u x %u KiB staging slots, %ld CPUs online\n",
+		static_cast<unsigned long long>(total >> 20), set.reps, o.slots, o.slot_bytes >> 10,
+		::sysconf(_SC_NPROCESSORS_ONLN));
+	auto results =
+		bench::run_matrix(targets, set.sizes, total, set.reps, o, buf, test::fs_name);
 
-	std::ofstream(set.json_path) << bench::report("kvgpu_host", o, total, set.reps, results, skipped).dump(2) << "\n";
+	std::ofstream(set.json_path)
+		<< bench::report("kvgpu_host", o, total, set.reps, results, skipped).dump(2)
+		<< "\n";
 	MESSAGE("wrote " << set.json_path);
 	for (const auto &r : results) {
 		CHECK_MESSAGE(r.error.empty(), r.target << " " << r.chunk << ": " << r.error);
-		CHECK_MESSAGE(r.verified, r.target << " " << r.chunk << ": loaded bytes differ from the evicted ones");
+		CHECK_MESSAGE(r.verified, r.target
+						  << " " << r.chunk
+						  << ": loaded bytes differ from the evicted ones");
 		CHECK(r.evict > 0);
 		CHECK(r.load > 0);
 	}

@@ -70,7 +70,7 @@ double memcpy_bw(char *dev, uint64_t total, unsigned piece, unsigned slots, bool
 		}
 		return cudaStreamSynchronize(s) == cudaSuccess;
 	};
-	pass(std::min<uint64_t>(total, uint64_t(piece) * slots)); // warm-up
+	pass(std::min<uint64_t>(total, uint64_t(piece) * slots));  // warm-up
 	double t0 = bench::now_s();
 	bool ok = pass(total);
 	double t1 = bench::now_s();
@@ -79,19 +79,22 @@ double memcpy_bw(char *dev, uint64_t total, unsigned piece, unsigned slots, bool
 	return ok ? bench::gbps(total, t1 - t0) * 1e9 : 0;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw O_DIRECT files")
 {
 	REQUIRE(kvgpu_has_cuda() == 1);
 	int ndev = 0;
 	cudaError_t e = cudaGetDeviceCount(&ndev);
-	REQUIRE_MESSAGE(e == cudaSuccess, "a GPU is on the PCI bus but CUDA cannot use it: cudaGetDeviceCount: "
-						  << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
-						  << "; is the NVIDIA driver, libcuda.so.1, installed and new enough for this CUDA build?)");
+	REQUIRE_MESSAGE(
+		e == cudaSuccess,
+		"a GPU is on the PCI bus but CUDA cannot use it: cudaGetDeviceCount: "
+			<< cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
+			<< "; is the NVIDIA driver, libcuda.so.1, installed and new enough for this CUDA build?)");
 	REQUIRE_MESSAGE(ndev > 0, "a GPU is on the PCI bus but the CUDA driver reports none");
 	const int device = int(bench::env_u64("KVGPU_BENCH_DEVICE", 0));
-	REQUIRE_MESSAGE(device < ndev, "KVGPU_BENCH_DEVICE=" << device << " but there are " << ndev << " GPUs");
+	REQUIRE_MESSAGE(device < ndev,
+			"KVGPU_BENCH_DEVICE=" << device << " but there are " << ndev << " GPUs");
 	REQUIRE(cudaSetDevice(device) == cudaSuccess);
 	cudaDeviceProp prop{};
 	REQUIRE(cudaGetDeviceProperties(&prop, device) == cudaSuccess);
@@ -109,7 +112,8 @@ TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw 
 		for (uint64_t off = 0; off < total; off += kVerifyPiece) {
 			size_t n = size_t(std::min<uint64_t>(kVerifyPiece, total - off));
 			test::fill_pattern(piece.data(), n, 1000 + off);
-			REQUIRE(cudaMemcpy(src + off, piece.data(), n, cudaMemcpyHostToDevice) == cudaSuccess);
+			REQUIRE(cudaMemcpy(src + off, piece.data(), n, cudaMemcpyHostToDevice) ==
+				cudaSuccess);
 		}
 	}
 	REQUIRE(cudaMemset(dst, 0, total) == cudaSuccess);
@@ -117,14 +121,20 @@ TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw 
 	bench::Buffers buf;
 	buf.src = src;
 	buf.dst = dst;
-	buf.copy_bw = [&](uint64_t n, unsigned piece) { return memcpy_bw(src, n, piece, o.slots, true); };
-	buf.copy_back_bw = [&](uint64_t n, unsigned piece) { return memcpy_bw(dst, n, piece, o.slots, false); };
+	buf.copy_bw = [&](uint64_t n, unsigned piece) {
+		return memcpy_bw(src, n, piece, o.slots, true);
+	};
+	buf.copy_back_bw = [&](uint64_t n, unsigned piece) {
+		return memcpy_bw(dst, n, piece, o.slots, false);
+	};
 	buf.same = [&](uint64_t off, uint64_t n) {
 		std::vector<unsigned char> a(kVerifyPiece), b(kVerifyPiece);
 		for (uint64_t at = off; at < off + n; at += kVerifyPiece) {
 			size_t len = size_t(std::min<uint64_t>(kVerifyPiece, off + n - at));
-			if (cudaMemcpy(a.data(), src + at, len, cudaMemcpyDeviceToHost) != cudaSuccess ||
-			    cudaMemcpy(b.data(), dst + at, len, cudaMemcpyDeviceToHost) != cudaSuccess ||
+			if (cudaMemcpy(a.data(), src + at, len, cudaMemcpyDeviceToHost) !=
+				    cudaSuccess ||
+			    cudaMemcpy(b.data(), dst + at, len, cudaMemcpyDeviceToHost) !=
+				    cudaSuccess ||
 			    std::memcmp(a.data(), b.data(), len) != 0)
 				return false;
 		}
@@ -149,20 +159,24 @@ TEST_CASE("kvgpu gpu bench: CUDA engine evict and load bandwidth vs D2H and raw 
 		MESSAGE("not measured: " << s);
 	REQUIRE(!usable.empty());
 
-	std::printf("kvgpu GPU bench on %s: %llu MiB per chunk size, best of %u, %u x %u KiB pinned slots, %ld CPUs\n",
-		    prop.name, static_cast<unsigned long long>(total >> 20), set.reps, o.slots, o.slot_bytes >> 10,
-		    ::sysconf(_SC_NPROCESSORS_ONLN));
+	std::printf(
+		"kvgpu GPU bench on %s: %llu MiB per chunk size, best of %u, %u x %u KiB pinned slots, %ld CPUs\n",
+		prop.name, static_cast<unsigned long long>(total >> 20), set.reps, o.slots,
+		o.slot_bytes >> 10, ::sysconf(_SC_NPROCESSORS_ONLN));
 	auto results = bench::run_matrix(usable, set.sizes, total, set.reps, o, buf, test::fs_name);
 
 	nlohmann::json j = bench::report("kvgpu_gpu", o, total, set.reps, results, skipped);
-	j["gpu"] = {{"name", prop.name}, {"device", device}, {"memory_mib", prop.totalGlobalMem >> 20}};
+	j["gpu"] = {
+		{"name", prop.name}, {"device", device}, {"memory_mib", prop.totalGlobalMem >> 20}};
 	std::ofstream(set.json_path) << j.dump(2) << "\n";
 	std::printf("wrote %s\n", set.json_path.c_str());
 	cudaFree(src);
 	cudaFree(dst);
 	for (const auto &r : results) {
 		CHECK_MESSAGE(r.error.empty(), r.target << " " << r.chunk << ": " << r.error);
-		CHECK_MESSAGE(r.verified, r.target << " " << r.chunk << ": loaded bytes differ from the evicted ones");
+		CHECK_MESSAGE(r.verified, r.target
+						  << " " << r.chunk
+						  << ": loaded bytes differ from the evicted ones");
 		CHECK(r.engine == "cuda");
 	}
 }

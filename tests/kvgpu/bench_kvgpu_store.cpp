@@ -43,10 +43,18 @@ struct Samples {
 	{
 		std::vector<double> w = v;
 		std::sort(w.begin(), w.end());
-		return w.empty() ? 0 : w.size() % 2 ? w[w.size() / 2] : (w[w.size() / 2 - 1] + w[w.size() / 2]) / 2;
+		return w.empty()      ? 0
+		       : w.size() % 2 ? w[w.size() / 2]
+				      : (w[w.size() / 2 - 1] + w[w.size() / 2]) / 2;
 	}
-	[[nodiscard]] double min() const { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
-	[[nodiscard]] double max() const { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+	[[nodiscard]] double min() const
+	{
+		return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+	}
+	[[nodiscard]] double max() const
+	{
+		return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+	}
 	[[nodiscard]] nlohmann::json json() const
 	{
 		return {{"median", median()}, {"min", min()}, {"max", max()}, {"samples", v}};
@@ -76,7 +84,8 @@ Loads load_figures(const std::string &dir, uint64_t chunk, unsigned reps)
 	Ctx c(dir, o);
 	REQUIRE(c.rc == 0);
 	f.direct = stats_of(c.c).direct_io;
-	std::vector<std::vector<unsigned char>> src(kBatch), dst(kBatch, std::vector<unsigned char>(chunk));
+	std::vector<std::vector<unsigned char>> src(kBatch),
+		dst(kBatch, std::vector<unsigned char>(chunk));
 	std::vector<std::string> keys(kBatch), paths(kBatch);
 	std::vector<const char *> kp(kBatch);
 	std::vector<void *> dp(kBatch);
@@ -86,7 +95,8 @@ Loads load_figures(const std::string &dir, uint64_t chunk, unsigned reps)
 		keys[i] = "bench/" + std::to_string(i);
 		paths[i] = dir + "/" + key_to_name(keys[i]);
 		src[i] = pattern(chunk, i + 1);
-		int64_t t = kvgpu_evict(c.c, src[i].data(), chunk, keys[i].c_str(), KVGPU_LIFETIME_SHORT, nullptr);
+		int64_t t = kvgpu_evict(c.c, src[i].data(), chunk, keys[i].c_str(),
+					KVGPU_LIFETIME_SHORT, nullptr);
 		REQUIRE(kvgpu_wait(c.c, t) == 0);
 		kp[i] = keys[i].c_str();
 		dp[i] = dst[i].data();
@@ -103,12 +113,14 @@ Loads load_figures(const std::string &dir, uint64_t chunk, unsigned reps)
 			switch ((m + r) % 4) {
 			case 0:
 				for (unsigned i = 0; i < kBatch; i++)
-					REQUIRE(kvgpu_load(c.c, kp[i], dp[i], chunk, nullptr) == int64_t(chunk));
+					REQUIRE(kvgpu_load(c.c, kp[i], dp[i], chunk, nullptr) ==
+						int64_t(chunk));
 				f.seq_ms.add((now_s() - t0) * 1e3);
 				check();
 				break;
 			case 1: {
-				int64_t b = kvgpu_load_batch(c.c, kBatch, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
+				int64_t b = kvgpu_load_batch(c.c, kBatch, kp.data(), dp.data(),
+							     sz.data(), res.data(), nullptr);
 				REQUIRE(b > 0);
 				REQUIRE(kvgpu_batch_wait(c.c, b) == 0);
 				f.batch_ms.add((now_s() - t0) * 1e3);
@@ -117,18 +129,21 @@ Loads load_figures(const std::string &dir, uint64_t chunk, unsigned reps)
 			}
 			default: {
 				unsigned depth = (m + r) % 4 == 2 ? 1 : f.depth;
-				double bps = bench::raw_files(dir, chunk, kBatch, o.slot_bytes, depth, true, true, &paths);
+				double bps = bench::raw_files(dir, chunk, kBatch, o.slot_bytes,
+							      depth, true, true, &paths);
 				REQUIRE(bps > 0);
-				(depth == 1 ? f.raw_qd1_ms : f.raw_qdn_ms).add(double(kBatch * chunk) / bps * 1e3);
+				(depth == 1 ? f.raw_qd1_ms : f.raw_qdn_ms)
+					.add(double(kBatch * chunk) / bps * 1e3);
 			}
 			}
 		}
 		// Prefetched ahead (reads untimed, as when issued while the GPU still computes), then a
 		// batch of those 8 copies from the staged buffers with no read.
 		REQUIRE(kvgpu_prefetch(c.c, 8, kp.data()) == 8);
-		REQUIRE(kvgpu_wait(c.c, 0) == 0); // every job so far, the prefetch reads included
+		REQUIRE(kvgpu_wait(c.c, 0) == 0);  // every job so far, the prefetch reads included
 		double t3 = now_s();
-		int64_t b2 = kvgpu_load_batch(c.c, 8, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
+		int64_t b2 = kvgpu_load_batch(c.c, 8, kp.data(), dp.data(), sz.data(), res.data(),
+					      nullptr);
 		REQUIRE(kvgpu_batch_wait(c.c, b2) == 0);
 		f.staged8_ms.add((now_s() - t3) * 1e3);
 	}
@@ -137,7 +152,7 @@ Loads load_figures(const std::string &dir, uint64_t chunk, unsigned reps)
 }
 
 struct Evicts {
-	Samples put_us[2], put_gbps[2]; // [KVGPU_RECLAIM_BACKGROUND], [KVGPU_RECLAIM_INLINE]
+	Samples put_us[2], put_gbps[2];  // [KVGPU_RECLAIM_BACKGROUND], [KVGPU_RECLAIM_INLINE]
 	Samples raw_write_gbps, unlink_us, punch_us, segment_us;
 };
 
@@ -155,12 +170,15 @@ void put_latency(const std::string &dir, uint32_t reclaim, Evicts &f)
 	Ctx c(d.path, o);
 	REQUIRE(c.rc == 0);
 	for (unsigned i = 0; i < kHeld; i++)
-		REQUIRE(kvgpu_wait(c.c, kvgpu_evict(c.c, src.data(), kChunk, ("fill/" + std::to_string(i)).c_str(), 2, nullptr)) == 0);
+		REQUIRE(kvgpu_wait(c.c, kvgpu_evict(c.c, src.data(), kChunk,
+						    ("fill/" + std::to_string(i)).c_str(), 2,
+						    nullptr)) == 0);
 	Samples call_us;
 	double t0 = now_s();
 	for (unsigned i = 0; i < kPuts; i++) {
 		double t1 = now_s();
-		int64_t t = kvgpu_evict(c.c, src.data(), kChunk, ("put/" + std::to_string(i)).c_str(), 2, nullptr);
+		int64_t t = kvgpu_evict(c.c, src.data(), kChunk,
+					("put/" + std::to_string(i)).c_str(), 2, nullptr);
 		call_us.add((now_s() - t1) * 1e6);
 		REQUIRE(kvgpu_wait(c.c, t) == 0);
 	}
@@ -186,7 +204,8 @@ void raw_evict_figures(const std::string &dir, Evicts &f)
 	REQUIRE(fd >= 0);
 	double t2 = now_s();
 	for (unsigned i = 0; i < kPuts; i++)
-		REQUIRE(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(i * kChunk), off_t(kChunk)) == 0);
+		REQUIRE(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				    off_t(i * kChunk), off_t(kChunk)) == 0);
 	f.punch_us.add((now_s() - t2) * 1e6 / kPuts);
 	::close(fd);
 	bench::remove_raw_files(d.path, 1);
@@ -218,7 +237,8 @@ Restart restart_figures(const std::string &dir, uint64_t n)
 		unsigned char byte = 7;
 		double t0 = now_s();
 		for (uint64_t i = 0; i < n; i++)
-			REQUIRE(kvgpu_evict(c.c, &byte, 1, ("r/" + std::to_string(i)).c_str(), 2, nullptr) > 0);
+			REQUIRE(kvgpu_evict(c.c, &byte, 1, ("r/" + std::to_string(i)).c_str(), 2,
+					    nullptr) > 0);
 		REQUIRE(kvgpu_wait(c.c, 0) == 0);
 		r.fill_s = now_s() - t0;
 	}
@@ -256,14 +276,15 @@ std::vector<uint64_t> load_sizes()
 	for (size_t at = 0; at < s.size();) {
 		size_t end = s.find(',', at);
 		end = end == std::string::npos ? s.size() : end;
-		if (uint64_t kib = std::strtoull(s.substr(at, end - at).c_str(), nullptr, 10); kib > 0)
+		if (uint64_t kib = std::strtoull(s.substr(at, end - at).c_str(), nullptr, 10);
+		    kib > 0)
 			v.push_back(kib << 10);
 		at = end + 1;
 	}
 	return v;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (host path)")
 {
@@ -282,17 +303,21 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 			Loads f = load_figures(d.path, chunk, reps);
 			double batch_gbps = gbps(kBatch * chunk, f.batch_ms.median() / 1e3);
 			double raw_gbps = gbps(kBatch * chunk, f.raw_qdn_ms.median() / 1e3);
-			std::printf("%-8s %-6s 32 x %4llu KiB loads (median of %u; O_DIRECT %d): sequential %.2f ms "
-				    "[%.2f-%.2f], batch %.2f ms [%.2f-%.2f] = %.2fx; raw O_DIRECT read of the same files "
-				    "QD1 %.2f ms, QD%u %.2f ms (QD%u/QD1 %.2fx); batch %.2f GB/s / raw QD%u %.2f GB/s = %.2f; "
-				    "max %llu reads in flight; 8 prefetched %.2f ms; verified %d\n",
-				    t.name.c_str(), fs_name(t.dir).c_str(), static_cast<unsigned long long>(chunk >> 10), reps,
-				    f.direct, f.seq_ms.median(), f.seq_ms.min(), f.seq_ms.max(), f.batch_ms.median(),
-				    f.batch_ms.min(), f.batch_ms.max(), f.seq_ms.median() / f.batch_ms.median(),
-				    f.raw_qd1_ms.median(), f.depth, f.raw_qdn_ms.median(), f.depth,
-				    f.raw_qd1_ms.median() / f.raw_qdn_ms.median(), batch_gbps, f.depth, raw_gbps,
-				    batch_gbps / raw_gbps, static_cast<unsigned long long>(f.max_io), f.staged8_ms.median(),
-				    f.verified ? 1 : 0);
+			std::printf(
+				"%-8s %-6s 32 x %4llu KiB loads (median of %u; O_DIRECT %d): sequential %.2f ms "
+				"[%.2f-%.2f], batch %.2f ms [%.2f-%.2f] = %.2fx; raw O_DIRECT read of the same files "
+				"QD1 %.2f ms, QD%u %.2f ms (QD%u/QD1 %.2fx); batch %.2f GB/s / raw QD%u %.2f GB/s = %.2f; "
+				"max %llu reads in flight; 8 prefetched %.2f ms; verified %d\n",
+				t.name.c_str(), fs_name(t.dir).c_str(),
+				static_cast<unsigned long long>(chunk >> 10), reps, f.direct,
+				f.seq_ms.median(), f.seq_ms.min(), f.seq_ms.max(),
+				f.batch_ms.median(), f.batch_ms.min(), f.batch_ms.max(),
+				f.seq_ms.median() / f.batch_ms.median(), f.raw_qd1_ms.median(),
+				f.depth, f.raw_qdn_ms.median(), f.depth,
+				f.raw_qd1_ms.median() / f.raw_qdn_ms.median(), batch_gbps, f.depth,
+				raw_gbps, batch_gbps / raw_gbps,
+				static_cast<unsigned long long>(f.max_io), f.staged8_ms.median(),
+				f.verified ? 1 : 0);
 			std::fflush(stdout);
 			CHECK(f.verified);
 			j["targets"][t.name]["fs"] = fs_name(t.dir);
@@ -312,37 +337,45 @@ TEST_CASE("kvgpu bench: bounded store, batched loads, evictions and restart (hos
 		}
 		Evicts e;
 		for (unsigned r = 0; r < reps; r++) {
-			for (uint32_t reclaim : {uint32_t(KVGPU_RECLAIM_BACKGROUND), uint32_t(KVGPU_RECLAIM_INLINE)})
+			for (uint32_t reclaim :
+			     {uint32_t(KVGPU_RECLAIM_BACKGROUND), uint32_t(KVGPU_RECLAIM_INLINE)})
 				put_latency(d.path, r % 2 ? 1 - reclaim : reclaim, e);
 			raw_evict_figures(d.path, e);
 		}
-		std::printf("%-8s %-6s 64 puts of 4 MiB into a full store (median of %u): kvgpu_evict call %.0f us with "
-			    "background reclaim [%.0f-%.0f], %.0f us with inline unlinks [%.0f-%.0f]; put+wait %.2f / %.2f "
-			    "GB/s; raw O_DIRECT write %.2f GB/s; one eviction: unlink %.0f us, punch hole %.0f us, 1/64 of "
-			    "a segment's unlink %.0f us\n",
-			    t.name.c_str(), fs_name(t.dir).c_str(), reps, e.put_us[0].median(), e.put_us[0].min(),
-			    e.put_us[0].max(), e.put_us[1].median(), e.put_us[1].min(), e.put_us[1].max(),
-			    e.put_gbps[0].median(), e.put_gbps[1].median(), e.raw_write_gbps.median(), e.unlink_us.median(),
-			    e.punch_us.median(), e.segment_us.median());
+		std::printf(
+			"%-8s %-6s 64 puts of 4 MiB into a full store (median of %u): kvgpu_evict call %.0f us with "
+			"background reclaim [%.0f-%.0f], %.0f us with inline unlinks [%.0f-%.0f]; put+wait %.2f / %.2f "
+			"GB/s; raw O_DIRECT write %.2f GB/s; one eviction: unlink %.0f us, punch hole %.0f us, 1/64 of "
+			"a segment's unlink %.0f us\n",
+			t.name.c_str(), fs_name(t.dir).c_str(), reps, e.put_us[0].median(),
+			e.put_us[0].min(), e.put_us[0].max(), e.put_us[1].median(),
+			e.put_us[1].min(), e.put_us[1].max(), e.put_gbps[0].median(),
+			e.put_gbps[1].median(), e.raw_write_gbps.median(), e.unlink_us.median(),
+			e.punch_us.median(), e.segment_us.median());
 		std::fflush(stdout);
-		j["targets"][t.name]["evicts"] = {{"put_call_us_background", e.put_us[0].json()},
-						  {"put_call_us_inline", e.put_us[1].json()},
-						  {"put_wait_gbps_background", e.put_gbps[0].json()},
-						  {"put_wait_gbps_inline", e.put_gbps[1].json()},
-						  {"raw_write_gbps", e.raw_write_gbps.json()},
-						  {"unlink_us", e.unlink_us.json()},
-						  {"punch_hole_us", e.punch_us.json()},
-						  {"segment_unlink_per_chunk_us", e.segment_us.json()}};
+		j["targets"][t.name]["evicts"] = {
+			{"put_call_us_background", e.put_us[0].json()},
+			{"put_call_us_inline", e.put_us[1].json()},
+			{"put_wait_gbps_background", e.put_gbps[0].json()},
+			{"put_wait_gbps_inline", e.put_gbps[1].json()},
+			{"raw_write_gbps", e.raw_write_gbps.json()},
+			{"unlink_us", e.unlink_us.json()},
+			{"punch_hole_us", e.punch_us.json()},
+			{"segment_unlink_per_chunk_us", e.segment_us.json()}};
 	}
 	uint64_t n = bench::env_u64("KVGPU_BENCH_RESTART_CHUNKS", 100000);
 	Restart r = restart_figures(targets.front().dir, n);
-	std::printf("restart of a %llu-chunk store in %s: open %.0f ms (journal replay + readdir); after a corrupt "
-		    "journal %.0f ms (rebuilt from %llu headers); filling it took %.1f s\n",
-		    static_cast<unsigned long long>(r.chunks), targets.front().dir.c_str(), r.open_ms, r.rebuild_ms,
-		    static_cast<unsigned long long>(r.rebuilt_chunks), r.fill_s);
+	std::printf(
+		"restart of a %llu-chunk store in %s: open %.0f ms (journal replay + readdir); after a corrupt "
+		"journal %.0f ms (rebuilt from %llu headers); filling it took %.1f s\n",
+		static_cast<unsigned long long>(r.chunks), targets.front().dir.c_str(), r.open_ms,
+		r.rebuild_ms, static_cast<unsigned long long>(r.rebuilt_chunks), r.fill_s);
 	CHECK(r.rebuilt_chunks == n);
-	j["restart"] = {{"chunks", r.chunks}, {"dir", targets.front().dir}, {"open_ms", r.open_ms},
-			{"rebuild_ms", r.rebuild_ms}, {"fill_s", r.fill_s}};
+	j["restart"] = {{"chunks", r.chunks},
+			{"dir", targets.front().dir},
+			{"open_ms", r.open_ms},
+			{"rebuild_ms", r.rebuild_ms},
+			{"fill_s", r.fill_s}};
 	const char *path = std::getenv("KVGPU_BENCH_JSON");
 	std::ofstream(path && *path ? path : "bench_kvgpu_store.json") << j.dump(2) << "\n";
 }

@@ -26,7 +26,7 @@
 
 namespace kvfdp::gpu::bench {
 
-inline constexpr double kGoal = 0.90; // evict >= 90% of min(copy bw, file write bw)
+inline constexpr double kGoal = 0.90;  // evict >= 90% of min(copy bw, file write bw)
 
 inline double now_s()
 {
@@ -35,7 +35,10 @@ inline double now_s()
 	return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-inline double gbps(uint64_t bytes, double seconds) { return seconds > 0 ? double(bytes) / seconds / 1e9 : 0; }
+inline double gbps(uint64_t bytes, double seconds)
+{
+	return seconds > 0 ? double(bytes) / seconds / 1e9 : 0;
+}
 
 // The comparison point for evicts: chunk files written the way libkvgpu writes them (create,
 // fallocate, the header block and the padded payload in piece_bytes O_DIRECT writes, `depth`
@@ -43,8 +46,9 @@ inline double gbps(uint64_t bytes, double seconds) { return seconds > 0 ? double
 // Returns payload bytes per second, or a negative errno. read = true reads the files back
 // instead (they must exist: call with read = false first). Files are named raw-<i> in dir, or
 // paths[i] when paths is given (reads of other files, e.g. a store's own chunk files).
-inline double raw_files(const std::string &dir, uint64_t chunk, unsigned count, unsigned piece_bytes,
-			unsigned depth, bool direct, bool read, const std::vector<std::string> *paths = nullptr)
+inline double raw_files(const std::string &dir, uint64_t chunk, unsigned count,
+			unsigned piece_bytes, unsigned depth, bool direct, bool read,
+			const std::vector<std::string> *paths = nullptr)
 {
 	const uint64_t fbytes = file_bytes(chunk);
 	void *buf = std::aligned_alloc(kBlock, size_t(depth) * piece_bytes);
@@ -57,26 +61,29 @@ inline double raw_files(const std::string &dir, uint64_t chunk, unsigned count, 
 		return e;
 	}
 	std::vector<int> fds(count, -1);
-	std::vector<uint64_t> left(count, 0); // pieces of each file not yet completed
+	std::vector<uint64_t> left(count, 0);  // pieces of each file not yet completed
 	std::vector<unsigned> free_bufs;
 	for (unsigned i = 0; i < depth; i++)
 		free_bufs.push_back(i);
 	int err = 0;
 	unsigned file = 0, in_flight = 0, closed = 0;
-	uint64_t off = 0; // next offset in the current file
+	uint64_t off = 0;  // next offset in the current file
 	const double t0 = now_s();
 	while (closed < count && err == 0) {
 		// Queue pieces while buffers are free.
 		while (!free_bufs.empty() && file < count) {
 			if (fds[file] < 0) {
-				std::string p = paths ? (*paths)[file] : dir + "/raw-" + std::to_string(file);
-				int flags = (read ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC) | O_CLOEXEC | (direct ? O_DIRECT : 0);
+				std::string p = paths ? (*paths)[file]
+						      : dir + "/raw-" + std::to_string(file);
+				int flags = (read ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC) |
+					    O_CLOEXEC | (direct ? O_DIRECT : 0);
 				fds[file] = ::open(p.c_str(), flags, 0644);
 				if (fds[file] < 0) {
 					err = -errno;
 					break;
 				}
-				if (!read && ::fallocate(fds[file], 0, 0, off_t(fbytes)) != 0 && errno != EOPNOTSUPP) {
+				if (!read && ::fallocate(fds[file], 0, 0, off_t(fbytes)) != 0 &&
+				    errno != EOPNOTSUPP) {
 					err = -errno;
 					break;
 				}
@@ -146,8 +153,8 @@ inline void remove_raw_files(const std::string &dir, unsigned count)
 
 // Where the payload lives: host memory (host engine) or device memory (CUDA engine).
 struct Buffers {
-	char *src = nullptr;                  // count * chunk bytes of patterned data
-	char *dst = nullptr;                  // count * chunk bytes for loads
+	char *src = nullptr;  // count * chunk bytes of patterned data
+	char *dst = nullptr;  // count * chunk bytes for loads
 	// Bandwidth of the engine's raw copy (memcpy or D2H cudaMemcpyAsync into pinned memory)
 	// over total bytes in piece_bytes pieces, bytes per second.
 	std::function<double(uint64_t total, unsigned piece_bytes)> copy_bw;
@@ -163,11 +170,11 @@ struct Result {
 	uint64_t chunk = 0;
 	unsigned count = 0;
 	bool direct = false;
-	double copy = 0, file_write = 0, file_read = 0, evict = 0, load = 0; // bytes per second
-	double copy_back = 0; // H2D (0: not measured)
+	double copy = 0, file_write = 0, file_read = 0, evict = 0, load = 0;  // bytes per second
+	double copy_back = 0;  // H2D (0: not measured)
 	uint64_t max_io_in_flight = 0, max_copies_in_flight = 0;
 	bool verified = false;
-	std::string error; // empty when the figures are valid
+	std::string error;  // empty when the figures are valid
 
 	void fail_kvgpu(int64_t code)
 	{
@@ -187,16 +194,27 @@ struct Result {
 	}
 	[[nodiscard]] nlohmann::json to_json() const
 	{
-		auto g = [](double v) { return double(int64_t(v / 1e6 + 0.5)) / 1e3; }; // GB/s, 3 decimals
-		nlohmann::json j = {{"target", target}, {"fs", fs}, {"engine", engine}, {"chunk_bytes", chunk},
-				    {"chunks", count}, {"direct_io", direct},
-				    {"copy_gbps", g(copy)}, {"file_write_gbps", g(file_write)},
-				    {"file_read_gbps", g(file_read)}, {"evict_gbps", g(evict)},
-				    {"load_gbps", g(load)},
-				    {"evict_over_min_copy_file", double(int64_t(ratio() * 1000 + 0.5)) / 1000},
-				    {"goal", kGoal}, {"meets_goal", ratio() >= kGoal},
-				    {"max_io_in_flight", max_io_in_flight},
-				    {"max_copies_in_flight", max_copies_in_flight}, {"verified", verified}};
+		auto g = [](double v) {
+			return double(int64_t(v / 1e6 + 0.5)) / 1e3;
+		};  // GB/s, 3 decimals
+		nlohmann::json j = {
+			{"target", target},
+			{"fs", fs},
+			{"engine", engine},
+			{"chunk_bytes", chunk},
+			{"chunks", count},
+			{"direct_io", direct},
+			{"copy_gbps", g(copy)},
+			{"file_write_gbps", g(file_write)},
+			{"file_read_gbps", g(file_read)},
+			{"evict_gbps", g(evict)},
+			{"load_gbps", g(load)},
+			{"evict_over_min_copy_file", double(int64_t(ratio() * 1000 + 0.5)) / 1000},
+			{"goal", kGoal},
+			{"meets_goal", ratio() >= kGoal},
+			{"max_io_in_flight", max_io_in_flight},
+			{"max_copies_in_flight", max_copies_in_flight},
+			{"verified", verified}};
 		if (copy_back > 0)
 			j["copy_back_gbps"] = g(copy_back);
 		if (!error.empty())
@@ -209,7 +227,8 @@ struct Result {
 // evict_first runs the library before the raw files (on a fresh filesystem whichever runs
 // first allocates new blocks, so run_matrix alternates the order between repetitions).
 inline Result measure(const std::string &target, const std::string &fs, const std::string &dir,
-		      const kvgpu_options &o, uint64_t chunk, unsigned count, Buffers &buf, bool evict_first)
+		      const kvgpu_options &o, uint64_t chunk, unsigned count, Buffers &buf,
+		      bool evict_first)
 {
 	Result r;
 	r.target = target;
@@ -232,18 +251,23 @@ inline Result measure(const std::string &target, const std::string &fs, const st
 		r.copy_back = buf.copy_back_bw(total, o.slot_bytes);
 	auto raw = [&] {
 		double fw = raw_files(dir, chunk, count, o.slot_bytes, o.slots, r.direct, false);
-		double fr = fw > 0 ? raw_files(dir, chunk, count, o.slot_bytes, o.slots, r.direct, true) : fw;
+		double fr =
+			fw > 0 ? raw_files(dir, chunk, count, o.slot_bytes, o.slots, r.direct, true)
+			       : fw;
 		remove_raw_files(dir, count);
 		if (fw < 0 || fr < 0)
 			r.fail_errno(fw < 0 ? fw : fr, fw < 0 ? "raw file write" : "raw file read");
 		r.file_write = std::max(fw, 0.0);
 		r.file_read = std::max(fr, 0.0);
 	};
-	auto key = [&](unsigned i) { return "bench-" + std::to_string(chunk) + "-" + std::to_string(i); };
+	auto key = [&](unsigned i) {
+		return "bench-" + std::to_string(chunk) + "-" + std::to_string(i);
+	};
 	auto lib = [&] {
 		double t0 = now_s();
 		for (unsigned i = 0; i < count && r.error.empty(); i++)
-			r.fail_kvgpu(kvgpu_evict(ctx, buf.src + i * chunk, chunk, key(i).c_str(), KVGPU_LIFETIME_SHORT, nullptr));
+			r.fail_kvgpu(kvgpu_evict(ctx, buf.src + i * chunk, chunk, key(i).c_str(),
+						 KVGPU_LIFETIME_SHORT, nullptr));
 		int w = kvgpu_wait(ctx, 0);
 		double t1 = now_s();
 		r.fail_kvgpu(w);
@@ -251,7 +275,8 @@ inline Result measure(const std::string &target, const std::string &fs, const st
 
 		t0 = now_s();
 		for (unsigned i = 0; i < count && r.error.empty(); i++) {
-			int64_t n = kvgpu_load(ctx, key(i).c_str(), buf.dst + i * chunk, chunk, nullptr);
+			int64_t n = kvgpu_load(ctx, key(i).c_str(), buf.dst + i * chunk, chunk,
+					       nullptr);
 			r.fail_kvgpu(n == int64_t(chunk) || n < 0 ? n : int64_t(KVGPU_ERR_SIZE));
 		}
 		t1 = now_s();
@@ -282,12 +307,14 @@ inline Result measure(const std::string &target, const std::string &fs, const st
 inline std::string describe(const Result &r)
 {
 	char line[320];
-	std::snprintf(line, sizeof(line),
-		      "%-10s %-6s %9llu B x %3u (%s): copy %6.2f  file w %6.2f r %6.2f  evict %6.2f  load %6.2f GB/s"
-		      "  evict/min(copy,file) %.2f%s",
-		      r.target.c_str(), r.engine.c_str(), static_cast<unsigned long long>(r.chunk), r.count,
-		      r.direct ? "O_DIRECT" : "buffered", r.copy / 1e9, r.file_write / 1e9, r.file_read / 1e9,
-		      r.evict / 1e9, r.load / 1e9, r.ratio(), r.error.empty() ? "" : "  ERROR: ");
+	std::snprintf(
+		line, sizeof(line),
+		"%-10s %-6s %9llu B x %3u (%s): copy %6.2f  file w %6.2f r %6.2f  evict %6.2f  load %6.2f GB/s"
+		"  evict/min(copy,file) %.2f%s",
+		r.target.c_str(), r.engine.c_str(), static_cast<unsigned long long>(r.chunk),
+		r.count, r.direct ? "O_DIRECT" : "buffered", r.copy / 1e9, r.file_write / 1e9,
+		r.file_read / 1e9, r.evict / 1e9, r.load / 1e9, r.ratio(),
+		r.error.empty() ? "" : "  ERROR: ");
 	return line + r.error;
 }
 
@@ -298,12 +325,13 @@ struct Target {
 
 // Measures every chunk size in every target (floor(total / size) chunks each, reps times, the
 // best of each figure kept), printing a line per result to stdout.
-inline std::vector<Result> run_matrix(const std::vector<Target> &targets, const std::vector<uint64_t> &sizes,
-				      uint64_t total, unsigned reps, const kvgpu_options &o, Buffers &buf,
+inline std::vector<Result> run_matrix(const std::vector<Target> &targets,
+				      const std::vector<uint64_t> &sizes, uint64_t total,
+				      unsigned reps, const kvgpu_options &o, Buffers &buf,
 				      const std::function<std::string(const std::string &)> &fs_of)
 {
 	std::vector<Result> out;
-	const char *only = std::getenv("KVGPU_BENCH_ONLY"); // one target name, for quick looks
+	const char *only = std::getenv("KVGPU_BENCH_ONLY");  // one target name, for quick looks
 	for (const Target &t : targets) {
 		if (only && *only && t.name != only)
 			continue;
@@ -316,15 +344,19 @@ inline std::vector<Result> run_matrix(const std::vector<Target> &targets, const 
 		for (uint64_t size : sizes) {
 			// The buffers hold total bytes: a chunk size beyond that is not measured.
 			if (size > total) {
-				std::printf("%-10s %9llu B: larger than the %llu bytes per size, not measured\n", t.name.c_str(),
-					    static_cast<unsigned long long>(size), static_cast<unsigned long long>(total));
+				std::printf(
+					"%-10s %9llu B: larger than the %llu bytes per size, not measured\n",
+					t.name.c_str(), static_cast<unsigned long long>(size),
+					static_cast<unsigned long long>(total));
 				continue;
 			}
 			unsigned count = unsigned(total / size);
 			// Best of reps runs per figure: the machine is shared, the best run is the least disturbed.
-			Result best = measure(t.name, fs_of(t.dir), t.dir, o, size, count, buf, false);
+			Result best =
+				measure(t.name, fs_of(t.dir), t.dir, o, size, count, buf, false);
 			for (unsigned i = 1; i < reps && best.error.empty(); i++) {
-				Result r = measure(t.name, best.fs, t.dir, o, size, count, buf, i % 2 == 1);
+				Result r = measure(t.name, best.fs, t.dir, o, size, count, buf,
+						   i % 2 == 1);
 				if (!r.error.empty()) {
 					best.error = r.error;
 					break;
@@ -336,8 +368,10 @@ inline std::vector<Result> run_matrix(const std::vector<Target> &targets, const 
 				best.evict = std::max(best.evict, r.evict);
 				best.load = std::max(best.load, r.load);
 				best.verified = best.verified && r.verified;
-				best.max_io_in_flight = std::max(best.max_io_in_flight, r.max_io_in_flight);
-				best.max_copies_in_flight = std::max(best.max_copies_in_flight, r.max_copies_in_flight);
+				best.max_io_in_flight =
+					std::max(best.max_io_in_flight, r.max_io_in_flight);
+				best.max_copies_in_flight =
+					std::max(best.max_copies_in_flight, r.max_copies_in_flight);
 			}
 			out.push_back(best);
 			std::printf("%s\n", describe(out.back()).c_str());
@@ -348,8 +382,9 @@ inline std::vector<Result> run_matrix(const std::vector<Target> &targets, const 
 }
 
 // The whole run as JSON: the options, the results and the reasons anything was skipped.
-inline nlohmann::json report(const std::string &bench, const kvgpu_options &o, uint64_t total, unsigned reps,
-			     const std::vector<Result> &results, const std::vector<std::string> &skipped)
+inline nlohmann::json report(const std::string &bench, const kvgpu_options &o, uint64_t total,
+			     unsigned reps, const std::vector<Result> &results,
+			     const std::vector<std::string> &skipped)
 {
 	nlohmann::json j;
 	j["bench"] = bench;
@@ -361,8 +396,11 @@ inline nlohmann::json report(const std::string &bench, const kvgpu_options &o, u
 			j["loadavg_1_5min"] = {l1, l5};
 		std::fclose(f);
 	}
-	j["options"] = {{"slot_bytes", o.slot_bytes}, {"slots", o.slots}, {"queue_depth", o.queue_depth},
-			{"checksum", o.checksum}, {"durability", o.durability == KVGPU_DURABLE_FSYNC ? "fsync" : "none"}};
+	j["options"] = {{"slot_bytes", o.slot_bytes},
+			{"slots", o.slots},
+			{"queue_depth", o.queue_depth},
+			{"checksum", o.checksum},
+			{"durability", o.durability == KVGPU_DURABLE_FSYNC ? "fsync" : "none"}};
 	j["bytes_per_size"] = total;
 	j["repetitions"] = reps;
 	j["figures"] = "best of the repetitions, GB/s = 1e9 bytes/s of payload";
@@ -429,9 +467,10 @@ inline Setup env_setup(kvgpu_engine engine, uint64_t default_mib, const char *de
 	const char *json_env = std::getenv("KVGPU_BENCH_JSON");
 	s.json_path = json_env && *json_env ? json_env : default_json;
 	s.sizes = {256u << 10, 4u << 20, (16u << 20) + 1000, 64u << 20};
-	s.options = test::engine_options(engine, uint32_t(env_u64("KVGPU_BENCH_SLOT_KIB", 4096) << 10),
-					 uint32_t(env_u64("KVGPU_BENCH_SLOTS", 8)));
+	s.options =
+		test::engine_options(engine, uint32_t(env_u64("KVGPU_BENCH_SLOT_KIB", 4096) << 10),
+				     uint32_t(env_u64("KVGPU_BENCH_SLOTS", 8)));
 	return s;
 }
 
-} // namespace kvfdp::gpu::bench
+}  // namespace kvfdp::gpu::bench

@@ -71,4 +71,4 @@ inline void check_reopened(kvgpu_ctx *c, const std::string &dir, uint64_t cap, i
 	CHECK(s.chunks > 0);
 }
 
-} // namespace kvfdp::gpu::test
+}  // namespace kvfdp::gpu::test

@@ -51,7 +51,8 @@ inline DiskUse disk_use(const std::string &dir)
 		const char *n = e->d_name;
 		bool dead = std::strncmp(n, kDeadPrefix, sizeof(kDeadPrefix) - 1) == 0;
 		struct stat st {};
-		if ((dead || ((n[0] == 'k' || n[0] == 'h') && n[1] == '-')) && ::stat((dir + "/" + n).c_str(), &st) == 0) {
+		if ((dead || ((n[0] == 'k' || n[0] == 'h') && n[1] == '-')) &&
+		    ::stat((dir + "/" + n).c_str(), &st) == 0) {
 			(dead ? u.dead_bytes : u.bytes) += uint64_t(st.st_size);
 			(dead ? u.dead_files : u.files)++;
 		}
@@ -68,7 +69,8 @@ inline kvgpu_stats_t stats_of(kvgpu_ctx *c)
 }
 
 // Puts key with its key_payload of n bytes; returns kvgpu's code.
-inline int put_key(kvgpu_ctx *c, const std::string &key, size_t n, int lifetime = KVGPU_LIFETIME_SHORT)
+inline int put_key(kvgpu_ctx *c, const std::string &key, size_t n,
+		   int lifetime = KVGPU_LIFETIME_SHORT)
 {
 	auto v = key_payload(key, n);
 	int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), lifetime, nullptr);
@@ -88,4 +90,4 @@ inline int verify_key(kvgpu_ctx *c, const std::string &key)
 	return r == n && got == key_payload(key, size_t(n)) ? 1 : 0;
 }
 
-} // namespace kvfdp::gpu::test
+}  // namespace kvfdp::gpu::test

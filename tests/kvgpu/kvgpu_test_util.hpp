@@ -21,7 +21,10 @@ namespace kvfdp::gpu::test {
 // tests/support's TempDir, under /var/tmp unless a test names another base (kvgpu's files
 // want O_DIRECT, which tmpfs refuses); a base mkdtemp refuses leaves ok() false.
 struct TempDir : kvfdp::test::TempDir {
-	explicit TempDir(const std::string &base = "/var/tmp") : kvfdp::test::TempDir(base, MayFail{}) {}
+	explicit TempDir(const std::string &base = "/var/tmp")
+	    : kvfdp::test::TempDir(base, MayFail{})
+	{
+	}
 };
 
 inline uint64_t splitmix(uint64_t &s)
@@ -80,7 +83,8 @@ inline uint64_t file_size(const std::string &path)
 }
 
 // Options for one engine; slot_bytes/slots 0 keep the defaults.
-inline kvgpu_options engine_options(kvgpu_engine engine, uint32_t slot_bytes = 0, uint32_t slots = 0)
+inline kvgpu_options engine_options(kvgpu_engine engine, uint32_t slot_bytes = 0,
+				    uint32_t slots = 0)
 {
 	kvgpu_options o;
 	kvgpu_options_init(&o);
@@ -96,10 +100,13 @@ inline kvgpu_options engine_options(kvgpu_engine engine, uint32_t slot_bytes = 0
 struct Ctx {
 	kvgpu_ctx *c = nullptr;
 	int rc = 0;
-	Ctx(const std::string &dir, const kvgpu_options &o) { rc = kvgpu_open(dir.c_str(), &o, &c); }
+	Ctx(const std::string &dir, const kvgpu_options &o)
+	{
+		rc = kvgpu_open(dir.c_str(), &o, &c);
+	}
 	~Ctx() { kvgpu_close(c); }
 	Ctx(const Ctx &) = delete;
 	Ctx &operator=(const Ctx &) = delete;
 };
 
-} // namespace kvfdp::gpu::test
+}  // namespace kvfdp::gpu::test

@@ -24,8 +24,8 @@
 #include "tests/support/skip.hpp"
 
 using namespace kvfdp::gpu;
-using kvfdp::gpu::test::TempDir;
 using kvfdp::gpu::test::fork_kill_after;
+using kvfdp::gpu::test::TempDir;
 
 namespace {
 
@@ -58,7 +58,10 @@ std::vector<std::string> temp_files(const std::string &dir)
 }
 
 // Payloads that describe themselves: the first 8 bytes are the seed, the length follows from it.
-size_t self_len(uint64_t seed) { return (4u << 20) + 1 + (seed * 2654435761u) % (12u << 20); }
+size_t self_len(uint64_t seed)
+{
+	return (4u << 20) + 1 + (seed * 2654435761u) % (12u << 20);
+}
 std::vector<unsigned char> self_payload(uint64_t seed)
 {
 	auto v = test::pattern(self_len(seed), seed);
@@ -78,7 +81,7 @@ bool self_valid(const std::vector<unsigned char> &v, size_t n)
 	return std::memcmp(want.data(), v.data(), n) == 0;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvgpu: crc32c matches the Castagnoli check value and the portable version")
 {
@@ -96,10 +99,12 @@ TEST_CASE("kvgpu: crc32c matches the Castagnoli check value and the portable ver
 	// Lengths around the three-lane blocks (3 x 8 KiB) at unaligned starts, chained at odd points.
 	auto big = test::pattern((1u << 20) + 77, 11);
 	for (size_t start : {size_t(0), size_t(1), size_t(5)})
-		for (size_t n : {size_t(24575), size_t(24576), size_t(24577), size_t(49152 + 9), size_t(1u << 20)}) {
+		for (size_t n : {size_t(24575), size_t(24576), size_t(24577), size_t(49152 + 9),
+				 size_t(1u << 20)}) {
 			uint32_t want = crc32c_portable(0, big.data() + start, n);
 			CHECK_MESSAGE(crc32c(0, big.data() + start, n) == want, start << "+" << n);
-			uint32_t chained = crc32c(crc32c(0, big.data() + start, n / 3), big.data() + start + n / 3, n - n / 3);
+			uint32_t chained = crc32c(crc32c(0, big.data() + start, n / 3),
+						  big.data() + start + n / 3, n - n / 3);
 			CHECK_MESSAGE(chained == want, start << "+" << n << " chained");
 		}
 }
@@ -146,8 +151,20 @@ TEST_CASE("kvgpu: round trips of many sizes, through a large and a tiny staging 
 	TempDir dir;
 	REQUIRE(dir.ok());
 	MESSAGE("test dir " << dir.path << " on " << test::fs_name(dir.path));
-	const std::vector<size_t> sizes = {1, 2, 511, 4095, 4096, 4097, 65535, 65536, 65537, 131072 + 7,
-					   (1u << 20) + 3, 4u << 20, (4u << 20) + 1, (9u << 20) + 4095};
+	const std::vector<size_t> sizes = {1,
+					   2,
+					   511,
+					   4095,
+					   4096,
+					   4097,
+					   65535,
+					   65536,
+					   65537,
+					   131072 + 7,
+					   (1u << 20) + 3,
+					   4u << 20,
+					   (4u << 20) + 1,
+					   (9u << 20) + 4095};
 	for (uint32_t slot : {0u, 65536u}) {
 		for (uint32_t checksum : {1u, 0u}) {
 			kvgpu_options o = host_options(slot, slot ? 2 : 0);
@@ -160,15 +177,18 @@ TEST_CASE("kvgpu: round trips of many sizes, through a large and a tiny staging 
 				std::string key = "size-" + std::to_string(n);
 				auto v = test::pattern(n, n * 31 + slot + checksum);
 				REQUIRE(put(c.c, v, key) == 0);
-				CHECK(test::file_size(dir.path + "/" + key_to_name(key)) == file_bytes(n));
+				CHECK(test::file_size(dir.path + "/" + key_to_name(key)) ==
+				      file_bytes(n));
 				CHECK(kvgpu_lookup(c.c, key.c_str()) == int64_t(n));
 				std::vector<unsigned char> got(n + 100, 0xAA);
-				REQUIRE(kvgpu_load(c.c, key.c_str(), got.data(), got.size(), nullptr) == int64_t(n));
+				REQUIRE(kvgpu_load(c.c, key.c_str(), got.data(), got.size(),
+						   nullptr) == int64_t(n));
 				CHECK(std::memcmp(got.data(), v.data(), n) == 0);
 				// Bytes past the chunk in the destination stay untouched.
 				CHECK(got[n] == 0xAA);
 				std::vector<unsigned char> exact(n);
-				CHECK(kvgpu_load(c.c, key.c_str(), exact.data(), n, nullptr) == int64_t(n));
+				CHECK(kvgpu_load(c.c, key.c_str(), exact.data(), n, nullptr) ==
+				      int64_t(n));
 				CHECK(exact == v);
 			}
 			kvgpu_stats_t s{};
@@ -203,8 +223,9 @@ TEST_CASE("kvgpu: concurrent evicts from four threads all land intact")
 			}
 			for (int i = 0; i < kPer; i++) {
 				std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
-				tickets.push_back(kvgpu_evict(c.c, bufs[size_t(i)].data(), bufs[size_t(i)].size(),
-							      key.c_str(), 1 + i % 5, nullptr));
+				tickets.push_back(kvgpu_evict(c.c, bufs[size_t(i)].data(),
+							      bufs[size_t(i)].size(), key.c_str(),
+							      1 + i % 5, nullptr));
 			}
 			for (int64_t tk : tickets)
 				if (tk <= 0 || kvgpu_wait(c.c, tk) != 0)
@@ -220,7 +241,8 @@ TEST_CASE("kvgpu: concurrent evicts from four threads all land intact")
 			auto want = test::pattern(1 + (seed * 7919) % 700000, seed);
 			std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
 			std::vector<unsigned char> got(want.size());
-			CHECK(kvgpu_load(c.c, key.c_str(), got.data(), got.size(), nullptr) == int64_t(want.size()));
+			CHECK(kvgpu_load(c.c, key.c_str(), got.data(), got.size(), nullptr) ==
+			      int64_t(want.size()));
 			CHECK(got == want);
 		}
 	}
@@ -229,7 +251,8 @@ TEST_CASE("kvgpu: concurrent evicts from four threads all land intact")
 	CHECK(s.evicts == kThreads * kPer);
 	// The pipeline overlapped: more than one io_uring op or copy was in flight at some point.
 	CHECK(s.max_io_in_flight + s.max_copies_in_flight > 2);
-	MESSAGE("max io in flight " << s.max_io_in_flight << ", max copies " << s.max_copies_in_flight);
+	MESSAGE("max io in flight " << s.max_io_in_flight << ", max copies "
+				    << s.max_copies_in_flight);
 }
 
 TEST_CASE("kvgpu: each chunk file carries its lifetime as the write hint (F_GET_RW_HINT)")
@@ -244,7 +267,8 @@ TEST_CASE("kvgpu: each chunk file carries its lifetime as the write hint (F_GET_
 		for (int life = KVGPU_LIFETIME_NOT_SET; life <= KVGPU_LIFETIME_EXTREME; life++) {
 			std::string key = "life" + std::to_string(life);
 			REQUIRE(put(c.c, test::pattern(10000, uint64_t(life)), key, life) == 0);
-			int fd = ::open((dir.path + "/" + key_to_name(key)).c_str(), O_RDONLY | O_CLOEXEC);
+			int fd = ::open((dir.path + "/" + key_to_name(key)).c_str(),
+					O_RDONLY | O_CLOEXEC);
 			REQUIRE(fd >= 0);
 			uint64_t hint = 99;
 			REQUIRE(::fcntl(fd, KVFDP_F_GET_RW_HINT, &hint) == 0);
@@ -272,7 +296,8 @@ TEST_CASE("kvgpu: O_DIRECT is used where the filesystem takes it (tmpfs: either 
 		REQUIRE(put(c.c, test::pattern(5000, 1), "x") == 0);
 		kvgpu_stats_t s{};
 		kvgpu_stats(c.c, &s);
-		MESSAGE("tmpfs /dev/shm: O_DIRECT " << std::string(s.direct_io ? "accepted" : "refused, buffered fallback"));
+		MESSAGE("tmpfs /dev/shm: O_DIRECT "
+			<< std::string(s.direct_io ? "accepted" : "refused, buffered fallback"));
 		CHECK(s.direct_files + s.buffered_files == 1);
 		CHECK(s.direct_files == uint64_t(s.direct_io));
 	}
@@ -396,7 +421,8 @@ TEST_CASE("kvgpu: bad input gets clean error codes")
 	if (cuda_rc == 0)
 		kvgpu_close(bad);
 	else
-		CHECK_MESSAGE((cuda_rc == KVGPU_ERR_NO_DEVICE || cuda_rc == KVGPU_ERR_NOT_BUILT), cuda_rc);
+		CHECK_MESSAGE((cuda_rc == KVGPU_ERR_NO_DEVICE || cuda_rc == KVGPU_ERR_NOT_BUILT),
+			      cuda_rc);
 	CHECK_MESSAGE((bad == nullptr || cuda_rc == 0), cuda_rc);
 
 	Ctx c(dir.path, host_options());
@@ -453,7 +479,8 @@ TEST_CASE("kvgpu: a full filesystem gives KVGPU_ERR_NO_SPACE and leaves no temp 
 	TempDir mnt;
 	REQUIRE(mnt.ok());
 	REQUIRE_MESSAGE(::mount("kvgpu-full", mnt.path.c_str(), "tmpfs", 0, "size=256k") == 0,
-			"mount -t tmpfs -o size=256k on " << mnt.path << ": " << std::strerror(errno));
+			"mount -t tmpfs -o size=256k on " << mnt.path << ": "
+							  << std::strerror(errno));
 	{
 		Ctx c(mnt.path, host_options());
 		REQUIRE(c.rc == 0);
@@ -491,7 +518,8 @@ TEST_CASE("kvgpu: a SIGKILLed evictor leaves no torn chunk under any key")
 			for (uint64_t seed = 1;; seed++) {
 				auto v = self_payload(seed);
 				std::string key = "k" + std::to_string(seed % 8);
-				int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), int(seed % 6), nullptr);
+				int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(),
+							int(seed % 6), nullptr);
 				// Tell the parent an evict is in flight: its kill lands inside one.
 				char one = 1;
 				if (t < 0 || ::write(progress, &one, 1) != 1)

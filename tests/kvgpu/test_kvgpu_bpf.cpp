@@ -36,11 +36,13 @@ struct Evicted {
 void check_filesystem(const std::string &fstype)
 {
 	ktest::ScratchFs fs(fstype, 320);
-	REQUIRE_MESSAGE(fs.ok(), "cannot make the " << fstype << " scratch filesystem: " << fs.why());
+	REQUIRE_MESSAGE(fs.ok(),
+			"cannot make the " << fstype << " scratch filesystem: " << fs.why());
 	auto t = bpf::Tagger::load(bpf::TaggerOptions{});
 	// A refusal (the verifier's) is a failure: root and BTF were checked up front.
-	REQUIRE_MESSAGE(t.ok(), "the kernel refused the BPF tagger: " << (t.ok() ? "" : t.error().message())
-						<< " (the verifier log, if any, is above)");
+	REQUIRE_MESSAGE(t.ok(), "the kernel refused the BPF tagger: "
+					<< (t.ok() ? "" : t.error().message())
+					<< " (the verifier log, if any, is above)");
 	// Counters only: no tag slots, as for any disk kvfdpd does not serve through ublk.
 	REQUIRE(t->watch_disk(fs.disk(), 0).ok());
 	auto fsdev = bpf::path_fs_dev(fs.mnt());
@@ -51,7 +53,7 @@ void check_filesystem(const std::string &fstype)
 	kvgpu_options o;
 	kvgpu_options_init(&o);
 	o.engine = KVGPU_ENGINE_HOST;
-	o.direct_io = KVGPU_DIRECT_ON; // the expectation below is about O_DIRECT writes
+	o.direct_io = KVGPU_DIRECT_ON;  // the expectation below is about O_DIRECT writes
 	o.slot_bytes = 1u << 20;
 	o.slots = 4;
 	kvgpu_ctx *c = nullptr;
@@ -66,14 +68,17 @@ void check_filesystem(const std::string &fstype)
 	const uint64_t sizes[] = {1u << 20, (3u << 20) + 123, 4096, 1};
 	std::vector<Evicted> done;
 	uint64_t expected[KVFDP_NR_CLASSES] = {};
-	for (int lifetime = KVGPU_LIFETIME_NOT_SET; lifetime <= KVGPU_LIFETIME_EXTREME; lifetime++) {
+	for (int lifetime = KVGPU_LIFETIME_NOT_SET; lifetime <= KVGPU_LIFETIME_EXTREME;
+	     lifetime++) {
 		// One lifetime at a time, its evicts concurrent: no request ever mixes two classes.
 		std::vector<int64_t> tickets;
 		std::vector<std::vector<unsigned char>> data;
 		for (uint64_t n : sizes) {
-			Evicted e{"L" + std::to_string(lifetime) + "-" + std::to_string(n), n, lifetime, 0};
+			Evicted e{"L" + std::to_string(lifetime) + "-" + std::to_string(n), n,
+				  lifetime, 0};
 			data.push_back(gtest::pattern(n, uint64_t(lifetime) * 10 + n));
-			int64_t tk = kvgpu_evict(c, data.back().data(), n, e.key.c_str(), lifetime, nullptr);
+			int64_t tk = kvgpu_evict(c, data.back().data(), n, e.key.c_str(), lifetime,
+						 nullptr);
 			REQUIRE_MESSAGE(tk > 0, kvgpu_strerror(int(tk)));
 			tickets.push_back(tk);
 			expected[lifetime] += file_bytes(n);
@@ -93,10 +98,12 @@ void check_filesystem(const std::string &fstype)
 	REQUIRE(counters.ok());
 	for (int k = KVFDP_CLASS_NONE; k < KVFDP_NR_CLASSES; k++)
 		CHECK_MESSAGE(counters->write[k].bytes == expected[k],
-			      fstype << " class " << k << ": " << counters->write[k].bytes << " bytes tagged, "
-				     << expected[k] << " evicted (file_bytes of each chunk)");
+			      fstype << " class " << k << ": " << counters->write[k].bytes
+				     << " bytes tagged, " << expected[k]
+				     << " evicted (file_bytes of each chunk)");
 	CHECK_MESSAGE(counters->write[KVFDP_CLASS_NOT_SET].bytes >= expected[KVFDP_CLASS_NOT_SET],
-		      fstype << " class 0: " << counters->write[0].bytes << " bytes < " << expected[0]);
+		      fstype << " class 0: " << counters->write[0].bytes << " bytes < "
+			     << expected[0]);
 	MESSAGE(fstype << ": class 0 (metadata + NOT_SET chunks) " << counters->write[0].bytes
 		       << " bytes, chunks with lifetime 0: " << expected[0]);
 
@@ -111,8 +118,9 @@ void check_filesystem(const std::string &fstype)
 			attributed += t->inode_bytes(*fsdev, sb.st_ino);
 			written += file_bytes(e.bytes);
 		}
-		MESSAGE(fstype << ": " << attributed << " of " << written
-			       << " chunk bytes attributed to the chunk files' inodes (not asserted)");
+		MESSAGE(fstype
+			<< ": " << attributed << " of " << written
+			<< " chunk bytes attributed to the chunk files' inodes (not asserted)");
 	}
 }
 
@@ -121,7 +129,7 @@ const ktest::Requires need_root("root", ktest::probe_root("loading BPF and creat
 const ktest::Requires need_btf("btf", ktest::probe_btf());
 const ktest::Requires need_loop("loop", ktest::probe_scratch_disk());
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvgpu bpf: evictions are counted under the lifetime class they were given (ext4)")
 {

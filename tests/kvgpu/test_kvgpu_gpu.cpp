@@ -55,9 +55,11 @@ void require_gpu()
 	REQUIRE(kvgpu_has_cuda() == 1);
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	REQUIRE_MESSAGE(e == cudaSuccess, "a GPU is on the PCI bus but CUDA cannot use it: cudaGetDeviceCount: "
-						  << cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
-						  << "; is the NVIDIA driver, libcuda.so.1, installed and new enough for this CUDA build?)");
+	REQUIRE_MESSAGE(
+		e == cudaSuccess,
+		"a GPU is on the PCI bus but CUDA cannot use it: cudaGetDeviceCount: "
+			<< cudaGetErrorName(e) << " (" << cudaGetErrorString(e)
+			<< "; is the NVIDIA driver, libcuda.so.1, installed and new enough for this CUDA build?)");
 	REQUIRE_MESSAGE(n > 0, "a GPU is on the PCI bus but the CUDA driver reports none");
 	checked = true;
 	cudaDeviceProp p{};
@@ -95,13 +97,14 @@ bool device_round_trip(kvgpu_ctx *c, size_t n, uint64_t seed, const std::string 
 	REQUIRE_MESSAGE(kvgpu_wait(c, t) == 0, "evict of " << n << " bytes");
 	CHECK(kvgpu_lookup(c, key.c_str()) == int64_t(n));
 	int64_t got = kvgpu_load(c, key.c_str(), dst.get(), n, nullptr);
-	REQUIRE_MESSAGE(got == int64_t(n), "load: " << (got < 0 ? kvgpu_strerror(int(got)) : "short"));
+	REQUIRE_MESSAGE(got == int64_t(n),
+			"load: " << (got < 0 ? kvgpu_strerror(int(got)) : "short"));
 	std::vector<unsigned char> back(n);
 	REQUIRE(cudaMemcpy(back.data(), dst.get(), n, cudaMemcpyDeviceToHost) == cudaSuccess);
 	return back == want;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("kvgpu gpu: the CUDA engine is chosen and round-trips many sizes from device memory")
 {
@@ -115,13 +118,27 @@ TEST_CASE("kvgpu gpu: the CUDA engine is chosen and round-trips many sizes from 
 		kvgpu_stats_t st{};
 		REQUIRE(kvgpu_stats(c.c, &st) == 0);
 		CHECK(st.engine == KVGPU_ENGINE_CUDA);
-		const size_t sizes[] = {1, 7, 4095, 4096, 4097, 65535, 65536, 65537, (1u << 20) + 3,
-					(4u << 20) - 1, 4u << 20, (4u << 20) + 1, (9u << 20) + 4321, 33u << 20};
+		const size_t sizes[] = {1,
+					7,
+					4095,
+					4096,
+					4097,
+					65535,
+					65536,
+					65537,
+					(1u << 20) + 3,
+					(4u << 20) - 1,
+					4u << 20,
+					(4u << 20) + 1,
+					(9u << 20) + 4321,
+					33u << 20};
 		uint64_t seed = 1;
 		for (size_t n : sizes) {
-			std::string key = "gpu-" + std::to_string(slot_bytes) + "-" + std::to_string(n);
+			std::string key =
+				"gpu-" + std::to_string(slot_bytes) + "-" + std::to_string(n);
 			int lifetime = int(seed % 6);
-			CHECK_MESSAGE(device_round_trip(c.c, n, seed, key, lifetime), n << " bytes");
+			CHECK_MESSAGE(device_round_trip(c.c, n, seed, key, lifetime),
+				      n << " bytes");
 			seed++;
 		}
 		REQUIRE(kvgpu_stats(c.c, &st) == 0);
@@ -163,7 +180,9 @@ TEST_CASE("kvgpu gpu: concurrent evicts from four threads land intact")
 	Ctx c(dir.path, cuda_options(1u << 20, 6));
 	REQUIRE(c.rc == 0);
 	constexpr int kThreads = 4, kPer = 8;
-	auto len = [](int th, int i) { return size_t(1u << 20) * (1 + (th + i) % 3) + size_t(th * 977 + i * 13); };
+	auto len = [](int th, int i) {
+		return size_t(1u << 20) * (1 + (th + i) % 3) + size_t(th * 977 + i * 13);
+	};
 	std::vector<std::thread> ts;
 	std::vector<int> failures(kThreads, 0);
 	for (int th = 0; th < kThreads; th++)
@@ -179,13 +198,17 @@ TEST_CASE("kvgpu gpu: concurrent evicts from four threads land intact")
 				size_t n = len(th, i);
 				auto v = test::pattern(n, uint64_t(th * 100 + i));
 				void *d = nullptr;
-				if (cudaMalloc(&d, n) != cudaSuccess || cudaMemcpy(d, v.data(), n, cudaMemcpyHostToDevice) != cudaSuccess) {
+				if (cudaMalloc(&d, n) != cudaSuccess ||
+				    cudaMemcpy(d, v.data(), n, cudaMemcpyHostToDevice) !=
+					    cudaSuccess) {
 					failures[th]++;
 					continue;
 				}
 				bufs.push_back(d);
-				std::string key = "t" + std::to_string(th) + "-" + std::to_string(i);
-				tickets.push_back(kvgpu_evict(c.c, d, n, key.c_str(), 1 + (th + i) % 5, nullptr));
+				std::string key =
+					"t" + std::to_string(th) + "-" + std::to_string(i);
+				tickets.push_back(kvgpu_evict(c.c, d, n, key.c_str(),
+							      1 + (th + i) % 5, nullptr));
 			}
 			for (int64_t t : tickets)
 				failures[th] += t <= 0 || kvgpu_wait(c.c, t) != 0;
@@ -204,13 +227,15 @@ TEST_CASE("kvgpu gpu: concurrent evicts from four threads land intact")
 			std::string key = "t" + std::to_string(th) + "-" + std::to_string(i);
 			REQUIRE(kvgpu_load(c.c, key.c_str(), dst.get(), n, nullptr) == int64_t(n));
 			std::vector<unsigned char> back(n);
-			REQUIRE(cudaMemcpy(back.data(), dst.get(), n, cudaMemcpyDeviceToHost) == cudaSuccess);
+			REQUIRE(cudaMemcpy(back.data(), dst.get(), n, cudaMemcpyDeviceToHost) ==
+				cudaSuccess);
 			CHECK_MESSAGE(back == want, key);
 		}
 	kvgpu_stats_t st{};
 	REQUIRE(kvgpu_stats(c.c, &st) == 0);
 	CHECK(st.evicts == uint64_t(kThreads * kPer));
-	MESSAGE("most copies in flight " << st.max_copies_in_flight << ", most I/O in flight " << st.max_io_in_flight);
+	MESSAGE("most copies in flight " << st.max_copies_in_flight << ", most I/O in flight "
+					 << st.max_io_in_flight);
 }
 
 TEST_CASE("kvgpu gpu: a damaged payload fails its checksum on load; host memory works too")
@@ -255,7 +280,8 @@ TEST_CASE("kvgpu gpu: a store on another device leaves the caller's current devi
 	require_gpu();
 	int n = 0;
 	REQUIRE(cudaGetDeviceCount(&n) == cudaSuccess);
-	REQUIRE_MESSAGE(n >= 2, "two NVIDIA GPUs are on the PCI bus but CUDA reports " << n << " (CUDA_VISIBLE_DEVICES?)");
+	REQUIRE_MESSAGE(n >= 2, "two NVIDIA GPUs are on the PCI bus but CUDA reports "
+					<< n << " (CUDA_VISIBLE_DEVICES?)");
 	TempDir dir;
 	REQUIRE(dir.ok());
 	REQUIRE(cudaSetDevice(0) == cudaSuccess);

@@ -26,13 +26,19 @@ using namespace kvfdp::gpu::test;
 
 namespace {
 
-constexpr size_t kChunk = 20000;                    // 24 KiB on disk
-constexpr uint64_t kFile = 4096 + 20480;            // file_bytes(kChunk)
-constexpr uint64_t kCap = 10 * kFile;               // ten chunks
+constexpr size_t kChunk = 20000;          // 24 KiB on disk
+constexpr uint64_t kFile = 4096 + 20480;  // file_bytes(kChunk)
+constexpr uint64_t kCap = 10 * kFile;     // ten chunks
 
-std::string key_of(int i) { return "chunk/" + std::to_string(i); }
+std::string key_of(int i)
+{
+	return "chunk/" + std::to_string(i);
+}
 
-std::string index_path(const TempDir &d) { return d.path + "/" + kIndexName; }
+std::string index_path(const TempDir &d)
+{
+	return d.path + "/" + kIndexName;
+}
 
 // Flips one byte of a file at offset.
 void flip_byte(const std::string &path, off_t off)
@@ -55,7 +61,7 @@ void fill_store(const TempDir &dir, uint64_t cap, int n)
 		REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("store: file_bytes of the test chunk")
 {
@@ -168,7 +174,7 @@ TEST_CASE("store: a corrupt index is rebuilt from the chunk headers, never trust
 	fill_store(dir, kCap, 8);
 	SUBCASE("a flipped byte in a record")
 	{
-		flip_byte(index_path(dir), 16 + 8 + 3); // the first record's seq
+		flip_byte(index_path(dir), 16 + 8 + 3);  // the first record's seq
 	}
 	SUBCASE("garbage instead of the header")
 	{
@@ -247,16 +253,18 @@ TEST_CASE("store: a replacement whose journal record was lost is corrected by it
 	}
 	Ctx c(dir.path, store_options(kCap));
 	REQUIRE(c.rc == 0);
-	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(kChunk)); // the index, no I/O
+	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(kChunk));  // the index, no I/O
 	CHECK(verify_key(c.c, key_of(0)) == 1);
 	std::vector<unsigned char> got(3 * kChunk);
-	CHECK(kvgpu_load(c.c, key_of(1).c_str(), got.data(), got.size(), nullptr) == int64_t(3 * kChunk));
+	CHECK(kvgpu_load(c.c, key_of(1).c_str(), got.data(), got.size(), nullptr) ==
+	      int64_t(3 * kChunk));
 	CHECK(got == key_payload(key_of(1), 3 * kChunk));
 	CHECK(kvgpu_lookup(c.c, key_of(1).c_str()) == int64_t(3 * kChunk));
 	CHECK(stats_of(c.c).used_bytes == disk_use(dir.path).bytes);
 }
 
-TEST_CASE("store: a chunk edited by hand fails its own load with a clear code and is dropped; the rest stay")
+TEST_CASE(
+	"store: a chunk edited by hand fails its own load with a clear code and is dropped; the rest stay")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
@@ -266,11 +274,13 @@ TEST_CASE("store: a chunk edited by hand fails its own load with a clear code an
 		REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
 	std::string f1 = dir.path + "/" + key_to_name(key_of(1));
 	std::string f2 = dir.path + "/" + key_to_name(key_of(2));
-	flip_byte(f1, 4096 + 1234); // payload
-	flip_byte(f2, 20);          // header
+	flip_byte(f1, 4096 + 1234);  // payload
+	flip_byte(f2, 20);           // header
 	std::vector<unsigned char> buf(kChunk);
-	CHECK(kvgpu_load(c.c, key_of(1).c_str(), buf.data(), buf.size(), nullptr) == KVGPU_ERR_CHECKSUM);
-	CHECK(kvgpu_load(c.c, key_of(2).c_str(), buf.data(), buf.size(), nullptr) == KVGPU_ERR_CORRUPT);
+	CHECK(kvgpu_load(c.c, key_of(1).c_str(), buf.data(), buf.size(), nullptr) ==
+	      KVGPU_ERR_CHECKSUM);
+	CHECK(kvgpu_load(c.c, key_of(2).c_str(), buf.data(), buf.size(), nullptr) ==
+	      KVGPU_ERR_CORRUPT);
 	CHECK(std::string(kvgpu_strerror(KVGPU_ERR_CHECKSUM)).find("damaged") != std::string::npos);
 	// Dropped from the index and the directory: they no longer hold capacity.
 	CHECK(kvgpu_contains(c.c, key_of(1).c_str()) == 0);
@@ -286,7 +296,8 @@ TEST_CASE("store: a chunk edited by hand fails its own load with a clear code an
 	// the load finds it gone and drops it.
 	REQUIRE(::unlink((dir.path + "/" + key_to_name(key_of(3))).c_str()) == 0);
 	CHECK(kvgpu_contains(c.c, key_of(3).c_str()) == 1);
-	CHECK(kvgpu_load(c.c, key_of(3).c_str(), buf.data(), buf.size(), nullptr) == KVGPU_ERR_NOT_FOUND);
+	CHECK(kvgpu_load(c.c, key_of(3).c_str(), buf.data(), buf.size(), nullptr) ==
+	      KVGPU_ERR_NOT_FOUND);
 	CHECK(kvgpu_contains(c.c, key_of(3).c_str()) == 0);
 }
 
@@ -320,7 +331,8 @@ TEST_CASE("store: bad input gets its own code")
 	CHECK(kvgpu_prefetch(s.c, 1, keys) == KVGPU_ERR_KEY);
 	CHECK(kvgpu_batch_wait(s.c, 12345) == KVGPU_ERR_TICKET);
 	CHECK(kvgpu_batch_poll(s.c, 0) == KVGPU_ERR_TICKET);
-	CHECK(kvgpu_load_batch(s.c, 1, nullptr, nullptr, nullptr, nullptr, nullptr) == KVGPU_ERR_INVAL);
+	CHECK(kvgpu_load_batch(s.c, 1, nullptr, nullptr, nullptr, nullptr, nullptr) ==
+	      KVGPU_ERR_INVAL);
 	// The longest key works, and nothing above disturbed the store.
 	std::string max_key(KVGPU_MAX_KEY, 'm');
 	CHECK(put_key(s.c, max_key, 100) == 0);
@@ -334,7 +346,7 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 	REQUIRE(dir.ok());
 	Ctx c(dir.path, store_options(64 * kFile, KVGPU_EVICT_FIFO, 16 * 1024, 4));
 	REQUIRE(c.rc == 0);
-	constexpr int kN = 40; // more than max_jobs would be fine too; 40 > slots * 3
+	constexpr int kN = 40;  // more than max_jobs would be fine too; 40 > slots * 3
 	std::vector<std::string> keys;
 	for (int i = 0; i < kN; i++) {
 		keys.push_back(key_of(i));
@@ -352,7 +364,7 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 		dp[size_t(i)] = bufs[size_t(i)].data();
 		sz[size_t(i)] = bufs[size_t(i)].size();
 	}
-	sz[9] = 10; // too small
+	sz[9] = 10;  // too small
 	// A damaged header in the second group of header reads (32 per submission).
 	flip_byte(dir.path + "/" + key_to_name(keys[35]), 8);
 	int64_t b = kvgpu_load_batch(c.c, kN, kp.data(), dp.data(), sz.data(), res.data(), nullptr);
@@ -362,7 +374,7 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 	CHECK(res[7] == KVGPU_ERR_NOT_FOUND);
 	CHECK(res[9] == KVGPU_ERR_SIZE);
 	CHECK(res[35] == KVGPU_ERR_CORRUPT);
-	CHECK(kvgpu_contains(c.c, keys[35].c_str()) == 0); // dropped: it can never load
+	CHECK(kvgpu_contains(c.c, keys[35].c_str()) == 0);  // dropped: it can never load
 	for (int i = 0; i < kN; i++) {
 		if (i == 7 || i == 9 || i == 35)
 			continue;
@@ -379,7 +391,8 @@ TEST_CASE("store: a batch loads together; a bad entry fails only itself")
 	CHECK(kvgpu_batch_wait(c.c, e) == 0);
 }
 
-TEST_CASE("store: prefetched chunks load from their buffer; a replace or remove voids the staged copy")
+TEST_CASE(
+	"store: prefetched chunks load from their buffer; a replace or remove voids the staged copy")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
@@ -477,7 +490,7 @@ TEST_CASE("store: concurrent put, get and evict from four threads")
 					if (r == 1)
 						loaded++;
 					else if (r != KVGPU_ERR_NOT_FOUND)
-						bad++; // a wrong byte, or any error but "evicted meanwhile"
+						bad++;  // a wrong byte, or any error but "evicted meanwhile"
 				}
 				if (stats_of(c.c).used_bytes > 12 * kFile)
 					over++;
@@ -493,14 +506,16 @@ TEST_CASE("store: concurrent put, get and evict from four threads")
 	CHECK(s.used_bytes <= 12 * kFile);
 	CHECK(disk_use(dir.path).bytes == s.used_bytes);
 	CHECK(disk_use(dir.path).files == s.chunks);
-	MESSAGE("4 threads: " << loaded.load() << " verified loads, " << s.evictions << " evictions");
+	MESSAGE("4 threads: " << loaded.load() << " verified loads, " << s.evictions
+			      << " evictions");
 }
 
 namespace {
 
 // Forks a child that opens the store and runs work(ctx, i) for i = 0, 1, ... forever,
 // writing a byte to the parent after each; kills it with SIGKILL after `after` bytes.
-template <class F> void kill_child_after(const std::string &dir, const kvgpu_options &o, int after, F work)
+template <class F>
+void kill_child_after(const std::string &dir, const kvgpu_options &o, int after, F work)
 {
 	fork_kill_after(after, [&](int progress) {
 		kvgpu_ctx *c = nullptr;
@@ -524,9 +539,10 @@ void check_after_crash(const std::string &dir, uint64_t cap, int keys)
 	check_reopened(c.c, dir, cap, keys, key_of);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("store: kill -9 during evictions: the index comes back and every surviving chunk verifies")
+TEST_CASE(
+	"store: kill -9 during evictions: the index comes back and every surviving chunk verifies")
 {
 	TempDir dir;
 	REQUIRE(dir.ok());
@@ -534,16 +550,19 @@ TEST_CASE("store: kill -9 during evictions: the index comes back and every survi
 		CAPTURE(round);
 		for (uint32_t policy : {uint32_t(KVGPU_EVICT_FIFO), uint32_t(KVGPU_EVICT_FIFO2)}) {
 			// The child keeps the store full: every put evicts (FIFO2 also rewrites hit chunks).
-			kill_child_after(dir.path, store_options(kCap, policy), 25 + 7 * round, [](kvgpu_ctx *c, int i) {
-				std::string key = key_of((i * 5) % 37);
-				auto v = key_payload(key, kChunk);
-				int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), 2, nullptr);
-				if (t < 0)
-					return false;
-				if (i % 2)
-					(void)verify_key(c, key_of((i * 5 + 3) % 37));
-				return kvgpu_wait(c, t) == 0;
-			});
+			kill_child_after(dir.path, store_options(kCap, policy), 25 + 7 * round,
+					 [](kvgpu_ctx *c, int i) {
+						 std::string key = key_of((i * 5) % 37);
+						 auto v = key_payload(key, kChunk);
+						 int64_t t = kvgpu_evict(c, v.data(), v.size(),
+									 key.c_str(), 2, nullptr);
+						 if (t < 0)
+							 return false;
+						 if (i % 2)
+							 (void)verify_key(c,
+									  key_of((i * 5 + 3) % 37));
+						 return kvgpu_wait(c, t) == 0;
+					 });
 			check_after_crash(dir.path, kCap, 37);
 		}
 	}
@@ -555,22 +574,26 @@ TEST_CASE("store: kill -9 during loads and batches: the index comes back and eve
 	REQUIRE(dir.ok());
 	fill_store(dir, kCap, 10);
 	for (int round = 0; round < 3; round++) {
-		kill_child_after(dir.path, store_options(kCap, KVGPU_EVICT_LRU), 20 + 9 * round, [](kvgpu_ctx *c, int i) {
-			static std::vector<std::vector<unsigned char>> bufs(4, std::vector<unsigned char>(kChunk));
-			std::string ks[4];
-			const char *kp[4];
-			void *dp[4];
-			size_t sz[4];
-			int64_t res[4];
-			for (int k = 0; k < 4; k++) {
-				ks[k] = key_of((i + k) % 10);
-				kp[k] = ks[k].c_str();
-				dp[k] = bufs[size_t(k)].data();
-				sz[k] = kChunk;
-			}
-			int64_t b = kvgpu_load_batch(c, 4, kp, dp, sz, res, nullptr);
-			return b > 0 && kvgpu_batch_wait(c, b) == 0 && verify_key(c, key_of(i % 10)) == 1;
-		});
+		kill_child_after(dir.path, store_options(kCap, KVGPU_EVICT_LRU), 20 + 9 * round,
+				 [](kvgpu_ctx *c, int i) {
+					 static std::vector<std::vector<unsigned char>> bufs(
+						 4, std::vector<unsigned char>(kChunk));
+					 std::string ks[4];
+					 const char *kp[4];
+					 void *dp[4];
+					 size_t sz[4];
+					 int64_t res[4];
+					 for (int k = 0; k < 4; k++) {
+						 ks[k] = key_of((i + k) % 10);
+						 kp[k] = ks[k].c_str();
+						 dp[k] = bufs[size_t(k)].data();
+						 sz[k] = kChunk;
+					 }
+					 int64_t b =
+						 kvgpu_load_batch(c, 4, kp, dp, sz, res, nullptr);
+					 return b > 0 && kvgpu_batch_wait(c, b) == 0 &&
+						verify_key(c, key_of(i % 10)) == 1;
+				 });
 		check_after_crash(dir.path, kCap, 10);
 		Ctx c(dir.path, store_options(kCap));
 		CHECK(stats_of(c.c).chunks == 10);

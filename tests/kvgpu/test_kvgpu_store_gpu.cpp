@@ -59,24 +59,28 @@ struct DevBufs {
 	[[nodiscard]] bool holds(unsigned i, const std::string &key) const
 	{
 		std::vector<unsigned char> back(kChunk);
-		REQUIRE(cudaMemcpy(back.data(), p[i], kChunk, cudaMemcpyDeviceToHost) == cudaSuccess);
+		REQUIRE(cudaMemcpy(back.data(), p[i], kChunk, cudaMemcpyDeviceToHost) ==
+			cudaSuccess);
 		return back == key_payload(key, kChunk);
 	}
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0)
 {
-	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+		.count();
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("kvgpu store gpu: evicts from device memory under a capacity, batched and prefetched loads into it")
+TEST_CASE(
+	"kvgpu store gpu: evicts from device memory under a capacity, batched and prefetched loads into it")
 {
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	bool usable = e == cudaSuccess && n > 0;
-	REQUIRE_MESSAGE(usable, "a GPU is on the PCI bus but CUDA cannot use it: " << cudaGetErrorName(e));
+	REQUIRE_MESSAGE(usable,
+			"a GPU is on the PCI bus but CUDA cannot use it: " << cudaGetErrorName(e));
 	TempDir dir;
 	REQUIRE(dir.ok());
 	kvgpu_options o = engine_options(KVGPU_ENGINE_CUDA);
@@ -89,8 +93,10 @@ TEST_CASE("kvgpu store gpu: evicts from device memory under a capacity, batched 
 	for (unsigned i = 0; i < kN + 8; i++) {
 		keys[i] = "gpu/" + std::to_string(i);
 		auto v = key_payload(keys[i], kChunk);
-		REQUIRE(cudaMemcpy(src.p[i % kN], v.data(), kChunk, cudaMemcpyHostToDevice) == cudaSuccess);
-		int64_t t = kvgpu_evict(c.c, src.p[i % kN], kChunk, keys[i].c_str(), KVGPU_LIFETIME_SHORT, nullptr);
+		REQUIRE(cudaMemcpy(src.p[i % kN], v.data(), kChunk, cudaMemcpyHostToDevice) ==
+			cudaSuccess);
+		int64_t t = kvgpu_evict(c.c, src.p[i % kN], kChunk, keys[i].c_str(),
+					KVGPU_LIFETIME_SHORT, nullptr);
 		REQUIRE(t > 0);
 		REQUIRE(kvgpu_wait(c.c, t) == 0);
 	}
@@ -98,8 +104,10 @@ TEST_CASE("kvgpu store gpu: evicts from device memory under a capacity, batched 
 	for (unsigned i = 0; i < 8; i++) {
 		std::string k = "more/" + std::to_string(i);
 		auto v = key_payload(k, kChunk);
-		REQUIRE(cudaMemcpy(src.p[0], v.data(), kChunk, cudaMemcpyHostToDevice) == cudaSuccess);
-		REQUIRE(kvgpu_wait(c.c, kvgpu_evict(c.c, src.p[0], kChunk, k.c_str(), 2, nullptr)) == 0);
+		REQUIRE(cudaMemcpy(src.p[0], v.data(), kChunk, cudaMemcpyHostToDevice) ==
+			cudaSuccess);
+		REQUIRE(kvgpu_wait(c.c,
+				   kvgpu_evict(c.c, src.p[0], kChunk, k.c_str(), 2, nullptr)) == 0);
 	}
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.evictions == 8);
@@ -120,7 +128,8 @@ TEST_CASE("kvgpu store gpu: evicts from device memory under a capacity, batched 
 	for (void *x : dst.p)
 		REQUIRE(cudaMemset(x, 0, kChunk) == cudaSuccess);
 	t0 = std::chrono::steady_clock::now();
-	int64_t b = kvgpu_load_batch(c.c, kN, kp.data(), dst.p.data(), sz.data(), res.data(), nullptr);
+	int64_t b =
+		kvgpu_load_batch(c.c, kN, kp.data(), dst.p.data(), sz.data(), res.data(), nullptr);
 	REQUIRE(b > 0);
 	REQUIRE(kvgpu_batch_wait(c.c, b) == 0);
 	double batch = ms_since(t0);
@@ -128,14 +137,15 @@ TEST_CASE("kvgpu store gpu: evicts from device memory under a capacity, batched 
 		CHECK(res[i] == int64_t(kChunk));
 		CHECK(dst.holds(i, keys[8 + i]));
 	}
-	MESSAGE("CUDA engine, " << kN << " x " << kChunk << " B into device memory: sequential " << seq
-				<< " ms, batch " << batch << " ms (" << seq / batch << "x)");
+	MESSAGE("CUDA engine, " << kN << " x " << kChunk << " B into device memory: sequential "
+				<< seq << " ms, batch " << batch << " ms (" << seq / batch << "x)");
 
 	// Staged in the pinned prefetch buffers, then copied H2D without a read.
 	for (void *x : dst.p)
 		REQUIRE(cudaMemset(x, 0, kChunk) == cudaSuccess);
 	REQUIRE(kvgpu_prefetch(c.c, 8, kp.data()) == 8);
-	int64_t b2 = kvgpu_load_batch(c.c, 8, kp.data(), dst.p.data(), sz.data(), res.data(), nullptr);
+	int64_t b2 =
+		kvgpu_load_batch(c.c, 8, kp.data(), dst.p.data(), sz.data(), res.data(), nullptr);
 	REQUIRE(kvgpu_batch_wait(c.c, b2) == 0);
 	for (unsigned i = 0; i < 8; i++)
 		CHECK(dst.holds(i, keys[8 + i]));

@@ -27,7 +27,10 @@ constexpr uint64_t kCap = 10 * kFile;     // ten chunks
 // What the disk may hold past the capacity while the reclaimer catches up (kvgpu.h).
 constexpr uint64_t kDiskBound = kCap + kCap / 8 + kFile;
 
-std::string key_of(int i) { return "chunk/" + std::to_string(i); }
+std::string key_of(int i)
+{
+	return "chunk/" + std::to_string(i);
+}
 
 // The LRU scenario: chunks 0..9, then loads of 0, 1, 2 (now the most recent), then a remove of
 // chunk 9 (its del record writes the waiting touches out with it).
@@ -62,7 +65,7 @@ void check_lru_order(const std::string &dir)
 	CHECK(kvgpu_contains(c.c, key_of(5).c_str()) == 1);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("store order: LRU recency survives a restart")
 {
@@ -90,7 +93,7 @@ TEST_CASE("store order: LRU recency survives kill -9 (up to the last journal wri
 		if (::write(progress, &one, 1) != 1)
 			::_exit(3);
 		for (;;)
-			::pause(); // killed here, never closed
+			::pause();  // killed here, never closed
 	});
 	check_lru_order(d);
 }
@@ -104,7 +107,8 @@ TEST_CASE("store order: FIFO2's load counts survive a restart")
 		REQUIRE(c.rc == 0);
 		for (int i = 0; i < 10; i++)
 			REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
-		REQUIRE(verify_key(c.c, key_of(0)) == 1); // earns chunk 0, the oldest, its second chance
+		REQUIRE(verify_key(c.c, key_of(0)) ==
+			1);  // earns chunk 0, the oldest, its second chance
 	}
 	Ctx c(dir.path, store_options(kCap, KVGPU_EVICT_FIFO2));
 	REQUIRE(c.rc == 0);
@@ -119,7 +123,8 @@ TEST_CASE("store order: FIFO2's load counts survive a restart")
 
 TEST_CASE("store reclaim: evictions are unlinked off the put path within the documented disk bound")
 {
-	for (uint32_t reclaim : {uint32_t(KVGPU_RECLAIM_BACKGROUND), uint32_t(KVGPU_RECLAIM_INLINE)}) {
+	for (uint32_t reclaim :
+	     {uint32_t(KVGPU_RECLAIM_BACKGROUND), uint32_t(KVGPU_RECLAIM_INLINE)}) {
 		CAPTURE(reclaim);
 		TempDir dir;
 		REQUIRE(dir.ok());
@@ -131,8 +136,9 @@ TEST_CASE("store reclaim: evictions are unlinked off the put path within the doc
 			for (int i = 0; i < 60; i++) {
 				REQUIRE(put_key(c.c, key_of(i), kChunk) == 0);
 				DiskUse u = disk_use(dir.path);
-				CHECK(u.bytes <= kCap);                  // live chunk files: the capacity
-				CHECK(u.bytes + u.dead_bytes <= kDiskBound); // with the reclaimer's backlog
+				CHECK(u.bytes <= kCap);  // live chunk files: the capacity
+				CHECK(u.bytes + u.dead_bytes <=
+				      kDiskBound);  // with the reclaimer's backlog
 				if (reclaim == KVGPU_RECLAIM_INLINE)
 					CHECK(u.dead_files == 0);
 			}
@@ -161,7 +167,8 @@ TEST_CASE("store reclaim: a crash with evicted chunks not yet unlinked: the reop
 	// What a kill between an eviction's rename and its del record leaves (chunk 2 renamed away,
 	// the journal still lists it), and a dead file whose del record was written.
 	std::string d = dir.path + "/";
-	REQUIRE(::rename((d + key_to_name(key_of(2))).c_str(), (d + kDeadPrefix + "5").c_str()) == 0);
+	REQUIRE(::rename((d + key_to_name(key_of(2))).c_str(), (d + kDeadPrefix + "5").c_str()) ==
+		0);
 	int fd = ::open((d + kDeadPrefix + "9").c_str(), O_WRONLY | O_CREAT, 0644);
 	REQUIRE(fd >= 0);
 	::close(fd);
@@ -198,7 +205,8 @@ TEST_CASE("store reclaim: kill -9 while the reclaimer unlinks: the index rebuild
 			for (int i = 0;; i++) {
 				std::string key = key_of((i * 7) % 41);
 				auto v = key_payload(key, kChunk);
-				int64_t t = kvgpu_evict(c, v.data(), v.size(), key.c_str(), 2, nullptr);
+				int64_t t =
+					kvgpu_evict(c, v.data(), v.size(), key.c_str(), 2, nullptr);
 				char one = 1;
 				if (t < 0 || ::write(progress, &one, 1) != 1)
 					::_exit(3);

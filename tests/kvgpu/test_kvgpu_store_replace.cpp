@@ -23,11 +23,14 @@ using namespace kvfdp::gpu::test;
 
 namespace {
 
-constexpr uint64_t kCap = 64 * file_bytes(3 * kBlock); // room for both versions and more
+constexpr uint64_t kCap = 64 * file_bytes(3 * kBlock);  // room for both versions and more
 const std::string kKey = "layer/7";
 
 // Version v of the key's payload, n bytes: the old (1) and the new (2) never compare equal.
-std::vector<unsigned char> version(int v, size_t n) { return pattern(n, 0x5eed0000ull + uint64_t(v)); }
+std::vector<unsigned char> version(int v, size_t n)
+{
+	return pattern(n, 0x5eed0000ull + uint64_t(v));
+}
 
 int put(Context &c, int v, size_t n)
 {
@@ -59,7 +62,7 @@ bool damage(const std::string &dir, Old how)
 struct Replace {
 	Context *c = nullptr;
 	size_t bytes = 0;
-	int rc = 1; // put's code; 1: the hook did not run
+	int rc = 1;  // put's code; 1: the hook did not run
 };
 
 void replace_key(void *arg)
@@ -114,24 +117,28 @@ void check_replaced(Old how, size_t old_n, size_t new_n)
 	CHECK(again == version(2, new_n));
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("store replace: a key put again after load_batch found its file missing keeps the new chunk")
+TEST_CASE(
+	"store replace: a key put again after load_batch found its file missing keeps the new chunk")
 {
 	check_replaced(Old::missing, 5000, 5000);
 }
 
-TEST_CASE("store replace: a key put again after load_batch found its header damaged keeps the new chunk")
+TEST_CASE(
+	"store replace: a key put again after load_batch found its header damaged keeps the new chunk")
 {
 	check_replaced(Old::bad_header, 5000, 5000);
 }
 
-TEST_CASE("store replace: a key put again after load_batch opened a chunk failing its CRC keeps the new chunk")
+TEST_CASE(
+	"store replace: a key put again after load_batch opened a chunk failing its CRC keeps the new chunk")
 {
 	check_replaced(Old::bad_payload, 5000, 5000);
 }
 
-TEST_CASE("store replace: a key put again at another length after load_batch opened it keeps the new length")
+TEST_CASE(
+	"store replace: a key put again at another length after load_batch opened it keeps the new length")
 {
 	check_replaced(Old::intact, 5000, 2 * kBlock + 100);
 }

@@ -16,7 +16,8 @@
 using namespace kvfdp::gpu;
 using namespace kvfdp::gpu::test;
 
-static const kvfdp::test::Requires need_root("root", kvfdp::test::probe_root("mounting a small tmpfs and a ramfs"));
+static const kvfdp::test::Requires
+	need_root("root", kvfdp::test::probe_root("mounting a small tmpfs and a ramfs"));
 
 namespace {
 
@@ -35,15 +36,16 @@ struct Mount {
 	}
 };
 
-constexpr size_t kChunk = 20000; // 24 KiB files
+constexpr size_t kChunk = 20000;  // 24 KiB files
 
-} // namespace
+}  // namespace
 
-TEST_CASE("store: a filesystem full below the capacity fails the put with NO_SPACE; nothing stored is lost")
+TEST_CASE(
+	"store: a filesystem full below the capacity fails the put with NO_SPACE; nothing stored is lost")
 {
 	Mount m("tmpfs", "size=256k");
 	REQUIRE_MESSAGE(m.ok, "mount tmpfs: " << std::strerror(errno));
-	Ctx c(m.dir.path, store_options(64ull << 20)); // far more than the 256 KiB filesystem
+	Ctx c(m.dir.path, store_options(64ull << 20));  // far more than the 256 KiB filesystem
 	REQUIRE(c.rc == 0);
 	int stored = 0, full = 0;
 	for (int i = 0; i < 40 && full == 0; i++) {
@@ -71,7 +73,8 @@ TEST_CASE("store: a filesystem full below the capacity fails the put with NO_SPA
 	CHECK(verify_key(c.c, "after") == 1);
 }
 
-TEST_CASE("store: direct_io ON on a filesystem without O_DIRECT is refused at open; AUTO works buffered")
+TEST_CASE(
+	"store: direct_io ON on a filesystem without O_DIRECT is refused at open; AUTO works buffered")
 {
 	Mount m("ramfs", nullptr);
 	REQUIRE_MESSAGE(m.ok, "mount ramfs: " << std::strerror(errno));
@@ -80,7 +83,8 @@ TEST_CASE("store: direct_io ON on a filesystem without O_DIRECT is refused at op
 	{
 		Ctx c(m.dir.path, o);
 		CHECK(c.rc == KVGPU_ERR_DIRECT);
-		CHECK(std::string(kvgpu_strerror(KVGPU_ERR_DIRECT)).find("O_DIRECT") != std::string::npos);
+		CHECK(std::string(kvgpu_strerror(KVGPU_ERR_DIRECT)).find("O_DIRECT") !=
+		      std::string::npos);
 	}
 	o.direct_io = KVGPU_DIRECT_AUTO;
 	o.evict_policy = KVGPU_EVICT_FIFO2;
@@ -88,7 +92,8 @@ TEST_CASE("store: direct_io ON on a filesystem without O_DIRECT is refused at op
 	REQUIRE(c.rc == 0);
 	for (int i = 0; i < 60; i++) {
 		REQUIRE(put_key(c.c, "r" + std::to_string(i), kChunk) == 0);
-		CHECK(verify_key(c.c, "r0") == 1); // hit every time: FIFO2 rewrites it (buffered) and keeps it
+		CHECK(verify_key(c.c, "r0") ==
+		      1);  // hit every time: FIFO2 rewrites it (buffered) and keeps it
 	}
 	kvgpu_stats_t s = stats_of(c.c);
 	CHECK(s.direct_io == 0);

@@ -58,11 +58,11 @@ Figure run(uint64_t capacity, double op, bool random, double passes)
 	const double s = cpu_seconds() - t0;
 	REQUIRE(err == 0);
 	const model::Stats d = ftl.stats().since(before);
-	return {static_cast<double>(n) / s,
-		static_cast<double>(d.media_bytes / c.mapping_unit) / s, d.waf()};
+	return {static_cast<double>(n) / s, static_cast<double>(d.media_bytes / c.mapping_unit) / s,
+		d.waf()};
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("model bench: mapping-unit writes per second, single-threaded")
 {
@@ -119,6 +119,7 @@ TEST_CASE("model bench: 4 KiB writes per second through the model device's IoQue
 	dev->reset();
 	REQUIRE(err == 0);
 	std::printf("model device: %.0f 4 KiB writes per CPU second (pwrite to /dev/shm + FTL), "
-		    "%.2f us each\n", static_cast<double>(n) / s, s * 1e6 / static_cast<double>(n));
+		    "%.2f us each\n",
+		    static_cast<double>(n) / s, s * 1e6 / static_cast<double>(n));
 	CHECK(s > 0);
 }

@@ -12,7 +12,8 @@
 namespace kvfdp::test {
 
 // 0, -errno or an NVMe status, as IoQueue::complete() reports it.
-inline int model_io(nvme::IoQueue &q, nvme::IoOp op, uint16_t handle, uint64_t slba, uint32_t nlb, void *buf)
+inline int model_io(nvme::IoQueue &q, nvme::IoOp op, uint16_t handle, uint64_t slba, uint32_t nlb,
+		    void *buf)
 {
 	io_uring ring{};  // never touched: the model's prep() finishes inline
 	nvme::IoRequest r;
@@ -26,4 +27,4 @@ inline int model_io(nvme::IoQueue &q, nvme::IoOp op, uint16_t handle, uint64_t s
 	return p.result;
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

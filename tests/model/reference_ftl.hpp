@@ -32,7 +32,8 @@ public:
 	int write(uint32_t h, uint64_t slba, uint64_t nlb)
 	{
 		const uint64_t lbas = c_.logical_bytes / c_.lba_size;
-		if (h >= uint32_t{c_.nrg} * c_.nruh || nlb == 0 || slba >= lbas || nlb > lbas - slba)
+		if (h >= uint32_t{c_.nrg} * c_.nruh || nlb == 0 || slba >= lbas ||
+		    nlb > lbas - slba)
 			return -EINVAL;
 		stats.host_bytes += nlb * c_.lba_size;
 		for (uint64_t lu = slba / lpu_; lu <= (slba + nlb - 1) / lpu_; lu++) {
@@ -132,13 +133,15 @@ private:
 				if (r.state != kFull || r.live.size() >= upr_)
 					continue;
 				if (c_.gc == GcPolicy::greedy) {
-					if (victim == 0xFFFFFFFF || r.live.size() < rus_[victim].live.size() ||
+					if (victim == 0xFFFFFFFF ||
+					    r.live.size() < rus_[victim].live.size() ||
 					    (r.live.size() == rus_[victim].live.size() &&
 					     r.touched > rus_[victim].touched))
 						victim = ru;
 				} else {
 					const double u = static_cast<double>(r.live.size()) / upr_;
-					const double age = static_cast<double>(clock_ - r.closed_at) + 1.0;
+					const double age =
+						static_cast<double>(clock_ - r.closed_at) + 1.0;
 					const double score = (1.0 - u) * age / (1.0 + u);
 					if (score > best) {
 						best = score;
@@ -149,8 +152,9 @@ private:
 			if (victim == 0xFFFFFFFF)
 				break;
 			Ru &v = rus_[victim];
-			const bool persistent = v.owner != 0xFFFF && !c_.ruh_types.empty() &&
-						c_.ruh_types[v.owner] == HandleType::persistently_isolated;
+			const bool persistent =
+				v.owner != 0xFFFF && !c_.ruh_types.empty() &&
+				c_.ruh_types[v.owner] == HandleType::persistently_isolated;
 			const uint32_t dest = persistent ? c_.nruh + 1 + v.owner : c_.nruh;
 			auto d = open_.find({rg, dest});
 			const uint32_t room = d == open_.end() ? 0 : upr_ - rus_[d->second].written;
@@ -179,4 +183,4 @@ private:
 	std::map<std::pair<uint32_t, uint32_t>, uint32_t> open_;
 };
 
-} // namespace kvfdp::model::test
+}  // namespace kvfdp::model::test

@@ -18,7 +18,7 @@ namespace {
 class FakeSource final : public AdviseSource {
 public:
 	std::function<double(const AdviseSetting &)> waf;
-	std::function<double(const AdviseSetting &)> hit;  // unset: no store
+	std::function<double(const AdviseSetting &)> hit;     // unset: no store
 	std::function<uint64_t(const AdviseSetting &)> host;  // unset: 1 MiB
 	std::vector<std::string> evicts;
 	int runs = 0;
@@ -26,7 +26,8 @@ public:
 	std::string name() const override { return "fake"; }
 	std::vector<Placement> placements() const override
 	{
-		return {Placement::none, Placement::hint, Placement::writer, Placement::learned, Placement::oracle};
+		return {Placement::none, Placement::hint, Placement::writer, Placement::learned,
+			Placement::oracle};
 	}
 	std::vector<std::string> evictions() const override { return evicts; }
 	Result<RunReport> run(const AdviseSetting &s) override
@@ -45,7 +46,8 @@ public:
 	{
 		char u[32];
 		std::snprintf(u, sizeof u, "%g", s.util);
-		return std::string("simulate ") + u + " " + placement_name(s.placement) + " " + s.evict;
+		return std::string("simulate ") + u + " " + placement_name(s.placement) + " " +
+		       s.evict;
 	}
 };
 
@@ -66,7 +68,7 @@ double curve(const AdviseSetting &s)
 	return base + (s.util > 0.75 ? (s.util - 0.75) : 0.0);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("advise: the highest utilisation meeting the target, oracle never run")
 {
@@ -119,7 +121,9 @@ TEST_CASE("advise: a store takes the best hit ratio at the top utilisation, and 
 		return (s.evict == "lru" ? 0.30 : s.evict == "fifo" ? 0.25 : 0.28) * s.util;
 	};
 	// fifo2's rewrites: a quarter more host (and media) bytes.
-	src.host = [](const AdviseSetting &s) -> uint64_t { return s.evict == "fifo2" ? 5 << 20 : 4 << 20; };
+	src.host = [](const AdviseSetting &s) -> uint64_t {
+		return s.evict == "fifo2" ? 5 << 20 : 4 << 20;
+	};
 	auto a = advise(src, options(1.05, "util=0.90:1.00:0.10"));
 	REQUIRE(a);
 	CHECK(src.runs == 3 * 2 * 4);
@@ -133,7 +137,8 @@ TEST_CASE("advise: a store takes the best hit ratio at the top utilisation, and 
 	const std::string t = advice_to_table(*a);
 	CHECK(t.find("EVICT") != std::string::npos);
 	CHECK(t.find("0.020 below lru's 0.300") != std::string::npos);
-	CHECK(t.find("media written 5.00 MiB, 25% more than fifo's 4.00 MiB (0.250 hit ratio)") != std::string::npos);
+	CHECK(t.find("media written 5.00 MiB, 25% more than fifo's 4.00 MiB (0.250 hit ratio)") !=
+	      std::string::npos);
 	CHECK(j["recommendation"]["least_media"]["evict"] == "fifo");
 	CHECK(a->check == "simulate 1 none fifo2");
 }
@@ -150,7 +155,9 @@ TEST_CASE("advise: no setting meets the target: one line with the best found")
 	CHECK(b.setting.util == doctest::Approx(0.7));  // WAF 1.01 from 0.5 to 0.7: the highest
 	const std::string line = no_setting_line(*a);
 	CHECK(line.find('\n') == std::string::npos);
-	CHECK(line.find("no setting meets WAF <= 1.001 on fake; the best found is WAF 1.010 at utilisation 0.70") == 0);
+	CHECK(line.find(
+		      "no setting meets WAF <= 1.001 on fake; the best found is WAF 1.010 at utilisation 0.70") ==
+	      0);
 	CHECK(advice_to_json(*a)["recommendation"].is_null());
 	CHECK(advice_to_json(*a)["best"]["placement"] == "writer");
 }
@@ -166,7 +173,8 @@ TEST_CASE("advise: targets below 1.0 and bad sweep specs are one line naming the
 	REQUIRE(one);
 	CHECK(*one == 1.0);
 
-	for (const char *bad : {"util=1.0:0.5:0.1", "util=0.5:1.0:0", "util=0:1:0.1", "util=a:1:0.1", "util=0.5"}) {
+	for (const char *bad :
+	     {"util=1.0:0.5:0.1", "util=0.5:1.0:0", "util=0:1:0.1", "util=a:1:0.1", "util=0.5"}) {
 		auto s = parse_advise_sweep(bad);
 		REQUIRE_FALSE(s);
 		CHECK(s.error().message().find(std::string("'") + bad + "'") != std::string::npos);

@@ -41,15 +41,16 @@ struct TraceDir {
 	kvfdp::test::TempDir dir;
 	TraceDir()
 	{
-		const std::string cmd = "gzip -dc '" + std::string(KVFDP_TRACE_GZ) + "' > '" + dir.path +
-					"/mooncake-conversation.jsonl'";
+		const std::string cmd = "gzip -dc '" + std::string(KVFDP_TRACE_GZ) + "' > '" +
+					dir.path + "/mooncake-conversation.jsonl'";
 		REQUIRE(std::system(cmd.c_str()) == 0);
 	}
 };
 
 // `kvfdp advise source extra -o json`: it exits 0 with a recommendation within the target,
 // and no higher utilisation of the sweep met the target.
-json advise_json(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+json advise_json(const kvfdp::test::TempDir &dir, const std::string &source,
+		 const std::string &extra)
 {
 	const Run a = run_kvfdp(dir, "advise " + source + " " + extra + " -o json");
 	CAPTURE(a.err);
@@ -87,34 +88,39 @@ void check_same_run(const kvfdp::test::TempDir &dir, const json &j, const std::s
 
 // advise_json, then `kvfdp simulate source` written here (not advise's check: line) at the
 // recommended util, placement and eviction: the same run. Returns advise's JSON.
-json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+json check_agrees(const kvfdp::test::TempDir &dir, const std::string &source,
+		  const std::string &extra)
 {
 	const json j = advise_json(dir, source, extra);
 	const json &rec = j["recommendation"];
 	char u[40];
 	std::snprintf(u, sizeof u, "%.17g", rec["util"].get<double>());
-	std::string sim = "simulate " + source + " --util " + u + " --placement " + rec["placement"].get<std::string>();
+	std::string sim = "simulate " + source + " --util " + u + " --placement " +
+			  rec["placement"].get<std::string>();
 	if (rec["evict"].is_string())
 		sim += " --kv-evict " + rec["evict"].get<std::string>();
 	check_same_run(dir, j, sim);
 	// The "check:" command is that simulate run, advise's own options left out.
 	const std::string check = rec["check"].get<std::string>();
 	CHECK(check.rfind("kvfdp simulate ", 0) == 0);
-	CHECK(check.find("--placement " + rec["placement"].get<std::string>()) != std::string::npos);
+	CHECK(check.find("--placement " + rec["placement"].get<std::string>()) !=
+	      std::string::npos);
 	CHECK(check.find("--sweep") == std::string::npos);
 	return j;
 }
 
 // As check_agrees for a block trace of 64 MiB: the recommendation's "check:" command
 // (simulate at --capacity = 64 MiB / util) makes the same run.
-json check_agrees_at_capacity(const kvfdp::test::TempDir &dir, const std::string &source, const std::string &extra)
+json check_agrees_at_capacity(const kvfdp::test::TempDir &dir, const std::string &source,
+			      const std::string &extra)
 {
 	const json j = advise_json(dir, source, extra);
 	const std::string check = j["recommendation"]["check"].get<std::string>();
 	CAPTURE(check);
 	CHECK(check.find("--capacity 64MiB") == std::string::npos);
 	// 16384 mapping units of 4 KiB over util, rounded up to a unit.
-	const auto units = static_cast<uint64_t>(std::ceil(16384.0 / j["recommendation"]["util"].get<double>() - 1e-9));
+	const auto units = static_cast<uint64_t>(
+		std::ceil(16384.0 / j["recommendation"]["util"].get<double>() - 1e-9));
 	CHECK(check.find("--capacity " + std::to_string(units * 4096) + " ") != std::string::npos);
 	check_same_run(dir, j, check.substr(std::string("kvfdp ").size()));
 	return j;
@@ -122,29 +128,35 @@ json check_agrees_at_capacity(const kvfdp::test::TempDir &dir, const std::string
 
 const std::string kHotcold = "advise --workload hotcold --capacity 256MiB ";
 
-} // namespace
+}  // namespace
 
-TEST_CASE("advise: the shared host at 7% OP: the recommendation meets 1.05 and agrees with simulate")
+TEST_CASE(
+	"advise: the shared host at 7% OP: the recommendation meets 1.05 and agrees with simulate")
 {
 	TraceDir t;
-	check_agrees(t.dir,
-		     "--workload host --kv-trace mooncake-conversation.jsonl --kv-scale 1/256 --capacity 4GiB "
-		     "--op 0.07 --ru-size 16MiB",
-		     "--sweep util=0.90:1.00:0.10");
+	check_agrees(
+		t.dir,
+		"--workload host --kv-trace mooncake-conversation.jsonl --kv-scale 1/256 --capacity 4GiB "
+		"--op 0.07 --ru-size 16MiB",
+		"--sweep util=0.90:1.00:0.10");
 }
 
 TEST_CASE("advise: a chunk store tries each eviction order and agrees with simulate at its choice")
 {
 	TraceDir t;
-	const std::string store = "--kv-trace mooncake-conversation.jsonl --kv-scale 1/256 --kv-requests 6000 "
-				  "--capacity 512MiB --op 0.07 --ru-size 4MiB";
-	const json j = check_agrees(t.dir, store, "--sweep util=0.90:1.00:0.10 --placement none,writer");
+	const std::string store =
+		"--kv-trace mooncake-conversation.jsonl --kv-scale 1/256 --kv-requests 6000 "
+		"--capacity 512MiB --op 0.07 --ru-size 4MiB";
+	const json j =
+		check_agrees(t.dir, store, "--sweep util=0.90:1.00:0.10 --placement none,writer");
 	CHECK(j["evictions"] == json::array({"lru", "fifo", "fifo2"}));
 	CHECK(j["runs"].size() == 3 * 2 * 2);
 	CHECK(j["recommendation"]["evict"].is_string());
 	CHECK(j["recommendation"]["hit_ratio_cost"].get<double>() >= 0);
 	// --kv-evict narrows the choice to the one order.
-	const Run one = run_kvfdp(t.dir, "advise " + store + " --sweep util=1:1:0.1 --placement none --kv-evict fifo -o json");
+	const Run one = run_kvfdp(
+		t.dir, "advise " + store +
+			       " --sweep util=1:1:0.1 --placement none --kv-evict fifo -o json");
 	REQUIRE(one.rc == 0);
 	const json oj = json::parse(one.out);
 	CHECK(oj["evictions"] == json::array({"fifo"}));
@@ -156,7 +168,8 @@ TEST_CASE("advise: a chunk store tries each eviction order and agrees with simul
 	CHECK(again.rc == 0);
 }
 
-TEST_CASE("advise: a block trace: utilisation is the traced capacity on a larger drive, as simulate --capacity")
+TEST_CASE(
+	"advise: a block trace: utilisation is the traced capacity on a larger drive, as simulate --capacity")
 {
 	kvfdp::test::TempDir dir;
 	// 64 MiB addressed: writer 2 fills LBAs 2048.. once, then writer 1 rewrites 16-LBA pieces
@@ -171,12 +184,15 @@ TEST_CASE("advise: a block trace: utilisation is the traced capacity on a larger
 		csv += std::to_string(++t) + ",W," + std::to_string(lba) + ",16,0,2\n";
 	for (int i = 0; i < 12000; i++) {
 		const bool cold = i % 8 == 0;
-		const uint64_t lba = cold ? 2048 + 16 * next((16384 - 2048) / 16) : 16 * next(2048 / 16);
-		csv += std::to_string(++t) + ",W," + std::to_string(lba) + ",16,0," + (cold ? "2" : "1") + "\n";
+		const uint64_t lba =
+			cold ? 2048 + 16 * next((16384 - 2048) / 16) : 16 * next(2048 / 16);
+		csv += std::to_string(++t) + ",W," + std::to_string(lba) + ",16,0," +
+		       (cold ? "2" : "1") + "\n";
 	}
 	kvfdp::test::write_file(dir.path + "/blk.csv", csv);
 	const std::string trace = "--blk-trace blk.csv --capacity 64MiB --ru-size 1MiB --op 0.07";
-	const json j = check_agrees_at_capacity(dir, trace, "--sweep util=0.50:1.00:0.10 --target 1.5");
+	const json j =
+		check_agrees_at_capacity(dir, trace, "--sweep util=0.50:1.00:0.10 --target 1.5");
 	// The sweep changes what the model sees: not every utilisation gives the same WAF.
 	double lo = 1e9, hi = 0;
 	for (const json &r : j["runs"]) {
@@ -196,7 +212,8 @@ TEST_CASE("advise: bad targets, sweep specs and --util are one line naming them,
 		{"--target fast", "--target: 'fast' is not a number"},
 		{"--sweep util=1.0:0.5:0.1", "--sweep: 'util=1.0:0.5:0.1'"},
 		{"--sweep util=0.5:1.0:0", "--sweep: 'util=0.5:1.0:0'"},
-		{"--sweep op=0.05:0.28:0.01", "--sweep: 'op=0.05:0.28:0.01' sweeps op; advise sweeps util"},
+		{"--sweep op=0.05:0.28:0.01",
+		 "--sweep: 'op=0.05:0.28:0.01' sweeps op; advise sweeps util"},
 		{"--util 0.9", "--util: advise sweeps the utilisation"},
 		{"-o yaml", "-o/--output: 'yaml'"},
 	};
@@ -213,15 +230,19 @@ TEST_CASE("advise: bad targets, sweep specs and --util are one line naming them,
 TEST_CASE("advise: a target no setting meets is one line with the best found, after the table")
 {
 	kvfdp::test::TempDir dir;
-	const Run r = run_kvfdp(dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
-				     "--placement none --target 1.0");
+	const Run r = run_kvfdp(
+		dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
+		     "--placement none --target 1.0");
 	CHECK(r.rc == 1);
 	CHECK(line_count(r.err) == 1);
-	CHECK(r.err.find("kvfdp advise: no setting meets WAF <= 1 on uniform; the best found is WAF ") == 0);
+	CHECK(r.err.find(
+		      "kvfdp advise: no setting meets WAF <= 1 on uniform; the best found is WAF ") ==
+	      0);
 	CHECK(r.out.find("UTIL") != std::string::npos);
 	CHECK(r.out.find("recommend:") == std::string::npos);
-	const Run j = run_kvfdp(dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
-				     "--placement none --target 1.0 -o json");
+	const Run j = run_kvfdp(
+		dir, "advise --workload uniform --capacity 256MiB --sweep util=0.90:1.00:0.10 "
+		     "--placement none --target 1.0 -o json");
 	CHECK(j.rc == 1);
 	const json out = json::parse(j.out);
 	CHECK(out["recommendation"].is_null());

@@ -41,7 +41,7 @@ ModelConfig small_config()
 	return c;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("model: lambert W0 solves w e^w = x and gives the published WAFs")
 {
@@ -107,8 +107,8 @@ TEST_CASE("model: host writes, overwrites and trims keep every invariant")
 	const auto rc = f->ru_counts(0);
 	CHECK(rc.free + rc.open + rc.full == f->rus_per_rg());
 	CHECK(f->stats().gc_runs > 0);
-	CHECK(f->stats().media_bytes == f->stats().relocated_bytes +
-					     (f->stats().media_bytes - f->stats().relocated_bytes));
+	CHECK(f->stats().media_bytes ==
+	      f->stats().relocated_bytes + (f->stats().media_bytes - f->stats().relocated_bytes));
 	CHECK(f->stats().erased_bytes == f->stats().gc_runs * c.ru_size);
 	CHECK(f->write(0, lbas, 1) == -EINVAL);
 	CHECK(f->write(0, lbas - 1, 2) == -EINVAL);
@@ -133,8 +133,9 @@ TEST_CASE("model: matches the reference FTL exactly on random small configs")
 		c.gc = rng.below(2) ? model::GcPolicy::greedy : model::GcPolicy::cost_benefit;
 		if (rng.below(2)) {
 			for (uint32_t h = 0; h < c.nruh; h++)
-				c.ruh_types.push_back(rng.below(2) ? model::HandleType::persistently_isolated
-								   : model::HandleType::initially_isolated);
+				c.ruh_types.push_back(
+					rng.below(2) ? model::HandleType::persistently_isolated
+						     : model::HandleType::initially_isolated);
 		}
 		if (rng.below(3) == 0) {
 			c.gc_low = 3;
@@ -196,8 +197,8 @@ TEST_CASE("model: greedy GC under uniform random writes is within 10% of Xiang-K
 		auto r = sim::run_one(c, w, sim::Placement::none, nullptr);
 		REQUIRE(r.ok());
 		const double theory = model::greedy_uniform_waf(op);
-		std::printf("model: uniform greedy OP %.2f: WAF %.3f, analytic %.3f (%+.1f%%)\n", op,
-			    r->waf, theory, (r->waf / theory - 1) * 100);
+		std::printf("model: uniform greedy OP %.2f: WAF %.3f, analytic %.3f (%+.1f%%)\n",
+			    op, r->waf, theory, (r->waf / theory - 1) * 100);
 		CHECK(r->waf == doctest::Approx(theory).epsilon(0.10));
 		CHECK(r->media_bytes == r->host_bytes + r->relocated_bytes);
 	}
@@ -287,8 +288,9 @@ TEST_CASE("model: deallocated data is not relocated; trimmed RUs are erased for 
 TEST_CASE("model: a persistently isolated handle's data never shares an RU with others")
 {
 	ModelConfig c = small_config();
-	c.ruh_types = {model::HandleType::initially_isolated, model::HandleType::persistently_isolated,
-		       model::HandleType::initially_isolated, model::HandleType::initially_isolated};
+	c.ruh_types = {
+		model::HandleType::initially_isolated, model::HandleType::persistently_isolated,
+		model::HandleType::initially_isolated, model::HandleType::initially_isolated};
 	auto f = make(c);
 	const uint64_t lbas = f->logical_lbas();
 	// Handle h owns LBAs with (lba / 8) % 3 == h; random overwrites force GC.
@@ -343,6 +345,6 @@ TEST_CASE("model: GC's relocations are counted by the handle whose RU they leave
 	CHECK(churned.relocated_bytes > 0);
 	CHECK(sequential.relocated_bytes == 0);
 	CHECK(churned.relocated_bytes <= f->stats().relocated_bytes);
-	MESSAGE("relocated: handle 0 ", churned.relocated_bytes, ", handle 1 ", sequential.relocated_bytes, ", all ",
-		f->stats().relocated_bytes);
+	MESSAGE("relocated: handle 0 ", churned.relocated_bytes, ", handle 1 ",
+		sequential.relocated_bytes, ", all ", f->stats().relocated_bytes);
 }

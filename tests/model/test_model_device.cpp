@@ -33,8 +33,9 @@ model::ModelDeviceOptions options(const std::string &path)
 	o.config.ru_size = 256u << 10;
 	o.config.nruh = 4;
 	o.config.op = 0.25;
-	o.config.ruh_types = {model::HandleType::initially_isolated, model::HandleType::initially_isolated,
-			      model::HandleType::persistently_isolated, model::HandleType::initially_isolated};
+	o.config.ruh_types = {
+		model::HandleType::initially_isolated, model::HandleType::initially_isolated,
+		model::HandleType::persistently_isolated, model::HandleType::initially_isolated};
 	o.data_path = path;
 	return o;
 }
@@ -58,7 +59,7 @@ struct Opened {
 	}
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("model device: reads return what was written; trims read back as zeros")
 {

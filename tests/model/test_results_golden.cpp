@@ -86,7 +86,7 @@ std::string three(double v)
 	return b;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("golden: the pinned docs/RESULTS.md rows are what kvfdp simulate prints")
 {
@@ -98,7 +98,8 @@ TEST_CASE("golden: the pinned docs/RESULTS.md rows are what kvfdp simulate print
 
 	const kvfdp::test::TempDir dir;
 	const std::string &tmp = dir.path;
-	run("gzip -dc '" + std::string(KVFDP_TRACE_GZ) + "' > '" + tmp + "/mooncake-conversation.jsonl'");
+	run("gzip -dc '" + std::string(KVFDP_TRACE_GZ) + "' > '" + tmp +
+	    "/mooncake-conversation.jsonl'");
 
 	for (const char *pinned : kPinned) {
 		const std::string pin = pinned;
@@ -106,14 +107,18 @@ TEST_CASE("golden: the pinned docs/RESULTS.md rows are what kvfdp simulate print
 		CAPTURE(pin);
 		size_t row = lines.size(), header = lines.size();
 		for (size_t i = 0; i < lines.size(); i++)
-			if (lines[i].find(want) != std::string::npos && lines[i].rfind("|", 0) == 0) {
+			if (lines[i].find(want) != std::string::npos &&
+			    lines[i].rfind("|", 0) == 0) {
 				row = i;
 				break;
 			}
-		REQUIRE_MESSAGE(row < lines.size(), "docs/RESULTS.md has no table row with this command");
+		REQUIRE_MESSAGE(row < lines.size(),
+				"docs/RESULTS.md has no table row with this command");
 		for (size_t i = row; i-- > 0;)
-			if (lines[i].rfind("|", 0) == 0 && lines[i].find("---") == std::string::npos &&
-			    (i + 1 < lines.size() && lines[i + 1].find("---") != std::string::npos)) {
+			if (lines[i].rfind("|", 0) == 0 &&
+			    lines[i].find("---") == std::string::npos &&
+			    (i + 1 < lines.size() &&
+			     lines[i + 1].find("---") != std::string::npos)) {
 				header = i;
 				break;
 			}
@@ -122,18 +127,21 @@ TEST_CASE("golden: the pinned docs/RESULTS.md rows are what kvfdp simulate print
 		const auto vals = cells(lines[row]);
 		REQUIRE(head.size() == vals.size());
 
-		const std::string out = run("cd '" + tmp + "' && " + KVFDP_BIN +
-					    std::string(pinned).substr(std::string("kvfdp").size()) + " -o json");
+		const std::string out =
+			run("cd '" + tmp + "' && " + KVFDP_BIN +
+			    std::string(pinned).substr(std::string("kvfdp").size()) + " -o json");
 		const auto js = nlohmann::json::parse(out);
 		int checked = 0;
 		for (size_t c = 0; c < head.size(); c++) {
 			for (const auto &r : js["runs"]) {
 				if (r["placement"] != head[c])
 					continue;
-				CHECK_MESSAGE(vals[c] == three(r["waf"].get<double>()),
-					      "docs/RESULTS.md says " << head[c] << " " << vals[c] << ", simulate gives "
-								      << three(r["waf"].get<double>())
-								      << ": update the doc with the change that moved it");
+				CHECK_MESSAGE(
+					vals[c] == three(r["waf"].get<double>()),
+					"docs/RESULTS.md says "
+						<< head[c] << " " << vals[c] << ", simulate gives "
+						<< three(r["waf"].get<double>())
+						<< ": update the doc with the change that moved it");
 				checked++;
 			}
 			if (head[c] == "hit ratio") {

@@ -71,7 +71,8 @@ TEST_CASE("sim: JSON keys come in the documented order; the table has every colu
 	CHECK(j["runs"][0]["placement"] == "none");
 	CHECK(j["runs"][0]["media_bytes"].get<uint64_t>() == r->media_bytes);
 	const std::string t = runs_to_table({*r});
-	for (const char *col : {"PLACEMENT", "HOST BYTES", "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES"})
+	for (const char *col :
+	     {"PLACEMENT", "HOST BYTES", "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES"})
 		CHECK(t.find(col) != std::string::npos);
 	CHECK(t.find("none") != std::string::npos);
 }
@@ -150,7 +151,7 @@ public:
 	}
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("sim: learned splits two writers, and closes the handle it abandons with RUH Update")
 {
@@ -169,6 +170,6 @@ TEST_CASE("sim: learned splits two writers, and closes the handle it abandons wi
 	CHECK(l["ruh_update_errors"] == 0);
 	CHECK(l["groups"] == 1);  // writer 2 is gone at the end
 	CHECK(learned->waf < none->waf);
-	MESSAGE("two writers: none " << none->waf << ", learned " << learned->waf << ", RUH updates "
-				     << l["ruh_updates"]);
+	MESSAGE("two writers: none " << none->waf << ", learned " << learned->waf
+				     << ", RUH updates " << l["ruh_updates"]);
 }

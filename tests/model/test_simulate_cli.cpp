@@ -29,7 +29,7 @@ Run run_kvfdp(const std::string &args)
 double measured_waf(double op)
 {
 	const Run r = run_kvfdp("simulate --workload uniform --op " + std::to_string(op) +
-			    " --placement none -o json");
+				" --placement none -o json");
 	REQUIRE(r.rc == 0);
 	const auto j = nlohmann::json::parse(r.out, nullptr, false);
 	REQUIRE_FALSE(j.is_discarded());
@@ -39,16 +39,17 @@ double measured_waf(double op)
 	return j["runs"][0]["waf"].get<double>();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("simulate: the defaults reproduce the analytic greedy WAF at OP 0.28 and 0.07")
 {
 	for (double op : {0.28, 0.07}) {
 		const double waf = measured_waf(op);
 		const double theory = kvfdp::model::greedy_uniform_waf(op);
-		std::printf("kvfdp simulate --workload uniform --op %.2f --placement none: WAF %.3f, "
-			    "analytic %.3f (%+.1f%%)\n",
-			    op, waf, theory, (waf / theory - 1) * 100);
+		std::printf(
+			"kvfdp simulate --workload uniform --op %.2f --placement none: WAF %.3f, "
+			"analytic %.3f (%+.1f%%)\n",
+			op, waf, theory, (waf / theory - 1) * 100);
 		CHECK(waf == doctest::Approx(theory).epsilon(0.10));
 	}
 }
@@ -57,7 +58,8 @@ TEST_CASE("simulate: a bare hotcold run prints the table with placement below no
 {
 	const Run r = run_kvfdp("simulate --workload hotcold");
 	REQUIRE(r.rc == 0);
-	for (const char *col : {"PLACEMENT", "HOST BYTES", "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES"})
+	for (const char *col :
+	     {"PLACEMENT", "HOST BYTES", "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES"})
 		CHECK(r.out.find(col) != std::string::npos);
 	CHECK(r.out.find("\nnone ") != std::string::npos);
 	CHECK(r.out.find("\nhint ") != std::string::npos);
@@ -95,7 +97,8 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 		{"--capacity 4GiB --ru-size 64MiB --op 0.03", "smallest OP that runs is 0.047"},
 		{"--workload slots --slot-touches 1,2", "--slot-touches"},
 		{"--workload slots --capacity 256MiB --kv-scale 1", "slot worker long_context"},
-		{"--workload slots --slot-windows 0.5,0.5,0.1,0.1,0.1,0.1,0.1,0.1,0.1", "slot worker long_context"},
+		{"--workload slots --slot-windows 0.5,0.5,0.1,0.1,0.1,0.1,0.1,0.1,0.1",
+		 "slot worker long_context"},
 	};
 	for (const auto &c : cases) {
 		CAPTURE(c[0]);
@@ -107,13 +110,16 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 	}
 }
 
-TEST_CASE("simulate: a drive-like geometry runs, and so does the slot store with persistent handles")
+TEST_CASE(
+	"simulate: a drive-like geometry runs, and so does the slot store with persistent handles")
 {
 	// 64 MiB RUs on 4 GiB at OP 0.12 with 8 handles: 71 RUs, as a 16 GiB RU on 960 GiB.
-	Run r = run_kvfdp("simulate --capacity 4GiB --ru-size 64MiB --op 0.12 --writes 1 --placement none -o json");
+	Run r = run_kvfdp(
+		"simulate --capacity 4GiB --ru-size 64MiB --op 0.12 --writes 1 --placement none -o json");
 	CHECK(r.rc == 0);
-	r = run_kvfdp("simulate --workload slots --capacity 1GiB --ru-size 4MiB --op 0.12 --writes 1 "
-		      "--ruh-types persistently --placement writer -o json");
+	r = run_kvfdp(
+		"simulate --workload slots --capacity 1GiB --ru-size 4MiB --op 0.12 --writes 1 "
+		"--ruh-types persistently --placement writer -o json");
 	CAPTURE(r.out);
 	REQUIRE(r.rc == 0);
 	const auto j = nlohmann::json::parse(r.out);
@@ -138,7 +144,8 @@ TEST_CASE("simulate: a device as a trace, and a trace that writes nothing, are s
 	TempDir d;
 	const std::string path = d.path + "/discards.csv";
 	kvfdp::test::write_file(path, "t_us,op,slba,nlb,class,writer\n0,D,0,8,0,1\n");
-	const Run r = run_kvfdp("simulate --blk-trace " + path + " --capacity 64MiB --placement none");
+	const Run r =
+		run_kvfdp("simulate --blk-trace " + path + " --capacity 64MiB --placement none");
 	CAPTURE(r.out);
 	CHECK(r.rc == 0);
 	CHECK(r.out.find("n/a") != std::string::npos);

@@ -29,7 +29,7 @@ using kvfdp::test::line_count;
 
 const std::string kHotcold = "simulate --workload hotcold --capacity 256MiB ";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("simulate --sweep util: one row per value, one WAF column per placement")
 {
@@ -41,7 +41,8 @@ TEST_CASE("simulate --sweep util: one row per value, one WAF column per placemen
 	for (const char *row : {"\n0.800 ", "\n0.900 ", "\n1.000 "})
 		CHECK(r.out.find(row) != std::string::npos);
 	// hotcold's none gets worse with use; the list picks placements, in its order.
-	const Run l = run_kvfdp(dir, kHotcold + "--sweep util=0.80:1.00:0.20 --placement learned,none -o json");
+	const Run l = run_kvfdp(
+		dir, kHotcold + "--sweep util=0.80:1.00:0.20 --placement learned,none -o json");
 	REQUIRE(l.rc == 0);
 	const auto j = nlohmann::json::parse(l.out);
 	CHECK(j["sweep"]["key"] == "util");
@@ -50,27 +51,36 @@ TEST_CASE("simulate --sweep util: one row per value, one WAF column per placemen
 	CHECK(j["points"][0]["runs"][0]["placement"] == "learned");
 	CHECK(j["points"][0]["runs"][1]["placement"] == "none");
 	CHECK(j["points"][0]["util"] == doctest::Approx(0.8));
-	CHECK(j["points"][1]["runs"][1]["waf"].get<double>() > j["points"][0]["runs"][1]["waf"].get<double>());
+	CHECK(j["points"][1]["runs"][1]["waf"].get<double>() >
+	      j["points"][0]["runs"][1]["waf"].get<double>());
 }
 
 TEST_CASE("simulate --sweep op: WAF falls as OP grows")
 {
 	kvfdp::test::TempDir dir;
-	const Run r = run_kvfdp(dir, kHotcold + "--sweep op=0.07:0.28:0.21 --placement none -o json");
+	const Run r =
+		run_kvfdp(dir, kHotcold + "--sweep op=0.07:0.28:0.21 --placement none -o json");
 	REQUIRE(r.rc == 0);
 	const auto j = nlohmann::json::parse(r.out);
 	REQUIRE(j["points"].size() == 2);
 	CHECK(j["points"][1]["op"] == doctest::Approx(0.28));
-	CHECK(j["points"][0]["runs"][0]["waf"].get<double>() > j["points"][1]["runs"][0]["waf"].get<double>());
+	CHECK(j["points"][0]["runs"][0]["waf"].get<double>() >
+	      j["points"][1]["runs"][0]["waf"].get<double>());
 }
 
 TEST_CASE("simulate --sweep: a bad spec or combination is one line naming it, exit 2")
 {
 	kvfdp::test::TempDir dir;
-	const char *bad[] = {"--sweep foo=0.8:1:0.1", "--sweep util=1:0.8:0.1", "--sweep util=0.8:1:0",
-			     "--sweep util=0.8:1.2:0.1", "--sweep util=0.8:x:0.1", "--sweep op=0:0.2:0.1",
-			     "--sweep util=0.8:1:0.1 --util 0.9", "--sweep op=0.1:0.2:0.1 --op 0.2",
-			     "--sweep util=0.8:1:0.1 --ruh", "--plot x.svg",
+	const char *bad[] = {"--sweep foo=0.8:1:0.1",
+			     "--sweep util=1:0.8:0.1",
+			     "--sweep util=0.8:1:0",
+			     "--sweep util=0.8:1.2:0.1",
+			     "--sweep util=0.8:x:0.1",
+			     "--sweep op=0:0.2:0.1",
+			     "--sweep util=0.8:1:0.1 --util 0.9",
+			     "--sweep op=0.1:0.2:0.1 --op 0.2",
+			     "--sweep util=0.8:1:0.1 --ruh",
+			     "--plot x.svg",
 			     "--sweep op=0.01:0.28:0.27 --ru-size 8MiB",
 			     "--sweep util=0.8:1:0.1 --placement none,bogus"};
 	for (const char *b : bad) {
@@ -83,7 +93,8 @@ TEST_CASE("simulate --sweep: a bad spec or combination is one line naming it, ex
 		CHECK(r.err.rfind("kvfdp simulate: --", 0) == 0);
 		const std::string arg = std::string(b).substr(std::string(b).find(' ') + 1);
 		const std::string spec = arg.substr(0, arg.find(' '));
-		if (std::string(b).rfind("--sweep", 0) == 0 && std::string(b).find("--placement") == std::string::npos)
+		if (std::string(b).rfind("--sweep", 0) == 0 &&
+		    std::string(b).find("--placement") == std::string::npos)
 			CHECK(r.err.find("'" + spec + "'") != std::string::npos);
 	}
 }
@@ -100,7 +111,9 @@ TEST_CASE("simulate --plot: an unwritable path is one line and exit 1, after the
 	CHECK(r.err.find("--plot: cannot write " + svg) != std::string::npos);
 	CHECK(r.err.find("No such file or directory") != std::string::npos);
 	// A writable one: an SVG with one polyline per placement.
-	const Run ok = run_kvfdp(dir, kHotcold + "--sweep util=0.90:1.00:0.10 --placement none,hint --plot " + dir.path + "/waf.svg");
+	const Run ok = run_kvfdp(
+		dir, kHotcold + "--sweep util=0.90:1.00:0.10 --placement none,hint --plot " +
+			     dir.path + "/waf.svg");
 	REQUIRE(ok.rc == 0);
 	FILE *f = std::fopen((dir.path + "/waf.svg").c_str(), "r");
 	REQUIRE(f != nullptr);
@@ -111,8 +124,10 @@ TEST_CASE("simulate --plot: an unwritable path is one line and exit 1, after the
 		text.append(buf, n);
 	std::fclose(f);
 	size_t polylines = 0;
-	for (size_t p = text.find("<polyline"); p != std::string::npos; p = text.find("<polyline", p + 1))
+	for (size_t p = text.find("<polyline"); p != std::string::npos;
+	     p = text.find("<polyline", p + 1))
 		polylines++;
 	CHECK(polylines == 2);
-	CHECK(text.find("workload hotcold, capacity 256MiB, OP 0.28, RU size 1MiB, 8 handles") != std::string::npos);
+	CHECK(text.find("workload hotcold, capacity 256MiB, OP 0.28, RU size 1MiB, 8 handles") !=
+	      std::string::npos);
 }

@@ -22,7 +22,7 @@ RunReport run(const char *placement, double waf, uint64_t host = 1 << 20)
 	return r;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("sweep: util=0.80:1.00:0.05 is five points, 1.00 included")
 {
@@ -64,14 +64,22 @@ TEST_CASE("sweep: a bad spec is refused in one line naming it")
 		const char *spec, *why;
 	};
 	const Bad bad[] = {
-		{"foo=0.8:1:0.05", "not util or op"},   {"util", "no KEY="},
-		{"util=0.8:1", "not START:END:STEP"},   {"util=0.8:1:0.05:1", "not START:END:STEP"},
-		{"util=a:1:0.05", "'a', not a number"}, {"util=0.8:1:", "'', not a number"},
-		{"util=0.8:1x:0.05", "'1x'"},           {"util=1:0.8:0.05", "starts above its end"},
-		{"util=0.8:1:0", "step <= 0"},          {"util=0.8:1:-0.05", "step <= 0"},
-		{"util=0:1:0.1", "outside util's (0, 1]"}, {"util=0.8:1.05:0.05", "outside util's (0, 1]"},
-		{"op=0.05:11:1", "outside op's (0, 10]"},   {"op=-0.1:0.2:0.1", "outside op's (0, 10]"},
-		{"util=0.5:1:0.001", "more than 101 points"}, {"UTIL=0.8:1:0.05", "not util or op"},
+		{"foo=0.8:1:0.05", "not util or op"},
+		{"util", "no KEY="},
+		{"util=0.8:1", "not START:END:STEP"},
+		{"util=0.8:1:0.05:1", "not START:END:STEP"},
+		{"util=a:1:0.05", "'a', not a number"},
+		{"util=0.8:1:", "'', not a number"},
+		{"util=0.8:1x:0.05", "'1x'"},
+		{"util=1:0.8:0.05", "starts above its end"},
+		{"util=0.8:1:0", "step <= 0"},
+		{"util=0.8:1:-0.05", "step <= 0"},
+		{"util=0:1:0.1", "outside util's (0, 1]"},
+		{"util=0.8:1.05:0.05", "outside util's (0, 1]"},
+		{"op=0.05:11:1", "outside op's (0, 10]"},
+		{"op=-0.1:0.2:0.1", "outside op's (0, 10]"},
+		{"util=0.5:1:0.001", "more than 101 points"},
+		{"UTIL=0.8:1:0.05", "not util or op"},
 		{"util=nan:1:0.1", "not a number"},
 	};
 	for (const Bad &b : bad) {

@@ -10,7 +10,8 @@ namespace kvfdp::test {
 
 using namespace kvfdp::nvme;
 
-size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size, std::span<IoChunk> out)
+size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size,
+		std::span<IoChunk> out)
 {
 	if (max_nlb == 0 || max_nlb > kMaxNlb)
 		max_nlb = kMaxNlb;
@@ -25,8 +26,8 @@ size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size
 	return need;
 }
 
-int sync_rw(UringPassthru &u, int fd, uint32_t nsid, bool write, uint64_t slba, uint64_t nlb, void *buf,
-	    uint32_t lba_size, uint32_t max_transfer, int pid)
+int sync_rw(UringPassthru &u, int fd, uint32_t nsid, bool write, uint64_t slba, uint64_t nlb,
+	    void *buf, uint32_t lba_size, uint32_t max_transfer, int pid)
 {
 	if (lba_size == 0 || nlb == 0)
 		return -EINVAL;
@@ -47,11 +48,12 @@ int sync_rw(UringPassthru &u, int fd, uint32_t nsid, bool write, uint64_t slba, 
 			const IoChunk &c = chunks[i];
 			uint8_t *p = base + done * lba_size + c.buf_offset;
 			uint32_t len = c.nlb * lba_size;
-			UringCmd cmd = write ? make_write(nsid, c.slba, c.nlb, p, len,
-							  pid >= 0 ? std::optional<uint16_t>(
-									     static_cast<uint16_t>(pid))
-								   : std::nullopt)
-					     : make_read(nsid, c.slba, c.nlb, p, len);
+			UringCmd cmd =
+				write ? make_write(nsid, c.slba, c.nlb, p, len,
+						   pid >= 0 ? std::optional<uint16_t>(
+								      static_cast<uint16_t>(pid))
+							    : std::nullopt)
+				      : make_read(nsid, c.slba, c.nlb, p, len);
 			if (!u.queue(fd, kUringCmdIo, cmd, i))
 				break;
 			++queued;
@@ -77,4 +79,4 @@ int sync_rw(UringPassthru &u, int fd, uint32_t nsid, bool write, uint64_t slba, 
 	return 0;
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

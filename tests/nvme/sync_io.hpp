@@ -21,7 +21,8 @@ struct IoChunk {
 // Splits nlb blocks at slba into pieces of at most max_nlb blocks (also capped at
 // nvme::kMaxNlb, the NLB field's range). Writes up to out.size() chunks and returns how many
 // the whole I/O needs (which may be more than out.size(): call again for the rest). Pure.
-size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size, std::span<IoChunk> out);
+size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size,
+		std::span<IoChunk> out);
 
 // Reads or writes nlb blocks of lba_size at slba through buf on u, split into commands of
 // at most max_transfer bytes, submitted in batches. A write with pid >= 0 is placed.
@@ -29,4 +30,4 @@ size_t split_io(uint64_t slba, uint64_t nlb, uint32_t max_nlb, uint32_t lba_size
 int sync_rw(nvme::UringPassthru &u, int fd, uint32_t nsid, bool write, uint64_t slba, uint64_t nlb,
 	    void *buf, uint32_t lba_size, uint32_t max_transfer, int pid = -1);
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

@@ -169,7 +169,7 @@ TEST_CASE("nvme: get log page splits NUMD and puts LSI in cdw11 31:16")
 	CHECK(c.data_len == 4096u);
 	CHECK((c.cdw10 & 0xFF) == 0x20u);
 	CHECK((c.cdw10 >> 16) == 1023u);  // NUMDL, 0-based dwords
-	CHECK(c.cdw11 == 0x00010000u);     // NUMDU 0, LSI 1
+	CHECK(c.cdw11 == 0x00010000u);    // NUMDU 0, LSI 1
 	CHECK(c.cdw12 == 0u);
 	CHECK(c.cdw13 == 0u);
 

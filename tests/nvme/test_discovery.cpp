@@ -81,7 +81,7 @@ struct FakeSysfs {
 	}
 	~FakeSysfs() { fs::remove_all(root); }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("nvme: the controller is found through sysfs, with or without multipath")
 {
@@ -139,7 +139,8 @@ TEST_CASE("nvme: FDP readiness errors say what to do, one line each")
 	info.fdp_supported = true;
 	auto off = fdp_usable(info, 8, "/dev/nvme0");
 	REQUIRE(!off.ok());
-	CHECK(off.error().message().find("FDP is disabled on endurance group 2") != std::string::npos);
+	CHECK(off.error().message().find("FDP is disabled on endurance group 2") !=
+	      std::string::npos);
 	CHECK(off.error().message().find("nvme set-feature /dev/nvme0 -f 0x1d -v 2 --cdw12=1") !=
 	      std::string::npos);
 

@@ -50,7 +50,7 @@ std::string tmp_path()
 {
 	return (fs::temp_directory_path() / ("kvfdp-filedev-" + std::to_string(getpid()))).string();
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("nvme: file backend writes, reads, zeroes, punches and flushes through io_uring")
 {

@@ -18,7 +18,8 @@ const char *const kDirs[] = {"lba4096", "lba512"};
 
 std::vector<uint8_t> bytes(const std::string &dir, const std::string &name)
 {
-	std::ifstream f(std::string(KVFDP_NVME_FIXTURES) + "/" + dir + "/" + name, std::ios::binary);
+	std::ifstream f(std::string(KVFDP_NVME_FIXTURES) + "/" + dir + "/" + name,
+			std::ios::binary);
 	REQUIRE_MESSAGE(f.good(), "missing fixture " << dir << "/" << name);
 	return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
@@ -37,7 +38,7 @@ u128 parse_u128(const std::string &s)
 		v = v * 10 + static_cast<unsigned>(c - '0');
 	return v;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("nvme: QEMU RUH Status parses like nvme-cli reads it")
 {

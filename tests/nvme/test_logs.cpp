@@ -24,7 +24,7 @@ void put64(std::vector<uint8_t> &b, size_t off, uint64_t v)
 	for (int i = 0; i < 8; ++i)
 		b[off + i] = (v >> (8 * i)) & 0xFF;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("nvme: RUH status parses nruhsd at offset 14 and 32-byte descriptors")
 {
@@ -153,10 +153,10 @@ TEST_CASE("nvme: RUH usage lists one ruha per handle")
 TEST_CASE("nvme: FDP statistics read 128-bit little-endian counters")
 {
 	std::vector<uint8_t> b(64, 0);
-	put64(b, 0, 4096 * 10);          // hbmw
+	put64(b, 0, 4096 * 10);  // hbmw
 	put64(b, 16, 0xFFFFFFFFFFFFFFFFull);
-	b[24] = 1;                        // mbmw = 2^64 + 2^64 - 1
-	b[32 + 15] = 0x80;                // mbe = 2^127
+	b[24] = 1;          // mbmw = 2^64 + 2^64 - 1
+	b[32 + 15] = 0x80;  // mbe = 2^127
 	auto r = parse_fdp_stats(b);
 	REQUIRE(r.ok());
 	CHECK(r->hbmw == 40960u);

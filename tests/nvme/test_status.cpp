@@ -73,8 +73,11 @@ TEST_CASE("nvme: a refused RUH Update says why, and that the handles stay open")
 	CHECK(opc.find("keep their open reclaim units") != std::string::npos);
 	CHECK(opc.find("0x4001") != std::string::npos);
 	CHECK(ruh_update_refusal(NvmeStatus{0x4029}).find("FDP is disabled") != std::string::npos);
-	CHECK(ruh_update_refusal(NvmeStatus{0x4002}).find("placement identifier") != std::string::npos);
-	CHECK(ruh_update_refusal(NvmeStatus{0x402A}).find("placement handle list") != std::string::npos);
-	CHECK(ruh_update_refusal(NvmeStatus{0x0281}).find("Unrecovered Read Error") != std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x4002}).find("placement identifier") !=
+	      std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x402A}).find("placement handle list") !=
+	      std::string::npos);
+	CHECK(ruh_update_refusal(NvmeStatus{0x0281}).find("Unrecovered Read Error") !=
+	      std::string::npos);
 	CHECK(ruh_update_refusal(NvmeStatus{0x4002}).find('\n') == std::string::npos);
 }

@@ -18,19 +18,23 @@ namespace {
 // A fake /sys with block/<name>/queue/ holding the given attributes ("" = absent).
 struct SysFixture {
 	fs::path root;
-	explicit SysFixture(const std::string &name, const std::string &streams, const std::string &gran = "")
-		: root(fs::temp_directory_path() / ("kvfdp-streams-" + std::to_string(getpid()) + "-" + name))
+	explicit SysFixture(const std::string &name, const std::string &streams,
+			    const std::string &gran = "")
+	    : root(fs::temp_directory_path() /
+		   ("kvfdp-streams-" + std::to_string(getpid()) + "-" + name))
 	{
 		fs::remove_all(root);
 		fs::create_directories(root / "block" / name / "queue");
 		if (!streams.empty())
-			std::ofstream(root / "block" / name / "queue" / "max_write_streams") << streams << "\n";
+			std::ofstream(root / "block" / name / "queue" / "max_write_streams")
+				<< streams << "\n";
 		if (!gran.empty())
-			std::ofstream(root / "block" / name / "queue" / "write_stream_granularity") << gran << "\n";
+			std::ofstream(root / "block" / name / "queue" / "write_stream_granularity")
+				<< gran << "\n";
 	}
 	~SysFixture() { fs::remove_all(root); }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("streams: write_stream is byte 44 of the SQE, and prep clears it")
 {
@@ -59,7 +63,7 @@ TEST_CASE("streams: handle h goes on stream h + 1, as nvme_setup_rw uses plids[s
 	CHECK(stream_of_handle(0, 8) == 1);
 	CHECK(stream_of_handle(5, 8) == 6);
 	CHECK(stream_of_handle(7, 8) == 8);
-	CHECK(stream_of_handle(8, 8) == 0);   // beyond the namespace's streams: none
+	CHECK(stream_of_handle(8, 8) == 0);  // beyond the namespace's streams: none
 	CHECK(stream_of_handle(0, 0) == 0);
 	CHECK(stream_of_handle(254, 255) == 255);
 	CHECK(stream_of_handle(255, 255) == 0);
@@ -89,7 +93,8 @@ TEST_CASE("streams: a namespace with max_write_streams 0 is refused with one lin
 	CHECK(m.find('\n') == std::string::npos);
 }
 
-TEST_CASE("streams: a kernel without max_write_streams (before 6.16) is refused with one line naming passthru")
+TEST_CASE(
+	"streams: a kernel without max_write_streams (before 6.16) is refused with one line naming passthru")
 {
 	SysFixture s("nvme2n1", "");
 	auto ws = read_write_streams("nvme2n1", s.root.string());
@@ -105,7 +110,8 @@ TEST_CASE("streams: a kernel without max_write_streams (before 6.16) is refused 
 
 TEST_CASE("streams: the backend takes a block device only")
 {
-	const fs::path f = fs::temp_directory_path() / ("kvfdp-streams-file-" + std::to_string(getpid()));
+	const fs::path f =
+		fs::temp_directory_path() / ("kvfdp-streams-file-" + std::to_string(getpid()));
 	std::ofstream(f) << "x";
 	auto d = open_streams_device(f.string());
 	fs::remove(f);

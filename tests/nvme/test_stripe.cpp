@@ -56,19 +56,23 @@ std::vector<std::vector<uint64_t>> walk(const StripeLayout &l, uint64_t lba, uin
 	return per;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("stripe layout: map places units round-robin, member_range is the walk of every LBA")
 {
 	const StripeLayout l{3, 8};
 	auto p = l.map(0);
-	CHECK(std::tie(p.member, p.mlba, p.nlb) == std::tuple<uint32_t, uint64_t, uint64_t>{0, 0, 8});
+	CHECK(std::tie(p.member, p.mlba, p.nlb) ==
+	      std::tuple<uint32_t, uint64_t, uint64_t>{0, 0, 8});
 	p = l.map(8);
-	CHECK(std::tie(p.member, p.mlba, p.nlb) == std::tuple<uint32_t, uint64_t, uint64_t>{1, 0, 8});
+	CHECK(std::tie(p.member, p.mlba, p.nlb) ==
+	      std::tuple<uint32_t, uint64_t, uint64_t>{1, 0, 8});
 	p = l.map(23);
-	CHECK(std::tie(p.member, p.mlba, p.nlb) == std::tuple<uint32_t, uint64_t, uint64_t>{2, 7, 1});
+	CHECK(std::tie(p.member, p.mlba, p.nlb) ==
+	      std::tuple<uint32_t, uint64_t, uint64_t>{2, 7, 1});
 	p = l.map(24);  // the second row
-	CHECK(std::tie(p.member, p.mlba, p.nlb) == std::tuple<uint32_t, uint64_t, uint64_t>{0, 8, 8});
+	CHECK(std::tie(p.member, p.mlba, p.nlb) ==
+	      std::tuple<uint32_t, uint64_t, uint64_t>{0, 8, 8});
 	// [5, 30): member 0 has 5..7 and 24..29 (member LBAs 5..13), 1 and 2 one whole unit each.
 	CHECK(l.member_range(0, 5, 25).mlba == 5);
 	CHECK(l.member_range(0, 5, 25).nlb == 9);
@@ -101,7 +105,8 @@ TEST_CASE("stripe layout: map places units round-robin, member_range is the walk
 					CAPTURE(m);
 					REQUIRE(r.nlb == per[m].size());
 					for (size_t k = 0; k < per[m].size(); k++)
-						REQUIRE(per[m][k] == r.mlba + k);  // consecutive on the member
+						REQUIRE(per[m][k] ==
+							r.mlba + k);  // consecutive on the member
 				}
 			}
 			// A bijection: the first rows fill every member's first LBAs exactly once.
@@ -131,11 +136,14 @@ namespace {
 
 // The engine of one queue over ioq, with 4 tags of 1 MiB buffers, on a stripe.
 struct Rig : test::EngineRig {
-	Rig(nvme::IoQueue &ioq, const StripeLayout &layout, uint32_t max_transfer, uint64_t nlb, uint16_t nruh = 8)
-		: test::EngineRig(ioq, config(layout, max_transfer, nlb, nruh), IORING_SETUP_SQE128 | IORING_SETUP_CQE32)
+	Rig(nvme::IoQueue &ioq, const StripeLayout &layout, uint32_t max_transfer, uint64_t nlb,
+	    uint16_t nruh = 8)
+	    : test::EngineRig(ioq, config(layout, max_transfer, nlb, nruh),
+			      IORING_SETUP_SQE128 | IORING_SETUP_CQE32)
 	{
 	}
-	static EngineConfig config(const StripeLayout &layout, uint32_t max_transfer, uint64_t nlb, uint16_t nruh)
+	static EngineConfig config(const StripeLayout &layout, uint32_t max_transfer, uint64_t nlb,
+				   uint16_t nruh)
 	{
 		EngineConfig ec;
 		ec.max_transfer = max_transfer;
@@ -158,14 +166,17 @@ std::vector<Cmd> cmds_of(const test::NullQueue &q, const Rig &rig, uint16_t tag)
 {
 	std::vector<Cmd> out;
 	for (const auto &r : q.reqs)
-		out.push_back(Cmd{r.member, r.slba, r.nlb,
-				  r.buf ? static_cast<size_t>(static_cast<uint8_t *>(r.buf) - rig.bufs[tag]) : 0});
+		out.push_back(Cmd{
+			r.member, r.slba, r.nlb,
+			r.buf ? static_cast<size_t>(static_cast<uint8_t *>(r.buf) - rig.bufs[tag])
+			      : 0});
 	return out;
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("engine on a stripe: a request splits at unit ends and the transfer limit, each piece on its member")
+TEST_CASE(
+	"engine on a stripe: a request splits at unit ends and the transfer limit, each piece on its member")
 {
 	test::NullQueue q(true);
 	const StripeLayout l{4, 16};  // 64 KiB units, 32 KiB commands
@@ -187,7 +198,8 @@ TEST_CASE("engine on a stripe: a request splits at unit ends and the transfer li
 		const auto c = cmds_of(q, rig, 1);
 		REQUIRE(c.size() == 2);
 		CHECK((c[0].member == 0 && c[0].slba == 12 && c[0].nlb == 4 && c[0].buf_off == 0));
-		CHECK((c[1].member == 1 && c[1].slba == 0 && c[1].nlb == 4 && c[1].buf_off == 4 * 4096));
+		CHECK((c[1].member == 1 && c[1].slba == 0 && c[1].nlb == 4 &&
+		       c[1].buf_off == 4 * 4096));
 		for (const auto &r : q.reqs)
 			CHECK(r.handle == 1);  // the class's handle on each member
 	}
@@ -197,9 +209,12 @@ TEST_CASE("engine on a stripe: a request splits at unit ends and the transfer li
 		const auto c = cmds_of(q, rig, 2);
 		REQUIRE(c.size() == 4);
 		CHECK((c[0].member == 0 && c[0].slba == 12 && c[0].nlb == 4 && c[0].buf_off == 0));
-		CHECK((c[1].member == 1 && c[1].slba == 0 && c[1].nlb == 8 && c[1].buf_off == 4 * 4096));
-		CHECK((c[2].member == 1 && c[2].slba == 8 && c[2].nlb == 8 && c[2].buf_off == 12 * 4096));
-		CHECK((c[3].member == 2 && c[3].slba == 0 && c[3].nlb == 4 && c[3].buf_off == 20 * 4096));
+		CHECK((c[1].member == 1 && c[1].slba == 0 && c[1].nlb == 8 &&
+		       c[1].buf_off == 4 * 4096));
+		CHECK((c[2].member == 1 && c[2].slba == 8 && c[2].nlb == 8 &&
+		       c[2].buf_off == 12 * 4096));
+		CHECK((c[3].member == 2 && c[3].slba == 0 && c[3].nlb == 4 &&
+		       c[3].buf_off == 20 * 4096));
 	}
 	SUBCASE("many units: 1 MiB from a row start")
 	{
@@ -288,7 +303,8 @@ TEST_CASE("engine on a stripe: odd unit sizes; every piece stays in one unit and
 			CHECK(r.slba == p.mlba);
 			CHECK(r.nlb <= 8);
 			CHECK(r.nlb <= p.nlb);
-			CHECK(static_cast<uint8_t *>(r.buf) - rig.bufs[0] == static_cast<ptrdiff_t>((at - lba) * 4096));
+			CHECK(static_cast<uint8_t *>(r.buf) - rig.bufs[0] ==
+			      static_cast<ptrdiff_t>((at - lba) * 4096));
 			at += r.nlb;
 		}
 		CHECK(at == lba + nlb);
@@ -299,13 +315,14 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-std::unique_ptr<nvme::Device> make_model(const std::string &path, uint64_t bytes, uint32_t lba = 4096,
-					 uint16_t nruh = 8)
+std::unique_ptr<nvme::Device> make_model(const std::string &path, uint64_t bytes,
+					 uint32_t lba = 4096, uint16_t nruh = 8)
 {
 	model::ModelDeviceOptions o;
 	o.config.logical_bytes = bytes;
 	o.config.lba_size = lba;
-	o.config.ru_size = kMiB;  // 256 LBAs: each handle writes fewer per member, so RUAMW counts them
+	o.config.ru_size =
+		kMiB;  // 256 LBAs: each handle writes fewer per member, so RUAMW counts them
 	o.config.nruh = nruh;
 	o.config.op = 0.5;
 	o.data_path = path;
@@ -323,9 +340,10 @@ uint64_t hbmw(nvme::Device &d)
 	return static_cast<uint64_t>(st->hbmw);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("a stripe of three FDP SSD models: capacity, data where the layout says, bytes per handle per member")
+TEST_CASE(
+	"a stripe of three FDP SSD models: capacity, data where the layout says, bytes per handle per member")
 {
 	test::TempDir dir;
 	const std::string a = dir.path + "/a", b = dir.path + "/b", c = dir.path + "/c";
@@ -380,16 +398,20 @@ TEST_CASE("a stripe of three FDP SSD models: capacity, data where the layout say
 		uint8_t cls;
 	};
 	const uint64_t last = dev.info().nlb;
-	const W writes[] = {{5, 3, KVFDP_CLASS_SHORT},        {190, 4, KVFDP_CLASS_MEDIUM},
-			    {380, 200, KVFDP_CLASS_LONG},     {1000, 256, KVFDP_CLASS_EXTREME},
-			    {4096, 128, KVFDP_CLASS_NOT_SET}, {last - 7, 7, KVFDP_CLASS_LONG},
+	const W writes[] = {{5, 3, KVFDP_CLASS_SHORT},
+			    {190, 4, KVFDP_CLASS_MEDIUM},
+			    {380, 200, KVFDP_CLASS_LONG},
+			    {1000, 256, KVFDP_CLASS_EXTREME},
+			    {4096, 128, KVFDP_CLASS_NOT_SET},
+			    {last - 7, 7, KVFDP_CLASS_LONG},
 			    {576 * 3 + 1, 255, KVFDP_CLASS_SHORT}};
 	uint8_t fill = 1;
 	for (const W &w : writes) {
 		CAPTURE(w.lba);
 		std::memset(rig.bufs[0], fill, size_t{w.nlb} * 4096);
 		rig.write(0, w.lba, w.nlb, w.cls);
-		REQUIRE(rig.commits.v.back() == std::pair<uint16_t, int>{0, static_cast<int>(w.nlb * 4096)});
+		REQUIRE(rig.commits.v.back() ==
+			std::pair<uint16_t, int>{0, static_cast<int>(w.nlb * 4096)});
 		const uint16_t h = default_map(8)[w.cls];
 		const auto per = walk(dev.layout(), w.lba, w.nlb);
 		for (uint32_t m = 0; m < 3; m++)
@@ -398,14 +420,16 @@ TEST_CASE("a stripe of three FDP SSD models: capacity, data where the layout say
 		for (uint64_t x = w.lba; x < w.lba + w.nlb; x++) {
 			const auto p = dev.layout().map(x);
 			uint8_t got[2] = {};
-			REQUIRE(::pread(files[p.member].get(), got, 2, static_cast<off_t>(p.mlba * 4096 + 4094)) == 2);
+			REQUIRE(::pread(files[p.member].get(), got, 2,
+					static_cast<off_t>(p.mlba * 4096 + 4094)) == 2);
 			CHECK(got[0] == fill);
 			CHECK(got[1] == fill);
 		}
 		// And read back through the stripe.
 		std::memset(rig.bufs[1], 0, size_t{w.nlb} * 4096);
 		rig.request(1, ublk::kOpRead, w.lba, w.nlb);
-		REQUIRE(rig.commits.v.back() == std::pair<uint16_t, int>{1, static_cast<int>(w.nlb * 4096)});
+		REQUIRE(rig.commits.v.back() ==
+			std::pair<uint16_t, int>{1, static_cast<int>(w.nlb * 4096)});
 		CHECK(std::memcmp(rig.bufs[0], rig.bufs[1], size_t{w.nlb} * 4096) == 0);
 		fill++;
 	}
@@ -472,7 +496,8 @@ TEST_CASE("stripe refusals: one line naming the member and what to do")
 		CHECK(msg.find('\n') == std::string::npos);
 		return msg;
 	};
-	auto two = [&](std::unique_ptr<nvme::Device> x, std::unique_ptr<nvme::Device> y, std::string py = "") {
+	auto two = [&](std::unique_ptr<nvme::Device> x, std::unique_ptr<nvme::Device> y,
+		       std::string py = "") {
 		std::vector<nvme::StripeMemberSpec> ms;
 		ms.push_back({a, std::move(x)});
 		ms.push_back({py.empty() ? b : py, std::move(y)});
@@ -480,14 +505,17 @@ TEST_CASE("stripe refusals: one line naming the member and what to do")
 	};
 	SUBCASE("differing LBA sizes")
 	{
-		const std::string m = refused(two(make_model(a, 64 * kMiB), make_model(b, 64 * kMiB, 512)));
-		CHECK(m.find("member 1 (" + b + ") has 512-byte LBAs but member 0 (" + a + ") has 4096") != std::string::npos);
+		const std::string m =
+			refused(two(make_model(a, 64 * kMiB), make_model(b, 64 * kMiB, 512)));
+		CHECK(m.find("member 1 (" + b + ") has 512-byte LBAs but member 0 (" + a +
+			     ") has 4096") != std::string::npos);
 		CHECK(m.find("nvme format") != std::string::npos);
 	}
 	SUBCASE("the same namespace twice: the same file, a link to it")
 	{
 		std::string m = refused(two(make_model(a, 64 * kMiB), make_model(a, 64 * kMiB), a));
-		CHECK(m.find("stripe member 1 (" + a + ") is the same namespace as member 0 (" + a + "): give") != std::string::npos);
+		CHECK(m.find("stripe member 1 (" + a + ") is the same namespace as member 0 (" + a +
+			     "): give") != std::string::npos);
 		CHECK(m.find("give each namespace once") != std::string::npos);
 		const std::string link = dir.path + "/link";
 		REQUIRE(::symlink(a.c_str(), link.c_str()) == 0);
@@ -502,7 +530,8 @@ TEST_CASE("stripe refusals: one line naming the member and what to do")
 		for (const char *n : {"nvme0n1", "nvme1n1"}) {
 			::mkdir((sys.path + "/block").c_str(), 0755);
 			REQUIRE(::mkdir((sys.path + "/block/" + n).c_str(), 0755) == 0);
-			test::write_file(sys.path + "/block/" + n + "/wwid", "eui.0011223344556677\n");
+			test::write_file(sys.path + "/block/" + n + "/wwid",
+					 "eui.0011223344556677\n");
 		}
 		const std::string n0 = dir.path + "/ng0n1", n1 = dir.path + "/ng1n1";
 		std::vector<nvme::StripeMemberSpec> ms;
@@ -534,7 +563,8 @@ TEST_CASE("stripe refusals: one line naming the member and what to do")
 		auto f1 = nvme::open_file_device(b, fo);
 		REQUIRE(f1.ok());
 		const std::string m = refused(two(make_model(a, 64 * kMiB), std::move(*f1)));
-		CHECK(m.find("member 1 (" + b + ") is a file device but member 0 is model") != std::string::npos);
+		CHECK(m.find("member 1 (" + b + ") is a file device but member 0 is model") !=
+		      std::string::npos);
 	}
 	SUBCASE("one member; a bad stripe size; a member smaller than one unit")
 	{
@@ -543,11 +573,13 @@ TEST_CASE("stripe refusals: one line naming the member and what to do")
 		CHECK(refused(std::move(one)).find("two or more members") != std::string::npos);
 		nvme::StripeOptions so;
 		so.stripe_bytes = 6000;
-		CHECK(refused(two(make_model(a, 64 * kMiB), make_model(b, 64 * kMiB)), so).find("stripe size 6000") !=
-		      std::string::npos);
+		CHECK(refused(two(make_model(a, 64 * kMiB), make_model(b, 64 * kMiB)), so)
+			      .find("stripe size 6000") != std::string::npos);
 		so.stripe_bytes = 128 * kMiB;
 		CHECK(refused(two(make_model(a, 64 * kMiB), make_model(b, 64 * kMiB)), so)
-			      .find("member 0 (" + a + ") holds 67108864 bytes, less than one stripe unit") != std::string::npos);
+			      .find("member 0 (" + a +
+				    ") holds 67108864 bytes, less than one stripe unit") !=
+		      std::string::npos);
 	}
 }
 
@@ -564,12 +596,15 @@ TEST_CASE("stripe handles: the fewest any member has, the others named in the no
 	auto hs = (*sd)->handles();
 	REQUIRE(hs.ok());
 	CHECK(hs->size() == 4);
-	CHECK((*sd)->note().find("stripe member 0 (" + a + ") has 8 handles, stripe member 1 (" + b + ") 4") != std::string::npos);
-	CHECK((*sd)->stripe_bytes() == 512 * 1024);  // the default: the models' 512 KiB transfer limit
+	CHECK((*sd)->note().find("stripe member 0 (" + a + ") has 8 handles, stripe member 1 (" +
+				 b + ") 4") != std::string::npos);
+	CHECK((*sd)->stripe_bytes() ==
+	      512 * 1024);  // the default: the models' 512 KiB transfer limit
 	CHECK(!(*sd)->ruh_update(std::vector<uint16_t>{4}).ok());
 }
 
-TEST_CASE("ublk params of a stripe: a power-of-two unit is chunk_sectors and io_min, a power-of-two row io_opt")
+TEST_CASE(
+	"ublk params of a stripe: a power-of-two unit is chunk_sectors and io_min, a power-of-two row io_opt")
 {
 	ublk::ParamInput in;
 	in.nlb = 1u << 20;
@@ -596,7 +631,8 @@ TEST_CASE("ublk params of a stripe: a power-of-two unit is chunk_sectors and io_
 	CHECK(p->basic.chunk_sectors == 0);
 }
 
-TEST_CASE("stripe fingerprint: the same members, order and stripe size give the same; any change another")
+TEST_CASE(
+	"stripe fingerprint: the same members, order and stripe size give the same; any change another")
 {
 	test::TempDir dir;
 	const std::string a = dir.path + "/a", b = dir.path + "/b";
@@ -612,10 +648,10 @@ TEST_CASE("stripe fingerprint: the same members, order and stripe size give the 
 	};
 	const uint64_t base = fp(a, b, 512 * 1024);
 	CHECK(base != 0);
-	CHECK(fp(a, b, 512 * 1024) == base);         // a restart: the same
-	CHECK(fp(b, a, 512 * 1024) != base);         // swapped order
-	CHECK(fp(a, b, 1024 * 1024) != base);        // another stripe size
+	CHECK(fp(a, b, 512 * 1024) == base);   // a restart: the same
+	CHECK(fp(b, a, 512 * 1024) != base);   // swapped order
+	CHECK(fp(a, b, 1024 * 1024) != base);  // another stripe size
 	const std::string link = dir.path + "/link-to-a";
 	REQUIRE(::symlink(a.c_str(), link.c_str()) == 0);
-	CHECK(fp(link, b, 512 * 1024) == base);      // the same file by another path
+	CHECK(fp(link, b, 512 * 1024) == base);  // the same file by another path
 }

@@ -141,8 +141,8 @@ public:
 			s[i * 4096] = 1;  // fault every page in, in order
 		base_ = static_cast<uint8_t *>(dst);
 		for (size_t i = 0; i < n; ++i)
-			if (mremap(s + (2 * i + 1) * 4096, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
-				   base_ + i * 4096) == MAP_FAILED)
+			if (mremap(s + (2 * i + 1) * 4096, 4096, 4096,
+				   MREMAP_MAYMOVE | MREMAP_FIXED, base_ + i * 4096) == MAP_FAILED)
 				ok_ = false;
 		munmap(s, 2 * n * 4096);  // the even pages; the odd ones live on at base_
 		std::memset(base_, 0, n * 4096);
@@ -246,13 +246,14 @@ bool check_discovery(Session &s, int want_nruh)
 	std::printf("device %s nsid %u lba %u nlb %llu max_transfer %u fdp %d/%d endgid %u rgif %u "
 		    "nrg %u nruh %u runs %llu config %u\n",
 		    info.path.c_str(), info.nsid, info.lba_size,
-		    static_cast<unsigned long long>(info.nlb), info.max_transfer, info.fdp_supported,
-		    info.fdp_enabled, info.endgid, info.rgif, info.nrg, info.nruh,
-		    static_cast<unsigned long long>(info.ru_size), info.config_index);
+		    static_cast<unsigned long long>(info.nlb), info.max_transfer,
+		    info.fdp_supported, info.fdp_enabled, info.endgid, info.rgif, info.nrg,
+		    info.nruh, static_cast<unsigned long long>(info.ru_size), info.config_index);
 	check(info.fdp_supported && info.fdp_enabled, "FDP supported and enabled");
 	if (want_nruh >= 0)
 		check(info.nruh == want_nruh, "configuration has " + std::to_string(want_nruh) +
-						      " handles (got " + std::to_string(info.nruh) + ")");
+						      " handles (got " + std::to_string(info.nruh) +
+						      ")");
 	auto hs0 = s.dev->handles();
 	if (!hs0) {
 		std::printf("FAIL: handles: %s\n", hs0.error().message().c_str());
@@ -261,11 +262,12 @@ bool check_discovery(Session &s, int want_nruh)
 	s.hs0 = *hs0;
 	s.nh = hs0->size();
 	const size_t nh = s.nh;
-	check(nh == size_t{info.nruh} * info.nrg, "RUH Status has nruh x nrg = " +
-							  std::to_string(nh) + " descriptors");
+	check(nh == size_t{info.nruh} * info.nrg,
+	      "RUH Status has nruh x nrg = " + std::to_string(nh) + " descriptors");
 	for (const auto &h : *hs0)
-		std::printf("  handle %u pid 0x%04x ruhid %u ruht %u earutr %u ruamw %llu\n", h.index,
-			    h.pid, h.ruhid, h.ruht, h.earutr, static_cast<unsigned long long>(h.ruamw));
+		std::printf("  handle %u pid 0x%04x ruhid %u ruht %u earutr %u ruamw %llu\n",
+			    h.index, h.pid, h.ruhid, h.ruht, h.earutr,
+			    static_cast<unsigned long long>(h.ruamw));
 	check(info.max_transfer >= info.lba_size, "max_transfer holds a block");
 	return true;
 }
@@ -353,8 +355,8 @@ void check_placed_writes(Session &s)
 	if (st0 && st1) {
 		u128 d = st1->hbmw - st0->hbmw;
 		u128 want = u128{per} * lba * nh;
-		check(d == want, "HBMW grew by the bytes written (" + u128s(d) + " = " + u128s(want) +
-					 ")");
+		check(d == want,
+		      "HBMW grew by the bytes written (" + u128s(d) + " = " + u128s(want) + ")");
 		check(st1->mbmw > st0->mbmw, "MBMW grew (" + u128s(st1->mbmw - st0->mbmw) + ")");
 	}
 }
@@ -380,21 +382,23 @@ void check_ruh_update(Session &s)
 		auto sb = stats(dev);
 		const uint16_t h0[] = {0};
 		auto u = dev.ruh_update(h0);
-		check(u.ok(), "RUH Update of handle 0" + (u ? std::string() : ": " + u.error().message()));
+		check(u.ok(),
+		      "RUH Update of handle 0" + (u ? std::string() : ": " + u.error().message()));
 		auto a = dev.handles();
 		auto sa = stats(dev);
 		if (b && a && a->size() == nh) {
 			check((*a)[0].ruamw == full, "handle 0's RUAMW is back to a full RU (" +
-							     std::to_string((*a)[0].ruamw) + " of " +
-							     std::to_string(full) + " LBAs)");
+							     std::to_string((*a)[0].ruamw) +
+							     " of " + std::to_string(full) +
+							     " LBAs)");
 			bool same = true;
 			for (size_t k = 1; k < nh; ++k)
 				same = same && (*a)[k].ruamw == (*b)[k].ruamw;
 			check(same, "the other handles' RUAMW is unchanged");
 			if (sb && sa)
 				check(sa->mbmw - sb->mbmw == u128{(*b)[0].ruamw} * lba,
-				      "MBMW grew by the RU's unwritten rest (" + u128s(sa->mbmw - sb->mbmw) +
-					      " bytes)");
+				      "MBMW grew by the RU's unwritten rest (" +
+					      u128s(sa->mbmw - sb->mbmw) + " bytes)");
 		} else {
 			check(false, "RUH Status around the RUH Update");
 		}
@@ -405,14 +409,15 @@ void check_ruh_update(Session &s)
 			int r = io_ioctl(ng.get(), make_io_mgmt_send(info.nsid, two, 2));
 			auto a2 = dev.handles();
 			check(r == 0 && a2 && (*a2)[1].ruamw == full && (*a2)[2].ruamw == full,
-			      "one RUH Update with two PIDs resets both handles: " + describe_result(r));
+			      "one RUH Update with two PIDs resets both handles: " +
+				      describe_result(r));
 		}
 		// Every PID in one command: QEMU refuses NPID == nrg x nruh (its bound is off by one).
 		std::vector<uint16_t> all;
 		for (const auto &h : *hs0)
 			all.push_back(h.pid);
 		int rall = io_ioctl(ng.get(), make_io_mgmt_send(info.nsid, all.data(),
-								 static_cast<uint16_t>(all.size())));
+								static_cast<uint16_t>(all.size())));
 		std::printf("  RUH Update with all %zu PIDs in one command: %s\n", all.size(),
 			    describe_result(rall).c_str());
 		check(rall > 0 && NvmeStatus{static_cast<uint16_t>(rall)}.sc() == kScInvalidField,
@@ -426,7 +431,8 @@ void check_ruh_update(Session &s)
 		bool allfull = ua.ok() && a3;
 		for (size_t k = 0; allfull && k < nh; ++k)
 			allfull = (*a3)[k].ruamw == full;
-		check(allfull, "RUH Update of all " + std::to_string(nh) + " handles in batches of " +
+		check(allfull, "RUH Update of all " + std::to_string(nh) +
+				       " handles in batches of " +
 				       std::to_string(ruh_update_batch(nh)) + " resets every one" +
 				       (ua ? std::string() : ": " + ua.error().message()));
 		// A PID the namespace does not have: decoded, and the device keeps working.
@@ -440,9 +446,11 @@ void check_ruh_update(Session &s)
 		const uint16_t badidx[] = {static_cast<uint16_t>(nh)};
 		auto ub = dev.ruh_update(badidx);
 		check(!ub.ok() && ub.error().code == std::errc::invalid_argument,
-		      "RUH Update of handle index " + std::to_string(nh) + " is refused before the drive");
+		      "RUH Update of handle index " + std::to_string(nh) +
+			      " is refused before the drive");
 		auto wr = run_queue(ring, q, {writes[0]});
-		check(wr[0] == 0, "a placed write after the refusals succeeds: " + describe_result(wr[0]));
+		check(wr[0] == 0,
+		      "a placed write after the refusals succeeds: " + describe_result(wr[0]));
 	}
 }
 
@@ -463,7 +471,8 @@ void check_read_back(Session &s)
 	bool all = true;
 	for (int r : rr)
 		all = all && r == 0;
-	check(all, "read back every handle's blocks (batched, " + std::to_string(nh) + " commands)");
+	check(all,
+	      "read back every handle's blocks (batched, " + std::to_string(nh) + " commands)");
 	check(std::memcmp(s.rbuf, s.wbuf, size_t{per} * lba * nh) == 0, "read-back data matches");
 }
 
@@ -522,7 +531,7 @@ int check_transfer_limits(Session &s, UringPassthru &u, int ngfd)
 		    sw.adjacent_pages(), sw.pages());
 	uint32_t bnlb = big / lba;
 	int r3 = u.run(ngfd, kUringCmdIo,
-			 make_write(info.nsid, 65536, bnlb, bw, big, (*hs0)[0].pid));
+		       make_write(info.nsid, 65536, bnlb, bw, big, (*hs0)[0].pid));
 	std::printf("  one %u-byte write (limit %u): %s\n", big, info.max_transfer,
 		    describe_result(r3).c_str());
 	check(r3 != 0, "a single command larger than max_transfer is rejected");
@@ -530,15 +539,14 @@ int check_transfer_limits(Session &s, UringPassthru &u, int ngfd)
 	int rmax = u.run(ngfd, kUringCmdIo,
 			 make_write(info.nsid, 65536, mnlb, bw, info.max_transfer, (*hs0)[0].pid));
 	check(rmax == 0, "one max_transfer write from an unaligned, scattered buffer succeeds: " +
-			       describe_result(rmax));
+				 describe_result(rmax));
 	int r4 = test::sync_rw(u, ngfd, info.nsid, true, 65536, bnlb, bw, lba, info.max_transfer,
-			(*hs0)[0].pid);
+			       (*hs0)[0].pid);
 	int r5 = test::sync_rw(u, ngfd, info.nsid, false, 65536, bnlb, brd, lba, info.max_transfer);
-	check(r4 == 0 && r5 == 0, "the same I/O split into " +
-					  std::to_string((big + info.max_transfer - 1) /
-							 info.max_transfer) +
-					  " commands succeeds: " + describe_result(r4) + " / " +
-					  describe_result(r5));
+	check(r4 == 0 && r5 == 0,
+	      "the same I/O split into " +
+		      std::to_string((big + info.max_transfer - 1) / info.max_transfer) +
+		      " commands succeeds: " + describe_result(r4) + " / " + describe_result(r5));
 	check(std::memcmp(bw, brd, big) == 0, "split write reads back intact");
 	// The same through a fixed buffer: a registration of at most max_segments pages
 	// (Linux 6.1 counts the registration's pages from the command's start on), the
@@ -551,16 +559,15 @@ int check_transfer_limits(Session &s, UringPassthru &u, int ngfd)
 	if (fr == 0) {
 		uint8_t *fp = sw.data() + lba;
 		if (!u.queue(ngfd, kUringCmdIo,
-			       make_read(info.nsid, 65536, mnlb, fp, info.max_transfer), 8, 0) ||
+			     make_read(info.nsid, 65536, mnlb, fp, info.max_transfer), 8, 0) ||
 		    u.submit() < 0)
 			rfix = -EIO;
 		else
 			u.reap(1, [&](uint64_t, int res, uint32_t) { rfix = res; });
 		u.unregister_buffers();
 	}
-	check(rfix == 0, "one max_transfer read into a fixed buffer of " +
-			       std::to_string(fpages) + " scattered pages succeeds: " +
-			       describe_result(rfix));
+	check(rfix == 0, "one max_transfer read into a fixed buffer of " + std::to_string(fpages) +
+				 " scattered pages succeeds: " + describe_result(rfix));
 	return rmax;
 }
 
@@ -581,8 +588,7 @@ void check_admin_uring(Session &s, UringPassthru &u, int ngfd, int rmax)
 	if (d && !d->names.ctrl_name.empty()) {
 		std::string cpath = "/dev/" + d->names.ctrl_name;
 		int cfd = open(cpath.c_str(), O_RDWR | O_CLOEXEC);
-		int r7 = u.run(cfd, kUringCmdAdmin,
-				 make_identify(kCnsController, 0, id.data()));
+		int r7 = u.run(cfd, kUringCmdAdmin, make_identify(kCnsController, 0, id.data()));
 		admin_ioctl(d->admin_fd.get(), make_identify(kCnsController, 0, id2.data()));
 		check(r7 == 0 && id == id2, "admin uring_cmd Identify on " + cpath +
 						    " matches the ioctl: " + describe_result(rmax));
@@ -684,7 +690,7 @@ void capture_fixtures(Session &s, const std::string &capture)
 	}
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {
@@ -713,8 +719,9 @@ int main(int argc, char **argv)
 			path = a;
 	}
 	if (path.empty()) {
-		std::fprintf(stderr, "usage: kvfdp-nvme-vmcheck /dev/ngXnY [--nruh N] [--capture DIR]\n"
-				     "       kvfdp-nvme-vmcheck --expect-error TEXT PATH\n");
+		std::fprintf(stderr,
+			     "usage: kvfdp-nvme-vmcheck /dev/ngXnY [--nruh N] [--capture DIR]\n"
+			     "       kvfdp-nvme-vmcheck --expect-error TEXT PATH\n");
 		return 2;
 	}
 

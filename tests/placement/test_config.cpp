@@ -22,7 +22,7 @@ std::string error_of(const std::string &text)
 	return msg;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("config: writers by cgroup and by directory, with a fixed class or handle")
 {
@@ -48,7 +48,7 @@ handle = 7
 	CHECK(!cfg->writers[0].cls);
 	CHECK(!cfg->writers[0].handle);
 	CHECK(cfg->writers[0].line == 2);
-	CHECK(cfg->writers[1].dir == "/mnt/kv/staging");  // normalised
+	CHECK(cfg->writers[1].dir == "/mnt/kv/staging");   // normalised
 	CHECK(cfg->writers[1].name == "/mnt/kv/staging");  // the path when unnamed
 	CHECK(cfg->writers[1].cls == KVFDP_CLASS_SHORT);
 	CHECK(cfg->writers[2].handle == 7);
@@ -60,45 +60,56 @@ handle = 7
 	CHECK(fixed_handle(cfg->writers[2], *p) == 7);
 	auto small = make_policy(*cfg, 4);
 	REQUIRE(!small.ok());
-	CHECK_MESSAGE(small.error().message().find("kvfdp.toml:10: writer[2].handle: handle 7 out of range (device has 4 handles") !=
-		      std::string::npos, small.error().message());
+	CHECK_MESSAGE(
+		small.error().message().find(
+			"kvfdp.toml:10: writer[2].handle: handle 7 out of range (device has 4 handles") !=
+			std::string::npos,
+		small.error().message());
 }
 
 TEST_CASE("config: writer mistakes are one line naming the key")
 {
-	CHECK(error_of("[[writer]]\nname = \"x\"\n").find("kvfdp.toml:1: writer[0]: give exactly one of cgroup") !=
+	CHECK(error_of("[[writer]]\nname = \"x\"\n")
+		      .find("kvfdp.toml:1: writer[0]: give exactly one of cgroup") !=
 	      std::string::npos);
-	CHECK(error_of("[[writer]]\ncgroup = \"/a\"\ndir = \"/b\"\n").find("writer[0]: give exactly one") !=
+	CHECK(error_of("[[writer]]\ncgroup = \"/a\"\ndir = \"/b\"\n")
+		      .find("writer[0]: give exactly one") != std::string::npos);
+	CHECK(error_of("[[writer]]\ndir = \"/a\"\nclass = \"short\"\nhandle = 1\n")
+		      .find("give class or handle, not both") != std::string::npos);
+	CHECK(error_of("[[writer]]\ndir = \"/a\"\nclass = \"soon\"\n")
+		      .find("kvfdp.toml:3: writer[0].class: unknown class") != std::string::npos);
+	CHECK(error_of("[[writer]]\ndir = \"/a\"\nhandle = -2\n")
+		      .find("kvfdp.toml:3: writer[0].handle: must be a handle index") !=
 	      std::string::npos);
-	CHECK(error_of("[[writer]]\ndir = \"/a\"\nclass = \"short\"\nhandle = 1\n").find("give class or handle, not both") !=
+	CHECK(error_of("[[writer]]\ndir = \"/a\"\nprio = 1\n")
+		      .find("writer[0].prio: unknown key (known: name, cgroup, dir, class, handle)") !=
 	      std::string::npos);
-	CHECK(error_of("[[writer]]\ndir = \"/a\"\nclass = \"soon\"\n").find("kvfdp.toml:3: writer[0].class: unknown class") !=
+	CHECK(error_of("[[writer]]\ndir = \"relative\"\n")
+		      .find("writer[0].dir: must be an absolute path") != std::string::npos);
+	CHECK(error_of("writer = 1\n").find("writer: must be an array of tables") !=
 	      std::string::npos);
-	CHECK(error_of("[[writer]]\ndir = \"/a\"\nhandle = -2\n").find("kvfdp.toml:3: writer[0].handle: must be a handle index") !=
-	      std::string::npos);
-	CHECK(error_of("[[writer]]\ndir = \"/a\"\nprio = 1\n").find("writer[0].prio: unknown key (known: name, cgroup, dir, class, handle)") !=
-	      std::string::npos);
-	CHECK(error_of("[[writer]]\ndir = \"relative\"\n").find("writer[0].dir: must be an absolute path") !=
-	      std::string::npos);
-	CHECK(error_of("writer = 1\n").find("writer: must be an array of tables") != std::string::npos);
 }
 
 TEST_CASE("config: rule paths with glob characters are refused")
 {
 	for (const char *p : {"/mnt/kv/*", "/mnt/kv/chunk?", "/mnt/[ab]"}) {
-		const std::string msg =
-			error_of(std::string("[[rule]]\npath = \"") + p + "\"\nclass = \"short\"\n");
-		CHECK_MESSAGE(msg.find("kvfdp.toml:2: rule[0].path: contains a glob character") != std::string::npos, msg);
+		const std::string msg = error_of(std::string("[[rule]]\npath = \"") + p +
+						 "\"\nclass = \"short\"\n");
+		CHECK_MESSAGE(msg.find("kvfdp.toml:2: rule[0].path: contains a glob character") !=
+				      std::string::npos,
+			      msg);
 	}
-	CHECK(error_of("[[writer]]\ndir = \"/mnt/*\"\n").find("writer[0].dir: contains a glob character") !=
-	      std::string::npos);
+	CHECK(error_of("[[writer]]\ndir = \"/mnt/*\"\n")
+		      .find("writer[0].dir: contains a glob character") != std::string::npos);
 }
 
 TEST_CASE("config: a path of PATH_MAX bytes or more is refused, its length named")
 {
 	const std::string longpath = "/" + std::string(70000, 'a');
-	const std::string msg = error_of("[[rule]]\npath = \"" + longpath + "\"\nclass = \"short\"\n");
-	CHECK(msg.find("rule[0].path: is 70001 bytes long; a path must be shorter than 4096") != std::string::npos);
+	const std::string msg =
+		error_of("[[rule]]\npath = \"" + longpath + "\"\nclass = \"short\"\n");
+	CHECK(msg.find("rule[0].path: is 70001 bytes long; a path must be shorter than 4096") !=
+	      std::string::npos);
 	CHECK(msg.size() < 300);  // the path itself is not echoed
 	const std::string ok_path = "/" + std::string(4000, 'b');
 	CHECK(error_of("[[rule]]\npath = \"" + ok_path + "\"\nclass = \"short\"\n") == "(parsed)");
@@ -108,23 +119,27 @@ TEST_CASE("config: the same directory twice with different classes is refused na
 {
 	const std::string msg = error_of(
 		"[[rule]]\npath = \"/mnt/kv/a\"\nclass = \"short\"\n\n[[rule]]\npath = \"/mnt/kv/a/\"\nclass = \"long\"\n");
-	CHECK_MESSAGE(msg.find("kvfdp.toml:5: rule[1].path: /mnt/kv/a already has class short (rule[0], line 1)") !=
-			      std::string::npos,
-		      msg);
+	CHECK_MESSAGE(
+		msg.find(
+			"kvfdp.toml:5: rule[1].path: /mnt/kv/a already has class short (rule[0], line 1)") !=
+			std::string::npos,
+		msg);
 	// The same class twice is harmless.
-	CHECK(error_of("[[rule]]\npath = \"/a\"\nclass = \"short\"\n[[rule]]\npath = \"/a\"\nclass = \"SHORT\"\n") ==
+	CHECK(error_of(
+		      "[[rule]]\npath = \"/a\"\nclass = \"short\"\n[[rule]]\npath = \"/a\"\nclass = \"SHORT\"\n") ==
 	      "(parsed)");
 	const std::string w = error_of(
 		"[[writer]]\ncgroup = \"/a.slice\"\nhandle = 1\n[[writer]]\ncgroup = \"/a.slice\"\nhandle = 2\n");
-	CHECK_MESSAGE(w.find("writer[1]: cgroup /a.slice is already writer[0] (line 1) with a different class or handle") !=
-			      std::string::npos,
-		      w);
+	CHECK_MESSAGE(
+		w.find("writer[1]: cgroup /a.slice is already writer[0] (line 1) with a different class or handle") !=
+			std::string::npos,
+		w);
 }
 
 TEST_CASE("config: dot components are refused, duplicate slashes normalised")
 {
-	CHECK(error_of("[[rule]]\npath = \"/mnt/../etc\"\nclass = \"short\"\n").find("has a \"..\" component") !=
-	      std::string::npos);
+	CHECK(error_of("[[rule]]\npath = \"/mnt/../etc\"\nclass = \"short\"\n")
+		      .find("has a \"..\" component") != std::string::npos);
 	auto cfg = parse_config("[[rule]]\npath = \"//mnt///kv/\"\nclass = \"long\"\n", "f");
 	REQUIRE(cfg.ok());
 	CHECK(cfg->rules[0].path == "/mnt/kv");
@@ -132,14 +147,16 @@ TEST_CASE("config: dot components are refused, duplicate slashes normalised")
 
 TEST_CASE("config: the example kvfdp.toml's keys still parse, and an unknown table lists writer")
 {
-	CHECK(error_of("[writers]\n").find("unknown table (known: placement, watch, rule, writer, device)") !=
+	CHECK(error_of("[writers]\n")
+		      .find("unknown table (known: placement, watch, rule, writer, device)") !=
 	      std::string::npos);
 	CHECK(error_of("[placement]\nshort = 2\n[watch]\ndir = \"/mnt/kv\"\n") == "(parsed)");
 }
 
 TEST_CASE("config: [device] paths (a stripe when two or more) and stripe_size")
 {
-	auto cfg = parse_config("[device]\npaths = [\"/dev/ng0n1\", \"/dev/ng1n1\"]\nstripe_size = \"1M\"\n", "f");
+	auto cfg = parse_config(
+		"[device]\npaths = [\"/dev/ng0n1\", \"/dev/ng1n1\"]\nstripe_size = \"1M\"\n", "f");
 	REQUIRE(cfg.ok());
 	CHECK(cfg->devices == std::vector<std::string>{"/dev/ng0n1", "/dev/ng1n1"});
 	CHECK(cfg->stripe_bytes == 1u << 20);
@@ -147,33 +164,40 @@ TEST_CASE("config: [device] paths (a stripe when two or more) and stripe_size")
 	REQUIRE(cfg.ok());
 	CHECK(cfg->stripe_bytes == 262144);
 	CHECK(cfg->devices.empty());
-	CHECK(error_of("[device]\npaths = \"/dev/ng0n1\"\n").find("kvfdp.toml:2: device.paths: must be a list") !=
+	CHECK(error_of("[device]\npaths = \"/dev/ng0n1\"\n")
+		      .find("kvfdp.toml:2: device.paths: must be a list") != std::string::npos);
+	CHECK(error_of("[device]\npaths = [\"ng0n1\"]\n")
+		      .find("device.paths[0]: must be an absolute path") != std::string::npos);
+	CHECK(error_of("[device]\nstripe_size = \"6000\"\n")
+		      .find("device.stripe_size: must be a size that is a "
+			    "multiple of 4096") != std::string::npos);
+	CHECK(error_of("[device]\nstripe_size = \"lots\"\n").find("device.stripe_size") !=
 	      std::string::npos);
-	CHECK(error_of("[device]\npaths = [\"ng0n1\"]\n").find("device.paths[0]: must be an absolute path") !=
-	      std::string::npos);
-	CHECK(error_of("[device]\nstripe_size = \"6000\"\n").find("device.stripe_size: must be a size that is a "
-								    "multiple of 4096") != std::string::npos);
-	CHECK(error_of("[device]\nstripe_size = \"lots\"\n").find("device.stripe_size") != std::string::npos);
-	CHECK(error_of("[device]\nstripe = 1\n").find("device.stripe: unknown key (known: paths, stripe_size)") !=
+	CHECK(error_of("[device]\nstripe = 1\n")
+		      .find("device.stripe: unknown key (known: paths, stripe_size)") !=
 	      std::string::npos);
 }
 
 TEST_CASE("config: metrics_listen, a top-level key, is kvfdpd's --metrics-listen from the file")
 {
-	auto cfg = parse_config("# comment\nmetrics_listen = \"127.0.0.1:9477\"\n[placement]\nshort = 1\n", "f");
+	auto cfg = parse_config(
+		"# comment\nmetrics_listen = \"127.0.0.1:9477\"\n[placement]\nshort = 1\n", "f");
 	REQUIRE(cfg.ok());
 	CHECK(cfg->metrics_listen == "127.0.0.1:9477");
 	CHECK(cfg->metrics_listen_line == 2);
 	cfg = parse_config("[placement]\nshort = 1\n", "f");
 	REQUIRE(cfg.ok());
 	CHECK(cfg->metrics_listen.empty());
-	CHECK(error_of("metrics_listen = 9477\n").find("kvfdp.toml:1: metrics_listen: must be a listen address "
-						       "string above the first [table]") != std::string::npos);
-	CHECK(error_of("metrics_listen = \"\"\n").find("metrics_listen: must be") != std::string::npos);
-	// Below a table header the key belongs to that table: refused there, naming the table's keys.
-	CHECK(error_of("[watch]\nmetrics_listen = \"9477\"\n").find("watch.metrics_listen: unknown key") !=
+	CHECK(error_of("metrics_listen = 9477\n")
+		      .find("kvfdp.toml:1: metrics_listen: must be a listen address "
+			    "string above the first [table]") != std::string::npos);
+	CHECK(error_of("metrics_listen = \"\"\n").find("metrics_listen: must be") !=
 	      std::string::npos);
-	CHECK(error_of("metrics = 1\n").find("or top-level key (known: metrics_listen, require_tagger)") !=
+	// Below a table header the key belongs to that table: refused there, naming the table's keys.
+	CHECK(error_of("[watch]\nmetrics_listen = \"9477\"\n")
+		      .find("watch.metrics_listen: unknown key") != std::string::npos);
+	CHECK(error_of("metrics = 1\n")
+		      .find("or top-level key (known: metrics_listen, require_tagger)") !=
 	      std::string::npos);
 }
 
@@ -191,6 +215,8 @@ TEST_CASE("config: require_tagger, a top-level boolean, is kvfdpd's --require-ta
 	CHECK_FALSE(cfg->require_tagger);
 	CHECK(error_of("require_tagger = \"yes\"\n") ==
 	      "kvfdp.toml:1: require_tagger: must be true or false, above the first [table]");
-	CHECK(error_of("require_tagger = 1\n").find("require_tagger: must be true or false") != std::string::npos);
-	CHECK(error_of("[placement]\nrequire_tagger = true\n").find("placement.require_tagger") != std::string::npos);
+	CHECK(error_of("require_tagger = 1\n").find("require_tagger: must be true or false") !=
+	      std::string::npos);
+	CHECK(error_of("[placement]\nrequire_tagger = true\n").find("placement.require_tagger") !=
+	      std::string::npos);
 }

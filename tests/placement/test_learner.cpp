@@ -24,7 +24,7 @@ namespace {
 std::atomic<bool> g_count{false};
 std::atomic<uint64_t> g_allocs{0};
 
-} // namespace
+}  // namespace
 
 void *operator new(std::size_t n)
 {
@@ -34,8 +34,14 @@ void *operator new(std::size_t n)
 		return p;
 	throw std::bad_alloc();
 }
-void operator delete(void *p) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p) noexcept
+{
+	std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept
+{
+	std::free(p);
+}
 
 namespace {
 
@@ -54,19 +60,20 @@ LearnerConfig config()
 // Writers that each write chunks and delete each one `life` device bytes later (FIFO).
 struct Stream {
 	Key key;
-	uint64_t life;   // device bytes each chunk lives
-	uint32_t weight; // chunks per round
+	uint64_t life;    // device bytes each chunk lives
+	uint32_t weight;  // chunks per round
 	std::deque<uint64_t> born;
 };
 
 // Returns the handles recompute() reported abandoned meanwhile. regroup = false writes
 // device_bytes with no recompute (the caller calls it once after).
-std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t device_bytes, double &now,
-			    bool regroup = true)
+std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t device_bytes,
+			    double &now, bool regroup = true)
 {
 	std::vector<uint16_t> abandoned;
 	const uint64_t end = l.clock() + device_bytes;
-	uint64_t next_recompute = regroup ? l.clock() + (16 << 20) : std::numeric_limits<uint64_t>::max();
+	uint64_t next_recompute =
+		regroup ? l.clock() + (16 << 20) : std::numeric_limits<uint64_t>::max();
 	while (l.clock() < end) {
 		for (Stream &s : streams) {
 			for (uint32_t i = 0; i < s.weight; i++) {
@@ -93,7 +100,7 @@ std::string tmpfile_path(const char *tag)
 	return "/tmp/kvfdp_test_learner_" + std::to_string(getpid()) + "_" + tag;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("learner: starts as none: every key on one handle")
 {
@@ -107,7 +114,8 @@ TEST_CASE("learner: starts as none: every key on one handle")
 	CHECK(l.clock() == 2 * kChunk);
 }
 
-TEST_CASE("learner: writers whose lifetimes differ 8x get two handles; the big one keeps its handle")
+TEST_CASE(
+	"learner: writers whose lifetimes differ 8x get two handles; the big one keeps its handle")
 {
 	Learner l(config());
 	std::vector<Stream> s = {{{1, 0}, kCap / 8, 3, {}}, {{2, 0}, kCap, 1, {}}};
@@ -153,14 +161,16 @@ TEST_CASE("learner: a writer with a tiny share of the writes does not get a hand
 TEST_CASE("learner: pins win at once and after recompute; pinned handles are not used by groups")
 {
 	Learner l(config());
-	const Pin pins[] = {{7, std::nullopt, 5}, {std::nullopt, KVFDP_CLASS_EXTREME, 6},
+	const Pin pins[] = {{7, std::nullopt, 5},
+			    {std::nullopt, KVFDP_CLASS_EXTREME, 6},
 			    {7, KVFDP_CLASS_SHORT, 4}};
 	l.set_pins(pins);
 	CHECK(l.place({7, KVFDP_CLASS_LONG}, kChunk) == 5);
 	CHECK(l.place({7, KVFDP_CLASS_SHORT}, kChunk) == 4);    // writer + class is most specific
 	CHECK(l.place({9, KVFDP_CLASS_EXTREME}, kChunk) == 6);  // class pin, any writer
 	CHECK(l.place({9, KVFDP_CLASS_SHORT}, kChunk) == 0);
-	std::vector<Stream> s = {{{1, 0}, kCap / 16, 2, {}}, {{2, 0}, kCap, 1, {}}, {{7, 0}, kCap / 16, 1, {}}};
+	std::vector<Stream> s = {
+		{{1, 0}, kCap / 16, 2, {}}, {{2, 0}, kCap, 1, {}}, {{7, 0}, kCap / 16, 1, {}}};
 	double now = 0;
 	(void)drive(l, s, 3 * kCap, now);
 	CHECK(l.handle_of({7, 0}) == 5);
@@ -208,12 +218,14 @@ TEST_CASE("learner: a reload that pins a writer to a learned group's handle repo
 	CHECK(r2.abandoned.empty());
 }
 
-TEST_CASE("learner: a reload that moves a pin reports the handle remapped; one that drops it, abandoned")
+TEST_CASE(
+	"learner: a reload that moves a pin reports the handle remapped; one that drops it, abandoned")
 {
 	Learner l(config());
 	const Pin first[] = {{7, std::nullopt, 5}};
 	l.set_pins(first);
-	std::vector<Stream> s = {{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}, {{7, 0}, kCap / 8, 1, {}}};
+	std::vector<Stream> s = {
+		{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}, {{7, 0}, kCap / 8, 1, {}}};
 	double now = 0;
 	(void)drive(l, s, 3 * kCap, now);
 	REQUIRE(l.handle_of({7, 0}) == 5);
@@ -271,8 +283,8 @@ namespace {
 // for a handle, joins writer 1's group, which keeps handle 0; writer 3's group lost its only
 // claim (handle 0) to the bigger group and takes a free handle.
 struct Handover {
-	uint16_t gone = 0;      // writer 2's handle before
-	RecomputeResult r;      // the recompute that hands over
+	uint16_t gone = 0;  // writer 2's handle before
+	RecomputeResult r;  // the recompute that hands over
 };
 
 Handover handover(Learner &l)
@@ -297,7 +309,7 @@ Handover handover(Learner &l)
 	return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("learner: a new group takes a handle no group held before the one a group just left")
 {
@@ -312,7 +324,8 @@ TEST_CASE("learner: a new group takes a handle no group held before the one a gr
 	CHECK(h.r.groups == 2);
 }
 
-TEST_CASE("learner: with no clean handle left, the one a group just left is handed over and reported remapped")
+TEST_CASE(
+	"learner: with no clean handle left, the one a group just left is handed over and reported remapped")
 {
 	LearnerConfig c = config();
 	c.nruh = 2;
@@ -353,7 +366,8 @@ TEST_CASE("learner: soft state survives save and load; a bad file is discarded w
 	// Corrupt: one flipped byte.
 	{
 		std::ifstream in(path);
-		std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		std::string text((std::istreambuf_iterator<char>(in)),
+				 std::istreambuf_iterator<char>());
 		text[text.size() / 2] ^= 1;
 		std::ofstream(path + ".bad") << text;
 		std::ofstream(path + ".trunc") << text.substr(0, text.size() / 2);
@@ -374,7 +388,8 @@ TEST_CASE("learner: soft state survives save and load; a bad file is discarded w
 	Learner f(other);
 	auto e = f.load(path);
 	REQUIRE(!e.ok());
-	CHECK(e.error().message().find("saved for 8 handles, the device has 4") != std::string::npos);
+	CHECK(e.error().message().find("saved for 8 handles, the device has 4") !=
+	      std::string::npos);
 	std::ofstream(path + ".foreign") << "[placement]\nshort = 1\n";
 	CHECK(!f.load(path + ".foreign").ok());
 	CHECK(!f.load("/dev/zero").ok());

@@ -31,7 +31,8 @@ LifeMass memoryless(double life)
 {
 	std::array<double, kAgeBuckets> d{};
 	for (unsigned b = 0; b < kAgeBuckets; b++)
-		d[b] = std::exp(-age_edge(b, kShift) / life) - std::exp(-age_edge(b + 1, kShift) / life);
+		d[b] = std::exp(-age_edge(b, kShift) / life) -
+		       std::exp(-age_edge(b + 1, kShift) / life);
 	LifeMass m;
 	REQUIRE(life_mass(d, life, life, kShift, m));
 	return m;
@@ -53,14 +54,14 @@ CostGrouping eight_handles(double life)
 	return g;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("mixing cost: death ages fall in half-octave buckets relative to the capacity")
 {
 	CHECK(age_bucket(0, kShift) == 0);
 	CHECK(age_bucket(1, kShift) == 0);
 	const uint64_t base = uint64_t{1} << kShift;
-	CHECK(age_bucket(base, kShift) == 0);                 // below 1.5 x base
+	CHECK(age_bucket(base, kShift) == 0);  // below 1.5 x base
 	CHECK(age_bucket(base + base / 2, kShift) == 1);
 	CHECK(age_bucket(2 * base, kShift) == 2);
 	CHECK(age_bucket(3 * base, kShift) == 3);
@@ -89,7 +90,8 @@ TEST_CASE("mixing cost: one key against greedy theory")
 {
 	const double life = kCap / 2.0;
 	// In write order, units empty whole: no copies as long as the space holds its data.
-	CHECK(waf_of({cost_curve(in_order(life), 1.0, kShift)}, 1.07 * life) == doctest::Approx(1.0));
+	CHECK(waf_of({cost_curve(in_order(life), 1.0, kShift)}, 1.07 * life) ==
+	      doctest::Approx(1.0));
 	CHECK(waf_of({cost_curve(in_order(life), 1.0, kShift)}, 0.9 * life) > 1.5);
 	// Uniformly random overwrites: greedy (FIFO-equivalent) theory s = exp(-(1 - s) alpha),
 	// WAF = 1 / (1 - s); the buckets' resolution keeps the projection within 25%.
@@ -98,7 +100,8 @@ TEST_CASE("mixing cost: one key against greedy theory")
 		for (int i = 0; i < 200; i++)
 			s = std::exp(-(1 - s) * alpha);
 		const double theory = 1 / (1 - s);
-		const double got = waf_of({cost_curve(memoryless(life), 1.0, kShift)}, alpha * life);
+		const double got =
+			waf_of({cost_curve(memoryless(life), 1.0, kShift)}, alpha * life);
 		CHECK(got > 1.0);
 		CHECK(std::fabs(got - theory) < 0.25 * (theory - 1) + 0.02);
 	}
@@ -111,7 +114,8 @@ TEST_CASE("mixing cost: one key against greedy theory")
 	}
 }
 
-TEST_CASE("mixing cost: a key dying in write order mixed with one of equal mean that does not costs more than apart")
+TEST_CASE(
+	"mixing cost: a key dying in write order mixed with one of equal mean that does not costs more than apart")
 {
 	const double life = kCap / 4.0;
 	const CostCurve fifo = cost_curve(in_order(life), 0.5, kShift);
@@ -125,7 +129,8 @@ TEST_CASE("mixing cost: a key dying in write order mixed with one of equal mean 
 	CHECK(waf_of({mix(a, a)}, space) == doctest::Approx(waf_of({a, a}, space)).epsilon(0.01));
 }
 
-TEST_CASE("mixing cost: the lifetime grouping keeps equal means together; the projection splits in-order from out-of-order")
+TEST_CASE(
+	"mixing cost: the lifetime grouping keeps equal means together; the projection splits in-order from out-of-order")
 {
 	const double life = kCap / 4.0;
 	std::vector<CostKey> keys = {
@@ -160,22 +165,25 @@ TEST_CASE("mixing cost: the lifetime grouping keeps equal means together; the pr
 TEST_CASE("mixing cost: death_order is 1 for deaths at one age and lower the wider they spread")
 {
 	std::array<double, kAgeBuckets> d{};
-	CHECK(death_order(d) == 1.0); // no deaths: nothing says they spread
+	CHECK(death_order(d) == 1.0);  // no deaths: nothing says they spread
 	d[10] = 3;
 	CHECK(death_order(d) == 1.0);
 	d[11] = 1;
-	CHECK(death_order(d) == 1.0); // two adjacent buckets: still one age, at half-octave resolution
+	CHECK(death_order(d) ==
+	      1.0);  // two adjacent buckets: still one age, at half-octave resolution
 	d[20] = 4;
 	CHECK(death_order(d) == doctest::Approx(0.5));
 }
 
-TEST_CASE("mixing cost: the order split separates in-order from out-of-order keys of equal mean lifetime")
+TEST_CASE(
+	"mixing cost: the order split separates in-order from out-of-order keys of equal mean lifetime")
 {
 	const double life = kCap / 4.0;
 	const double spread_order = death_order([&] {
 		std::array<double, kAgeBuckets> d{};
 		for (unsigned b = 0; b < kAgeBuckets; b++)
-			d[b] = std::exp(-age_edge(b, kShift) / life) - std::exp(-age_edge(b + 1, kShift) / life);
+			d[b] = std::exp(-age_edge(b, kShift) / life) -
+			       std::exp(-age_edge(b + 1, kShift) / life);
 		return d;
 	}());
 	REQUIRE(1.0 - spread_order >= CostGrouping{}.order_gap);
@@ -195,7 +203,9 @@ TEST_CASE("mixing cost: the order split separates in-order from out-of-order key
 	for (const auto &grp : split)
 		if (std::find(grp.begin(), grp.end(), 1u) != grp.end())
 			CHECK(grp.size() == 1);
-	CHECK(waf < waf_of({mix(mix(keys[0].curve, keys[1].curve), keys[2].curve)}, g.room - g.ru_bytes) - 0.05);
+	CHECK(waf <
+	      waf_of({mix(mix(keys[0].curve, keys[1].curve), keys[2].curve)}, g.room - g.ru_bytes) -
+		      0.05);
 	// Keys that all die the same way are never split.
 	std::vector<CostKey> same = {keys[0], keys[2]};
 	CHECK(split_by_order(same, group_by_lifetime(same, g), g).size() == 1);
@@ -208,7 +218,8 @@ TEST_CASE("mixing cost: the order split separates in-order from out-of-order key
 	CHECK(split_by_order(keys, group_by_lifetime(keys, g), g).size() == 1);
 }
 
-TEST_CASE("mixing cost: the order split keeps a split once made while the orders differ (hysteresis)")
+TEST_CASE(
+	"mixing cost: the order split keeps a split once made while the orders differ (hysteresis)")
 {
 	const double life = kCap / 4.0;
 	std::vector<CostKey> keys = {

@@ -21,7 +21,7 @@ void report(ChoiceSelector &s, uint64_t h, double learned, double classes, doubl
 	s.report(Choice::writers, h, static_cast<uint64_t>(h * writers));
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("selector: warm-up, the margin, and failed copies")
 {
@@ -31,7 +31,7 @@ TEST_CASE("selector: warm-up, the margin, and failed copies")
 	c.margin = 0.05;
 	ChoiceSelector s(c);
 	report(s, kGiB, 1.5, 1.1, 1.2);
-	CHECK(s.waf(Choice::classes) == 0);   // still warming up
+	CHECK(s.waf(Choice::classes) == 0);  // still warming up
 	CHECK(s.pick() == Choice::learned);
 	report(s, 3 * kGiB, 1.5, 1.48, 1.2);
 	CHECK(s.waf(Choice::writers) > 1.0);

@@ -38,12 +38,14 @@ TEST_CASE("placement: sizes are exact, binary, and refuse what is not a whole by
 	CHECK(*parse_size("1GB") == 1ull << 30);
 	CHECK(*parse_size("3TB") == 3ull << 40);
 	CHECK(*parse_size("18446744073709551615") == UINT64_MAX);
-	for (const char *bad : {"", "GiB", "-1GiB", "1XB", "1.3B", "1.", ".5GiB", "99999999999999999999",
-				"20000000TiB", "16777216TiB", "1.0000000001GiB", " 1", "1Ki", "1KBB", "1kiB ", "1PB", "1 K"}) {
+	for (const char *bad : {"", "GiB", "-1GiB", "1XB", "1.3B", "1.", ".5GiB",
+				"99999999999999999999", "20000000TiB", "16777216TiB",
+				"1.0000000001GiB", " 1", "1Ki", "1KBB", "1kiB ", "1PB", "1 K"}) {
 		auto r = parse_size(bad);
 		CHECK_MESSAGE(!r.ok(), bad);
 		if (!r.ok()) {
-			CHECK(r.error().message().find("KiB, MiB, GiB or TiB") != std::string::npos);
+			CHECK(r.error().message().find("KiB, MiB, GiB or TiB") !=
+			      std::string::npos);
 			CHECK(r.error().message().find('\n') == std::string::npos);
 		}
 	}

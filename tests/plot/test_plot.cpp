@@ -32,10 +32,12 @@ std::string xml_problem(const std::string &doc)
 		p = doc.find("?>") + 2;
 	while (p < doc.size()) {
 		const size_t lt = doc.find('<', p);
-		const std::string text = doc.substr(p, lt == std::string::npos ? std::string::npos : lt - p);
+		const std::string text =
+			doc.substr(p, lt == std::string::npos ? std::string::npos : lt - p);
 		for (size_t a = text.find('&'); a != std::string::npos; a = text.find('&', a + 1)) {
 			const size_t semi = text.find(';', a);
-			const std::string ent = text.substr(a, semi == std::string::npos ? 0 : semi - a + 1);
+			const std::string ent =
+				text.substr(a, semi == std::string::npos ? 0 : semi - a + 1);
 			if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;")
 				return "raw & in text: " + text;
 		}
@@ -49,7 +51,8 @@ std::string xml_problem(const std::string &doc)
 			return "bad quoting in <" + tag + ">";
 		if (tag.front() == '/') {
 			if (open.empty() || open.back() != tag.substr(1))
-				return "</" + tag.substr(1) + "> closes " + (open.empty() ? "nothing" : open.back());
+				return "</" + tag.substr(1) + "> closes " +
+				       (open.empty() ? "nothing" : open.back());
 			open.pop_back();
 		} else if (tag.back() != '/') {
 			open.push_back(tag.substr(0, tag.find(' ')));
@@ -76,7 +79,7 @@ LineChart three_series()
 	return c;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("plot: nice_axis covers the data with 1, 2 or 5 x 10^k steps")
 {

@@ -53,15 +53,20 @@ std::string slurp(const std::string &path)
 
 uint32_t be32(const std::string &s, size_t at)
 {
-	return (uint32_t{static_cast<uint8_t>(s[at])} << 24) | (uint32_t{static_cast<uint8_t>(s[at + 1])} << 16) |
-	       (uint32_t{static_cast<uint8_t>(s[at + 2])} << 8) | uint32_t{static_cast<uint8_t>(s[at + 3])};
+	return (uint32_t{static_cast<uint8_t>(s[at])} << 24) |
+	       (uint32_t{static_cast<uint8_t>(s[at + 1])} << 16) |
+	       (uint32_t{static_cast<uint8_t>(s[at + 2])} << 8) |
+	       uint32_t{static_cast<uint8_t>(s[at + 3])};
 }
 
 // An 8-bit RGB or RGBA, non-interlaced PNG (what rsvg-convert writes), as RGB rows.
 struct Image {
 	uint32_t width = 0, height = 0;
 	std::vector<uint8_t> rgb;  // width * height * 3
-	[[nodiscard]] const uint8_t *at(uint32_t x, uint32_t y) const { return &rgb[(size_t{y} * width + x) * 3]; }
+	[[nodiscard]] const uint8_t *at(uint32_t x, uint32_t y) const
+	{
+		return &rgb[(size_t{y} * width + x) * 3];
+	}
 };
 
 int paeth(int a, int b, int c)
@@ -85,7 +90,8 @@ Image decode_png(const std::string &png)
 		if (type == "IHDR") {
 			img.width = be32(png, p + 8);
 			img.height = be32(png, p + 12);
-			const int depth = static_cast<uint8_t>(png[p + 16]), colour = static_cast<uint8_t>(png[p + 17]);
+			const int depth = static_cast<uint8_t>(png[p + 16]),
+				  colour = static_cast<uint8_t>(png[p + 17]);
 			REQUIRE(depth == 8);
 			REQUIRE((colour == 2 || colour == 6));
 			REQUIRE(png[p + 20] == 0);  // not interlaced
@@ -99,7 +105,8 @@ Image decode_png(const std::string &png)
 	const size_t stride = size_t{img.width} * channels;
 	std::vector<uint8_t> raw(size_t{img.height} * (stride + 1));
 	uLongf out = raw.size();
-	REQUIRE(uncompress(raw.data(), &out, reinterpret_cast<const Bytef *>(idat.data()), idat.size()) == Z_OK);
+	REQUIRE(uncompress(raw.data(), &out, reinterpret_cast<const Bytef *>(idat.data()),
+			   idat.size()) == Z_OK);
 	REQUIRE(out == raw.size());
 	std::vector<uint8_t> prev(stride, 0), cur(stride);
 	img.rgb.resize(size_t{img.width} * img.height * 3);
@@ -110,7 +117,11 @@ Image decode_png(const std::string &png)
 		for (size_t i = 0; i < stride; i++) {
 			const int a = i >= size_t(channels) ? cur[i - channels] : 0, b = prev[i],
 				  c = i >= size_t(channels) ? prev[i - channels] : 0;
-			const int pred = filter == 1 ? a : filter == 2 ? b : filter == 3 ? (a + b) / 2 : filter == 4 ? paeth(a, b, c) : 0;
+			const int pred = filter == 1   ? a
+					 : filter == 2 ? b
+					 : filter == 3 ? (a + b) / 2
+					 : filter == 4 ? paeth(a, b, c)
+						       : 0;
 			cur[i] = static_cast<uint8_t>(line[i] + pred);
 		}
 		for (uint32_t x = 0; x < img.width; x++) {
@@ -118,8 +129,8 @@ Image decode_png(const std::string &png)
 			// Over white, as a viewer shows a transparent pixel.
 			const int alpha = channels == 4 ? px[3] : 255;
 			for (int k = 0; k < 3; k++)
-				img.rgb[(size_t{y} * img.width + x) * 3 + k] =
-					static_cast<uint8_t>((px[k] * alpha + 255 * (255 - alpha)) / 255);
+				img.rgb[(size_t{y} * img.width + x) * 3 + k] = static_cast<uint8_t>(
+					(px[k] * alpha + 255 * (255 - alpha)) / 255);
 		}
 		prev = cur;
 	}
@@ -127,8 +138,8 @@ Image decode_png(const std::string &png)
 }
 
 // Pixels in [x0, x1) x [y0, y1) within tol of colour "#rrggbb" in every channel.
-size_t count_colour(const Image &img, std::string_view colour, uint32_t x0, uint32_t x1, uint32_t y0, uint32_t y1,
-		    int tol = 10)
+size_t count_colour(const Image &img, std::string_view colour, uint32_t x0, uint32_t x1,
+		    uint32_t y0, uint32_t y1, int tol = 10)
 {
 	const long v = std::strtol(std::string(colour.substr(1)).c_str(), nullptr, 16);
 	const int want[3] = {int(v >> 16 & 0xff), int(v >> 8 & 0xff), int(v & 0xff)};
@@ -152,14 +163,15 @@ uint32_t svg_attr(const std::string &svg, const std::string &name)
 	return static_cast<uint32_t>(std::stoul(svg.substr(p + name.size() + 3)));
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("plot render: a sweep's SVG renders to a PNG of its size with every series' colour")
 {
 	kvfdp::test::TempDir dir;
 	const std::string svg = dir.path + "/waf.svg", png = dir.path + "/waf.png";
 	// hotcold: none, hint, writer, learned; none and writer coincide, and hint and learned.
-	REQUIRE(run(std::string(KVFDP_BIN) + " simulate --workload hotcold --capacity 256MiB --sweep util=0.80:1.00:0.10 --plot " +
+	REQUIRE(run(std::string(KVFDP_BIN) +
+		    " simulate --workload hotcold --capacity 256MiB --sweep util=0.80:1.00:0.10 --plot " +
 		    svg + " >/dev/null") == 0);
 	const std::string text = slurp(svg);
 	REQUIRE(text.find("</svg>") != std::string::npos);
@@ -172,8 +184,10 @@ TEST_CASE("plot render: a sweep's SVG renders to a PNG of its size with every se
 	CHECK(img.height == svg_attr(text, "height"));
 	CHECK(img.width == 800);
 	// Not blank: the background is white and something is drawn on it.
-	CHECK(count_colour(img, "#ffffff", 0, img.width, 0, img.height, 0) > img.width * img.height / 2);
-	CHECK(count_colour(img, "#ffffff", 0, img.width, 0, img.height, 0) < img.width * img.height * 99 / 100);
+	CHECK(count_colour(img, "#ffffff", 0, img.width, 0, img.height, 0) >
+	      img.width * img.height / 2);
+	CHECK(count_colour(img, "#ffffff", 0, img.width, 0, img.height, 0) <
+	      img.width * img.height * 99 / 100);
 	// Each series' colour inside the plot area (left of the legend, x 70-650, y 44-416): its
 	// line or the rings of its markers around a later series' smaller ones.
 	for (size_t i = 0; i < 4; i++) {
@@ -181,9 +195,11 @@ TEST_CASE("plot render: a sweep's SVG renders to a PNG of its size with every se
 		const std::string_view colour = kvfdp::plot::series_colour(i);
 		CAPTURE(std::string(colour));
 		const size_t in_plot = count_colour(img, colour, 71, 650, 44, 417);
-		std::printf("series %zu (%.*s): %zu pixels in the plot area\n", i, int(colour.size()), colour.data(), in_plot);
+		std::printf("series %zu (%.*s): %zu pixels in the plot area\n", i,
+			    int(colour.size()), colour.data(), in_plot);
 		CHECK(in_plot >= 40);
-		CHECK(count_colour(img, colour, 650, img.width, 44, 150) >= 10);  // its legend entry
+		CHECK(count_colour(img, colour, 650, img.width, 44, 150) >=
+		      10);  // its legend entry
 	}
 	// A colour no series has is absent: the check can tell colours apart.
 	CHECK(count_colour(img, kvfdp::plot::series_colour(6), 0, img.width, 0, img.height) == 0);

@@ -12,8 +12,18 @@ namespace {
 // doctest options that only list or print (no test case runs): no requirement applies.
 bool query_only(int argc, char **argv)
 {
-	static const char *const kQueries[] = {"-h", "--help", "-?", "-v", "--version", "-c", "--count", "-ltc",
-					       "--list-test-cases", "-lts", "--list-test-suites", "-lr",
+	static const char *const kQueries[] = {"-h",
+					       "--help",
+					       "-?",
+					       "-v",
+					       "--version",
+					       "-c",
+					       "--count",
+					       "-ltc",
+					       "--list-test-cases",
+					       "-lts",
+					       "--list-test-suites",
+					       "-lr",
 					       "--list-reporters"};
 	for (int i = 1; i < argc; i++)
 		for (const char *q : kQueries)
@@ -22,7 +32,7 @@ bool query_only(int argc, char **argv)
 	return false;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {

@@ -82,8 +82,8 @@ struct EngineRig {
 		ec.io_buf_bytes = kRigBufBytes;
 		ec.lba_size = 4096;
 		engine = std::make_unique<daemon::IoEngine>(ec, ring, ioq, descs.data(),
-							    ec.zero_copy ? nullptr : bufs.data(), tags, policy,
-							    ctr, commits);
+							    ec.zero_copy ? nullptr : bufs.data(),
+							    tags, policy, ctr, commits);
 	}
 	~EngineRig() { io_uring_queue_exit(&ring); }
 	EngineRig(const EngineRig &) = delete;
@@ -111,4 +111,4 @@ struct EngineRig {
 	}
 };
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

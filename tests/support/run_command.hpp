@@ -49,4 +49,4 @@ inline size_t line_count(const std::string &s)
 	return n;
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

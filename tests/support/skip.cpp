@@ -61,7 +61,7 @@ std::vector<std::pair<std::string, std::function<std::string()>>> &requirements(
 	return r;
 }
 
-} // namespace
+}  // namespace
 
 int failures_so_far()
 {
@@ -72,9 +72,10 @@ void skip(const char *capability, const std::string &reason)
 {
 	std::fflush(stdout);
 	if (int n = failures_so_far(); n > 0) {
-		std::fprintf(stderr,
-			     "FAIL: %d failed check(s) before a skip (%s: %s): reporting the failure, not a skip\n", n,
-			     capability, reason.c_str());
+		std::fprintf(
+			stderr,
+			"FAIL: %d failed check(s) before a skip (%s: %s): reporting the failure, not a skip\n",
+			n, capability, reason.c_str());
 		std::fflush(stderr);
 		std::_Exit(1);
 	}
@@ -101,15 +102,18 @@ Requires::Requires(const char *capability, std::function<std::string()> probe)
 
 std::function<std::string()> probe_root(const char *what)
 {
-	return [what] { return ::geteuid() == 0 ? std::string() : std::string(what) + " needs root"; };
+	return [what] {
+		return ::geteuid() == 0 ? std::string() : std::string(what) + " needs root";
+	};
 }
 
 std::function<std::string()> probe_btf()
 {
 	return [] {
 		return ::access("/sys/kernel/btf/vmlinux", R_OK) == 0
-			? std::string()
-			: std::string("this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
+			       ? std::string()
+			       : std::string(
+					 "this kernel has no BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
 	};
 }
 
@@ -117,12 +121,14 @@ std::function<std::string()> probe_loop()
 {
 	return [] {
 		if (std::system("command -v losetup >/dev/null 2>&1") != 0)
-			return std::string("losetup is not installed (util-linux; tools/setup.sh installs it)");
+			return std::string(
+				"losetup is not installed (util-linux; tools/setup.sh installs it)");
 		struct stat st {};
 		if (::stat("/dev/loop-control", &st) != 0) {
 			(void)std::system("modprobe loop >/dev/null 2>&1");
 			if (::stat("/dev/loop-control", &st) != 0)
-				return std::string("no loop driver: /dev/loop-control is missing after modprobe loop");
+				return std::string(
+					"no loop driver: /dev/loop-control is missing after modprobe loop");
 		}
 		return std::string();
 	};
@@ -138,17 +144,20 @@ std::function<std::string()> probe_gpus(int n)
 	return [n]() -> std::string {
 		int found = 0;
 		std::error_code ec;
-		for (const auto &d : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
+		for (const auto &d :
+		     std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
 			std::ifstream v(d.path() / "vendor"), c(d.path() / "class");
 			std::string vendor, cls;
-			if ((v >> vendor) && (c >> cls) && vendor == "0x10de" && cls.rfind("0x03", 0) == 0)
+			if ((v >> vendor) && (c >> cls) && vendor == "0x10de" &&
+			    cls.rfind("0x03", 0) == 0)
 				found++;
 		}
 		if (found >= n)
 			return "";
 		if (found == 0)
 			return "no NVIDIA GPU on this machine's PCI bus";
-		return "needs " + std::to_string(n) + " NVIDIA GPUs, this machine's PCI bus has " + std::to_string(found);
+		return "needs " + std::to_string(n) + " NVIDIA GPUs, this machine's PCI bus has " +
+		       std::to_string(found);
 	};
 }
 
@@ -179,4 +188,4 @@ void check_requirements()
 			skip(cap.c_str(), why);
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

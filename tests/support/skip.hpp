@@ -46,7 +46,8 @@ std::function<std::string()> probe_gpus(int n);
 //   TEST_CASE("mounts a tmpfs" * kvfdp::test::case_requires("root", kvfdp::test::probe_root("mount")))
 // Without it the case does not run, and the executable then exits 77 with "SKIP: <cap>:
 // <reason>" once every other case passed (1 if any failed): a skipped case is never a pass.
-[[nodiscard]] doctest::skip case_requires(const char *capability, const std::function<std::string()> &probe);
+[[nodiscard]] doctest::skip case_requires(const char *capability,
+					  const std::function<std::string()> &probe);
 
 // Ends a doctest run (rc = Context::run()'s): rc, or 77 with the SKIP lines of the cases
 // case_requires left out when rc is 0. Called by the shared doctest main.
@@ -59,4 +60,4 @@ void check_requirements();
 // Failed checks (assertions, exceptions, failed cases) recorded so far in this process.
 [[nodiscard]] int failures_so_far();
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

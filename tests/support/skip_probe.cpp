@@ -18,7 +18,7 @@ std::string mode()
 	return m ? m : "";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("probe: a check that fails in fail_then_skip mode")
 {
@@ -33,7 +33,8 @@ TEST_CASE("probe: a skip")
 
 TEST_CASE("probe: a case whose capability is missing in case mode" *
 	  kvfdp::test::case_requires("probe", [] {
-		  return mode() == "case" ? std::string("the probe case's capability is missing") : std::string();
+		  return mode() == "case" ? std::string("the probe case's capability is missing")
+					  : std::string();
 	  }))
 {
 	CHECK(true);

@@ -56,7 +56,8 @@ inline void write_file(const std::string &path, const std::string &text)
 struct TempFile {
 	struct MayFail {};
 	std::string path;
-	explicit TempFile(const std::string &text = {}, const std::string &dir = "/tmp") : TempFile(dir, MayFail{})
+	explicit TempFile(const std::string &text = {}, const std::string &dir = "/tmp")
+	    : TempFile(dir, MayFail{})
 	{
 		REQUIRE_MESSAGE(ok(), "mkstemp under " << dir);
 		if (!text.empty())
@@ -99,4 +100,4 @@ inline UniqueFd bind_unix_socket(const std::string &path)
 	return s;
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

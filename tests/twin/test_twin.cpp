@@ -81,7 +81,8 @@ TEST_CASE("twin: Ftl::memory_for is what the model allocates")
 	model::ModelConfig c;
 	for (uint64_t ru : {uint64_t{1} << 20, uint64_t{64} << 10}) {
 		c.ru_size = ru;
-		c.gc = ru == (uint64_t{1} << 20) ? model::GcPolicy::greedy : model::GcPolicy::cost_benefit;
+		c.gc = ru == (uint64_t{1} << 20) ? model::GcPolicy::greedy
+						 : model::GcPolicy::cost_benefit;
 		auto f = model::Ftl::create(c);
 		REQUIRE(f);
 		CHECK((*f)->memory_bytes() == model::Ftl::memory_for(c));
@@ -99,11 +100,14 @@ TEST_CASE("twin: the plan scales capacity and RU size by one rate and fits the b
 	CHECK(p->memory_bytes <= twin::kDefaultMemoryBytes);
 	CHECK(p->memory_bytes > twin::kDefaultMemoryBytes / 2);
 	CHECK(p->rate < 1);
-	CHECK(p->model.ru_size == static_cast<uint64_t>(std::llround(p->rate * static_cast<double>(g.ru_size))));
+	CHECK(p->model.ru_size ==
+	      static_cast<uint64_t>(std::llround(p->rate * static_cast<double>(g.ru_size))));
 	const double cap = p->rate * static_cast<double>(g.nlb * 4096);
-	CHECK(std::fabs(static_cast<double>(p->model.logical_bytes) - cap) <= static_cast<double>(p->region_lbas * 4096));
-	MESSAGE("960 GiB / 16 GiB RUs at 64 MiB: rate ", p->rate, ", model ", p->model.logical_bytes >> 20, " MiB, RU ",
-		p->model.ru_size >> 10, " KiB, ", p->memory_bytes, " bytes");
+	CHECK(std::fabs(static_cast<double>(p->model.logical_bytes) - cap) <=
+	      static_cast<double>(p->region_lbas * 4096));
+	MESSAGE("960 GiB / 16 GiB RUs at 64 MiB: rate ", p->rate, ", model ",
+		p->model.logical_bytes >> 20, " MiB, RU ", p->model.ru_size >> 10, " KiB, ",
+		p->memory_bytes, " bytes");
 	// A small drive fits whole: rate 1, the drive's own geometry.
 	g.nlb = (256ull << 20) / 4096;
 	g.ru_size = 1 << 20;
@@ -114,7 +118,8 @@ TEST_CASE("twin: the plan scales capacity and RU size by one rate and fits the b
 	CHECK(whole->model.ru_size == 1 << 20);
 }
 
-TEST_CASE("twin: a memory bound too small for one reclaim unit is one line naming the bound that would do")
+TEST_CASE(
+	"twin: a memory bound too small for one reclaim unit is one line naming the bound that would do")
 {
 	twin::TwinGeometry g;
 	g.nlb = (4ull << 40) / 4096;  // 4 TiB of 1 MiB RUs: 4 Mi RUs, whatever the rate
@@ -129,9 +134,11 @@ TEST_CASE("twin: a memory bound too small for one reclaim unit is one line namin
 	auto unknown = twin::plan_twin(g, twin::kDefaultMemoryBytes);
 	REQUIRE_FALSE(unknown);
 	CHECK(unknown.error().message().find("--twin-memory 0") != std::string::npos);
-	auto tiny = twin::Twin::create(twin::TwinOptions{twin::TwinGeometry{(1ull << 30) / 4096, 4096, 1 << 20, 8, 0.07}, 1024, 64});
+	auto tiny = twin::Twin::create(twin::TwinOptions{
+		twin::TwinGeometry{(1ull << 30) / 4096, 4096, 1 << 20, 8, 0.07}, 1024, 64});
 	REQUIRE_FALSE(tiny);
-	CHECK(tiny.error().message().find("a memory bound of 1.0 KiB is too small") != std::string::npos);
+	CHECK(tiny.error().message().find("a memory bound of 1.0 KiB is too small") !=
+	      std::string::npos);
 }
 
 namespace {
@@ -161,19 +168,22 @@ std::vector<workload::BlkRecord> load_trace(const std::string &name)
 
 // The trace's projection by a twin at k units per sampled RU; handles from the writer
 // column (the handle the device got, as --placement writer replays it).
-twin::TwinReport run_twin(const std::vector<workload::BlkRecord> &t, const twin::TwinGeometry &g, uint32_t k)
+twin::TwinReport run_twin(const std::vector<workload::BlkRecord> &t, const twin::TwinGeometry &g,
+			  uint32_t k)
 {
 	auto plan = twin::plan_twin_at(g, k);
 	REQUIRE(plan);
 	auto m = twin::TwinModels::create(*plan);
 	REQUIRE(m);
 	for (const auto &r : t)
-		(*m)->apply(twin::Record{r.slba, r.nlb, static_cast<uint16_t>(std::min<uint64_t>(r.writer, g.nruh - 1)),
-					 r.write ? twin::Op::write : twin::Op::discard, 0});
+		(*m)->apply(twin::Record{
+			r.slba, r.nlb,
+			static_cast<uint16_t>(std::min<uint64_t>(r.writer, g.nruh - 1)),
+			r.write ? twin::Op::write : twin::Op::discard, 0});
 	return (*m)->report();
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
@@ -183,7 +193,8 @@ struct Agreement {
 	twin::TwinReport twin;
 };
 
-Agreement compare(const std::vector<workload::BlkRecord> &trace, const model::ModelConfig &cfg, uint32_t k)
+Agreement compare(const std::vector<workload::BlkRecord> &trace, const model::ModelConfig &cfg,
+		  uint32_t k)
 {
 	workload::BlkTraceWorkload w("trace", trace);
 	auto placed = sim::run_one(cfg, w, sim::Placement::writer, nullptr);
@@ -215,19 +226,21 @@ model::ModelConfig peer_config()
 	return cfg;
 }
 
-} // namespace
+}  // namespace
 
 // docs/twin.md, Accuracy: `kvfdp simulate --blk-trace T --capacity 256MiB --op 0.07
 // --ru-size 1MiB --placement writer|none` against the twin, whole (rate 1, the default
 // bound's plan for this drive) and sampled at 1/2 (128 mapping units per sampled RU).
-TEST_CASE("twin: whole and at rate 1/2 the twin is within 0.02 of kvfdp simulate --blk-trace on the peer traces")
+TEST_CASE(
+	"twin: whole and at rate 1/2 the twin is within 0.02 of kvfdp simulate --blk-trace on the peer traces")
 {
 	const model::ModelConfig cfg = peer_config();
 	twin::TwinGeometry g{cfg.logical_bytes / 4096, 4096, cfg.ru_size, cfg.nruh, cfg.op};
 	auto dflt = twin::plan_twin(g, twin::kDefaultMemoryBytes);
 	REQUIRE(dflt);
 	CHECK(dflt->rate == 1);
-	for (const char *name : {"peer_xfs_learned", "peer_xfs_hint", "peer_f2fs_hints", "peer_f2fs_nohints"}) {
+	for (const char *name :
+	     {"peer_xfs_learned", "peer_xfs_hint", "peer_f2fs_hints", "peer_f2fs_nohints"}) {
 		const auto trace = load_trace(name);
 		const Agreement whole = compare(trace, cfg, 256);
 		CHECK(whole.twin.waf_placed == doctest::Approx(whole.placed).epsilon(1e-12));
@@ -235,8 +248,10 @@ TEST_CASE("twin: whole and at rate 1/2 the twin is within 0.02 of kvfdp simulate
 		CHECK(whole.twin.model_errors == 0);
 		for (uint32_t k : {128u, 64u, 32u}) {
 			const Agreement a = compare(trace, cfg, k);
-			MESSAGE(std::string(name), " rate ", a.twin.rate, ": placed ", a.twin.waf_placed, " (simulate ", a.placed, "), none ",
-				a.twin.waf_none, " (simulate ", a.none, "), saved ", a.twin.saved_bytes >> 20, " MiB");
+			MESSAGE(std::string(name), " rate ", a.twin.rate, ": placed ",
+				a.twin.waf_placed, " (simulate ", a.placed, "), none ",
+				a.twin.waf_none, " (simulate ", a.none, "), saved ",
+				a.twin.saved_bytes >> 20, " MiB");
 			CHECK(a.twin.model_errors == 0);
 			if (k == 128) {
 				CHECK(std::fabs(a.twin.waf_placed - a.placed) <= 0.02);
@@ -253,7 +268,8 @@ std::string mooncake_path()
 {
 	static const std::string out = [] {
 		const std::string gz = std::string(KVFDP_MOONCAKE_GZ);
-		const std::string path = "/tmp/kvfdp-test-twin-mooncake." + std::to_string(::getpid()) + ".jsonl";
+		const std::string path =
+			"/tmp/kvfdp-test-twin-mooncake." + std::to_string(::getpid()) + ".jsonl";
 		gzFile f = gzopen(gz.c_str(), "rb");
 		REQUIRE_MESSAGE(f, "cannot open ", gz);
 		FILE *o = std::fopen(path.c_str(), "w");
@@ -291,11 +307,12 @@ struct Capture final : sim::BlockSink {
 	}
 };
 
-} // namespace
+}  // namespace
 
 // The shared host of RESULTS.md (4 GiB, 16 MiB RUs, 7% OP, 90%) as a block trace: 4096
 // mapping units per RU, sampled at 1/4 (1024 per sampled RU).
-TEST_CASE("twin: at rate 1/4 the twin is within 0.02 of kvfdp simulate --blk-trace on the shared host's trace")
+TEST_CASE(
+	"twin: at rate 1/4 the twin is within 0.02 of kvfdp simulate --blk-trace on the shared host's trace")
 {
 	auto mc = workload::load_mooncake(mooncake_path());
 	REQUIRE(mc);
@@ -314,8 +331,9 @@ TEST_CASE("twin: at rate 1/4 the twin is within 0.02 of kvfdp simulate --blk-tra
 	REQUIRE(host.run(sim::Placement::hint, cfg.logical_bytes / 4096, 4096, cap, nullptr));
 	for (uint32_t k : {1024u, 256u}) {
 		const Agreement a = compare(cap.rows, cfg, k);
-		MESSAGE("host rate ", a.twin.rate, ": placed ", a.twin.waf_placed, " (simulate ", a.placed, "), none ",
-			a.twin.waf_none, " (simulate ", a.none, "), saved ", a.twin.saved_bytes >> 20, " MiB");
+		MESSAGE("host rate ", a.twin.rate, ": placed ", a.twin.waf_placed, " (simulate ",
+			a.placed, "), none ", a.twin.waf_none, " (simulate ", a.none, "), saved ",
+			a.twin.saved_bytes >> 20, " MiB");
 		CHECK(a.twin.model_errors == 0);
 		CHECK(a.twin.saved_bytes > 0);
 		if (k == 1024) {
@@ -337,8 +355,8 @@ TEST_CASE("twin: the thread applies what the queues pushed, and stop drains the 
 	uint64_t pushed = 0;
 	for (uint64_t i = 0; i < 4000; i++) {
 		twin::Ring &r = (*t)->ring(static_cast<uint16_t>(i % 2));
-		pushed += r.push(twin::Record{(i * 8) % ((64ull << 20) / 4096 - 8), 8, static_cast<uint16_t>(i % 4),
-					     twin::Op::write, 0});
+		pushed += r.push(twin::Record{(i * 8) % ((64ull << 20) / 4096 - 8), 8,
+					      static_cast<uint16_t>(i % 4), twin::Op::write, 0});
 	}
 	(*t)->stop();
 	const twin::TwinReport rep = (*t)->report();
@@ -346,16 +364,19 @@ TEST_CASE("twin: the thread applies what the queues pushed, and stop drains the 
 	CHECK(rep.records + rep.dropped == 4000);
 	CHECK(rep.host_bytes == pushed * 8 * 4096);
 	CHECK(rep.memory_bytes == (*t)->plan().memory_bytes + 2 * 1024 * sizeof(twin::Record) +
-				  (*t)->plan().window_records * twin::kWindowRecordBytes);
+					  (*t)->plan().window_records * twin::kWindowRecordBytes);
 }
 
 // docs/twin.md, Noisy handles: the placed copy's relocations by handle, projected, in the
 // stats reply's twin object; a handle overwritten at random among ones written in order is
 // the noisy one, whole and sampled at 1/2.
-TEST_CASE("twin: the placed copy counts GC relocations by handle; the churned handle is the noisy one")
+TEST_CASE(
+	"twin: the placed copy counts GC relocations by handle; the churned handle is the noisy one")
 {
 	const twin::TwinGeometry g{(64ull << 20) / 4096, 4096, 1 << 20, 4, 0.15};
-	const uint64_t span = (24ull << 20) / 4096;  // handle 1 churns [0, span), handle 2 writes [span, 2 span) once
+	const uint64_t span =
+		(24ull << 20) /
+		4096;  // handle 1 churns [0, span), handle 2 writes [span, 2 span) once
 	for (uint32_t k : {256u, 128u}) {
 		auto plan = twin::plan_twin_at(g, k);
 		REQUIRE(plan);
@@ -381,7 +402,8 @@ TEST_CASE("twin: the placed copy counts GC relocations by handle; the churned ha
 		REQUIRE(noisy);
 		CHECK(noisy->handle == 1);
 		CHECK(proto::twin_text(st).find("relocated by handle    1: ") != std::string::npos);
-		MESSAGE("at ", k, " units per RU: handle 1 relocated ", st.handles[1].relocated_bytes, " of ",
-			st.handles[1].host_bytes, " host bytes; WAF placed ", rep.waf_placed);
+		MESSAGE("at ", k, " units per RU: handle 1 relocated ",
+			st.handles[1].relocated_bytes, " of ", st.handles[1].host_bytes,
+			" host bytes; WAF placed ", rep.waf_placed);
 	}
 }

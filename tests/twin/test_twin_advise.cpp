@@ -93,13 +93,16 @@ private:
 			std::string line;
 			char buf[4096];
 			ssize_t n;
-			while (line.find('\n') == std::string::npos && (n = ::read(c.get(), buf, sizeof buf)) > 0)
+			while (line.find('\n') == std::string::npos &&
+			       (n = ::read(c.get(), buf, sizeof buf)) > 0)
 				line.append(buf, static_cast<size_t>(n));
-			std::string reply = daemon::handle_control_line(s_, line.substr(0, line.find('\n')));
+			std::string reply =
+				daemon::handle_control_line(s_, line.substr(0, line.find('\n')));
 			if (reply.empty() || reply.back() != '\n')
 				reply += '\n';
 			for (size_t off = 0; off < reply.size();) {
-				n = ::send(c.get(), reply.data() + off, reply.size() - off, MSG_NOSIGNAL);
+				n = ::send(c.get(), reply.data() + off, reply.size() - off,
+					   MSG_NOSIGNAL);
 				if (n <= 0)
 					break;
 				off += static_cast<size_t>(n);
@@ -126,9 +129,10 @@ const json *run_at(const json &j, double util, const std::string &placement)
 	return nullptr;
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("twin advise: kvfdp advise --socket recommends from kvfdpd's twin window, as a direct sweep does")
+TEST_CASE(
+	"twin advise: kvfdp advise --socket recommends from kvfdpd's twin window, as a direct sweep does")
 {
 	test::TempDir dir;
 	daemon::State s;
@@ -145,8 +149,9 @@ TEST_CASE("twin advise: kvfdp advise --socket recommends from kvfdpd's twin wind
 	json got;
 	{
 		Server srv(s, sock, 1);
-		const auto r = kvfdp_cli(dir, "advise --socket " + sock + " --save-window win.json -o json --sweep " +
-						      kSweep);
+		const auto r =
+			kvfdp_cli(dir, "advise --socket " + sock +
+					       " --save-window win.json -o json --sweep " + kSweep);
 		REQUIRE_MESSAGE(r.rc == 0, r.err);
 		got = json::parse(r.out);
 	}
@@ -175,7 +180,8 @@ TEST_CASE("twin advise: kvfdp advise --socket recommends from kvfdpd's twin wind
 	REQUIRE(direct->pick);
 	CHECK(got["runs"].size() == direct->cells.size());
 	for (const sim::AdviseCell &c : direct->cells) {
-		const json *r = run_at(got, c.setting.util, sim::placement_name(c.setting.placement));
+		const json *r =
+			run_at(got, c.setting.util, sim::placement_name(c.setting.placement));
 		REQUIRE(r);
 		CHECK(r->at("host_bytes") == c.run.host_bytes);
 		CHECK(r->at("media_bytes") == c.run.media_bytes);
@@ -197,16 +203,18 @@ TEST_CASE("twin advise: kvfdp advise --socket recommends from kvfdpd's twin wind
 	CHECK(a["source"]["file"] == "win.json");
 
 	// The table says where the runs came from.
-	const auto table = kvfdp_cli(dir, std::string("advise --window win.json --sweep ") + kSweep);
+	const auto table =
+		kvfdp_cli(dir, std::string("advise --window win.json --sweep ") + kSweep);
 	REQUIRE_MESSAGE(table.rc == 0, table.err);
 	MESSAGE(table.out);
-	CHECK(table.out.find("from kvfdpd's twin: its sampled window of " + std::to_string(pushed) + " records") !=
-	      std::string::npos);
+	CHECK(table.out.find("from kvfdpd's twin: its sampled window of " + std::to_string(pushed) +
+			     " records") != std::string::npos);
 	CHECK(table.out.find("rate 1 of the LBA space") != std::string::npos);
 	CHECK(table.out.find("recommend: utilisation") != std::string::npos);
 }
 
-TEST_CASE("twin advise: no twin, an empty window and a bad option each get one line that says what to do")
+TEST_CASE(
+	"twin advise: no twin, an empty window and a bad option each get one line that says what to do")
 {
 	test::TempDir dir;
 	const std::string sock = dir.path + "/kvfdpd.sock";

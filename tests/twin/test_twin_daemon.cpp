@@ -36,9 +36,10 @@ std::unique_ptr<nvme::Device> open_model(const std::string &dir, uint64_t size, 
 	return std::move(*dev);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("twin: twin_for makes none without FDP or with memory 0, and refuses a given bound too small for one RU")
+TEST_CASE(
+	"twin: twin_for makes none without FDP or with memory 0, and refuses a given bound too small for one RU")
 {
 	nvme::DeviceInfo file;
 	file.nlb = 1 << 20;
@@ -54,7 +55,8 @@ TEST_CASE("twin: twin_for makes none without FDP or with memory 0, and refuses a
 	CHECK(*off == nullptr);
 	auto given = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{4096, true, 0});
 	REQUIRE_FALSE(given);
-	CHECK(given.error().message().rfind("twin: a memory bound of 4.0 KiB is too small for one reclaim unit", 0) == 0);
+	CHECK(given.error().message().rfind(
+		      "twin: a memory bound of 4.0 KiB is too small for one reclaim unit", 0) == 0);
 	// The default bound refused (here: an unknown RU size) is a warning and no twin, not a failed start.
 	fdp.ru_size = 0;
 	auto dflt = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{});
@@ -62,7 +64,8 @@ TEST_CASE("twin: twin_for makes none without FDP or with memory 0, and refuses a
 	CHECK(*dflt == nullptr);
 }
 
-TEST_CASE("twin: kvfdpd on the model with two writers of different turnover: stats, text and metrics show saved > 0")
+TEST_CASE(
+	"twin: kvfdpd on the model with two writers of different turnover: stats, text and metrics show saved > 0")
 {
 	test::TempDir dir;
 	daemon::State s;
@@ -84,7 +87,8 @@ TEST_CASE("twin: kvfdpd on the model with two writers of different turnover: sta
 	CHECK(rep.waf_placed < rep.waf_none);
 	CHECK(rep.saved_bytes > 0);
 
-	const json r = json::parse(daemon::handle_control_line(s, R"({"cmd":"stats"})"), nullptr, false);
+	const json r =
+		json::parse(daemon::handle_control_line(s, R"({"cmd":"stats"})"), nullptr, false);
 	REQUIRE_MESSAGE(r.value("ok", false), r.dump());
 	const json &tw = r["data"]["twin"];
 	CHECK(tw["rate"] == 1.0);
@@ -96,9 +100,12 @@ TEST_CASE("twin: kvfdpd on the model with two writers of different turnover: sta
 	CHECK(text.find("waf with placement") != std::string::npos);
 	CHECK(text.find("saved by placement") != std::string::npos);
 	const std::string m = daemon::metrics_exposition(s);
-	for (const char *f : {"kvfdp_twin_waf{placement=\"placed\"}", "kvfdp_twin_waf{placement=\"none\"}",
-			      "# TYPE kvfdp_twin_saved_bytes gauge", "kvfdp_twin_media_bytes_total{placement=\"none\"}",
-			      "kvfdp_twin_dropped_total 0", "kvfdp_twin_sample_rate 1.0"})
+	for (const char *f :
+	     {"kvfdp_twin_waf{placement=\"placed\"}", "kvfdp_twin_waf{placement=\"none\"}",
+	      "# TYPE kvfdp_twin_saved_bytes gauge",
+	      "kvfdp_twin_media_bytes_total{placement=\"none\"}", "kvfdp_twin_dropped_total 0",
+	      "kvfdp_twin_sample_rate 1.0"})
 		CHECK_MESSAGE(m.find(f) != std::string::npos, f);
-	MESSAGE("placed ", rep.waf_placed, " none ", rep.waf_none, " saved ", rep.saved_bytes, " memory ", rep.memory_bytes);
+	MESSAGE("placed ", rep.waf_placed, " none ", rep.waf_none, " saved ", rep.saved_bytes,
+		" memory ", rep.memory_bytes);
 }

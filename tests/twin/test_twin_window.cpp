@@ -18,7 +18,7 @@ twin::Record write_of(uint64_t slba, uint32_t nlb, uint16_t h)
 	return twin::Record{slba, nlb, h, twin::Op::write, 0};
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("twin window: keeps the last `capacity` records oldest first, wraps, and times its span")
 {
@@ -58,7 +58,8 @@ TEST_CASE("twin window: keeps the last `capacity` records oldest first, wraps, a
 	CHECK(none.memory_bytes() == 0);
 }
 
-TEST_CASE("twin window: the models put each record's pieces in the window, adjacent ones as one record")
+TEST_CASE(
+	"twin window: the models put each record's pieces in the window, adjacent ones as one record")
 {
 	const twin::TwinGeometry g{(64ull << 20) / 4096, 4096, 1 << 20, 4, 0.28};
 	auto plan = twin::plan_twin_at(g, 256);  // rate 1: slots are the device's regions
@@ -69,7 +70,8 @@ TEST_CASE("twin window: the models put each record's pieces in the window, adjac
 	(*m)->set_window(&w);
 	(*m)->set_now_ms(5);
 	(*m)->apply(write_of(64, 32, 2));
-	(*m)->apply(twin::Record{0, static_cast<uint32_t>(g.nlb), 0, twin::Op::discard, 0});  // the whole device
+	(*m)->apply(twin::Record{0, static_cast<uint32_t>(g.nlb), 0, twin::Op::discard,
+				 0});  // the whole device
 	proto::TwinWindow r;
 	w.fill(r, 5);
 	REQUIRE(r.records.size() == 2);
@@ -112,11 +114,12 @@ TEST_CASE("twin window: takes a sixteenth of the memory bound, counted in the tw
 	REQUIRE(t);
 	const twin::TwinPlan &p = (*t)->plan();
 	CHECK(p.window_records == twin::kDefaultMemoryBytes / 16 / twin::kWindowRecordBytes);
-	CHECK(p.memory_bytes + p.window_records * twin::kWindowRecordBytes <= twin::kDefaultMemoryBytes);
+	CHECK(p.memory_bytes + p.window_records * twin::kWindowRecordBytes <=
+	      twin::kDefaultMemoryBytes);
 	const twin::TwinReport rep = (*t)->report();  // no rings yet
 	CHECK(rep.memory_bytes == p.memory_bytes + p.window_records * twin::kWindowRecordBytes);
-	MESSAGE("960 GiB / 16 GiB RUs at 64 MiB: rate ", p.rate, ", models ", p.memory_bytes, " bytes, window ",
-		p.window_records, " records, twin ", rep.memory_bytes, " bytes");
+	MESSAGE("960 GiB / 16 GiB RUs at 64 MiB: rate ", p.rate, ", models ", p.memory_bytes,
+		" bytes, window ", p.window_records, " records, twin ", rep.memory_bytes, " bytes");
 	const proto::TwinWindow w = (*t)->window();
 	CHECK(w.capacity == p.window_records);
 	CHECK(w.rate == p.rate);

@@ -19,9 +19,11 @@ inline uint64_t push_two_writers(twin::Twin &t)
 	const uint64_t hot = (8ull << 20) / 4096, cold = (40ull << 20) / 4096;
 	uint64_t cold_at = 0, pushed = 0, n = 0;
 	for (uint64_t i = 0; i < 6000; i++) {
-		pushed += ring.push(twin::Record{(i * 7 % (hot / nlb)) * nlb, nlb, 1, twin::Op::write, 0});
+		pushed += ring.push(
+			twin::Record{(i * 7 % (hot / nlb)) * nlb, nlb, 1, twin::Op::write, 0});
 		if (i % 4 == 0 && cold_at < cold) {
-			pushed += ring.push(twin::Record{hot + cold_at, nlb, 2, twin::Op::write, 0});
+			pushed +=
+				ring.push(twin::Record{hot + cold_at, nlb, 2, twin::Op::write, 0});
 			cold_at += nlb;
 		}
 		if (ring.pushed() - n >= ring.capacity() / 2) {
@@ -34,4 +36,4 @@ inline uint64_t push_two_writers(twin::Twin &t)
 	return pushed;
 }
 
-} // namespace kvfdp::test
+}  // namespace kvfdp::test

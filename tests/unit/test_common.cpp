@@ -26,7 +26,7 @@ Result<void> quarter_ok(int x)
 	KVFDP_TRY(half(x / 2));
 	return ok();
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("common: Result carries a value or an error with context")
 {
@@ -56,7 +56,8 @@ TEST_CASE("common: errno_error accepts negative errno and names the call")
 
 TEST_CASE("common: a guidance error is its message alone, and keeps its code")
 {
-	auto g = guidance_error(std::errc::invalid_argument, "/dev/nvme0n1 is a block device; use /dev/ng0n1");
+	auto g = guidance_error(std::errc::invalid_argument,
+				"/dev/nvme0n1 is a block device; use /dev/ng0n1");
 	CHECK(g.guidance);
 	CHECK(g.code == std::errc::invalid_argument);
 	CHECK(g.message() == "/dev/nvme0n1 is a block device; use /dev/ng0n1");

@@ -33,7 +33,7 @@ void check_refused(const std::string &path, std::errc code, const std::string &w
 	CHECK_MESSAGE(m.find(what) != std::string::npos, m);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("read_file: a regular file is read whole, an empty one as empty")
 {
@@ -80,11 +80,14 @@ TEST_CASE("read_file: a FIFO without a writer is refused at once, not waited on"
 TEST_CASE("read_file: /dev/zero and /dev/null, directly or through a symlink, are refused")
 {
 	TempDir d;
-	check_refused("/dev/zero", std::errc::invalid_argument, "is a character device, not a regular file");
-	check_refused("/dev/null", std::errc::invalid_argument, "is a character device, not a regular file");
+	check_refused("/dev/zero", std::errc::invalid_argument,
+		      "is a character device, not a regular file");
+	check_refused("/dev/null", std::errc::invalid_argument,
+		      "is a character device, not a regular file");
 	const std::string link = d.path + "/kvfdp.toml";
 	REQUIRE(::symlink("/dev/zero", link.c_str()) == 0);
-	check_refused(link, std::errc::invalid_argument, "is a character device, not a regular file");
+	check_refused(link, std::errc::invalid_argument,
+		      "is a character device, not a regular file");
 }
 
 TEST_CASE("read_file: a Unix socket is refused")
@@ -106,7 +109,9 @@ TEST_CASE("read_file: a file over the limit is refused, one at the limit is read
 	auto over = read_config_file(d.path + "/over.toml", 64);
 	REQUIRE_FALSE(over.ok());
 	CHECK(over.error().code == std::make_error_code(std::errc::file_too_large));
-	CHECK(over.error().message() == d.path + "/over.toml is 65 bytes, over the 64 bytes limit for this file: is it the right file?");
+	CHECK(over.error().message() ==
+	      d.path +
+		      "/over.toml is 65 bytes, over the 64 bytes limit for this file: is it the right file?");
 	// The default limit is 1 MiB: a sparse 2 MiB file is refused from its size, unread.
 	const std::string big = d.path + "/big.toml";
 	write_file(big, "");

@@ -36,7 +36,8 @@ const Requires need_disk("loop", probe_scratch_disk());
 const Requires need_uffd("userfaultfd", [] {
 	const int fd = static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
 	if (fd < 0)
-		return std::string("userfaultfd(2) failed: ") + std::strerror(errno) + " (CONFIG_USERFAULTFD)";
+		return std::string("userfaultfd(2) failed: ") + std::strerror(errno) +
+		       " (CONFIG_USERFAULTFD)";
 	::close(fd);
 	return std::string();
 });
@@ -54,7 +55,8 @@ struct BlockingPage {
 		uffdio_api api{};
 		api.api = UFFD_API;
 		REQUIRE(::ioctl(uffd.get(), UFFDIO_API, &api) == 0);
-		page = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		page = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0);
 		REQUIRE(page != MAP_FAILED);
 		uffdio_register reg{};
 		reg.range.start = reinterpret_cast<uintptr_t>(page);
@@ -83,9 +85,10 @@ struct BlockingPage {
 	}
 };
 
-} // namespace
+}  // namespace
 
-TEST_CASE("read_config_file: a read that hangs fails after the deadline with one line; the reader recovers")
+TEST_CASE(
+	"read_config_file: a read that hangs fails after the deadline with one line; the reader recovers")
 {
 	ScratchFs fs("xfs");
 	REQUIRE_MESSAGE(fs.ok(), fs.why());
@@ -124,7 +127,8 @@ TEST_CASE("read_config_file: a read that hangs fails after the deadline with one
 	const auto t0 = std::chrono::steady_clock::now();
 	auto capped = read_config_file(path, kMaxConfigFileBytes, 60s);
 	REQUIRE_FALSE(capped.ok());
-	CHECK(capped.error().message().find("earlier reads of config files have not returned") != std::string::npos);
+	CHECK(capped.error().message().find("earlier reads of config files have not returned") !=
+	      std::string::npos);
 	CHECK(std::chrono::steady_clock::now() - t0 < 60s);  // refused, not waited for
 
 	// The filesystem comes back: the writer and every stuck helper finish.
@@ -138,5 +142,6 @@ TEST_CASE("read_config_file: a read that hangs fails after the deadline with one
 	CHECK(stuck_config_reads() == 0);
 	auto again = read_config_file(path);
 	REQUIRE_MESSAGE(again.ok(), (again.ok() ? "" : again.error().message()));
-	CHECK(*again == std::string(64, '\0'));  // what the writer left: its 64 zero bytes over the 22
+	CHECK(*again ==
+	      std::string(64, '\0'));  // what the writer left: its 64 zero bytes over the 22
 }

@@ -15,7 +15,8 @@ int main()
 	}
 	auto f = (*ctl)->get_features();
 	if (!f) {
-		std::fprintf(stderr, "kvfdp-ublk-features: GET_FEATURES: %s\n", f.error().message().c_str());
+		std::fprintf(stderr, "kvfdp-ublk-features: GET_FEATURES: %s\n",
+			     f.error().message().c_str());
 		return 1;
 	}
 	for (const auto &n : kvfdp::ublk::feature_names(*f))

@@ -56,7 +56,7 @@ Outcome run(EvictPolicy policy)
 	return {r->waf, w.stats()};
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("workload: fifo and fifo2 eviction keep WAF at 1, LRU pays GC; hits and rewrites add up")
 {

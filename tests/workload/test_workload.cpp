@@ -79,7 +79,7 @@ std::string mooncake_line(uint64_t ts, uint64_t len, const std::vector<uint64_t>
 	return s + "]}";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("workload: Mooncake lines parse into requests")
 {
@@ -186,7 +186,7 @@ TEST_CASE("workload: a fragmented free list still satisfies an allocation in pie
 	CHECK(a.free_blocks() == 0);
 	a.release(y);
 	a.release({{0, 1}, {3, 2}, {6, 2}});
-	CHECK(a.free_extents() == 1); // everything merged back
+	CHECK(a.free_extents() == 1);  // everything merged back
 	CHECK(a.free_blocks() == 10);
 }
 
@@ -209,10 +209,11 @@ TEST_CASE("workload: chunk store accounting: bytes, hits and evictions add up")
 		trace.push_back(q);
 	}
 	ChunkStoreConfig cfg;
-	cfg.chunk_bytes = 40 * 1024; // 10 blocks of 4 KiB
+	cfg.chunk_bytes = 40 * 1024;  // 10 blocks of 4 KiB
 	cfg.utilisation = 0.5;
-	const uint64_t lbas = 8 * 100 * 4; // 400 file blocks of 512-byte LBAs -> 20 chunks
-	for (auto placement : {sim::Placement::none, sim::Placement::hint, sim::Placement::oracle}) {
+	const uint64_t lbas = 8 * 100 * 4;  // 400 file blocks of 512-byte LBAs -> 20 chunks
+	for (auto placement :
+	     {sim::Placement::none, sim::Placement::hint, sim::Placement::oracle}) {
 		CAPTURE(static_cast<int>(placement));
 		ChunkStoreWorkload w("t", trace, cfg);
 		CheckingSink sink(lbas);
@@ -221,7 +222,7 @@ TEST_CASE("workload: chunk store accounting: bytes, hits and evictions add up")
 		CHECK(s.lookups == 240);
 		CHECK(s.hits + s.misses == s.lookups);
 		CHECK(s.chunks_written == s.misses);
-		CHECK(s.hits >= 39); // hash 0 at least, while it stays hot
+		CHECK(s.hits >= 39);  // hash 0 at least, while it stays hot
 		CHECK(s.evictions > 0);
 		CHECK(sink.double_writes == 0);
 		CHECK(sink.bad_deallocs == 0);
@@ -239,7 +240,7 @@ TEST_CASE("workload: chunk store accounting: bytes, hits and evictions add up")
 		if (placement == sim::Placement::none)
 			CHECK(sink.class_lbas[0] == sink.written);
 		if (placement == sim::Placement::hint)
-			CHECK(sink.class_lbas[KVFDP_CLASS_LONG] >= 10 * 8); // hash 0 is LONG
+			CHECK(sink.class_lbas[KVFDP_CLASS_LONG] >= 10 * 8);  // hash 0 is LONG
 	}
 }
 
@@ -254,7 +255,7 @@ TEST_CASE("workload: oracle classes follow the actual lifetimes")
 	rec.death(a, 10);
 	rec.death(b, 40);
 	rec.death(c, 20);
-	rec.death(b, 99); // a second death does not move the first
+	rec.death(b, 99);  // a second death does not move the first
 	(void)d;
 	auto cls = rec.classify();
 	CHECK(cls[a] == KVFDP_CLASS_SHORT);
@@ -277,8 +278,8 @@ TEST_CASE("workload: block-trace lines parse, and bad ones name their line")
 	REQUIRE(d.ok());
 	CHECK_FALSE(d->write);
 
-	const char *bad[] = {"1,X,0,1,0", "1,W,0,0,0", "1,W,0,1,6", "1,W,0,1", "1,W,0,1,0,9",
-			     "a,W,0,1,0", "1,W,-3,1,0"};
+	const char *bad[] = {"1,X,0,1,0",   "1,W,0,0,0", "1,W,0,1,6", "1,W,0,1",
+			     "1,W,0,1,0,9", "a,W,0,1,0", "1,W,-3,1,0"};
 	for (const char *line : bad) {
 		TempFile f(std::string("t_us,op,slba,nlb,class\n0,W,0,8,2\n") + line + "\n");
 		auto t = load_blk_trace(f.path, 1000);
@@ -303,7 +304,7 @@ TEST_CASE("workload: block-trace replay drives classes by placement")
 	BlkTraceWorkload w("t", *recs);
 	CheckingSink hint(128);
 	REQUIRE(w.run(sim::Placement::hint, 128, 2048, hint, nullptr).ok());
-	CHECK(hint.written == 48); // 3 writes x 8 LBAs of 4 KiB = 48 LBAs of 2 KiB
+	CHECK(hint.written == 48);  // 3 writes x 8 LBAs of 4 KiB = 48 LBAs of 2 KiB
 	CHECK(hint.class_lbas[2] == 32);
 	CHECK(hint.class_lbas[4] == 16);
 	CHECK(hint.deallocated == 16);
@@ -312,7 +313,7 @@ TEST_CASE("workload: block-trace replay drives classes by placement")
 	CHECK(none.class_lbas[0] == 48);
 	CheckingSink oracle(128);
 	REQUIRE(w.run(sim::Placement::oracle, 128, 2048, oracle, nullptr).ok());
-	CHECK(oracle.class_lbas[KVFDP_CLASS_EXTREME] == 32); // the two that never die
+	CHECK(oracle.class_lbas[KVFDP_CLASS_EXTREME] == 32);  // the two that never die
 	// A model smaller than the trace is refused.
 	CheckingSink small(8);
 	CHECK_FALSE(w.run(sim::Placement::none, 8, 4096, small, nullptr).ok());
@@ -324,7 +325,7 @@ TEST_CASE("workload: the synthetic KV mix keeps its populations apart under hint
 	cfg.chunk_bytes = 16 * 4096;
 	cfg.utilisation = 0.8;
 	cfg.drive_writes = 2.0;
-	const uint64_t lbas = 4096 * 8; // 32 MiB of 4 KiB LBAs... in 512-byte LBAs: 16 MiB
+	const uint64_t lbas = 4096 * 8;  // 32 MiB of 4 KiB LBAs... in 512-byte LBAs: 16 MiB
 	KvSynthWorkload w(cfg);
 	CheckingSink sink(lbas);
 	REQUIRE(w.run(sim::Placement::hint, lbas, 512, sink, nullptr).ok());
@@ -377,7 +378,8 @@ TEST_CASE("workload: options build workloads and reject bad values with the opti
 
 TEST_CASE("workload: the block trace's writer column is read, and garbage in it names its line")
 {
-	TempFile f("t_us,op,slba,nlb,class,writer\n0,W,0,8,2,7\n1,W,8,8,4,18446744073709551615\n2,D,0,8,0,7\n");
+	TempFile f(
+		"t_us,op,slba,nlb,class,writer\n0,W,0,8,2,7\n1,W,8,8,4,18446744073709551615\n2,D,0,8,0,7\n");
 	auto recs = load_blk_trace(f.path, 64);
 	REQUIRE(recs.ok());
 	REQUIRE(recs->size() == 3);
@@ -394,7 +396,8 @@ TEST_CASE("workload: the block trace's writer column is read, and garbage in it 
 	CHECK((*m)[0].writer == 0);
 	CHECK((*m)[1].writer == 3);
 	for (const char *bad : {"x", "-1", "1.5", "7a", "", "99999999999999999999"}) {
-		TempFile g(std::string("t_us,op,slba,nlb,class,writer\n0,W,0,8,2,1\n\n1,W,8,8,2,") + bad + "\n");
+		TempFile g(std::string("t_us,op,slba,nlb,class,writer\n0,W,0,8,2,1\n\n1,W,8,8,2,") +
+			   bad + "\n");
 		auto t = load_blk_trace(g.path, 64);
 		REQUIRE_FALSE(t.ok());
 		const std::string msg = t.error().message();
@@ -406,7 +409,8 @@ TEST_CASE("workload: the block trace's writer column is read, and garbage in it 
 	TempFile short_row("t_us,op,slba,nlb,class,writer\n0,W,0,8,2\n");
 	auto s = load_blk_trace(short_row.path, 64);
 	REQUIRE_FALSE(s.ok());
-	CHECK(s.error().message().find(":2: 5 fields where the header declares 6") != std::string::npos);
+	CHECK(s.error().message().find(":2: 5 fields where the header declares 6") !=
+	      std::string::npos);
 }
 
 TEST_CASE("workload: timestamps that go backwards are refused in both trace kinds")
@@ -414,12 +418,15 @@ TEST_CASE("workload: timestamps that go backwards are refused in both trace kind
 	TempFile blk("t_us,op,slba,nlb,class\n5,W,0,8,2\n5,W,8,8,2\n4,W,16,8,2\n");
 	auto b = load_blk_trace(blk.path, 64);
 	REQUIRE_FALSE(b.ok());
-	CHECK(b.error().message().find(blk.path + ":4: t_us 4 is earlier than line 3's 5") != std::string::npos);
+	CHECK(b.error().message().find(blk.path + ":4: t_us 4 is earlier than line 3's 5") !=
+	      std::string::npos);
 	TempFile kv(mooncake_line(10, 600, {0, 1}) + "\n" + mooncake_line(10, 512, {0}) + "\n" +
 		    mooncake_line(9, 512, {2}) + "\n");
 	auto k = load_mooncake(kv.path);
 	REQUIRE_FALSE(k.ok());
-	CHECK(k.error().message().find(kv.path + ":3: \"timestamp\" 9 is earlier than line 2's 10") != std::string::npos);
+	CHECK(k.error().message().find(kv.path +
+				       ":3: \"timestamp\" 9 is earlier than line 2's 10") !=
+	      std::string::npos);
 }
 
 TEST_CASE("workload: input_length must match the number of hash ids (512-token blocks)")
@@ -433,7 +440,8 @@ TEST_CASE("workload: input_length must match the number of hash ids (512-token b
 		REQUIRE_FALSE(r.ok());
 		const std::string msg = r.error().message();
 		CAPTURE(msg);
-		CHECK(msg.find("t:4: \"input_length\" " + std::to_string(len)) != std::string::npos);
+		CHECK(msg.find("t:4: \"input_length\" " + std::to_string(len)) !=
+		      std::string::npos);
 		CHECK(msg.find("\"hash_ids\" has " + std::to_string(n)) != std::string::npos);
 	}
 }
@@ -452,6 +460,7 @@ TEST_CASE("workload: a device, FIFO or directory as a trace is named, not read")
 		REQUIRE_FALSE(k.ok());
 		CHECK(k.error().message().find("not a Mooncake trace file") != std::string::npos);
 	}
-	CHECK(load_blk_trace("/dev/zero", 64).error().message().find("a character device") != std::string::npos);
+	CHECK(load_blk_trace("/dev/zero", 64).error().message().find("a character device") !=
+	      std::string::npos);
 	CHECK(load_mooncake("/tmp").error().message().find("a directory") != std::string::npos);
 }

@@ -62,13 +62,13 @@ std::vector<MooncakeRequest> conversations(int requests, uint64_t step_ms)
 	return trace;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("workload: oracle <= hint <= none WAF for the synthetic KV mix")
 {
 	const auto cfg = small_model();
 	KvSynthConfig kc;
-	kc.chunk_bytes = 64 * 1024; // 16 chunks per RU
+	kc.chunk_bytes = 64 * 1024;  // 16 chunks per RU
 	kc.utilisation = 1.0;
 	kc.drive_writes = 3.0;
 	KvSynthWorkload w(kc);
@@ -76,7 +76,7 @@ TEST_CASE("workload: oracle <= hint <= none WAF for the synthetic KV mix")
 	const double hint = waf(cfg, w, sim::Placement::hint);
 	const double oracle = waf(cfg, w, sim::Placement::oracle);
 	MESSAGE("synthetic KV WAF: none " << none << ", hint " << hint << ", oracle " << oracle);
-	CHECK(none > 1.05); // GC matters on this model
+	CHECK(none > 1.05);  // GC matters on this model
 	CHECK(hint <= none);
 	CHECK(oracle <= hint);
 }
@@ -105,12 +105,12 @@ TEST_CASE("workload: the shared host runs every writer; writer and learned place
 	HostConfig hc;
 	hc.store.chunk_bytes = 64 * 1024;
 	hc.store.utilisation = 1.0;
-	hc.scale = 1.0 / 1024;          // 64 KiB chunks of a 64 MiB-per-block model
+	hc.scale = 1.0 / 1024;  // 64 KiB chunks of a 64 MiB-per-block model
 	hc.staging_s = 2.0;
 	hc.weights_bytes = 8ull << 30;  // 8 MiB scaled
 	hc.swap_s = 120;
-	hc.log_rate = 4 << 20;          // 4 KiB/s scaled
-	hc.log_file_bytes = 64 << 20;   // 64 KiB files
+	hc.log_rate = 4 << 20;         // 4 KiB/s scaled
+	hc.log_file_bytes = 64 << 20;  // 64 KiB files
 	HostWorkload w(conversations(6000, 100), hc);
 	const auto cfg = small_model();
 	auto none = sim::run_one(cfg, w, sim::Placement::none, nullptr);
@@ -128,7 +128,8 @@ TEST_CASE("workload: the shared host runs every writer; writer and learned place
 	REQUIRE(writer.ok());
 	REQUIRE(learned.ok());
 	CHECK(writer->extra["writers"] == 4);  // engine, staging, logs, weights
-	MESSAGE("host WAF: none " << none->waf << ", writer " << writer->waf << ", learned " << learned->waf);
+	MESSAGE("host WAF: none " << none->waf << ", writer " << writer->waf << ", learned "
+				  << learned->waf);
 	CHECK(writer->waf < none->waf);
 	CHECK(learned->waf < none->waf);
 	CHECK(learned->extra["learned"]["groups"].get<int>() >= 2);

@@ -33,9 +33,10 @@ sim::TwinWindowClient twin_window_client(Context &ctx)
 				return guidance_error(std::errc::io_error, r.error.message);
 			// The client's hint names --device, which advise does not take.
 			const std::string m = r.error.message.substr(0, r.error.message.find("; "));
-			return guidance_error(std::errc::no_such_device,
-					      m + "; is kvfdpd running? give its --socket, or advise on a recorded "
-						  "trace (--blk-trace FILE)");
+			return guidance_error(
+				std::errc::no_such_device,
+				m + "; is kvfdpd running? give its --socket, or advise on a recorded "
+				    "trace (--blk-trace FILE)");
 		}};
 }
 
@@ -79,13 +80,16 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 			return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
 		// One line, saying what to do next.
 		std::vector<std::string> rest = app.remaining();
-		if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("-", 0) != 0) {
+		if (app.get_subcommands().empty() && !rest.empty() &&
+		    rest.front().rfind("-", 0) != 0) {
 			std::string known;
 			for (const CLI::App *sc : app.get_subcommands({}))
 				known += (known.empty() ? "" : ", ") + sc->get_name();
-			err << "kvfdp: unknown subcommand '" << rest.front() << "'; known: " << known << '\n';
+			err << "kvfdp: unknown subcommand '" << rest.front()
+			    << "'; known: " << known << '\n';
 		} else {
-			err << "kvfdp: " << e.what() << "; see `kvfdp --help` or `kvfdp SUBCOMMAND --help`\n";
+			err << "kvfdp: " << e.what()
+			    << "; see `kvfdp --help` or `kvfdp SUBCOMMAND --help`\n";
 		}
 		return kExitUsage;
 	} catch (const std::exception &e) {
@@ -98,14 +102,17 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	return ctx.exit_code;
 }
 
-} // namespace
+}  // namespace
 
 int run(int argc, char **argv, std::ostream &out, std::ostream &err)
 {
 	return run_app(argc, argv, out, err, {});
 }
 
-int run(int argc, char **argv) { return run(argc, argv, std::cout, std::cerr); }
+int run(int argc, char **argv)
+{
+	return run(argc, argv, std::cout, std::cerr);
+}
 
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err,
 	const std::function<void(Context &)> &setup)
@@ -121,4 +128,4 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
 	return run_app(static_cast<int>(all.size()), argv.data(), out, err, setup);
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -29,4 +29,4 @@ int run(int argc, char **argv, std::ostream &out, std::ostream &err);
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err,
 	const std::function<void(Context &)> &setup = {});
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -20,7 +20,7 @@ struct FilesOptions {
 	unsigned top = 20;
 	std::string cls;
 	bool live_only = false;
-	double now = 0; // test seam: the current Unix time (0 = the clock)
+	double now = 0;  // test seam: the current Unix time (0 = the clock)
 };
 
 int run_files(Context &ctx, const FilesOptions &o)
@@ -29,13 +29,16 @@ int run_files(Context &ctx, const FilesOptions &o)
 	if (!o.cls.empty()) {
 		want = parse_class(o.cls);
 		if (!want)
-			return ctx.fail(kExitUsage, "--class '" + o.cls + "' is not a lifetime class; use one of " +
-							    class_names_list());
+			return ctx.fail(kExitUsage,
+					"--class '" + o.cls +
+						"' is not a lifetime class; use one of " +
+						class_names_list());
 	}
 	if (ctx.direct())
-		return ctx.fail(kExitUsage, "files come from kvfdpd's records (the BPF tagger's file "
-					    "events); a device has none. Run it without --device/--backend "
-					    "while kvfdpd runs");
+		return ctx.fail(kExitUsage,
+				"files come from kvfdpd's records (the BPF tagger's file "
+				"events); a device has none. Run it without --device/--backend "
+				"while kvfdpd runs");
 	// The daemon filters and ranks over every record it holds; we show what it returns.
 	proto::FilesQuery q;
 	q.limit = o.top;
@@ -76,8 +79,14 @@ int run_files(Context &ctx, const FilesOptions &o)
 		ctx.print_json(shown);
 		return kExitOk;
 	}
-	Table t({{"DEV", Align::left}, {"INODE", Align::right}, {"CLASS"}, {"WRITER", Align::left, true},
-		 {"BYTES", Align::right}, {"STATE"}, {"AGE/LIFE", Align::right}, {"PATH", Align::left, true}});
+	Table t({{"DEV", Align::left},
+		 {"INODE", Align::right},
+		 {"CLASS"},
+		 {"WRITER", Align::left, true},
+		 {"BYTES", Align::right},
+		 {"STATE"},
+		 {"AGE/LIFE", Align::right},
+		 {"PATH", Align::left, true}});
 	for (const proto::FileRow &f : shown.files) {
 		// A live file's age, a deleted one's lifetime.
 		std::string life = "-";
@@ -85,26 +94,31 @@ int run_files(Context &ctx, const FilesOptions &o)
 			life = format_seconds(*f.age_s);
 		else if (f.death && f.lifetime_s)
 			life = format_seconds(*f.lifetime_s);
-		t.add_row({f.dev.empty() ? "-" : f.dev, std::to_string(f.ino), f.cls.empty() ? "-" : f.cls,
-			   f.writer.value_or("-"), format_bytes(static_cast<u128>(f.bytes)), *f.state,
-			   life, f.path.value_or("-")});
+		t.add_row({f.dev.empty() ? "-" : f.dev, std::to_string(f.ino),
+			   f.cls.empty() ? "-" : f.cls, f.writer.value_or("-"),
+			   format_bytes(static_cast<u128>(f.bytes)), *f.state, life,
+			   f.path.value_or("-")});
 	}
 	t.render(ctx.out, ctx.table_width());
-	ctx.out << shown.files.size() << " of " << *shown.matched << " matching file(s), largest first\n";
+	ctx.out << shown.files.size() << " of " << *shown.matched
+		<< " matching file(s), largest first\n";
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_files_command(CLI::App &app, Context &ctx)
 {
 	auto o = std::make_shared<FilesOptions>();
-	auto *c = app.add_subcommand("files", "files kvfdpd saw: inode, path, class, bytes, age or lifetime");
-	c->add_option("--top", o->top, "show the N largest")->check(CLI::Range(1u, 1000000u))->capture_default_str();
+	auto *c = app.add_subcommand(
+		"files", "files kvfdpd saw: inode, path, class, bytes, age or lifetime");
+	c->add_option("--top", o->top, "show the N largest")
+		->check(CLI::Range(1u, 1000000u))
+		->capture_default_str();
 	c->add_option("--class", o->cls, "only this lifetime class (" + class_names_list() + ")");
 	c->add_flag("--live", o->live_only, "only files not yet deleted");
-	c->add_option("--now", o->now)->group(""); // test seam: fixed clock
+	c->add_option("--now", o->now)->group("");  // test seam: fixed clock
 	c->callback([&ctx, o] { ctx.exit_code = run_files(ctx, *o); });
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

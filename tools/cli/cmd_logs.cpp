@@ -51,13 +51,21 @@ int run_configs(Context &ctx)
 		const auto &c = cfgs->configs[i];
 		json ruhs = json::array();
 		for (size_t h = 0; h < c.ruht.size(); h++)
-			ruhs.push_back({{"ruhid", h}, {"ruht", c.ruht[h]}, {"type", ruht_name(c.ruht[h])}});
-		jc.push_back({{"index", i},     {"active", info.fdp_enabled && i == info.config_index},
-			      {"valid", c.valid}, {"fdpa", c.fdpa},
-			      {"rgif", c.rgif},   {"vwc", c.vwc},
-			      {"nrg", c.nrg},     {"nruh", c.nruh},
-			      {"maxpids", c.maxpids}, {"nnss", c.nnss},
-			      {"runs", c.runs},   {"erutl", c.erutl},
+			ruhs.push_back({{"ruhid", h},
+					{"ruht", c.ruht[h]},
+					{"type", ruht_name(c.ruht[h])}});
+		jc.push_back({{"index", i},
+			      {"active", info.fdp_enabled && i == info.config_index},
+			      {"valid", c.valid},
+			      {"fdpa", c.fdpa},
+			      {"rgif", c.rgif},
+			      {"vwc", c.vwc},
+			      {"nrg", c.nrg},
+			      {"nruh", c.nruh},
+			      {"maxpids", c.maxpids},
+			      {"nnss", c.nnss},
+			      {"runs", c.runs},
+			      {"erutl", c.erutl},
 			      {"ruhs", ruhs}});
 	}
 	json ju = json::array();
@@ -74,11 +82,19 @@ int run_configs(Context &ctx)
 		ctx.print_json(doc);
 		return kExitOk;
 	}
-	ctx.out << display_path(info) << ": " << cfgs->configs.size() << " FDP configuration(s), FDP "
-		<< (info.fdp_enabled ? "enabled" : "disabled") << "\n";
-	Table t({{"CFG", Align::right}, {"ACTIVE"}, {"VALID"}, {"RGIF", Align::right},
-		 {"NRG", Align::right}, {"NRUH", Align::right}, {"MAXPIDS", Align::right},
-		 {"RU_SIZE", Align::right}, {"ERUTL_S", Align::right}, {"VWC"}});
+	ctx.out << display_path(info) << ": " << cfgs->configs.size()
+		<< " FDP configuration(s), FDP " << (info.fdp_enabled ? "enabled" : "disabled")
+		<< "\n";
+	Table t({{"CFG", Align::right},
+		 {"ACTIVE"},
+		 {"VALID"},
+		 {"RGIF", Align::right},
+		 {"NRG", Align::right},
+		 {"NRUH", Align::right},
+		 {"MAXPIDS", Align::right},
+		 {"RU_SIZE", Align::right},
+		 {"ERUTL_S", Align::right},
+		 {"VWC"}});
 	for (const auto &c : jc)
 		t.add_row({c["index"].dump(), c["active"] == true ? "yes" : "no",
 			   c["valid"] == true ? "yes" : "no", c["rgif"].dump(), c["nrg"].dump(),
@@ -113,8 +129,13 @@ int run_events(Context &ctx, const EventsOptions &o)
 		return ctx.fail(d.error());
 	nvme::Device &dev = **d;
 	json events = json::array();
-	Table t({{"ORIGIN"}, {"TYPE"}, {"PID", Align::right}, {"NSID", Align::right},
-		 {"RGID", Align::right}, {"RUHID", Align::right}, {"TIMESTAMP_MS", Align::right}});
+	Table t({{"ORIGIN"},
+		 {"TYPE"},
+		 {"PID", Align::right},
+		 {"NSID", Align::right},
+		 {"RGID", Align::right},
+		 {"RUHID", Align::right},
+		 {"TIMESTAMP_MS", Align::right}});
 	struct Origin {
 		const char *name;
 		uint8_t lsp;
@@ -133,7 +154,7 @@ int run_events(Context &ctx, const EventsOptions &o)
 			return ctx.fail(evs.error());
 		for (const auto &e : *evs) {
 			uint64_t ts = 0;
-			std::memcpy(&ts, e.timestamp, 6); // 48-bit milliseconds, little-endian
+			std::memcpy(&ts, e.timestamp, 6);  // 48-bit milliseconds, little-endian
 			bool piv = e.flags & nvme::kFdpEventFlagPiv;
 			bool nsidv = e.flags & nvme::kFdpEventFlagNsidv;
 			bool lv = e.flags & nvme::kFdpEventFlagLv;
@@ -146,7 +167,9 @@ int run_events(Context &ctx, const EventsOptions &o)
 				  {"rgid", lv ? json(e.rgid) : json(nullptr)},
 				  {"ruhid", lv ? json(e.ruhid) : json(nullptr)},
 				  {"timestamp_ms", ts}};
-			auto cell = [](const json &v) { return v.is_null() ? std::string("-") : v.dump(); };
+			auto cell = [](const json &v) {
+				return v.is_null() ? std::string("-") : v.dump();
+			};
 			t.add_row({org.name, j["name"].get<std::string>(), cell(j["pid"]),
 				   cell(j["nsid"]), cell(j["rgid"]), cell(j["ruhid"]),
 				   std::to_string(ts)});
@@ -154,7 +177,9 @@ int run_events(Context &ctx, const EventsOptions &o)
 		}
 	}
 	if (ctx.json()) {
-		ctx.print_json({{"device", display_path(dev.info())}, {"nevents", events.size()}, {"events", events}});
+		ctx.print_json({{"device", display_path(dev.info())},
+				{"nevents", events.size()},
+				{"events", events}});
 		return kExitOk;
 	}
 	if (events.empty()) {
@@ -165,11 +190,12 @@ int run_events(Context &ctx, const EventsOptions &o)
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_configs_command(CLI::App &app, Context &ctx)
 {
-	add_plain_command(app, ctx, "configs", "FDP configurations (log 0x20) and RUH usage (log 0x21)",
+	add_plain_command(app, ctx, "configs",
+			  "FDP configurations (log 0x20) and RUH usage (log 0x21)",
 			  "Reads the device (--device, --backend model, or the namespace kvfdpd "
 			  "serves); reading logs from a real drive needs root.",
 			  run_configs);
@@ -184,4 +210,4 @@ void add_events_command(CLI::App &app, Context &ctx)
 	c->callback([&ctx, o] { ctx.exit_code = run_events(ctx, *o); });
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

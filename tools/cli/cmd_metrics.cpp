@@ -82,8 +82,10 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 	if (!o.textfile.empty()) {
 		auto w = write_atomic(o.textfile, text);
 		if (!w)
-			return ctx.fail(kExitError, w.error().message() +
-							    "; check the textfile collector directory exists and is writable");
+			return ctx.fail(
+				kExitError,
+				w.error().message() +
+					"; check the textfile collector directory exists and is writable");
 		if (o.textfile.size() < 5 || o.textfile.substr(o.textfile.size() - 5) != ".prom")
 			ctx.err << "kvfdp: note: node_exporter reads only *.prom files\n";
 	} else if (ctx.json()) {
@@ -95,17 +97,19 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 	return rc;
 }
 
-} // namespace
+}  // namespace
 
 void add_metrics_command(CLI::App &app, Context &ctx)
 {
 	auto o = std::make_shared<MetricsOptions>();
-	auto *c = app.add_subcommand("metrics", "Prometheus text exposition (node_exporter textfile collector)");
-	c->add_option("--textfile", o->textfile, "write atomically to this file (e.g. "
-						 "/var/lib/node_exporter/textfile/kvfdp.prom) instead of stdout");
+	auto *c = app.add_subcommand(
+		"metrics", "Prometheus text exposition (node_exporter textfile collector)");
+	c->add_option("--textfile", o->textfile,
+		      "write atomically to this file (e.g. "
+		      "/var/lib/node_exporter/textfile/kvfdp.prom) instead of stdout");
 	c->footer("Metric names are listed in docs/cli.md. Without kvfdpd it still prints "
 		  "kvfdp_daemon_up 0 and exits 3.");
 	c->callback([&ctx, o] { ctx.exit_code = run_metrics(ctx, *o); });
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

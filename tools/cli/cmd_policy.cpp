@@ -30,29 +30,45 @@ void print_learned(Context &ctx, const proto::LearnedPolicy &l)
 	KeyValues kv;
 	kv.add("placement", "learned: " + std::to_string(l.groups) + " group(s) on handle(s) " +
 				    nlohmann::json(l.handles_used).dump());
-	kv.add("write clock", format_bytes(static_cast<u128>(l.clock_bytes)) + " written since start");
-	kv.add("RUH updates", std::to_string(l.ruh_updates) + " (refused " + std::to_string(l.ruh_update_refused) + ")");
+	kv.add("write clock",
+	       format_bytes(static_cast<u128>(l.clock_bytes)) + " written since start");
+	kv.add("RUH updates", std::to_string(l.ruh_updates) + " (refused " +
+				      std::to_string(l.ruh_update_refused) + ")");
 	kv.render(ctx.out, ctx.table_width());
 	ctx.out << '\n';
 	std::vector<proto::LearnedKey> keys = l.keys;
-	std::stable_sort(keys.begin(), keys.end(), [](const proto::LearnedKey &a, const proto::LearnedKey &b) {
-		return a.handle != b.handle ? a.handle < b.handle : a.lifetime_bytes < b.lifetime_bytes;
-	});
-	Table t({{"HANDLE", Align::right}, {"WRITER", Align::left, true}, {"CLASS"}, {"LIFETIME", Align::right},
-		 {"LIFE(S)", Align::right}, {"SHARE", Align::right}, {"LIVE", Align::right}, {"FROM"}});
+	std::stable_sort(keys.begin(), keys.end(),
+			 [](const proto::LearnedKey &a, const proto::LearnedKey &b) {
+				 return a.handle != b.handle ? a.handle < b.handle
+							     : a.lifetime_bytes < b.lifetime_bytes;
+			 });
+	Table t({{"HANDLE", Align::right},
+		 {"WRITER", Align::left, true},
+		 {"CLASS"},
+		 {"LIFETIME", Align::right},
+		 {"LIFE(S)", Align::right},
+		 {"SHARE", Align::right},
+		 {"LIVE", Align::right},
+		 {"FROM"}});
 	for (const proto::LearnedKey &k : keys) {
 		char share[16];
 		std::snprintf(share, sizeof share, "%.1f%%", 100.0 * k.write_share);
-		t.add_row({std::to_string(k.handle), k.writer.value_or("id " + std::to_string(k.writer_id)),
-			   k.cls.empty() ? "-" : k.cls, format_bytes(static_cast<u128>(k.lifetime_bytes)),
+		t.add_row({std::to_string(k.handle),
+			   k.writer.value_or("id " + std::to_string(k.writer_id)),
+			   k.cls.empty() ? "-" : k.cls,
+			   format_bytes(static_cast<u128>(k.lifetime_bytes)),
 			   k.lifetime_s > 0 ? format_seconds(k.lifetime_s) : "-", share,
-			   format_bytes(static_cast<u128>(k.live_bytes)), k.pinned ? "config" : "learned"});
+			   format_bytes(static_cast<u128>(k.live_bytes)),
+			   k.pinned ? "config" : "learned"});
 	}
 	t.render(ctx.out, ctx.table_width());
 }
 
 // "?" for a name the document left out.
-std::string named(const std::string &s) { return s.empty() ? "?" : s; }
+std::string named(const std::string &s)
+{
+	return s.empty() ? "?" : s;
+}
 
 void print_policy_human(Context &ctx, const proto::PolicyReply &p)
 {
@@ -61,14 +77,16 @@ void print_policy_human(Context &ctx, const proto::PolicyReply &p)
 	if (p.generation)
 		kv.add("generation", std::to_string(*p.generation));
 	// A FILE not checked against a device has no handle count: its JSON's null, as before.
-	kv.add("handles", p.nruh ? std::to_string(*p.nruh) : p.checked_against_device ? "null" : "-");
+	kv.add("handles", p.nruh                     ? std::to_string(*p.nruh)
+			  : p.checked_against_device ? "null"
+						     : "-");
 	kv.add("watch dir", p.watch.dir.empty() ? "(all files)" : p.watch.dir);
 	kv.render(ctx.out, ctx.table_width());
 	ctx.out << '\n';
 	Table t({{"CLASS"}, {"HANDLE", Align::right}, {"PID", Align::right}, {"FROM"}});
 	for (const proto::PolicyMapRow &m : p.map)
-		t.add_row({named(m.cls), std::to_string(m.handle), m.pid ? std::to_string(*m.pid) : "-",
-			   m.from.value_or("-")});
+		t.add_row({named(m.cls), std::to_string(m.handle),
+			   m.pid ? std::to_string(*m.pid) : "-", m.from.value_or("-")});
 	t.render(ctx.out, ctx.table_width());
 	if (!p.rules.empty()) {
 		ctx.out << '\n';
@@ -79,7 +97,9 @@ void print_policy_human(Context &ctx, const proto::PolicyReply &p)
 	}
 	if (p.writers && !p.writers->empty()) {
 		ctx.out << '\n';
-		Table r({{"WRITER", Align::left, true}, {"CGROUP/DIR", Align::left, true}, {"FIXED HANDLE", Align::right}});
+		Table r({{"WRITER", Align::left, true},
+			 {"CGROUP/DIR", Align::left, true},
+			 {"FIXED HANDLE", Align::right}});
 		for (const proto::PolicyWriter &x : *p.writers)
 			r.add_row({named(x.name), x.cgroup ? *x.cgroup : x.dir.value_or("-"),
 				   x.handle ? std::to_string(*x.handle) : "-"});
@@ -121,7 +141,8 @@ Result<proto::PolicyReply> policy_from_file(Context &ctx, const std::string &fil
 		doc.nruh = nruh;
 	for (unsigned c = 0; c < placement::kNumClasses; c++) {
 		const uint16_t h = pol->handle[c];
-		proto::PolicyMapRow m{std::string(class_name(static_cast<int>(c))), h, std::nullopt, cfg->handle[c] ? "config" : "default"};
+		proto::PolicyMapRow m{std::string(class_name(static_cast<int>(c))), h, std::nullopt,
+				      cfg->handle[c] ? "config" : "default"};
 		if (h < handles.size())
 			m.pid = handles[h].pid;
 		doc.map.push_back(std::move(m));
@@ -142,8 +163,9 @@ int run_show(Context &ctx, const PolicyOptions &o)
 		doc = std::move(d).value();
 	} else {
 		if (ctx.direct())
-			return ctx.fail(kExitUsage, "policy show without FILE asks kvfdpd for its policy; "
-						    "give a FILE to read one with --device/--backend");
+			return ctx.fail(kExitUsage,
+					"policy show without FILE asks kvfdpd for its policy; "
+					"give a FILE to read one with --device/--backend");
 		auto r = ctx.ask_daemon(proto::cmd::kPolicy);
 		if (!r.ok)
 			return ctx.fail(r.error);
@@ -186,7 +208,7 @@ int run_check(Context &ctx, const PolicyOptions &o)
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_policy_command(CLI::App &app, Context &ctx)
 {
@@ -201,4 +223,4 @@ void add_policy_command(CLI::App &app, Context &ctx)
 	check->callback([&ctx, o] { ctx.exit_code = run_check(ctx, *o); });
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

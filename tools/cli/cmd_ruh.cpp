@@ -21,12 +21,16 @@ std::string join(const std::vector<std::string> &v, const char *sep)
 
 void print_human(Context &ctx, const RuhView &v)
 {
-	ctx.out << v.device << " (" << v.backend << (v.members.empty() ? "" : " stripe") << ", via " << v.source
-		<< "): " << v.rows.size() << " placement handles, LBA " << v.lba_size << " B"
-		<< (v.members.empty() ? "" : ", total of " + std::to_string(v.members.size()) + " members") << "\n";
+	ctx.out << v.device << " (" << v.backend << (v.members.empty() ? "" : " stripe") << ", via "
+		<< v.source << "): " << v.rows.size() << " placement handles, LBA " << v.lba_size
+		<< " B"
+		<< (v.members.empty()
+			    ? ""
+			    : ", total of " + std::to_string(v.members.size()) + " members")
+		<< "\n";
 	bool daemon = v.source == "daemon";
-	std::vector<Column> cols = {{"IDX", Align::right},     {"PID", Align::right},
-				    {"RUHID", Align::right},   {"CLASSES", Align::left, true},
+	std::vector<Column> cols = {{"IDX", Align::right},        {"PID", Align::right},
+				    {"RUHID", Align::right},      {"CLASSES", Align::left, true},
 				    {"RUAMW_LBAS", Align::right}, {"RUAMW", Align::right},
 				    {"EARUTR_S", Align::right}};
 	if (daemon) {
@@ -35,15 +39,16 @@ void print_human(Context &ctx, const RuhView &v)
 	}
 	Table t(cols);
 	for (const auto &r : v.rows) {
-		std::vector<std::string> cells = {std::to_string(r.index),
-						  std::to_string(r.pid),
-						  std::to_string(r.ruhid),
-						  r.classes.value_or(std::vector<std::string>{}).empty()
-							  ? "-"
-							  : join(*r.classes, ","),
-						  std::to_string(r.ruamw),
-						  format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
-						  std::to_string(r.earutr)};
+		std::vector<std::string> cells = {
+			std::to_string(r.index),
+			std::to_string(r.pid),
+			std::to_string(r.ruhid),
+			r.classes.value_or(std::vector<std::string>{}).empty()
+				? "-"
+				: join(*r.classes, ","),
+			std::to_string(r.ruamw),
+			format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
+			std::to_string(r.earutr)};
 		if (daemon) {
 			cells.push_back(r.writes ? std::to_string(*r.writes) : "-");
 			cells.push_back(r.bytes ? format_bytes(*r.bytes) : "-");
@@ -52,8 +57,8 @@ void print_human(Context &ctx, const RuhView &v)
 	}
 	t.render(ctx.out, ctx.table_width());
 	for (const auto &m : v.members) {
-		ctx.out << "\nmember " << m.member << ": " << m.device << ", " << format_bytes(m.bytes)
-			<< " written through kvfdpd\n";
+		ctx.out << "\nmember " << m.member << ": " << m.device << ", "
+			<< format_bytes(m.bytes) << " written through kvfdpd\n";
 		Table mt({{"IDX", Align::right},
 			  {"PID", Align::right},
 			  {"RUHID", Align::right},
@@ -62,13 +67,16 @@ void print_human(Context &ctx, const RuhView &v)
 			  {"EARUTR_S", Align::right},
 			  {"WRITTEN", Align::right}});
 		for (const auto &r : m.rows)
-			mt.add_row({std::to_string(r.index), std::to_string(r.pid), std::to_string(r.ruhid),
-				    std::to_string(r.ruamw), format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
-				    std::to_string(r.earutr), r.bytes ? format_bytes(*r.bytes) : "-"});
+			mt.add_row({std::to_string(r.index), std::to_string(r.pid),
+				    std::to_string(r.ruhid), std::to_string(r.ruamw),
+				    format_bytes(static_cast<u128>(r.ruamw) * v.lba_size),
+				    std::to_string(r.earutr),
+				    r.bytes ? format_bytes(*r.bytes) : "-"});
 		mt.render(ctx.out, ctx.table_width());
 	}
 	if (!v.members.empty())
-		ctx.out << "a stripe of " << v.members.size() << " members, unit " << format_bytes(v.stripe_bytes)
+		ctx.out << "a stripe of " << v.members.size() << " members, unit "
+			<< format_bytes(v.stripe_bytes)
 			<< ": the first table is the total (RUAMW summed over the members, each member's own "
 			   "PIDs), then each member's own RUH Status\n";
 	if (daemon)
@@ -104,17 +112,18 @@ int run_ruh(Context &ctx)
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_ruh_command(CLI::App &app, Context &ctx)
 {
-	add_plain_command(app, ctx, "ruh",
-			  "placement handles: PID, RUHID, classes, RUAMW, EARUTR, bytes written "
-			  "through kvfdpd",
-			  "Data: kvfdpd (--socket), or a device read directly (--device /dev/ngXnY, "
-			  "--backend model). JSON keys follow nvme-cli: nruhsd, "
-			  "ruhss[].pid/ruhid/earutr/ruamw.",
-			  run_ruh);
+	add_plain_command(
+		app, ctx, "ruh",
+		"placement handles: PID, RUHID, classes, RUAMW, EARUTR, bytes written "
+		"through kvfdpd",
+		"Data: kvfdpd (--socket), or a device read directly (--device /dev/ngXnY, "
+		"--backend model). JSON keys follow nvme-cli: nruhsd, "
+		"ruhss[].pid/ruhid/earutr/ruamw.",
+		run_ruh);
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

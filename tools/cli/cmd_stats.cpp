@@ -37,7 +37,8 @@ struct Sampler {
 			return stats_from_device(*dev);
 		auto r = ctx.ask_daemon(proto::cmd::kStats);
 		if (!r.ok) {
-			int code = r.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
+			int code = r.error.kind == DaemonFailure::unreachable ? kExitNoDevice
+									      : kExitError;
 			return cli_error(code, r.error.message);
 		}
 		last = r.data;
@@ -64,7 +65,9 @@ json waf_json(const WafReading &w)
 
 json counters_json(const nvme::FdpStats &s)
 {
-	return {{"hbmw", u128_json(s.hbmw)}, {"mbmw", u128_json(s.mbmw)}, {"mbe", u128_json(s.mbe)}};
+	return {{"hbmw", u128_json(s.hbmw)},
+		{"mbmw", u128_json(s.mbmw)},
+		{"mbe", u128_json(s.mbe)}};
 }
 
 // Opens the device (--device/--backend), or asks kvfdpd which one it serves; names it and
@@ -92,14 +95,17 @@ int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emul
 }
 
 // The first reading's counters and lifetime WAF, as lines.
-void print_lifetime(Context &ctx, const nvme::FdpStats &first, const std::string &device_name, bool emulated,
-		    const WafReading &life)
+void print_lifetime(Context &ctx, const nvme::FdpStats &first, const std::string &device_name,
+		    bool emulated, const WafReading &life)
 {
 	KeyValues kv;
 	kv.add("device", device_name + (emulated ? " (emulated: QEMU)" : ""));
-	kv.add("hbmw", format_u128(first.hbmw) + " B (" + format_bytes(first.hbmw) + ") host bytes with metadata written");
-	kv.add("mbmw", format_u128(first.mbmw) + " B (" + format_bytes(first.mbmw) + ") media bytes with metadata written");
-	kv.add("mbe", format_u128(first.mbe) + " B (" + format_bytes(first.mbe) + ") media bytes erased");
+	kv.add("hbmw", format_u128(first.hbmw) + " B (" + format_bytes(first.hbmw) +
+			       ") host bytes with metadata written");
+	kv.add("mbmw", format_u128(first.mbmw) + " B (" + format_bytes(first.mbmw) +
+			       ") media bytes with metadata written");
+	kv.add("mbe",
+	       format_u128(first.mbe) + " B (" + format_bytes(first.mbe) + ") media bytes erased");
 	kv.add("waf", waf_text(life) + " since the drive was formatted");
 	kv.render(ctx.out, ctx.table_width());
 	if (!life.reason.empty())
@@ -115,8 +121,12 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 		json members = json::array();
 		if (!ctx.json())
 			ctx.out << "\nper member (the totals above are their sums):\n";
-		Table t({{"MEMBER", Align::right}, {"DEVICE"}, {"HOST", Align::right}, {"MEDIA", Align::right},
-			 {"ERASED", Align::right}, {"WAF", Align::right}});
+		Table t({{"MEMBER", Align::right},
+			 {"DEVICE"},
+			 {"HOST", Align::right},
+			 {"MEDIA", Align::right},
+			 {"ERASED", Align::right},
+			 {"WAF", Align::right}});
 		for (const proto::StatsMember &m : *reply.members) {
 			const nvme::FdpStats ms{m.hbmw, m.mbmw, m.mbe};
 			const WafReading mw = assess_waf(nvme::FdpStats{}, ms, emulated);
@@ -125,8 +135,8 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 			mj["device"] = m.device;
 			mj["lifetime"] = waf_json(mw);
 			members.push_back(mj);
-			t.add_row({std::to_string(m.member), m.device, format_bytes(ms.hbmw), format_bytes(ms.mbmw),
-				   format_bytes(ms.mbe), waf_text(mw)});
+			t.add_row({std::to_string(m.member), m.device, format_bytes(ms.hbmw),
+				   format_bytes(ms.mbmw), format_bytes(ms.mbe), waf_text(mw)});
 		}
 		doc["members"] = members;
 		if (!ctx.json())
@@ -140,12 +150,13 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 }
 
 // One interval's row: its span, bytes, WAF and note.
-void print_interval_row(Context &ctx, const std::string &a, const std::string &b, const std::string &c,
-			const std::string &d, const std::string &e, const std::string &f)
+void print_interval_row(Context &ctx, const std::string &a, const std::string &b,
+			const std::string &c, const std::string &d, const std::string &e,
+			const std::string &f)
 {
 	char buf[160];
-	std::snprintf(buf, sizeof buf, "%10s  %12s  %12s  %12s  %7s", a.c_str(), b.c_str(), c.c_str(), d.c_str(),
-		      e.c_str());
+	std::snprintf(buf, sizeof buf, "%10s  %12s  %12s  %12s  %7s", a.c_str(), b.c_str(),
+		      c.c_str(), d.c_str(), e.c_str());
 	std::string line = buf;
 	if (!f.empty())
 		line += "  " + f;
@@ -155,7 +166,8 @@ void print_interval_row(Context &ctx, const std::string &a, const std::string &b
 
 // --interval: count more readings, each interval's deltas and WAF into doc["intervals"] (and
 // printed as they come). kExitOk, or what ctx.fail returned.
-int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::FdpStats prev, bool emulated, json &doc)
+int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::FdpStats prev,
+		     bool emulated, json &doc)
 {
 	if (o.interval > 0 && !ctx.json()) {
 		ctx.out << "\nwritten and erased in each interval (its WAF = MEDIA / HOST):\n";
@@ -175,9 +187,10 @@ int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::Fdp
 		if (!ctx.json()) {
 			// The span since the first reading, e.g. "10-20": each row is one interval.
 			char secs[48];
-			std::snprintf(secs, sizeof secs, "%g-%g", o.interval * i, o.interval * (i + 1));
-			print_interval_row(ctx, secs, format_bytes(d.hbmw), format_bytes(d.mbmw), format_bytes(d.mbe),
-					   waf_text(w), w.reason);
+			std::snprintf(secs, sizeof secs, "%g-%g", o.interval * i,
+				      o.interval * (i + 1));
+			print_interval_row(ctx, secs, format_bytes(d.hbmw), format_bytes(d.mbmw),
+					   format_bytes(d.mbe), waf_text(w), w.reason);
 		}
 		prev = *now;
 	}
@@ -212,16 +225,19 @@ int run_stats(Context &ctx, const StatsOptions &o)
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_stats_command(CLI::App &app, Context &ctx)
 {
 	auto o = std::make_shared<StatsOptions>();
-	auto *c = app.add_subcommand("stats", "FDP statistics (HBMW, MBMW, MBE) and WAF from deltas");
-	auto *interval = c->add_option("-i,--interval", o->interval, "seconds between two readings; WAF of each interval")
+	auto *c =
+		app.add_subcommand("stats", "FDP statistics (HBMW, MBMW, MBE) and WAF from deltas");
+	auto *interval = c->add_option("-i,--interval", o->interval,
+				       "seconds between two readings; WAF of each interval")
 				 ->check(CLI::Range(0.001, 86400.0));
 	// A count without an interval would be ignored: refuse it (usage error, exit 2).
-	c->add_option("-n,--count", o->count, "intervals to take with --interval (needs --interval)")
+	c->add_option("-n,--count", o->count,
+		      "intervals to take with --interval (needs --interval)")
 		->check(CLI::Range(1u, 1000000u))
 		->capture_default_str()
 		->needs(interval);
@@ -230,4 +246,4 @@ void add_stats_command(CLI::App &app, Context &ctx)
 	c->callback([&ctx, o] { ctx.exit_code = run_stats(ctx, *o); });
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -74,8 +74,8 @@ std::string device_line(const json &d)
 	// A stripe has no namespace of its own: each member line gives its nsid.
 	if (!(d.contains("stripe") && d["stripe"].is_object()))
 		s << "nsid " << text(d, "nsid") << ", ";
-	s << format_bytes(static_cast<u128>(json_u64(d, "nlb")) * json_u64(d, "lba_size")) << ", LBA "
-	  << json_u64(d, "lba_size") << " B";
+	s << format_bytes(static_cast<u128>(json_u64(d, "nlb")) * json_u64(d, "lba_size"))
+	  << ", LBA " << json_u64(d, "lba_size") << " B";
 	return s.str();
 }
 
@@ -86,20 +86,24 @@ std::string fdp_line(const json &d)
 	if (!supported)
 		return "not supported (CTRATT bit 19 is 0)";
 	s << (d.value("fdp_enabled", false) ? "enabled" : "disabled") << ", " << json_u64(d, "nruh")
-	  << " handles, " << json_u64(d, "nrg") << " reclaim group(s), RU " << format_bytes(json_u64(d, "ru_size"));
+	  << " handles, " << json_u64(d, "nrg") << " reclaim group(s), RU "
+	  << format_bytes(json_u64(d, "ru_size"));
 	return s.str();
 }
 
 // The stripe's geometry and one line per member namespace.
 void add_stripe_lines(KeyValues &kv, const proto::StripeStatus &sp, uint32_t lba_size)
 {
-	kv.add("stripe", std::to_string(sp.members) + " members, stripe size " + format_bytes(sp.stripe_bytes) +
-				 ", " + format_bytes(static_cast<u128>(sp.member_nlb) * lba_size) + " used on each");
+	kv.add("stripe", std::to_string(sp.members) + " members, stripe size " +
+				 format_bytes(sp.stripe_bytes) + ", " +
+				 format_bytes(static_cast<u128>(sp.member_nlb) * lba_size) +
+				 " used on each");
 	for (const proto::StripeDeviceRow &m : sp.devices)
 		kv.add("member " + std::to_string(m.member),
 		       m.path + ", nsid " + std::to_string(m.nsid) + ", " +
-			       format_bytes(static_cast<u128>(m.nlb) * m.lba_size) + ", " + std::to_string(m.nruh) +
-			       " handles, FDP " + (m.fdp_enabled ? "enabled" : "disabled"));
+			       format_bytes(static_cast<u128>(m.nlb) * m.lba_size) + ", " +
+			       std::to_string(m.nruh) + " handles, FDP " +
+			       (m.fdp_enabled ? "enabled" : "disabled"));
 	if (!sp.note.empty())
 		kv.add("stripe note", sp.note);
 }
@@ -128,8 +132,8 @@ void print_daemon_human(Context &ctx, const json &d)
 	KeyValues kv;
 	const proto::StatusDaemon &dm = st.daemon;
 	std::ostringstream daemon;
-	daemon << "kvfdpd " << dm.version << ", pid " << dm.pid << ", up " << dm.uptime_s << " s, config "
-	       << dm.config << " (generation " << dm.policy_generation << ")";
+	daemon << "kvfdpd " << dm.version << ", pid " << dm.pid << ", up " << dm.uptime_s
+	       << " s, config " << dm.config << " (generation " << dm.policy_generation << ")";
 	kv.add("daemon", daemon.str());
 	const json &dev = d.value("device", json::object());
 	kv.add("device", device_line(dev));
@@ -143,12 +147,14 @@ void print_daemon_human(Context &ctx, const json &d)
 	kv.add("stale tags", std::to_string(st.stale_tags));
 	if (st.data_path) {
 		const std::string &mode = st.data_path->mode;
-		std::string line = mode == "zero-copy" ? "zero copy: requests go to the device from their own pages "
-							  "(UBLK_F_AUTO_BUF_REG)"
-				   : mode == "zero-copy-register"
-					   ? "zero copy: requests go to the device from their own pages, registered per "
-					     "request (UBLK_F_SUPPORT_ZERO_COPY)"
-					   : "copy: each request is copied through kvfdpd's buffers";
+		std::string line =
+			mode == "zero-copy"
+				? "zero copy: requests go to the device from their own pages "
+				  "(UBLK_F_AUTO_BUF_REG)"
+			: mode == "zero-copy-register"
+				? "zero copy: requests go to the device from their own pages, registered per "
+				  "request (UBLK_F_SUPPORT_ZERO_COPY)"
+				: "copy: each request is copied through kvfdpd's buffers";
 		if (!st.data_path->note.empty())
 			line += " (" + st.data_path->note + ")";
 		kv.add("data path", line);
@@ -159,19 +165,23 @@ void print_daemon_human(Context &ctx, const json &d)
 				   (rc.recovered ? ", re-attached)" : ")"));
 	const proto::StatusIo &io = st.io;
 	std::ostringstream ios;
-	ios << io.writes << " writes (" << format_bytes(io.write_bytes) << "), " << io.reads << " reads ("
-	    << format_bytes(io.read_bytes) << "), " << io.flushes << " flushes, " << io.discards << " discards ("
-	    << format_bytes(io.discard_bytes) << "), " << io.errors << " errors";
+	ios << io.writes << " writes (" << format_bytes(io.write_bytes) << "), " << io.reads
+	    << " reads (" << format_bytes(io.read_bytes) << "), " << io.flushes << " flushes, "
+	    << io.discards << " discards (" << format_bytes(io.discard_bytes) << "), " << io.errors
+	    << " errors";
 	if (io.copied_bytes)
 		ios << ", " << format_bytes(*io.copied_bytes) << " copied";
 	kv.add("io", "since start, " + ios.str());
 	kv.render(ctx.out, ctx.table_width());
 	if (!st.classes.empty()) {
 		ctx.out << "\nper lifetime class, since kvfdpd started:\n";
-		Table t({{"CLASS"}, {"HANDLE", Align::right}, {"WRITES", Align::right},
+		Table t({{"CLASS"},
+			 {"HANDLE", Align::right},
+			 {"WRITES", Align::right},
 			 {"BYTES", Align::right}});
 		for (const proto::ClassRow &c : st.classes)
-			t.add_row({c.cls, std::to_string(c.handle), std::to_string(c.writes), format_bytes(c.bytes)});
+			t.add_row({c.cls, std::to_string(c.handle), std::to_string(c.writes),
+				   format_bytes(c.bytes)});
 		t.render(ctx.out, ctx.table_width());
 	}
 	if (const auto it = d.find(proto::kNoisyHandleKey); it != d.end() && it->is_object())
@@ -258,8 +268,12 @@ int run_status(Context &ctx)
 	auto dev = ctx.open_device();
 	if (!dev)
 		return ctx.fail(dev.error());
-	const proto::StatusDaemon none = daemon_absent(ctx, "not asked: --device/--backend reads the device directly");
-	json d = {{"source", "device"}, {"daemon", none}, {"device", device_json((*dev)->info())}, {"kernel", to_json(kf)}};
+	const proto::StatusDaemon none =
+		daemon_absent(ctx, "not asked: --device/--backend reads the device directly");
+	json d = {{"source", "device"},
+		  {"daemon", none},
+		  {"device", device_json((*dev)->info())},
+		  {"kernel", to_json(kf)}};
 	if (ctx.json())
 		ctx.print_json(d);
 	else
@@ -269,7 +283,7 @@ int run_status(Context &ctx)
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_status_command(CLI::App &app, Context &ctx)
 {
@@ -281,4 +295,4 @@ void add_status_command(CLI::App &app, Context &ctx)
 			  run_status);
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -16,7 +16,8 @@ struct StopOptions {
 int run_stop(Context &ctx, const StopOptions &o)
 {
 	if (ctx.direct())
-		return ctx.fail(kExitUsage, "stop talks to kvfdpd (--socket), not to --device or --backend");
+		return ctx.fail(kExitUsage,
+				"stop talks to kvfdpd (--socket), not to --device or --backend");
 	auto r = ctx.ask_daemon(proto::cmd::kStop, proto::StopRequest{o.force});
 	if (!r.ok)
 		return ctx.fail(r.error);
@@ -25,22 +26,27 @@ int run_stop(Context &ctx, const StopOptions &o)
 		return kExitOk;
 	}
 	const auto stop = proto::reply_as<proto::StopReply>(r.data);
-	ctx.out << "kvfdpd is stopping " << (stop.stopping.empty() ? std::string("its disk") : stop.stopping)
+	ctx.out << "kvfdpd is stopping "
+		<< (stop.stopping.empty() ? std::string("its disk") : stop.stopping)
 		<< (stop.force ? " (--force: as on SIGTERM, whoever holds the disk)" : "") << "\n";
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_stop_command(CLI::App &app, Context &ctx)
 {
 	auto o = std::make_shared<StopOptions>();
-	auto *c = app.add_subcommand("stop", "stop kvfdpd and remove its disk; refused while the disk is mounted or open");
-	c->add_flag("--force", o->force,
-		    "stop even while the disk is held: as SIGTERM does (a held disk is left, I/O held, for the next "
-		    "kvfdpd unless kvfdpd runs with --force-remove)");
-	c->footer("Exit codes: 0 stopping, 1 refused (the line names what holds the disk), 3 no kvfdpd.");
+	auto *c = app.add_subcommand(
+		"stop",
+		"stop kvfdpd and remove its disk; refused while the disk is mounted or open");
+	c->add_flag(
+		"--force", o->force,
+		"stop even while the disk is held: as SIGTERM does (a held disk is left, I/O held, for the next "
+		"kvfdpd unless kvfdpd runs with --force-remove)");
+	c->footer(
+		"Exit codes: 0 stopping, 1 refused (the line names what holds the disk), 3 no kvfdpd.");
 	c->callback([&ctx, o] { ctx.exit_code = run_stop(ctx, *o); });
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

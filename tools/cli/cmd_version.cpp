@@ -16,4 +16,4 @@ void add_version_command(CLI::App &app, Context &ctx)
 	});
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

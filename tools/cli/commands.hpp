@@ -32,4 +32,4 @@ void add_policy_command(CLI::App &app, Context &ctx);
 void add_metrics_command(CLI::App &app, Context &ctx);
 void add_stop_command(CLI::App &app, Context &ctx);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -30,7 +30,7 @@ const CliCategory &cli_category()
 	return c;
 }
 
-} // namespace
+}  // namespace
 
 Error cli_error(int code, std::string message)
 {
@@ -41,17 +41,15 @@ int exit_for(const Error &e)
 {
 	if (e.code.category() == cli_category())
 		return e.code.value();
-	if (e.code.category() == std::system_category() || e.code.category() == std::generic_category()) {
+	if (e.code.category() == std::system_category() ||
+	    e.code.category() == std::generic_category()) {
 		switch (e.code.value()) {
 		case ENOENT:
 		case ENODEV:
 		case ENXIO:
-		case ECONNREFUSED:
-			return kExitNoDevice;
-		case EOPNOTSUPP:
-			return kExitUnsupported;
-		default:
-			return kExitError;
+		case ECONNREFUSED: return kExitNoDevice;
+		case EOPNOTSUPP: return kExitUnsupported;
+		default: return kExitError;
 		}
 	}
 	return kExitError;
@@ -77,7 +75,10 @@ std::string Context::model_data_path()
 	return model_tmp_;
 }
 
-unsigned Context::table_width() const { return terminal_width(width, STDOUT_FILENO); }
+unsigned Context::table_width() const
+{
+	return terminal_width(width, STDOUT_FILENO);
+}
 
 int Context::fail(int code, const std::string &message)
 {
@@ -99,7 +100,10 @@ int Context::fail(const DaemonError &e)
 	return fail(code, e.message);
 }
 
-void Context::print_json(const nlohmann::json &j) { out << j.dump(2) << '\n'; }
+void Context::print_json(const nlohmann::json &j)
+{
+	out << j.dump(2) << '\n';
+}
 
 DaemonReply Context::ask_daemon(const std::string &cmd, const nlohmann::json &args)
 {
@@ -114,8 +118,9 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 		backend.empty() ? proto::BackendKind::passthru : proto::parse_backend(backend);
 	if (be == proto::BackendKind::model) {
 		if (!device.empty())
-			return cli_error(kExitUsage, "--device and --backend model exclude each other: "
-						     "the model is a device of its own");
+			return cli_error(kExitUsage,
+					 "--device and --backend model exclude each other: "
+					 "the model is a device of its own");
 		auto cap = parse_size(model.capacity);
 		if (!cap)
 			return cli_error(kExitUsage, "--capacity: " + cap.error().message());
@@ -133,23 +138,28 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 		o.data_path = model_data_path();
 		auto d = model::open_model_device(o);
 		if (!d)
-			return cli_error(kExitUsage, "cannot build the FDP SSD model: " + d.error().message() +
-							     "; check --capacity, --ru-size, --handles");
+			return cli_error(kExitUsage,
+					 "cannot build the FDP SSD model: " + d.error().message() +
+						 "; check --capacity, --ru-size, --handles");
 		return std::move(d).value();
 	}
 	if (be != proto::BackendKind::passthru)
-		return cli_error(kExitUsage, "unknown backend '" + backend + "'; use " + proto::backend_list(true));
+		return cli_error(kExitUsage, "unknown backend '" + backend + "'; use " +
+						     proto::backend_list(true));
 	if (device.empty())
-		return cli_error(kExitNoDevice, "no device given; name one with --device /dev/ngXnY "
-						"(see `ls /dev/ng*`) or use --backend model");
+		return cli_error(kExitNoDevice,
+				 "no device given; name one with --device /dev/ngXnY "
+				 "(see `ls /dev/ng*`) or use --backend model");
 	auto d = nvme::open_passthru_device(device);
 	if (!d) {
 		const Error &e = d.error();
 		if (exit_for(e) == kExitNoDevice)
-			return cli_error(kExitNoDevice,
-					 e.message() + (e.guidance ? "; or use --backend model"
-								   : "; list NVMe generic devices with "
-								     "`ls /dev/ng*`, or use --backend model"));
+			return cli_error(
+				kExitNoDevice,
+				e.message() + (e.guidance
+						       ? "; or use --backend model"
+						       : "; list NVMe generic devices with "
+							 "`ls /dev/ng*`, or use --backend model"));
 		if (e.code.value() == EACCES || e.code.value() == EPERM)
 			return cli_error(kExitError, e.message() + "; reading FDP logs needs root "
 								   "(CAP_SYS_ADMIN)");
@@ -163,17 +173,21 @@ void add_global_options(CLI::App &app, Context &ctx)
 	app.add_option("-o,--output", ctx.output, "output format: table (default) or json")
 		->check(CLI::IsMember({"table", "json"}))
 		->option_text("table|json");
-	app.add_option("--width", ctx.width, "table width in columns (default: terminal, $COLUMNS, 80)")
+	app.add_option("--width", ctx.width,
+		       "table width in columns (default: terminal, $COLUMNS, 80)")
 		->check(CLI::Range(20u, 1000u));
 	app.add_option("--socket", ctx.socket, "kvfdpd control socket")
 		->capture_default_str()
 		->each([&ctx](const std::string &) { ctx.socket_given = true; });
-	app.add_option("-d,--device", ctx.device, "read this FDP namespace directly (/dev/ngXnY), "
-						  "not through kvfdpd");
-	app.add_option("--backend", ctx.backend, "passthru (with --device) or model (the FDP SSD model)")
+	app.add_option("-d,--device", ctx.device,
+		       "read this FDP namespace directly (/dev/ngXnY), "
+		       "not through kvfdpd");
+	app.add_option("--backend", ctx.backend,
+		       "passthru (with --device) or model (the FDP SSD model)")
 		->check(CLI::IsMember(proto::backend_names(true)))
 		->option_text("passthru|model");
-	auto *g = app.add_option_group("Model backend", "shape of the FDP SSD model (--backend model)");
+	auto *g = app.add_option_group("Model backend",
+				       "shape of the FDP SSD model (--backend model)");
 	g->add_option("--capacity", ctx.model.capacity, "logical capacity (KiB, MiB, GiB, TiB)")
 		->capture_default_str();
 	g->add_option("--ru-size", ctx.model.ru_size, "reclaim unit size")->capture_default_str();
@@ -190,4 +204,4 @@ void add_global_options(CLI::App &app, Context &ctx)
 	app.add_option("--probe-root", ctx.probe_root)->group("");
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -28,7 +28,10 @@ struct ModelOptions {
 
 class Context {
 public:
-	Context(std::ostream &out_stream, std::ostream &err_stream) : out(out_stream), err(err_stream) {}
+	Context(std::ostream &out_stream, std::ostream &err_stream)
+	    : out(out_stream), err(err_stream)
+	{
+	}
 	~Context();
 	Context(const Context &) = delete;
 	Context &operator=(const Context &) = delete;
@@ -43,8 +46,8 @@ public:
 	unsigned width = 0;            // 0 = terminal / $COLUMNS / 80
 	std::string socket = kDefaultSocket;
 	bool socket_given = false;
-	std::string device;            // /dev/ngXnY
-	std::string backend;           // "" (auto), "passthru", "model"
+	std::string device;   // /dev/ngXnY
+	std::string backend;  // "" (auto), "passthru", "model"
 	ModelOptions model;
 	// Test seam: kernel features are read below this root instead of "/".
 	std::string probe_root = "/";
@@ -53,7 +56,10 @@ public:
 	// Table width: --width, else the terminal's, else $COLUMNS, else 80.
 	[[nodiscard]] unsigned table_width() const;
 	// True when the user named a device or backend: talk to it, not to kvfdpd.
-	[[nodiscard]] bool direct() const { return !device.empty() || !backend.empty() || device_factory; }
+	[[nodiscard]] bool direct() const
+	{
+		return !device.empty() || !backend.empty() || device_factory;
+	}
 
 	// Prints "kvfdp: <message>" on err, sets exit_code and returns it.
 	int fail(int code, const std::string &message);
@@ -90,4 +96,4 @@ private:
 // Registers the global options on the top-level app (they may follow the subcommand).
 void add_global_options(CLI::App &app, Context &ctx);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -85,8 +85,8 @@ bool send_line(int fd, const std::string &line)
 
 // Reads the reply's first line into reply (without its '\n'; a final line without one
 // counts), within timeout_ms. A failure (timeout, closed, over kMaxReply) is returned.
-std::optional<DaemonReply> read_reply_line(int fd, const std::string &path, const std::string &cmd, int timeout_ms,
-					   bool send_failed, std::string &reply)
+std::optional<DaemonReply> read_reply_line(int fd, const std::string &path, const std::string &cmd,
+					   int timeout_ms, bool send_failed, std::string &reply)
 {
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
 	char buf[65536];
@@ -114,19 +114,23 @@ std::optional<DaemonReply> read_reply_line(int fd, const std::string &path, cons
 			continue;
 		if (n <= 0) {
 			if (!reply.empty())
-				return std::nullopt; // a final line without '\n'
+				return std::nullopt;  // a final line without '\n'
 			if (send_failed)
-				return fail(DaemonFailure::protocol,
-					    "kvfdpd at " + path + " closed the connection while we sent '" +
-						    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");
+				return fail(
+					DaemonFailure::protocol,
+					"kvfdpd at " + path +
+						" closed the connection while we sent '" + cmd +
+						"'; check the daemon's log (journalctl -u kvfdpd)");
 			return fail(DaemonFailure::protocol,
-				    "kvfdpd at " + path + " closed the connection without answering '" +
-					    cmd + "'; check the daemon's log (journalctl -u kvfdpd)");
+				    "kvfdpd at " + path +
+					    " closed the connection without answering '" + cmd +
+					    "'; check the daemon's log (journalctl -u kvfdpd)");
 		}
 		reply.append(buf, static_cast<size_t>(n));
 		if (reply.size() > kMaxReply)
 			return fail(DaemonFailure::protocol,
-				    "kvfdpd's reply to '" + cmd + "' exceeds 16 MiB; this is a daemon bug");
+				    "kvfdpd's reply to '" + cmd +
+					    "' exceeds 16 MiB; this is a daemon bug");
 	}
 }
 
@@ -134,7 +138,8 @@ std::optional<DaemonReply> read_reply_line(int fd, const std::string &path, cons
 DaemonReply parse_reply(const std::string &path, const std::string &cmd, const std::string &reply)
 {
 	auto j = nlohmann::json::parse(reply, nullptr, false);
-	if (j.is_discarded() || !j.is_object() || !j.contains(proto::kOkKey) || !j[proto::kOkKey].is_boolean())
+	if (j.is_discarded() || !j.is_object() || !j.contains(proto::kOkKey) ||
+	    !j[proto::kOkKey].is_boolean())
 		return fail(DaemonFailure::protocol,
 			    "kvfdpd at " + path + " sent a reply to '" + cmd +
 				    "' that is not {\"ok\":...} JSON; is the CLI older or newer "
@@ -149,12 +154,15 @@ DaemonReply parse_reply(const std::string &path, const std::string &cmd, const s
 	return r;
 }
 
-} // namespace
+}  // namespace
 
-bool daemon_reachable(const std::string &path) { return connect_to(path).fd.valid(); }
+bool daemon_reachable(const std::string &path)
+{
+	return connect_to(path).fd.valid();
+}
 
-DaemonReply daemon_call(const std::string &path, const std::string &cmd,
-			const nlohmann::json &args, int timeout_ms)
+DaemonReply daemon_call(const std::string &path, const std::string &cmd, const nlohmann::json &args,
+			int timeout_ms)
 {
 	Conn c = connect_to(path);
 	if (!c.fd)
@@ -168,4 +176,4 @@ DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 	return parse_reply(path, cmd, reply);
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

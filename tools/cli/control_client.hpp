@@ -22,7 +22,7 @@ enum class DaemonFailure {
 
 struct DaemonError {
 	DaemonFailure kind = DaemonFailure::protocol;
-	std::string message; // one line, with a hint of what to do
+	std::string message;  // one line, with a hint of what to do
 };
 
 // Either the reply's "data" or a DaemonError.
@@ -41,4 +41,4 @@ struct DaemonReply {
 // True when something accepts connections at path (a cheap probe for "is kvfdpd up?").
 [[nodiscard]] bool daemon_reachable(const std::string &path);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -59,7 +59,9 @@ std::string json_str(const nlohmann::json &j, const char *key, std::string dflt)
 
 std::string display_path(const nvme::DeviceInfo &info)
 {
-	return proto::parse_backend(info.backend) == proto::BackendKind::model ? std::string("model") : info.path;
+	return proto::parse_backend(info.backend) == proto::BackendKind::model
+		       ? std::string("model")
+		       : info.path;
 }
 
 nlohmann::json device_json(const nvme::DeviceInfo &i)
@@ -83,4 +85,4 @@ nlohmann::json device_json(const nvme::DeviceInfo &i)
 		{"fua", i.fua}};
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

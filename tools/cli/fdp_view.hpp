@@ -36,4 +36,4 @@ using proto::u128_json;
 // The device's identity as JSON (path, backend, nsid, lba_size, nlb, fdp flags, ...).
 [[nodiscard]] nlohmann::json device_json(const nvme::DeviceInfo &info);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

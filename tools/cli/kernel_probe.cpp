@@ -30,7 +30,8 @@ bool module_file_present(const fs::path &dir)
 	std::error_code ec;
 	if (!fs::is_directory(dir, ec))
 		return false;
-	for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+	for (auto it = fs::recursive_directory_iterator(
+		     dir, fs::directory_options::skip_permission_denied, ec);
 	     !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
 		auto name = it->path().filename().string();
 		if (name.rfind("ublk_drv.ko", 0) == 0)
@@ -39,7 +40,7 @@ bool module_file_present(const fs::path &dir)
 	return false;
 }
 
-} // namespace
+}  // namespace
 
 KernelFeatures probe_kernel(const std::string &root_str)
 {
@@ -69,8 +70,11 @@ KernelFeatures probe_kernel(const std::string &root_str)
 
 nlohmann::json to_json(const KernelFeatures &k)
 {
-	return {{"release", k.release}, {"ublk_drv", k.ublk}, {"btf", k.btf},
-		{"bpf_lsm", k.bpf_lsm}, {"io_uring", k.io_uring}};
+	return {{"release", k.release},
+		{"ublk_drv", k.ublk},
+		{"btf", k.btf},
+		{"bpf_lsm", k.bpf_lsm},
+		{"io_uring", k.io_uring}};
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

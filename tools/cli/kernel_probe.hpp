@@ -9,11 +9,11 @@
 namespace kvfdp::cli {
 
 struct KernelFeatures {
-	std::string release;        // /proc/sys/kernel/osrelease
+	std::string release;  // /proc/sys/kernel/osrelease
 	// "loaded" (/sys/module/ublk_drv or /dev/ublk-control), "available" (a module file
 	// under /lib/modules/RELEASE), or "missing".
 	std::string ublk;
-	bool btf = false;           // /sys/kernel/btf/vmlinux: the BPF tagger can load
+	bool btf = false;  // /sys/kernel/btf/vmlinux: the BPF tagger can load
 	// "active" / "inactive" from /sys/kernel/security/lsm, "unknown" when unreadable.
 	std::string bpf_lsm;
 	// "enabled", "restricted" or "disabled" (/proc/sys/kernel/io_uring_disabled 0/1/2;
@@ -25,4 +25,4 @@ struct KernelFeatures {
 [[nodiscard]] KernelFeatures probe_kernel(const std::string &root = "/");
 [[nodiscard]] nlohmann::json to_json(const KernelFeatures &k);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -1,4 +1,7 @@
 // kvfdp: the command-line tool.
 #include "tools/cli/app.hpp"
 
-int main(int argc, char **argv) { return kvfdp::cli::run(argc, argv); }
+int main(int argc, char **argv)
+{
+	return kvfdp::cli::run(argc, argv);
+}

@@ -18,4 +18,4 @@ std::vector<MetricFamily> ruh_metrics(const RuhView &v)
 	return proto::ruh_families(hs, v.lba_size);
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -19,4 +19,4 @@ using proto::render_metrics;
 // kvfdp_ruh_ruamw_lbas, kvfdp_ruh_ruamw_bytes, kvfdp_ruh_earutr_seconds per handle.
 [[nodiscard]] std::vector<MetricFamily> ruh_metrics(const RuhView &v);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -11,16 +11,18 @@ namespace kvfdp::cli {
 std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info)
 {
 	if (!info.fdp_supported)
-		return cli_error(kExitUnsupported,
-				 info.path + " does not support FDP (Identify Controller CTRATT bit 19 "
-					     "is 0); it has no placement handles. `kvfdp simulate` or "
-					     "--backend model can project the WAF placement would give");
+		return cli_error(
+			kExitUnsupported,
+			info.path + " does not support FDP (Identify Controller CTRATT bit 19 "
+				    "is 0); it has no placement handles. `kvfdp simulate` or "
+				    "--backend model can project the WAF placement would give");
 	if (!info.fdp_enabled)
-		return cli_error(kExitUnsupported,
-				 info.path + " supports FDP but it is disabled (Get Features 0x1D bit 0 "
-					     "is 0); enable it on the endurance group (nvme set-feature -f "
-					     "0x1d, which needs an empty endurance group), or use --backend "
-					     "model");
+		return cli_error(
+			kExitUnsupported,
+			info.path + " supports FDP but it is disabled (Get Features 0x1D bit 0 "
+				    "is 0); enable it on the endurance group (nvme set-feature -f "
+				    "0x1d, which needs an empty endurance group), or use --backend "
+				    "model");
 	return std::nullopt;
 }
 
@@ -56,8 +58,9 @@ Result<RuhView> ruh_from_device(nvme::Device &dev)
 Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::json &status)
 {
 	if (!proto::has_ruh_rows(ruh))
-		return cli_error(kExitError, "kvfdpd's ruh reply has no ruhss array; is the CLI older "
-					     "or newer than the daemon? compare `kvfdp version`");
+		return cli_error(kExitError,
+				 "kvfdpd's ruh reply has no ruhss array; is the CLI older "
+				 "or newer than the daemon? compare `kvfdp version`");
 	const auto r = proto::reply_as<proto::RuhReply>(ruh);
 	const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(status).device;
 	RuhView v;
@@ -91,16 +94,13 @@ nlohmann::json rows_json(const std::vector<RuhRow> &rs, uint32_t lba_size)
 	}
 	return rows;
 }
-} // namespace
+}  // namespace
 
 nlohmann::json to_json(const RuhView &v)
 {
-	nlohmann::json d = {{"source", v.source},
-			    {"device", v.device},
-			    {"backend", v.backend},
-			    {"lba_size", v.lba_size},
-			    {"nruhsd", v.rows.size()},
-			    {"ruhss", rows_json(v.rows, v.lba_size)}};
+	nlohmann::json d = {{"source", v.source},      {"device", v.device},
+			    {"backend", v.backend},    {"lba_size", v.lba_size},
+			    {"nruhsd", v.rows.size()}, {"ruhss", rows_json(v.rows, v.lba_size)}};
 	if (!v.members.empty()) {
 		d["stripe_bytes"] = v.stripe_bytes;
 		nlohmann::json ms = nlohmann::json::array();
@@ -128,8 +128,9 @@ Result<nvme::FdpStats> stats_from_device(nvme::Device &dev)
 Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &d)
 {
 	if (!proto::has_fdp_counters(d))
-		return cli_error(kExitError, "kvfdpd's stats reply lacks hbmw/mbmw/mbe; is the CLI "
-					     "older or newer than the daemon? compare `kvfdp version`");
+		return cli_error(kExitError,
+				 "kvfdpd's stats reply lacks hbmw/mbmw/mbe; is the CLI "
+				 "older or newer than the daemon? compare `kvfdp version`");
 	const auto r = proto::reply_as<proto::StatsReply>(d);
 	return nvme::FdpStats{r.hbmw, r.mbmw, r.mbe};
 }
@@ -147,11 +148,13 @@ Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
 	const std::string &backend = dev.backend;
 	const std::string &path = dev.path;
 	if (!proto::backend_passthru_logs(backend) || path.empty())
-		return cli_error(kExitUnsupported,
-				 "kvfdpd serves a '" + backend + "' backend, whose FDP logs the CLI "
-				 "cannot read; use --backend model with the daemon's shape, or --device");
+		return cli_error(
+			kExitUnsupported,
+			"kvfdpd serves a '" + backend +
+				"' backend, whose FDP logs the CLI "
+				"cannot read; use --backend model with the daemon's shape, or --device");
 	ctx.device = path;
 	return ctx.open_device();
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

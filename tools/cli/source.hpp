@@ -29,8 +29,8 @@ struct RuhMember {
 };
 
 struct RuhView {
-	std::string source;    // "daemon" or "device"
-	std::string device;    // path of the namespace (or model; a stripe: the members' paths)
+	std::string source;  // "daemon" or "device"
+	std::string device;  // path of the namespace (or model; a stripe: the members' paths)
 	std::string backend;
 	uint32_t lba_size = 0;
 	std::vector<RuhRow> rows;        // a stripe: the totals (RUAMW summed over members)
@@ -60,4 +60,4 @@ using nvme::controller_is_emulated;
 // (from its `status`), for commands kvfdpd does not answer itself (configs, events).
 [[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

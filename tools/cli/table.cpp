@@ -106,7 +106,8 @@ void KeyValues::render(std::ostream &out, unsigned width) const
 		std::string_view rest = v;
 		while (rest.size() > room) {
 			size_t cut = std::string_view::npos;
-			for (size_t i = std::min(room, rest.size() - 1); i > 1 && cut == std::string_view::npos; i--)
+			for (size_t i = std::min(room, rest.size() - 1);
+			     i > 1 && cut == std::string_view::npos; i--)
 				if (rest[i] == ' ' && (rest[i - 1] == ',' || rest[i - 1] == ';'))
 					cut = i;
 			if (cut == std::string_view::npos)
@@ -122,4 +123,4 @@ void KeyValues::render(std::ostream &out, unsigned width) const
 	}
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

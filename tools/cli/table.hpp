@@ -48,4 +48,4 @@ private:
 	std::vector<std::pair<std::string, std::string>> items_;
 };
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

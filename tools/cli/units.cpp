@@ -10,7 +10,10 @@
 
 namespace kvfdp::cli {
 
-Result<uint64_t> parse_size(std::string_view text) { return placement::parse_size(text); }
+Result<uint64_t> parse_size(std::string_view text)
+{
+	return placement::parse_size(text);
+}
 
 std::string format_seconds(double s)
 {
@@ -26,7 +29,10 @@ std::string format_seconds(double s)
 	return buf;
 }
 
-std::string format_u128(u128 v) { return proto::u128_text(v); }
+std::string format_u128(u128 v)
+{
+	return proto::u128_text(v);
+}
 
 std::string format_bytes(u128 bytes)
 {
@@ -57,7 +63,10 @@ std::optional<int> parse_class(std::string_view text)
 	return c ? std::optional<int>(*c) : std::nullopt;
 }
 
-std::string class_names_list() { return placement::class_names_list(); }
+std::string class_names_list()
+{
+	return placement::class_names_list();
+}
 
 std::array<int, kClassCount> default_class_map(unsigned nruh)
 {
@@ -66,7 +75,8 @@ std::array<int, kClassCount> default_class_map(unsigned nruh)
 		map.fill(-1);
 		return map;
 	}
-	const auto m = placement::default_map(static_cast<uint16_t>(nruh > placement::kMaxHandles ? placement::kMaxHandles : nruh));
+	const auto m = placement::default_map(static_cast<uint16_t>(
+		nruh > placement::kMaxHandles ? placement::kMaxHandles : nruh));
 	for (size_t c = 0; c < map.size(); c++)
 		map[c] = m[c];
 	return map;
@@ -81,4 +91,4 @@ std::vector<int> classes_on_handle(const std::array<int, kClassCount> &map, int 
 	return out;
 }
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

@@ -47,4 +47,4 @@ inline constexpr int kClassCount = static_cast<int>(placement::kNumClasses);
 [[nodiscard]] std::vector<int> classes_on_handle(const std::array<int, kClassCount> &map,
 						 int handle);
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

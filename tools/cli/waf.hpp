@@ -9,4 +9,4 @@ using nvme::assess_waf;
 using nvme::kWafMeaning;
 using nvme::WafReading;
 
-} // namespace kvfdp::cli
+}  // namespace kvfdp::cli

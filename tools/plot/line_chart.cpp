@@ -27,7 +27,8 @@ double marker_radius(size_t i)
 // A tick label with as many decimals as the step needs.
 std::string tick_label(double v, double step)
 {
-	const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
+	const int decimals =
+		std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
 	char b[32];
 	std::snprintf(b, sizeof b, "%.*f", decimals, v);
 	return b;
@@ -54,7 +55,7 @@ bool data_range(const LineChart &c, bool y, double *lo, double *hi)
 	return any;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view series_colour(size_t i)
 {
@@ -141,9 +142,10 @@ Result<void> write_text_file(const std::string &path, const std::string &text)
 	std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "w"), std::fclose);
 	if (!f)
 		return errno_error(errno, "cannot write " + path);
-	if (std::fwrite(text.data(), 1, text.size(), f.get()) != text.size() || std::fflush(f.get()) != 0)
+	if (std::fwrite(text.data(), 1, text.size(), f.get()) != text.size() ||
+	    std::fflush(f.get()) != 0)
 		return errno_error(errno, "cannot write " + path);
 	return ok();
 }
 
-} // namespace kvfdp::plot
+}  // namespace kvfdp::plot

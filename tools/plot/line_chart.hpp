@@ -47,4 +47,4 @@ struct LineChart {
 // Writes text to path (created or truncated). Fails naming the path and the errno.
 [[nodiscard]] Result<void> write_text_file(const std::string &path, const std::string &text);
 
-} // namespace kvfdp::plot
+}  // namespace kvfdp::plot

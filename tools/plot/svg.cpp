@@ -19,7 +19,7 @@ std::string dash_attr(std::string_view dash)
 	return dash.empty() ? std::string() : " stroke-dasharray=\"" + xml_escape(dash) + "\"";
 }
 
-} // namespace
+}  // namespace
 
 std::string xml_escape(std::string_view s)
 {
@@ -39,26 +39,29 @@ std::string xml_escape(std::string_view s)
 SvgWriter::SvgWriter(int width, int height)
 {
 	const std::string w = std::to_string(width), h = std::to_string(height);
-	out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w +
-	       "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h +
+	out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+	       w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h +
 	       "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n";
 }
 
-void SvgWriter::rect(double x, double y, double w, double h, std::string_view fill, std::string_view stroke)
+void SvgWriter::rect(double x, double y, double w, double h, std::string_view fill,
+		     std::string_view stroke)
 {
-	out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
-		"\" fill=\"" + xml_escape(fill) + "\" stroke=\"" + xml_escape(stroke) + "\"/>\n";
+	out_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
+		"\" height=\"" + num(h) + "\" fill=\"" + xml_escape(fill) + "\" stroke=\"" +
+		xml_escape(stroke) + "\"/>\n";
 }
 
-void SvgWriter::line(double x1, double y1, double x2, double y2, std::string_view stroke, double width,
-		     std::string_view dash)
+void SvgWriter::line(double x1, double y1, double x2, double y2, std::string_view stroke,
+		     double width, std::string_view dash)
 {
-	out_ += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) +
-		"\" stroke=\"" + xml_escape(stroke) + "\" stroke-width=\"" + num(width) + "\"" + dash_attr(dash) + "/>\n";
+	out_ += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" +
+		num(y2) + "\" stroke=\"" + xml_escape(stroke) + "\" stroke-width=\"" + num(width) +
+		"\"" + dash_attr(dash) + "/>\n";
 }
 
-void SvgWriter::polyline(const std::vector<std::pair<double, double>> &points, std::string_view stroke, double width,
-			 std::string_view dash)
+void SvgWriter::polyline(const std::vector<std::pair<double, double>> &points,
+			 std::string_view stroke, double width, std::string_view dash)
 {
 	if (points.size() < 2)
 		return;
@@ -66,19 +69,21 @@ void SvgWriter::polyline(const std::vector<std::pair<double, double>> &points, s
 	for (const auto &[x, y] : points)
 		pts += (pts.empty() ? "" : " ") + num(x) + "," + num(y);
 	out_ += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + xml_escape(stroke) +
-		"\" stroke-width=\"" + num(width) + "\" stroke-linejoin=\"round\"" + dash_attr(dash) + "/>\n";
+		"\" stroke-width=\"" + num(width) + "\" stroke-linejoin=\"round\"" +
+		dash_attr(dash) + "/>\n";
 }
 
 void SvgWriter::circle(double cx, double cy, double r, std::string_view fill)
 {
-	out_ += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) + "\" fill=\"" +
-		xml_escape(fill) + "\"/>\n";
+	out_ += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) +
+		"\" fill=\"" + xml_escape(fill) + "\"/>\n";
 }
 
-void SvgWriter::text(double x, double y, std::string_view s, double size, std::string_view anchor, double rotate)
+void SvgWriter::text(double x, double y, std::string_view s, double size, std::string_view anchor,
+		     double rotate)
 {
-	out_ += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(size) + "\" text-anchor=\"" +
-		xml_escape(anchor) + "\"";
+	out_ += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(size) +
+		"\" text-anchor=\"" + xml_escape(anchor) + "\"";
 	if (rotate != 0)
 		out_ += " transform=\"rotate(" + num(rotate) + " " + num(x) + " " + num(y) + ")\"";
 	out_ += ">" + xml_escape(s) + "</text>\n";
@@ -89,4 +94,4 @@ std::string SvgWriter::str() const
 	return out_ + "</svg>\n";
 }
 
-} // namespace kvfdp::plot
+}  // namespace kvfdp::plot

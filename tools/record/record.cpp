@@ -17,10 +17,10 @@ uint64_t now_ns()
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-} // namespace
+}  // namespace
 
-uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector,
-			  uint32_t sectors, uint8_t cls, uint64_t writer)
+uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector, uint32_t sectors,
+			  uint8_t cls, uint64_t writer)
 {
 	uint64_t slba = sector >> 3;
 	uint64_t end = (sector + sectors + 7) >> 3;
@@ -82,4 +82,4 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 	return sum;
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

@@ -16,17 +16,17 @@
 namespace kvfdp::bpf {
 
 struct RecordOptions {
-	std::string disk;                 // a whole block device: /dev/nvme0n1, /dev/loop0, /dev/ublkb0
-	double duration_s = 0;            // 0 = until stop
+	std::string disk;       // a whole block device: /dev/nvme0n1, /dev/loop0, /dev/ublkb0
+	double duration_s = 0;  // 0 = until stop
 	uint32_t ring_bytes = 16u << 20;  // request ring (power of two)
 };
 
 struct RecordSummary {
-	uint64_t rows = 0;                                   // CSV rows written
-	uint64_t dropped = 0;                                // records lost (ring full)
-	std::array<uint64_t, KVFDP_NR_CLASSES> write_bytes{};   // from the rows
+	uint64_t rows = 0;                                     // CSV rows written
+	uint64_t dropped = 0;                                  // records lost (ring full)
+	std::array<uint64_t, KVFDP_NR_CLASSES> write_bytes{};  // from the rows
 	std::array<uint64_t, KVFDP_NR_CLASSES> discard_bytes{};
-	std::string sources;                                 // ActiveSources::describe()
+	std::string sources;  // ActiveSources::describe()
 };
 
 // The CSV header line (with newline).
@@ -34,8 +34,8 @@ inline constexpr const char *kRecordHeader = "t_us,op,slba,nlb,class,writer\n";
 
 // Writes one row: 512-byte sectors become 4096-byte LBAs (start rounded down, end up).
 // op is 'W' or 'D'. Returns the row's length in 4096-byte LBAs.
-uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector,
-			  uint32_t sectors, uint8_t cls, uint64_t writer = 0);
+uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector, uint32_t sectors,
+			  uint8_t cls, uint64_t writer = 0);
 
 // Traces options.disk until the duration passes or stop becomes true, writing rows to
 // out. on_ready runs once the tagger is attached (tests start their writes there).
@@ -43,4 +43,4 @@ uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t secto
 						 const std::atomic<bool> &stop,
 						 const std::function<void()> &on_ready = {});
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

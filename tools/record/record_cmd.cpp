@@ -16,7 +16,10 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-void on_signal(int) { g_stop.store(true); }
+void on_signal(int)
+{
+	g_stop.store(true);
+}
 
 struct RecordArgs {
 	std::string disk;
@@ -40,7 +43,7 @@ int run_record(const RecordArgs &a)
 		}
 	}
 	struct sigaction sa {};
-	sa.sa_handler = on_signal; // no SA_RESTART: the poll returns at once
+	sa.sa_handler = on_signal;  // no SA_RESTART: the poll returns at once
 	::sigaction(SIGINT, &sa, nullptr);
 	::sigaction(SIGTERM, &sa, nullptr);
 	g_stop.store(false);
@@ -66,13 +69,14 @@ int run_record(const RecordArgs &a)
 	return r->dropped ? 1 : 0;
 }
 
-} // namespace
+}  // namespace
 
 void add_record_command(CLI::App &app, int &exit_code)
 {
 	auto args = std::make_shared<RecordArgs>();
 	CLI::App *cmd = app.add_subcommand(
-		"record", "record a tagged block trace of a disk (CSV t_us,op,slba,nlb,class,writer)");
+		"record",
+		"record a tagged block trace of a disk (CSV t_us,op,slba,nlb,class,writer)");
 	cmd->add_option("--disk", args->disk, "whole block device to trace, e.g. /dev/nvme0n1")
 		->required();
 	cmd->add_option("--duration", args->duration, "seconds to record (default: until Ctrl-C)");
@@ -80,4 +84,4 @@ void add_record_command(CLI::App &app, int &exit_code)
 	cmd->callback([args, &exit_code] { exit_code = run_record(*args); });
 }
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

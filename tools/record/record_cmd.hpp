@@ -9,4 +9,4 @@ namespace kvfdp::bpf {
 // stored in exit_code (0 ok, 1 failure, 2 bad usage).
 void add_record_command(CLI::App &app, int &exit_code);
 
-} // namespace kvfdp::bpf
+}  // namespace kvfdp::bpf

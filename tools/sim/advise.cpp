@@ -57,7 +57,8 @@ const AdviseCell *least_media_at(const Advice &a, double util)
 {
 	const AdviseCell *best = nullptr;
 	for (const AdviseCell &c : a.cells)
-		if (c.setting.util == util && meets(c, a.target) && (!best || c.run.media_bytes < best->run.media_bytes))
+		if (c.setting.util == util && meets(c, a.target) &&
+		    (!best || c.run.media_bytes < best->run.media_bytes))
 			best = &c;
 	return best;
 }
@@ -65,7 +66,8 @@ const AdviseCell *least_media_at(const Advice &a, double util)
 // "utilisation 0.85 (leave 15% of the logical capacity free), placement writer, eviction fifo".
 std::string setting_text(const AdviseSetting &s)
 {
-	std::string t = "utilisation " + fmt("%.2f", s.util) + " (leave " + fmt("%.0f", (1 - s.util) * 100) +
+	std::string t = "utilisation " + fmt("%.2f", s.util) + " (leave " +
+			fmt("%.0f", (1 - s.util) * 100) +
 			"% of the logical capacity free), placement " + placement_name(s.placement);
 	if (!s.evict.empty())
 		t += ", eviction " + s.evict;
@@ -77,8 +79,10 @@ nlohmann::ordered_json cell_json(const Advice &a, const AdviseCell &c)
 	nlohmann::ordered_json j;
 	j["util"] = c.setting.util;
 	j["placement"] = placement_name(c.setting.placement);
-	j["evict"] = c.setting.evict.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.setting.evict);
-	j["waf"] = c.run.host_bytes ? nlohmann::ordered_json(c.run.waf) : nlohmann::ordered_json(nullptr);
+	j["evict"] = c.setting.evict.empty() ? nlohmann::ordered_json(nullptr)
+					     : nlohmann::ordered_json(c.setting.evict);
+	j["waf"] = c.run.host_bytes ? nlohmann::ordered_json(c.run.waf)
+				    : nlohmann::ordered_json(nullptr);
 	j["host_bytes"] = c.run.host_bytes;
 	j["media_bytes"] = c.run.media_bytes;
 	const auto h = run_hit_ratio(c.run);
@@ -87,20 +91,22 @@ nlohmann::ordered_json cell_json(const Advice &a, const AdviseCell &c)
 	return j;
 }
 
-} // namespace
+}  // namespace
 
 Result<double> parse_advise_target(std::string_view s)
 {
 	auto d = parse_number(s);
 	if (!d)
 		return guidance_error(std::errc::invalid_argument,
-				      "--target: '" + std::string(s) + "' is not a number; give a WAF like 1.05");
+				      "--target: '" + std::string(s) +
+					      "' is not a number; give a WAF like 1.05");
 	if (*d < 1.0)
-		return guidance_error(std::errc::invalid_argument,
-				      "--target: " + std::string(s) +
-					      " cannot be met: WAF is media bytes over host bytes and the drive writes "
-					      "every host byte at least once, so no setting goes below 1.0; give 1.0 or more "
-					      "(default 1.05)");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"--target: " + std::string(s) +
+				" cannot be met: WAF is media bytes over host bytes and the drive writes "
+				"every host byte at least once, so no setting goes below 1.0; give 1.0 or more "
+				"(default 1.05)");
 	return *d;
 }
 
@@ -108,16 +114,18 @@ Result<Sweep> parse_advise_sweep(std::string_view spec)
 {
 	auto s = parse_sweep(spec);
 	if (s && s->key != "util")
-		return guidance_error(std::errc::invalid_argument,
-				      "--sweep: '" + std::string(spec) +
-					      "' sweeps " + s->key + "; advise sweeps util (the free space to leave): give "
-					      "util=START:END:STEP and the drive's OP with --op");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"--sweep: '" + std::string(spec) + "' sweeps " + s->key +
+				"; advise sweeps util (the free space to leave): give "
+				"util=START:END:STEP and the drive's OP with --op");
 	return s;
 }
 
 std::optional<double> run_hit_ratio(const RunReport &r)
 {
-	if (!r.extra.is_object() || !r.extra.contains("hit_ratio") || !r.extra["hit_ratio"].is_number())
+	if (!r.extra.is_object() || !r.extra.contains("hit_ratio") ||
+	    !r.extra["hit_ratio"].is_number())
 		return std::nullopt;
 	return r.extra["hit_ratio"].get<double>();
 }
@@ -167,8 +175,8 @@ std::string no_setting_line(const Advice &a)
 	if (a.cells.empty() || a.cells[a.best].run.host_bytes == 0)
 		return line + ": no run wrote anything; check the trace";
 	const AdviseCell &b = a.cells[a.best];
-	return line + "; the best found is WAF " + fmt("%.3f", b.run.waf) + " at " + setting_text(b.setting) +
-	       ": raise --op, start --sweep lower, or raise --target";
+	return line + "; the best found is WAF " + fmt("%.3f", b.run.waf) + " at " +
+	       setting_text(b.setting) + ": raise --op, start --sweep lower, or raise --target";
 }
 
 std::string advice_to_table(const Advice &a)
@@ -191,33 +199,43 @@ std::string advice_to_table(const Advice &a)
 		for (size_t i = row * np; i < (row + 1) * np; i++) {
 			const AdviseCell &c = a.cells[i];
 			const std::string mark = a.pick && *a.pick == i ? "*" : " ";
-			out += c.run.host_bytes ? fmt(" %8.3f", c.run.waf) + mark : std::string("      n/a ");
+			out += c.run.host_bytes ? fmt(" %8.3f", c.run.waf) + mark
+						: std::string("      n/a ");
 		}
 		const auto h = run_hit_ratio(first.run);
 		out += hits ? (h ? fmt("  %5.3f", *h) : std::string("    n/a")) + "\n" : "\n";
 	}
 	out += "WAF per placement: the measured part of each run, after its warm-up";
-	out += hits ? "; HIT: the store's hit ratio (the " + std::string(placement_name(a.placements.front())) + " run)" : "";
+	out += hits ? "; HIT: the store's hit ratio (the " +
+			       std::string(placement_name(a.placements.front())) + " run)"
+		    : "";
 	out += "; * the recommendation\n";
 	if (!a.util_note.empty())
 		out += a.util_note + "\n";
 	if (!a.pick)
 		return out + no_setting_line(a) + "\n";
 	const AdviseCell &p = a.cells[*a.pick];
-	out += "recommend: " + setting_text(p.setting) + ": WAF " + fmt("%.3f", p.run.waf) + " <= " +
-	       fmt("%g", a.target) + "\n";
+	out += "recommend: " + setting_text(p.setting) + ": WAF " + fmt("%.3f", p.run.waf) +
+	       " <= " + fmt("%g", a.target) + "\n";
 	if (const AdviseCell *h = store ? best_hit_at(a, p.setting.util) : nullptr) {
 		const double mine = run_hit_ratio(p.run).value_or(0), top = *run_hit_ratio(h->run);
 		out += "  hit ratio " + fmt("%.3f", mine);
-		out += top > mine ? ", " + fmt("%.3f", top - mine) + " below " + h->setting.evict + "'s " + fmt("%.3f", top) +
-					    " at this utilisation (WAF " + fmt("%.3f", h->run.waf) + ")\n"
-				  : ", the best of " + std::to_string(a.evictions.size()) + " eviction orders at this utilisation\n";
+		out += top > mine
+			       ? ", " + fmt("%.3f", top - mine) + " below " + h->setting.evict +
+					 "'s " + fmt("%.3f", top) + " at this utilisation (WAF " +
+					 fmt("%.3f", h->run.waf) + ")\n"
+			       : ", the best of " + std::to_string(a.evictions.size()) +
+					 " eviction orders at this utilisation\n";
 		const AdviseCell *m = least_media_at(a, p.setting.util);
-		if (m && m->setting.evict != p.setting.evict && m->run.media_bytes < p.run.media_bytes)
+		if (m && m->setting.evict != p.setting.evict &&
+		    m->run.media_bytes < p.run.media_bytes)
 			out += "  media written " + iec(p.run.media_bytes) + ", " +
-			       fmt("%.0f", (static_cast<double>(p.run.media_bytes) / static_cast<double>(m->run.media_bytes) - 1) * 100) +
-			       "% more than " + m->setting.evict + "'s " + iec(m->run.media_bytes) + " (" +
-			       fmt("%.3f", run_hit_ratio(m->run).value_or(0)) + " hit ratio) at this utilisation\n";
+			       fmt("%.0f", (static_cast<double>(p.run.media_bytes) /
+						    static_cast<double>(m->run.media_bytes) -
+					    1) * 100) +
+			       "% more than " + m->setting.evict + "'s " + iec(m->run.media_bytes) +
+			       " (" + fmt("%.3f", run_hit_ratio(m->run).value_or(0)) +
+			       " hit ratio) at this utilisation\n";
 	}
 	if (!a.check.empty())
 		out += "  check: " + a.check + "\n";
@@ -248,15 +266,20 @@ nlohmann::ordered_json advice_to_json(const Advice &a)
 		nlohmann::ordered_json r = cell_json(a, p);
 		r.erase("meets");
 		r["free"] = std::round((1 - p.setting.util) * 1e9) / 1e9;
-		if (const AdviseCell *h = a.evictions.front().empty() ? nullptr : best_hit_at(a, p.setting.util)) {
+		if (const AdviseCell *h = a.evictions.front().empty()
+						  ? nullptr
+						  : best_hit_at(a, p.setting.util)) {
 			const double top = *run_hit_ratio(h->run);
 			r["hit_ratio_cost"] = std::max(0.0, top - run_hit_ratio(p.run).value_or(0));
-			r["best_hit_ratio"] = {{"evict", h->setting.evict}, {"hit_ratio", top}, {"waf", h->run.waf}};
+			r["best_hit_ratio"] = {{"evict", h->setting.evict},
+					       {"hit_ratio", top},
+					       {"waf", h->run.waf}};
 			if (const AdviseCell *m = least_media_at(a, p.setting.util))
-				r["least_media"] = {{"evict", m->setting.evict},
-						    {"placement", placement_name(m->setting.placement)},
-						    {"media_bytes", m->run.media_bytes},
-						    {"hit_ratio", run_hit_ratio(m->run).value_or(0)}};
+				r["least_media"] = {
+					{"evict", m->setting.evict},
+					{"placement", placement_name(m->setting.placement)},
+					{"media_bytes", m->run.media_bytes},
+					{"hit_ratio", run_hit_ratio(m->run).value_or(0)}};
 		}
 		if (!a.check.empty())
 			r["check"] = a.check;
@@ -272,4 +295,4 @@ nlohmann::ordered_json advice_to_json(const Advice &a)
 	return j;
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

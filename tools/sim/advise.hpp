@@ -57,9 +57,9 @@ public:
 // What to ask the source.
 struct AdviseOptions {
 	double target = kDefaultAdviseTarget;
-	Sweep sweep;                          // key "util"
-	std::vector<Placement> placements;    // {}: the source's, oracle left out
-	std::vector<std::string> evictions;   // {}: the source's
+	Sweep sweep;                         // key "util"
+	std::vector<Placement> placements;   // {}: the source's, oracle left out
+	std::vector<std::string> evictions;  // {}: the source's
 };
 
 // One run of the sweep.
@@ -76,10 +76,10 @@ struct Advice {
 	std::vector<Placement> placements;
 	std::vector<std::string> evictions;  // {""} when the source has no store to choose for
 	std::vector<AdviseCell> cells;       // eviction-major, then utilisation, then placement
-	std::optional<size_t> pick;          // the recommendation; nullopt when no cell meets the target
-	size_t best = 0;                     // the lowest WAF found (the highest utilisation of equals)
-	std::string check;                   // the source's simulate command at pick, "" when none
-	std::string util_note;               // AdviseSource::util_note
+	std::optional<size_t> pick;  // the recommendation; nullopt when no cell meets the target
+	size_t best = 0;             // the lowest WAF found (the highest utilisation of equals)
+	std::string check;           // the source's simulate command at pick, "" when none
+	std::string util_note;       // AdviseSource::util_note
 };
 
 // Parses --target: a number >= 1.0. Fails (a guidance Error naming --target) for anything
@@ -108,4 +108,4 @@ struct Advice {
 // The one line for no recommendation: "no setting meets WAF <= T ...; the best found is ...".
 [[nodiscard]] std::string no_setting_line(const Advice &a);
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

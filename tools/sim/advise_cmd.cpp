@@ -32,8 +32,9 @@ struct Args {
 // advise's own options: not passed on to the "check:" simulate command.
 bool advise_only(const std::string &name)
 {
-	return name == "--target" || name == "--sweep" || name == "--placement" || name == "--output" ||
-	       name == "--help" || name == "--twin" || name == "--window" || name == "--save-window";
+	return name == "--target" || name == "--sweep" || name == "--placement" ||
+	       name == "--output" || name == "--help" || name == "--twin" || name == "--window" ||
+	       name == "--save-window";
 }
 
 // v as one shell word.
@@ -41,7 +42,8 @@ std::string shell_word(const std::string &v)
 {
 	bool plain = !v.empty();
 	for (char c : v)
-		plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+%@").find(c) != std::string_view::npos);
+		plain = plain && (std::isalnum(static_cast<unsigned char>(c)) ||
+				  std::string_view("-_./=:,+%@").find(c) != std::string_view::npos);
 	if (plain)
 		return v;
 	std::string q = "'";
@@ -60,7 +62,8 @@ std::string simulate_args(const CLI::App &sub, bool evict_chosen, bool capacity_
 		if (opt->count() == 0 || opt->get_lnames().empty())
 			continue;
 		const std::string name = "--" + opt->get_lnames().front();
-		if (advise_only(name) || (evict_chosen && name == "--kv-evict") || (capacity_set && name == "--capacity"))
+		if (advise_only(name) || (evict_chosen && name == "--kv-evict") ||
+		    (capacity_set && name == "--capacity"))
 			continue;
 		if (opt->get_type_size() == 0) {
 			out += (out.empty() ? "" : " ") + name;
@@ -91,9 +94,9 @@ std::string util_word(double u)
 // left free).
 class TraceSource final : public AdviseSource {
 public:
-	TraceSource(const ModelArgs &a, const std::vector<WorkloadFactory> &factories, const model::ModelConfig &cfg,
-		    const Knobs &k, bool block_trace)
-		: a_(a), factories_(factories), cfg_(cfg), knobs_(k), block_trace_(block_trace)
+	TraceSource(const ModelArgs &a, const std::vector<WorkloadFactory> &factories,
+		    const model::ModelConfig &cfg, const Knobs &k, bool block_trace)
+	    : a_(a), factories_(factories), cfg_(cfg), knobs_(k), block_trace_(block_trace)
 	{
 	}
 
@@ -102,8 +105,9 @@ public:
 	{
 		model::ModelConfig c = cfg_;
 		if (block_trace_) {
-			const auto units = static_cast<uint64_t>(
-				std::ceil(static_cast<double>(cfg_.logical_bytes) / util / cfg_.mapping_unit - 1e-9));
+			const auto units = static_cast<uint64_t>(std::ceil(
+				static_cast<double>(cfg_.logical_bytes) / util / cfg_.mapping_unit -
+				1e-9));
 			c.logical_bytes = units * cfg_.mapping_unit;
 		}
 		return c;
@@ -112,8 +116,9 @@ public:
 	std::string simulate_command(const AdviseSetting &s) const override
 	{
 		std::string cmd = "kvfdp simulate " + args_ + (args_.empty() ? "" : " ");
-		cmd += block_trace_ ? "--capacity " + std::to_string(config_at(s.util).logical_bytes)
-				    : "--util " + util_word(s.util);
+		cmd += block_trace_
+			       ? "--capacity " + std::to_string(config_at(s.util).logical_bytes)
+			       : "--util " + util_word(s.util);
 		cmd += std::string(" --placement ") + placement_name(s.placement);
 		if (!s.evict.empty())
 			cmd += " --kv-evict " + s.evict;
@@ -138,7 +143,10 @@ public:
 	[[nodiscard]] const Workload &workload() const { return *workload_; }
 
 	std::string name() const override { return workload_->name(); }
-	std::vector<Placement> placements() const override { return runnable_placements(*workload_); }
+	std::vector<Placement> placements() const override
+	{
+		return runnable_placements(*workload_);
+	}
 	std::vector<std::string> evictions() const override
 	{
 		for (const WorkloadFactory &f : factories_)
@@ -152,7 +160,8 @@ public:
 		if (!workload_ || at_.util != s.util || at_.evict != s.evict) {
 			std::string err;
 			at_ = WorkloadPoint{s.util, s.evict};
-			workload_ = make_workload(a_, factories_, config_at(s.util), knobs_, at_, &err);
+			workload_ =
+				make_workload(a_, factories_, config_at(s.util), knobs_, at_, &err);
 			if (!workload_) {
 				char at[48];
 				std::snprintf(at, sizeof at, "at util %g: ", s.util);
@@ -160,8 +169,9 @@ public:
 			}
 		}
 		char label[160];
-		std::snprintf(label, sizeof label, "advise %s/%s util=%g%s%s", workload_->name().c_str(),
-			      placement_name(s.placement), s.util, s.evict.empty() ? "" : " ", s.evict.c_str());
+		std::snprintf(label, sizeof label, "advise %s/%s util=%g%s%s",
+			      workload_->name().c_str(), placement_name(s.placement), s.util,
+			      s.evict.empty() ? "" : " ", s.evict.c_str());
 		std::unique_ptr<TtyProgress> bar = tty_progress(label);
 		return run_one(config_at(s.util), *workload_, s.placement, bar.get());
 	}
@@ -182,7 +192,8 @@ std::string parse_common(const Args &a, const CLI::App &sub, AdviseOptions *o)
 {
 	if (sub.count("--util") > 0)
 		return "--util: advise sweeps the utilisation; give the range with --sweep util=START:END:STEP "
-		       "(default " + std::string(kDefaultAdviseSweep) + ")";
+		       "(default " +
+		       std::string(kDefaultAdviseSweep) + ")";
 	auto t = parse_advise_target(a.target);
 	if (!t)
 		return t.error().message();
@@ -231,10 +242,12 @@ int run_window(const Args &a, const CLI::App &sub, const TwinWindowClient &clien
 		err = window_option_refusal(sub);
 	for (size_t pos = 0; err.empty() && a.placement != "all" && pos != std::string::npos;) {
 		const size_t comma = a.placement.find(',', pos);
-		const std::string one = a.placement.substr(pos, comma == std::string::npos ? comma : comma - pos);
+		const std::string one =
+			a.placement.substr(pos, comma == std::string::npos ? comma : comma - pos);
 		auto p = parse_placement(one);
 		if (!p || *p == Placement::oracle || *p == Placement::hint)
-			err = "--placement: '" + one + "': the twin's window runs none, writer (the handle kvfdpd placed "
+			err = "--placement: '" + one +
+			      "': the twin's window runs none, writer (the handle kvfdpd placed "
 			      "each write on) and learned, or all (or a comma list)";
 		else
 			o.placements.push_back(*p);
@@ -278,7 +291,7 @@ int run_advise(const Args &a, const CLI::App &sub, const std::vector<WorkloadFac
 	return kExitError;
 }
 
-} // namespace
+}  // namespace
 
 void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories,
 			TwinWindowClient twin)
@@ -287,36 +300,45 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 	factories.push_back(workload::simulate_factory());
 	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
 	CLI::App *sub = app.add_subcommand(
-		"advise", "for a WAF target: the utilisation, placement and (for a chunk store) eviction to run, "
-			  "from a sweep of the FDP SSD model over a trace or any workload simulate takes");
+		"advise",
+		"for a WAF target: the utilisation, placement and (for a chunk store) eviction to run, "
+		"from a sweep of the FDP SSD model over a trace or any workload simulate takes");
 	add_model_options(*sub, args->model, workload_names(*facs));
 	// Registered so that giving it gets advise's own line (prepare), not CLI11's.
-	sub->get_option("--util")->description("not taken: advise sweeps the utilisation (--sweep)")->default_str("");
-	sub->add_option("--target", args->target, "the WAF to meet (media bytes / host bytes), 1.0 or more")
+	sub->get_option("--util")
+		->description("not taken: advise sweeps the utilisation (--sweep)")
+		->default_str("");
+	sub->add_option("--target", args->target,
+			"the WAF to meet (media bytes / host bytes), 1.0 or more")
 		->capture_default_str();
 	sub->add_option("--sweep", args->sweep, "the utilisations to try, util=START:END:STEP")
 		->type_name("util=START:END:STEP")
 		->capture_default_str();
-	sub->add_option("--placement", args->placement,
-			"the placements to choose from: all (what the workload supports, oracle left out) or a comma list")
+	sub->add_option(
+		   "--placement", args->placement,
+		   "the placements to choose from: all (what the workload supports, oracle left out) or a comma list")
 		->capture_default_str();
 	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
-	sub->add_flag("--twin", args->window.twin,
-		      "advise from the recent window of kvfdpd's WAF twin (the daemon at --socket; giving "
-		      "--socket alone does the same)");
-	sub->add_option("--window", args->window.window_file,
-			"advise from a twin window saved with --save-window (reproduces that advice)")
+	sub->add_flag(
+		"--twin", args->window.twin,
+		"advise from the recent window of kvfdpd's WAF twin (the daemon at --socket; giving "
+		"--socket alone does the same)");
+	sub->add_option(
+		   "--window", args->window.window_file,
+		   "advise from a twin window saved with --save-window (reproduces that advice)")
 		->type_name("FILE");
-	sub->add_option("--save-window", args->window.save_window,
-			"with --twin: write the window to FILE first; the check line then reruns it")
+	sub->add_option(
+		   "--save-window", args->window.save_window,
+		   "with --twin: write the window to FILE first; the check line then reruns it")
 		->type_name("FILE");
 	for (const WorkloadFactory &f : *facs)
 		if (f.add_options)
 			f.add_options(*sub);
-	sub->footer("A chunk store (--kv-trace without --workload host) is tried with each eviction "
-		    "order, lru, fifo and fifo2, unless --kv-evict names one. Exit codes: 0 a "
-		    "recommendation, 1 no setting meets the target (or a run failed), 2 a bad option. "
-		    "docs/advise.md");
+	sub->footer(
+		"A chunk store (--kv-trace without --workload host) is tried with each eviction "
+		"order, lru, fifo and fifo2, unless --kv-evict names one. Exit codes: 0 a "
+		"recommendation, 1 no setting meets the target (or a run failed), 2 a bad option. "
+		"docs/advise.md");
 	auto client = std::make_shared<TwinWindowClient>(std::move(twin));
 	sub->callback([args, facs, sub, client, &exit_code] {
 		exit_code = wants_window(args->window, *client) ? run_window(*args, *sub, *client)
@@ -324,4 +346,4 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 	});
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

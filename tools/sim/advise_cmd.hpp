@@ -30,4 +30,4 @@ struct TwinWindowClient {
 void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories = {},
 			TwinWindowClient twin = {});
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

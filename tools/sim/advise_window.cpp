@@ -19,8 +19,8 @@ constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2, kExitNoDaemon = 3;
 // Options advise takes with a window: its own and the window's.
 bool window_option(const std::string &name)
 {
-	for (const char *o : {"--target", "--sweep", "--placement", "--output", "--help", "--twin", "--window",
-			      "--save-window"})
+	for (const char *o : {"--target", "--sweep", "--placement", "--output", "--help", "--twin",
+			      "--window", "--save-window"})
 		if (name == o)
 			return true;
 	return false;
@@ -37,12 +37,14 @@ std::string read_window(const std::string &path, proto::TwinWindow &w)
 {
 	std::ifstream in(path);
 	if (!in)
-		return "--window: cannot read '" + path + "'; give a file kvfdp advise --save-window wrote";
+		return "--window: cannot read '" + path +
+		       "'; give a file kvfdp advise --save-window wrote";
 	std::stringstream ss;
 	ss << in.rdbuf();
 	const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
 	if (j.is_discarded() || !j.is_object() || !j.contains("records"))
-		return "--window: '" + path + "' is not a twin window (kvfdp advise --save-window writes one)";
+		return "--window: '" + path +
+		       "' is not a twin window (kvfdp advise --save-window writes one)";
 	w = j.get<proto::TwinWindow>();
 	return "";
 }
@@ -66,16 +68,18 @@ int load_window(const WindowArgs &a, const TwinWindowClient &client, proto::Twin
 		return err.empty() ? -1 : fail(kExitUsage, err);
 	}
 	if (!client.fetch)
-		return fail(kExitUsage, "--twin: this kvfdp cannot reach kvfdpd; give --window FILE");
+		return fail(kExitUsage,
+			    "--twin: this kvfdp cannot reach kvfdpd; give --window FILE");
 	auto r = client.fetch();
 	if (!r)
-		return fail(r.error().code == std::errc::no_such_device ? kExitNoDaemon : kExitError,
+		return fail(r.error().code == std::errc::no_such_device ? kExitNoDaemon
+									: kExitError,
 			    r.error().message());
 	w = std::move(*r);
 	return -1;
 }
 
-} // namespace
+}  // namespace
 
 bool wants_window(const WindowArgs &w, const TwinWindowClient &client)
 {
@@ -90,8 +94,9 @@ std::string window_option_refusal(const CLI::App &sub)
 			continue;
 		const std::string name = "--" + opt->get_lnames().front();
 		if (!window_option(name))
-			return name + ": the twin's window brings its own workload and sampled model; drop " + name +
-			       " (or drop --twin/--window/--socket to advise on a trace)";
+			return name +
+			       ": the twin's window brings its own workload and sampled model; drop " +
+			       name + " (or drop --twin/--window/--socket to advise on a trace)";
 	}
 	return "";
 }
@@ -114,9 +119,11 @@ int run_window_advise(const WindowArgs &a, const TwinWindowClient &client, const
 	AdviseOptions opts = o;
 	for (Placement p : opts.placements)
 		if (p != Placement::none && p != Placement::writer && p != Placement::learned)
-			return fail(kExitUsage, std::string("--placement: ") + placement_name(p) +
-							" needs the writes' classes, which the twin's window does not "
-							"keep; choose among none, writer and learned");
+			return fail(
+				kExitUsage,
+				std::string("--placement: ") + placement_name(p) +
+					" needs the writes' classes, which the twin's window does not "
+					"keep; choose among none, writer and learned");
 	auto adv = advise(src, opts);
 	if (!adv)
 		return fail(kExitError, adv.error().message());
@@ -133,4 +140,4 @@ int run_window_advise(const WindowArgs &a, const TwinWindowClient &client, const
 	return fail(kExitError, no_setting_line(*adv));
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

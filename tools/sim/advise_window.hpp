@@ -30,4 +30,4 @@ struct WindowArgs {
 [[nodiscard]] int run_window_advise(const WindowArgs &w, const TwinWindowClient &client,
 				    const AdviseOptions &o, const std::string &target, bool json);
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

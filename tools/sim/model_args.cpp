@@ -18,7 +18,8 @@ uint64_t size_arg(const char *name, const std::string &v, std::string *err)
 {
 	auto s = parse_size(v);
 	if (!s)
-		*err = std::string(name) + ": '" + v + "' is not a size; use e.g. 4096, 64KiB, 1GiB, 2TiB";
+		*err = std::string(name) + ": '" + v +
+		       "' is not a size; use e.g. 4096, 64KiB, 1GiB, 2TiB";
 	return s.value_or(0);
 }
 
@@ -28,8 +29,8 @@ double number_arg(const char *name, const std::string &v, double lo, double hi, 
 	auto d = parse_number(v);
 	if (!d || (lo_open ? *d <= lo : *d < lo) || *d > hi) {
 		char buf[160];
-		std::snprintf(buf, sizeof buf, "%s: '%s' must be a number in %c%g, %g]", name, v.c_str(),
-			      lo_open ? '(' : '[', lo, hi);
+		std::snprintf(buf, sizeof buf, "%s: '%s' must be a number in %c%g, %g]", name,
+			      v.c_str(), lo_open ? '(' : '[', lo, hi);
 		*err = buf;
 		return 0;
 	}
@@ -44,13 +45,15 @@ std::string ruh_types_arg(const std::string &v, model::ModelConfig &cfg)
 	size_t pos = 0;
 	for (;;) {
 		const size_t comma = v.find(',', pos);
-		const std::string t = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		const std::string t =
+			v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
 		if (t == "initially")
 			types.push_back(model::HandleType::initially_isolated);
 		else if (t == "persistently")
 			types.push_back(model::HandleType::persistently_isolated);
 		else
-			return "--ruh-types: '" + t + "' is not a handle type; use initially or persistently";
+			return "--ruh-types: '" + t +
+			       "' is not a handle type; use initially or persistently";
 		if (comma == std::string::npos)
 			break;
 		pos = comma + 1;
@@ -58,31 +61,37 @@ std::string ruh_types_arg(const std::string &v, model::ModelConfig &cfg)
 	if (types.size() == 1)
 		types.assign(cfg.nruh, types.front());
 	if (types.size() != cfg.nruh)
-		return "--ruh-types: " + std::to_string(types.size()) + " types for " + std::to_string(cfg.nruh) +
-		       " handles; give one type, or one per handle";
+		return "--ruh-types: " + std::to_string(types.size()) + " types for " +
+		       std::to_string(cfg.nruh) + " handles; give one type, or one per handle";
 	cfg.ruh_types = std::move(types);
 	return "";
 }
 
-} // namespace
+}  // namespace
 
 void add_model_options(CLI::App &sub, ModelArgs &a, const std::string &names)
 {
 	sub.add_option("--workload", a.workload, "workload: " + names)->capture_default_str();
-	sub.add_option("--capacity", a.capacity, "logical capacity (KiB, MiB, GiB, TiB)")->capture_default_str();
-	sub.add_option("--op", a.op, "over-provisioning, (physical - logical) / logical")->capture_default_str();
+	sub.add_option("--capacity", a.capacity, "logical capacity (KiB, MiB, GiB, TiB)")
+		->capture_default_str();
+	sub.add_option("--op", a.op, "over-provisioning, (physical - logical) / logical")
+		->capture_default_str();
 	sub.add_option("--ru-size", a.ru_size, "reclaim unit size")->capture_default_str();
 	sub.add_option("--handles", a.handles, "reclaim unit handles")->capture_default_str();
-	sub.add_option("--util", a.util, "fraction of the logical capacity the workload uses")->capture_default_str();
+	sub.add_option("--util", a.util, "fraction of the logical capacity the workload uses")
+		->capture_default_str();
 	sub.add_option("--gc", a.gc, "GC policy: greedy|cost-benefit")->capture_default_str();
-	sub.add_option("--mapping-unit", a.mapping_unit, "FTL mapping unit (and write size)")->capture_default_str();
+	sub.add_option("--mapping-unit", a.mapping_unit, "FTL mapping unit (and write size)")
+		->capture_default_str();
 	sub.add_option("--lba-size", a.lba_size, "512|4096")->capture_default_str();
-	sub.add_option("--writes", a.writes,
-		       "measured length: device writes (uniform) or cold-data lifetimes (hotcold); a warm-up runs first")
+	sub.add_option(
+		   "--writes", a.writes,
+		   "measured length: device writes (uniform) or cold-data lifetimes (hotcold); a warm-up runs first")
 		->capture_default_str();
 	sub.add_option("--seed", a.seed, "random seed")->capture_default_str();
-	sub.add_option("--ruh-types", a.ruh_types,
-		       "handle types: initially|persistently for every handle, or a comma list of one per handle")
+	sub.add_option(
+		   "--ruh-types", a.ruh_types,
+		   "handle types: initially|persistently for every handle, or a comma list of one per handle")
 		->capture_default_str();
 }
 
@@ -103,7 +112,8 @@ std::string parse_model_args(const ModelArgs &a, model::ModelConfig *cfgp, Knobs
 	if (err.empty())
 		cfg.ru_size = size_arg("--ru-size", a.ru_size, &err);
 	if (err.empty())
-		cfg.mapping_unit = static_cast<uint32_t>(size_arg("--mapping-unit", a.mapping_unit, &err));
+		cfg.mapping_unit =
+			static_cast<uint32_t>(size_arg("--mapping-unit", a.mapping_unit, &err));
 	if (err.empty()) {
 		auto lba = parse_uint(a.lba_size);
 		if (!lba || (*lba != 512 && *lba != 4096))
@@ -143,14 +153,16 @@ std::string parse_model_args(const ModelArgs &a, model::ModelConfig *cfgp, Knobs
 	if (err.empty()) {
 		auto v = model::validate(cfg);
 		if (!v)
-			err = "model: " + v.error().message() + " (see --capacity, --op, --ru-size, --handles)";
+			err = "model: " + v.error().message() +
+			      " (see --capacity, --op, --ru-size, --handles)";
 	}
 	return err;
 }
 
-std::unique_ptr<Workload> make_workload(const ModelArgs &a, const std::vector<WorkloadFactory> &factories,
-					const model::ModelConfig &cfg, const Knobs &k, const WorkloadPoint &at,
-					std::string *errp)
+std::unique_ptr<Workload> make_workload(const ModelArgs &a,
+					const std::vector<WorkloadFactory> &factories,
+					const model::ModelConfig &cfg, const Knobs &k,
+					const WorkloadPoint &at, std::string *errp)
 {
 	std::unique_ptr<Workload> workload;
 	std::string &err = *errp;
@@ -185,7 +197,8 @@ std::unique_ptr<Workload> make_workload(const ModelArgs &a, const std::vector<Wo
 			for (const WorkloadFactory &f : factories)
 				for (const std::string &n : f.names)
 					names += ", " + n;
-			err = "--workload: '" + a.workload + "' is not a workload; use one of " + names;
+			err = "--workload: '" + a.workload + "' is not a workload; use one of " +
+			      names;
 		}
 	}
 	if (!err.empty())
@@ -202,10 +215,12 @@ std::vector<Placement> placements_arg(const std::string &arg, const Workload &w,
 	size_t pos = 0;
 	for (;;) {
 		const size_t comma = arg.find(',', pos);
-		const std::string one = arg.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		const std::string one = arg.substr(
+			pos, comma == std::string::npos ? std::string::npos : comma - pos);
 		auto p = parse_placement(one);
 		if (!p) {
-			*err = "--placement: '" + one + "' must be none, hint, writer, learned, oracle or all (or a comma list)";
+			*err = "--placement: '" + one +
+			       "' must be none, hint, writer, learned, oracle or all (or a comma list)";
 			return {};
 		}
 		bool ok = false;
@@ -215,7 +230,8 @@ std::vector<Placement> placements_arg(const std::string &arg, const Workload &w,
 			std::string names;
 			for (Placement s : supported)
 				names += std::string(names.empty() ? "" : ", ") + placement_name(s);
-			*err = "--placement: workload " + w.name() + " supports " + names + " (or all)";
+			*err = "--placement: workload " + w.name() + " supports " + names +
+			       " (or all)";
 			return {};
 		}
 		placements.push_back(*p);
@@ -253,4 +269,4 @@ std::unique_ptr<TtyProgress> tty_progress(const std::string &label)
 	return std::make_unique<TtyProgress>(label);
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -82,4 +82,4 @@ private:
 // A TtyProgress labelled label when stderr is a terminal, else nullptr (no bar).
 [[nodiscard]] std::unique_ptr<TtyProgress> tty_progress(const std::string &label);
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -39,4 +39,4 @@ std::optional<uint64_t> parse_size(std::string_view s)
 	return *r;
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

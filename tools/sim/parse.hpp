@@ -15,4 +15,4 @@ namespace kvfdp::sim {
 // A non-negative integer; nullopt for anything else.
 [[nodiscard]] std::optional<uint64_t> parse_uint(std::string_view s);
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -10,8 +10,9 @@
 namespace kvfdp::sim {
 
 Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
-	: p_(p), ftl_(ftl), nruh_(ftl.config().nruh),
-	  unit_lbas_(ftl.config().mapping_unit / ftl.config().lba_size), unit_bytes_(ftl.config().mapping_unit)
+    : p_(p), ftl_(ftl), nruh_(ftl.config().nruh),
+      unit_lbas_(ftl.config().mapping_unit / ftl.config().lba_size),
+      unit_bytes_(ftl.config().mapping_unit)
 {
 	if (p_ != Placement::learned)
 		return;
@@ -36,8 +37,9 @@ Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
 	const uint64_t units = ftl.logical_lbas() / unit_lbas_ + 1;
 	unit_key_.assign(units, 0);
 	unit_birth_.assign(units, 0);
-	recompute_bytes_ = o.recompute_bytes ? o.recompute_bytes
-					     : std::max<uint64_t>(4 * c.ru_size, c.logical_bytes / 64);
+	recompute_bytes_ = o.recompute_bytes
+				   ? o.recompute_bytes
+				   : std::max<uint64_t>(4 * c.ru_size, c.logical_bytes / 64);
 	next_recompute_ = recompute_bytes_;
 }
 
@@ -63,7 +65,8 @@ void Placer::init_shadows(const placement::LearnerConfig &lc)
 void Placer::select()
 {
 	if (shadows_[0] && !shadow_failed_[0]) {
-		const auto sr = shadow_learner_->recompute(static_cast<double>(shadow_learner_->clock()) / (1u << 30));
+		const auto sr = shadow_learner_->recompute(
+			static_cast<double>(shadow_learner_->clock()) / (1u << 30));
 		for (uint16_t h : sr.to_close())
 			(void)shadows_[0]->ruh_update(h);
 	}
@@ -71,7 +74,8 @@ void Placer::select()
 		if (!shadows_[i])
 			continue;
 		const model::Stats &st = shadows_[i]->stats();
-		selector_->report(static_cast<placement::Choice>(i), st.host_bytes, st.media_bytes, shadow_failed_[i]);
+		selector_->report(static_cast<placement::Choice>(i), st.host_bytes, st.media_bytes,
+				  shadow_failed_[i]);
 	}
 	learner_->set_choice(selector_->pick());
 }
@@ -79,15 +83,13 @@ void Placer::select()
 uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer)
 {
 	switch (p_) {
-	case Placement::none:
-		return 0;
+	case Placement::none: return 0;
 	case Placement::hint:
 	case Placement::oracle:
-		return placement::default_handle(cls, static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles)));
-	case Placement::writer:
-		return writer_handle(writer);
-	case Placement::learned:
-		break;
+		return placement::default_handle(cls, static_cast<uint16_t>(std::min<uint32_t>(
+							      nruh_, placement::kMaxHandles)));
+	case Placement::writer: return writer_handle(writer);
+	case Placement::learned: break;
 	}
 	const placement::Key key{writer, cls};
 	const uint64_t first = slba / unit_lbas_, last = (slba + nlb - 1) / unit_lbas_;
@@ -119,16 +121,19 @@ uint32_t Placer::write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer
 
 uint32_t Placer::writer_handle(uint64_t writer)
 {
-	auto [it, fresh] = writer_index_.try_emplace(writer, static_cast<uint32_t>(writers_.size()));
+	auto [it, fresh] =
+		writer_index_.try_emplace(writer, static_cast<uint32_t>(writers_.size()));
 	if (fresh)
 		writers_.push_back(writer);
 	return std::min<uint32_t>(it->second, nruh_ ? nruh_ - 1 : 0);
 }
 
 // The write into each shadow copy, placed by its choice; a copy that refuses one is failed.
-void Placer::shadow_write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer, placement::Key key)
+void Placer::shadow_write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer,
+			  placement::Key key)
 {
-	const uint16_t nruh = static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles));
+	const uint16_t nruh =
+		static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles));
 	const uint32_t h[placement::ChoiceSelector::kChoices] = {
 		shadow_learner_->place(key, nlb * ftl_.config().lba_size),
 		placement::default_handle(cls, nruh),
@@ -156,11 +161,12 @@ void Placer::died_units(uint64_t first, uint64_t last)
 	uint16_t run_key = 0;
 	uint64_t run_birth = 0, run_units = 0;
 	auto flush = [&] {
-		if (run_key && run_units)
-		{
-			learner_->died(keys_[run_key - 1], run_units * unit_bytes_, now - run_birth);
+		if (run_key && run_units) {
+			learner_->died(keys_[run_key - 1], run_units * unit_bytes_,
+				       now - run_birth);
 			if (shadow_learner_)
-				shadow_learner_->died(keys_[run_key - 1], run_units * unit_bytes_, now - run_birth);
+				shadow_learner_->died(keys_[run_key - 1], run_units * unit_bytes_,
+						      now - run_birth);
 		}
 		run_units = 0;
 	};
@@ -201,12 +207,13 @@ std::string Placer::describe_handle(uint32_t h) const
 	std::string s;
 	auto add = [&](const std::string &x) { s += (s.empty() ? "" : ",") + x; };
 	switch (p_) {
-	case Placement::none:
-		return h == 0 ? "all" : "-";
+	case Placement::none: return h == 0 ? "all" : "-";
 	case Placement::hint:
 	case Placement::oracle:
 		for (uint8_t c = 0; c < placement::kNumClasses; c++)
-			if (placement::default_handle(c, static_cast<uint16_t>(std::min<uint32_t>(nruh_, placement::kMaxHandles))) == h)
+			if (placement::default_handle(c, static_cast<uint16_t>(std::min<uint32_t>(
+								 nruh_, placement::kMaxHandles))) ==
+			    h)
 				add(placement::class_name(c));
 		break;
 	case Placement::writer:
@@ -217,7 +224,8 @@ std::string Placer::describe_handle(uint32_t h) const
 	case Placement::learned:
 		for (const auto &k : learner_->groups())
 			if (k.handle == h && k.written_bytes)
-				add("w" + std::to_string(k.key.writer) + ":" + placement::class_name(k.key.cls));
+				add("w" + std::to_string(k.key.writer) + ":" +
+				    placement::class_name(k.key.cls));
 		break;
 	}
 	return s.empty() ? "-" : s;
@@ -234,7 +242,8 @@ nlohmann::json Placer::report() const
 	uint32_t groups = 0;
 	std::vector<uint16_t> seen;
 	for (const auto &k : learner_->groups()) {
-		if (std::find(seen.begin(), seen.end(), k.handle) == seen.end() && k.written_bytes) {
+		if (std::find(seen.begin(), seen.end(), k.handle) == seen.end() &&
+		    k.written_bytes) {
 			seen.push_back(k.handle);
 			groups++;
 		}
@@ -256,7 +265,8 @@ nlohmann::json Placer::report() const
 		nlohmann::json shadows = nlohmann::json::object();
 		for (unsigned i = 0; i < shadows_.size(); i++) {
 			const auto c = static_cast<placement::Choice>(i);
-			shadows[placement::choice_name(c)] = {{"waf", selector_->waf(c)}, {"failed", shadow_failed_[i]}};
+			shadows[placement::choice_name(c)] = {{"waf", selector_->waf(c)},
+							      {"failed", shadow_failed_[i]}};
 		}
 		j["learned"]["choice"] = placement::choice_name(selector_->current());
 		j["learned"]["choice_switches"] = selector_->switches();
@@ -265,4 +275,4 @@ nlohmann::json Placer::report() const
 	return j;
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

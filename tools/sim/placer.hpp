@@ -53,7 +53,8 @@ private:
 	void recompute();
 	void init_shadows(const placement::LearnerConfig &lc);
 	void select();
-	void shadow_write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer, placement::Key key);
+	void shadow_write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer,
+			  placement::Key key);
 	[[nodiscard]] uint32_t writer_handle(uint64_t writer);
 
 	Placement p_;
@@ -65,10 +66,10 @@ private:
 	std::unordered_map<uint64_t, uint32_t> writer_index_;
 	// learned
 	std::unique_ptr<placement::Learner> learner_;
-	std::vector<placement::Key> keys_;   // key index - 1 -> key (at most 65535 tracked)
+	std::vector<placement::Key> keys_;  // key index - 1 -> key (at most 65535 tracked)
 	std::unordered_map<uint64_t, uint16_t> key_index_;  // writer << 3 | cls -> index
-	std::vector<uint16_t> unit_key_;     // per mapping unit: key index + 1, 0 = no live data
-	std::vector<uint64_t> unit_birth_;   // per mapping unit: learner clock when written
+	std::vector<uint16_t> unit_key_;    // per mapping unit: key index + 1, 0 = no live data
+	std::vector<uint64_t> unit_birth_;  // per mapping unit: learner clock when written
 	uint64_t recompute_bytes_ = 0;
 	uint64_t next_recompute_ = 0;
 	uint64_t ruh_updates_ = 0;
@@ -82,4 +83,4 @@ private:
 	std::unique_ptr<placement::ChoiceSelector> selector_;
 };
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

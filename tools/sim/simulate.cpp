@@ -17,7 +17,7 @@ namespace {
 class ModelSink final : public BlockSink {
 public:
 	ModelSink(model::Ftl &ftl, Placement placement)
-		: ftl_(ftl), placer_(placement, ftl), handle_bytes_(ftl.handles(), 0)
+	    : ftl_(ftl), placer_(placement, ftl), handle_bytes_(ftl.handles(), 0)
 	{
 	}
 	void write(uint64_t slba, uint64_t nlb, uint8_t rw_class, uint64_t writer) override
@@ -58,7 +58,7 @@ private:
 	std::vector<uint64_t> handle_bytes_;
 };
 
-} // namespace
+}  // namespace
 
 std::string iec(uint64_t bytes)
 {
@@ -136,15 +136,20 @@ Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Pla
 		return std::move(ftl).error();
 	ModelSink sink(**ftl, placement);
 	// writer and learned place the hint classes (and writers) themselves.
-	const Placement classify =
-		placement == Placement::writer || placement == Placement::learned ? Placement::hint : placement;
+	const Placement classify = placement == Placement::writer || placement == Placement::learned
+					   ? Placement::hint
+					   : placement;
 	const auto t0 = std::chrono::steady_clock::now();
 	KVFDP_TRY(workload.run(classify, (*ftl)->logical_lbas(), cfg.lba_size, sink, progress));
 	const auto t1 = std::chrono::steady_clock::now();
 	if (sink.error())
-		return errno_error(sink.error(), "model: " + workload.name() + " write at LBA " +
-							 std::to_string(sink.error_lba()) +
-							 (sink.error() == -ENOSPC ? " found no reclaimable space (raise --op or lower --util)" : ""));
+		return errno_error(
+			sink.error(),
+			"model: " + workload.name() + " write at LBA " +
+				std::to_string(sink.error_lba()) +
+				(sink.error() == -ENOSPC
+					 ? " found no reclaimable space (raise --op or lower --util)"
+					 : ""));
 	RunReport r;
 	r.placement = placement_name(placement);
 	r.workload = workload.name();
@@ -169,7 +174,8 @@ Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Pla
 				 {"ruamw", (*ftl)->ruamw(h)},
 				 {"used", (*ftl)->handle_used(h)},
 				 {"host_bytes", sink.handle_bytes()[h]},
-				 {"placed", h < cfg.nruh ? sink.placer().describe_handle(h) : std::string("-")}});
+				 {"placed", h < cfg.nruh ? sink.placer().describe_handle(h)
+							 : std::string("-")}});
 	r.extra["ruhss"] = std::move(ruhss);
 	const nlohmann::json placed = sink.placer().report();
 	for (auto it = placed.begin(); it != placed.end(); ++it)
@@ -186,7 +192,8 @@ nlohmann::ordered_json runs_to_json(const std::vector<RunReport> &runs)
 		j["host_bytes"] = r.host_bytes;
 		j["media_bytes"] = r.media_bytes;
 		// No bytes written in the measured part: there is no WAF (null, "n/a" in the table).
-		j["waf"] = r.host_bytes ? nlohmann::ordered_json(r.waf) : nlohmann::ordered_json(nullptr);
+		j["waf"] = r.host_bytes ? nlohmann::ordered_json(r.waf)
+					: nlohmann::ordered_json(nullptr);
 		j["gc_runs"] = r.gc_runs;
 		j["relocated_bytes"] = r.relocated_bytes;
 		j["workload"] = r.workload;
@@ -210,8 +217,8 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 	std::string out;
 	char line[256];
 	// Cache workloads (the KV chunk store) add their hit ratio and evictions.
-	const bool cache = !runs.empty() && runs[0].extra.is_object() &&
-			   runs[0].extra.contains("hit_ratio");
+	const bool cache =
+		!runs.empty() && runs[0].extra.is_object() && runs[0].extra.contains("hit_ratio");
 	std::snprintf(line, sizeof line, "%-10s %14s %14s %7s %10s %16s", "PLACEMENT", "HOST BYTES",
 		      "MEDIA BYTES", "WAF", "GC RUNS", "RELOCATED BYTES");
 	out += line;
@@ -222,16 +229,16 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 			std::snprintf(waf, sizeof waf, "%.3f", r.waf);
 		else
 			std::snprintf(waf, sizeof waf, "n/a");
-		std::snprintf(line, sizeof line, "%-10s %14s %14s %7s %10llu %16s",
-			      r.placement.c_str(), iec(r.host_bytes).c_str(), iec(r.media_bytes).c_str(),
-			      waf, static_cast<unsigned long long>(r.gc_runs),
-			      iec(r.relocated_bytes).c_str());
+		std::snprintf(
+			line, sizeof line, "%-10s %14s %14s %7s %10llu %16s", r.placement.c_str(),
+			iec(r.host_bytes).c_str(), iec(r.media_bytes).c_str(), waf,
+			static_cast<unsigned long long>(r.gc_runs), iec(r.relocated_bytes).c_str());
 		out += line;
 		if (cache) {
 			const auto &x = r.extra;
-			std::snprintf(line, sizeof line, "  %9.3f %10llu",
-				      x.value("hit_ratio", 0.0),
-				      static_cast<unsigned long long>(x.value("evictions", uint64_t{0})));
+			std::snprintf(
+				line, sizeof line, "  %9.3f %10llu", x.value("hit_ratio", 0.0),
+				static_cast<unsigned long long>(x.value("evictions", uint64_t{0})));
 			out += line;
 		}
 		out += "\n";
@@ -247,4 +254,4 @@ std::string runs_to_table(const std::vector<RunReport> &runs)
 	return out;
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -18,16 +18,16 @@ namespace kvfdp::sim {
 
 // What one run measured, from the workload's begin_measurement() (or the start) to the end.
 struct RunReport {
-	std::string placement;         // "none", "hint", "writer", "learned", "oracle"
+	std::string placement;  // "none", "hint", "writer", "learned", "oracle"
 	std::string workload;
-	uint64_t host_bytes = 0;       // delta HBMW
-	uint64_t media_bytes = 0;      // delta MBMW
-	double waf = 0;                // media_bytes / host_bytes (0 and "n/a" when host_bytes is 0)
-	uint64_t gc_runs = 0;          // RUs reclaimed by GC
+	uint64_t host_bytes = 0;   // delta HBMW
+	uint64_t media_bytes = 0;  // delta MBMW
+	double waf = 0;            // media_bytes / host_bytes (0 and "n/a" when host_bytes is 0)
+	uint64_t gc_runs = 0;      // RUs reclaimed by GC
 	uint64_t relocated_bytes = 0;
-	uint64_t erased_bytes = 0;     // delta MBE
-	model::Stats total;            // the whole run, warm-up included
-	double seconds = 0;            // wall time of the run
+	uint64_t erased_bytes = 0;                        // delta MBE
+	model::Stats total;                               // the whole run, warm-up included
+	double seconds = 0;                               // wall time of the run
 	nlohmann::json extra = nlohmann::json::object();  // Workload::extra()
 };
 
@@ -57,4 +57,4 @@ struct RunReport {
 // relocated bytes, then a line saying they cover the measured part of each run.
 [[nodiscard]] std::string runs_to_table(const std::vector<RunReport> &runs);
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

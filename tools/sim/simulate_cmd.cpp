@@ -70,7 +70,8 @@ std::string sweep_arg(const Args &a, const model::ModelConfig &cfg, std::optiona
 	if (!s)
 		return s.error().message();
 	if ((s->key == "util" && a.util_given) || (s->key == "op" && a.op_given))
-		return "--sweep: '" + a.sweep + "' sets --" + s->key + " at each point; drop --" + s->key;
+		return "--sweep: '" + a.sweep + "' sets --" + s->key + " at each point; drop --" +
+		       s->key;
 	if (a.ruh)
 		return "--sweep: '" + a.sweep + "' prints WAF only; --ruh needs a single run";
 	if (s->key == "op")
@@ -81,7 +82,8 @@ std::string sweep_arg(const Args &a, const model::ModelConfig &cfg, std::optiona
 			if (!ok) {
 				char at[32];
 				std::snprintf(at, sizeof at, "%g", v);
-				return "--sweep: '" + a.sweep + "' at op " + at + ": model: " + ok.error().message();
+				return "--sweep: '" + a.sweep + "' at op " + at +
+				       ": model: " + ok.error().message();
 			}
 		}
 	*out = std::move(*s);
@@ -94,15 +96,18 @@ std::vector<std::string> sweep_caption(const Args &a, const Workload &w, const S
 	const ModelArgs &m = a.model;
 	std::string line = "workload " + w.name() + ", capacity " + m.capacity;
 	line += s.key == "op" ? ", util " + m.util : ", OP " + m.op;
-	line += ", RU size " + m.ru_size + ", " + m.handles + " handles, GC " + m.gc + ", seed " + m.seed;
-	return {line, "kvfdp simulate --sweep " + a.sweep + " (WAF of the measured part of each run)"};
+	line += ", RU size " + m.ru_size + ", " + m.handles + " handles, GC " + m.gc + ", seed " +
+		m.seed;
+	return {line,
+		"kvfdp simulate --sweep " + a.sweep + " (WAF of the measured part of each run)"};
 }
 
 // Runs every placement at each point of s (cfg.op or the workload's util set to the point),
 // prints the sweep's table (or JSON), then writes --plot. Returns kExitOk / kExitError /
 // kExitUsage (a point the workload refuses).
-int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, const model::ModelConfig &base,
-	      const Knobs &k, const Sweep &s, const std::vector<Placement> &placements)
+int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories,
+	      const model::ModelConfig &base, const Knobs &k, const Sweep &s,
+	      const std::vector<Placement> &placements)
 {
 	std::vector<SweepPoint> points;
 	std::string name;
@@ -117,8 +122,8 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, cons
 			at.util = v;
 		auto w = make_workload(a.model, factories, cfg, k, at, &err);
 		if (!w) {
-			std::fprintf(stderr, "kvfdp simulate: --sweep %s at %s %g: %s\n", a.sweep.c_str(), s.key.c_str(), v,
-				     err.c_str());
+			std::fprintf(stderr, "kvfdp simulate: --sweep %s at %s %g: %s\n",
+				     a.sweep.c_str(), s.key.c_str(), v, err.c_str());
 			return kExitUsage;
 		}
 		if (caption.empty()) {
@@ -128,14 +133,14 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, cons
 		SweepPoint pt{v, {}};
 		for (Placement p : placements) {
 			char label[160];
-			std::snprintf(label, sizeof label, "simulate %s/%s %s=%g", name.c_str(), placement_name(p),
-				      s.key.c_str(), v);
+			std::snprintf(label, sizeof label, "simulate %s/%s %s=%g", name.c_str(),
+				      placement_name(p), s.key.c_str(), v);
 			std::unique_ptr<TtyProgress> bar = tty_progress(label);
 			auto r = run_one(cfg, *w, p, bar.get());
 			bar.reset();
 			if (!r) {
-				std::fprintf(stderr, "kvfdp simulate: %s=%g: %s\n", s.key.c_str(), v,
-					     r.error().message().c_str());
+				std::fprintf(stderr, "kvfdp simulate: %s=%g: %s\n", s.key.c_str(),
+					     v, r.error().message().c_str());
 				return kExitError;
 			}
 			pt.runs.push_back(std::move(*r));
@@ -149,7 +154,8 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories, cons
 	std::fflush(stdout);
 	if (a.plot.empty())
 		return kExitOk;
-	auto wrote = plot::write_text_file(a.plot, plot::render_svg(sweep_chart(s, points, name, std::move(caption))));
+	auto wrote = plot::write_text_file(
+		a.plot, plot::render_svg(sweep_chart(s, points, name, std::move(caption))));
 	if (!wrote) {
 		std::fprintf(stderr, "kvfdp simulate: --plot: %s (the table above is complete)\n",
 			     wrote.error().message().c_str());
@@ -207,7 +213,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 	return kExitOk;
 }
 
-} // namespace
+}  // namespace
 
 void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories)
 {
@@ -218,14 +224,18 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 		"simulate", "project the WAF of a workload on the built-in FDP SSD model, with and "
 			    "without placement");
 	add_model_options(*sub, args->model, workload_names(*facs));
-	sub->add_option("--placement", args->placement, "none|hint|writer|learned|oracle|all, or a comma list (all: what the workload supports: none, hint, writer, learned, oracle)")
+	sub->add_option(
+		   "--placement", args->placement,
+		   "none|hint|writer|learned|oracle|all, or a comma list (all: what the workload supports: none, hint, writer, learned, oracle)")
 		->capture_default_str();
 	sub->add_option("-o,--output", args->output, "table|json")->capture_default_str();
-	sub->add_option("--sweep", args->sweep,
-			"util=START:END:STEP or op=START:END:STEP: the same run at each value, every --placement; "
-			"prints WAF per placement and value")
+	sub->add_option(
+		   "--sweep", args->sweep,
+		   "util=START:END:STEP or op=START:END:STEP: the same run at each value, every --placement; "
+		   "prints WAF per placement and value")
 		->type_name("KEY=START:END:STEP");
-	sub->add_option("--plot", args->plot, "with --sweep: write WAF against the swept value to FILE.svg")
+	sub->add_option("--plot", args->plot,
+			"with --sweep: write WAF against the swept value to FILE.svg")
 		->type_name("FILE.svg");
 	sub->add_flag("--ruh", args->ruh,
 		      "after the table, print the model's placement handles at the end of each run "
@@ -240,4 +250,4 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 	});
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -33,9 +33,8 @@ struct WorkloadFactory {
 	// Builds the workload for --workload name against cfg; nullptr when name is not one of
 	// its names (or its options are not set); an Error is printed and exits 2. at replaces
 	// the options it sets.
-	std::function<Result<std::unique_ptr<Workload>>(const std::string &name,
-							const model::ModelConfig &cfg,
-							const WorkloadPoint &at)>
+	std::function<Result<std::unique_ptr<Workload>>(
+		const std::string &name, const model::ModelConfig &cfg, const WorkloadPoint &at)>
 		make;
 	// The eviction orders the store of the workload name chooses can run (WorkloadPoint::
 	// evict), {} when it has no store of its own to choose for; may be empty.
@@ -47,4 +46,4 @@ struct WorkloadFactory {
 void add_simulate_command(CLI::App &app, int &exit_code,
 			  std::vector<WorkloadFactory> factories = {});
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -19,12 +19,13 @@ constexpr SweepKey kKeys[] = {{"util", 0, 1}, {"op", 0, 10}};
 
 Error sweep_error(std::string_view spec, const std::string &why)
 {
-	return guidance_error(std::errc::invalid_argument,
-			      "--sweep: '" + std::string(spec) + "' " + why +
-				      "; use util=START:END:STEP or op=START:END:STEP, e.g. util=0.80:1.00:0.05");
+	return guidance_error(
+		std::errc::invalid_argument,
+		"--sweep: '" + std::string(spec) + "' " + why +
+			"; use util=START:END:STEP or op=START:END:STEP, e.g. util=0.80:1.00:0.05");
 }
 
-} // namespace
+}  // namespace
 
 Result<Sweep> parse_sweep(std::string_view spec)
 {
@@ -48,7 +49,8 @@ Result<Sweep> parse_sweep(std::string_view spec)
 		if (!d)
 			return sweep_error(spec, "has '" + std::string(part) + "', not a number");
 		v[i] = *d;
-		rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+		rest = colon == std::string_view::npos ? std::string_view{}
+						       : rest.substr(colon + 1);
 	}
 	const double start = v[0], end = v[1], step = v[2];
 	char bounds[96];
@@ -62,7 +64,8 @@ Result<Sweep> parse_sweep(std::string_view spec)
 	// Rounding: 0.80 + 4 * 0.05 is 1.0000000000000002; the 1e-9 slack keeps END in the sweep.
 	const double span = std::floor((end - start) / step + 1e-9);
 	if (span + 1 > static_cast<double>(kMaxSweepPoints))
-		return sweep_error(spec, "has more than " + std::to_string(kMaxSweepPoints) + " points");
+		return sweep_error(spec,
+				   "has more than " + std::to_string(kMaxSweepPoints) + " points");
 	Sweep s;
 	s.key = k->name;
 	for (int i = 0; i <= static_cast<int>(span); i++)
@@ -112,12 +115,13 @@ nlohmann::ordered_json sweep_to_json(const Sweep &s, const std::vector<SweepPoin
 	return out;
 }
 
-plot::LineChart sweep_chart(const Sweep &s, const std::vector<SweepPoint> &points, const std::string &workload,
-			    std::vector<std::string> caption)
+plot::LineChart sweep_chart(const Sweep &s, const std::vector<SweepPoint> &points,
+			    const std::string &workload, std::vector<std::string> caption)
 {
 	plot::LineChart c;
 	const bool util = s.key == "util";
-	c.title = "WAF against " + std::string(util ? "utilisation" : "over-provisioning") + ": " + workload;
+	c.title = "WAF against " + std::string(util ? "utilisation" : "over-provisioning") + ": " +
+		  workload;
 	c.x_label = util ? "utilisation (share of the logical capacity in use)"
 			 : "over-provisioning ((physical - logical) / logical)";
 	c.y_label = "WAF (media bytes / host bytes)";
@@ -139,4 +143,4 @@ plot::LineChart sweep_chart(const Sweep &s, const std::vector<SweepPoint> &point
 	return c;
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

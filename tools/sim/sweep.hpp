@@ -38,11 +38,13 @@ struct SweepPoint {
 // point ("n/a" where a run wrote nothing), then a line saying what the WAF covers.
 [[nodiscard]] std::string sweep_to_table(const Sweep &s, const std::vector<SweepPoint> &points);
 // {"sweep":{"key":..,"values":[..]},"points":[{"<key>":v,"runs":[runs_to_json's runs]}, ...]}
-[[nodiscard]] nlohmann::ordered_json sweep_to_json(const Sweep &s, const std::vector<SweepPoint> &points);
+[[nodiscard]] nlohmann::ordered_json sweep_to_json(const Sweep &s,
+						   const std::vector<SweepPoint> &points);
 
 // The sweep's plot: WAF against the swept value, one series per placement (in the points'
 // run order), the y axis from 1.0; caption lines under it (the run's parameters).
 [[nodiscard]] plot::LineChart sweep_chart(const Sweep &s, const std::vector<SweepPoint> &points,
-					  const std::string &workload, std::vector<std::string> caption);
+					  const std::string &workload,
+					  std::vector<std::string> caption);
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

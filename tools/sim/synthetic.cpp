@@ -9,7 +9,10 @@
 namespace kvfdp::sim {
 namespace {
 
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
 
 // Calls progress about every 2^16 operations.
 class Ticker {
@@ -53,10 +56,11 @@ Result<WriteShape> write_shape(uint32_t write_bytes, double util, uint64_t logic
 		return std::move(w).error();
 	if (!(util > 0 && util <= 1))
 		return guidance_error(std::errc::invalid_argument, "util must be in (0, 1]");
-	return WriteShape{*w, static_cast<uint64_t>(std::floor(util * static_cast<double>(logical_lbas / *w)))};
+	return WriteShape{*w, static_cast<uint64_t>(
+				      std::floor(util * static_cast<double>(logical_lbas / *w)))};
 }
 
-} // namespace
+}  // namespace
 
 Rng::Rng(uint64_t seed)
 {
@@ -126,16 +130,21 @@ Result<void> HotColdWorkload::run(Placement placement, uint64_t logical_lbas, ui
 	if (!shape)
 		return std::move(shape).error();
 	const uint64_t nlb = shape->nlb;
-	if (!(o_.hot_fraction > 0 && o_.hot_fraction < 1) || !(o_.hot_writes > 0 && o_.hot_writes < 1))
+	if (!(o_.hot_fraction > 0 && o_.hot_fraction < 1) ||
+	    !(o_.hot_writes > 0 && o_.hot_writes < 1))
 		return guidance_error(std::errc::invalid_argument,
 				      "hot fraction and hot write share must be in (0, 1)");
 	const uint64_t used = shape->units;
-	hot_units_ = static_cast<uint64_t>(std::llround(o_.hot_fraction * static_cast<double>(used)));
+	hot_units_ =
+		static_cast<uint64_t>(std::llround(o_.hot_fraction * static_cast<double>(used)));
 	cold_units_ = used - hot_units_;
 	if (hot_units_ == 0 || cold_units_ == 0)
-		return guidance_error(std::errc::invalid_argument, "capacity too small for two regions");
-	const uint8_t hot_cls = placement == Placement::none ? KVFDP_CLASS_NOT_SET : KVFDP_CLASS_SHORT;
-	const uint8_t cold_cls = placement == Placement::none ? KVFDP_CLASS_NOT_SET : KVFDP_CLASS_LONG;
+		return guidance_error(std::errc::invalid_argument,
+				      "capacity too small for two regions");
+	const uint8_t hot_cls =
+		placement == Placement::none ? KVFDP_CLASS_NOT_SET : KVFDP_CLASS_SHORT;
+	const uint8_t cold_cls =
+		placement == Placement::none ? KVFDP_CLASS_NOT_SET : KVFDP_CLASS_LONG;
 	const double cold_life = static_cast<double>(cold_units_) / (1.0 - o_.hot_writes);
 	const double period = std::max(cold_life, static_cast<double>(used));
 	const auto warm = static_cast<uint64_t>(o_.warmup_lifetimes * period);
@@ -174,8 +183,9 @@ Result<void> HotColdWorkload::run(Placement placement, uint64_t logical_lbas, ui
 
 nlohmann::json HotColdWorkload::extra() const
 {
-	return {{"hot_units", hot_units_}, {"cold_units", cold_units_},
+	return {{"hot_units", hot_units_},
+		{"cold_units", cold_units_},
 		{"hot_writes", o_.hot_writes}};
 }
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

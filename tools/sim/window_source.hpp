@@ -26,8 +26,9 @@ class WindowWorkload final : public Workload {
 public:
 	explicit WindowWorkload(proto::TwinWindow w);
 	[[nodiscard]] std::string name() const override { return "kvfdpd's twin window"; }
-	[[nodiscard]] Result<void> run(Placement placement, uint64_t logical_lbas, uint32_t lba_size,
-				       BlockSink &sink, Progress *progress) override;
+	[[nodiscard]] Result<void> run(Placement placement, uint64_t logical_lbas,
+				       uint32_t lba_size, BlockSink &sink,
+				       Progress *progress) override;
 	// The passes a run makes: enough to write the model's capacity, 1..kMaxWindowPasses.
 	[[nodiscard]] uint32_t passes() const { return passes_; }
 	[[nodiscard]] const proto::TwinWindow &window() const { return w_; }
@@ -69,4 +70,4 @@ private:
 	std::string target_;
 };
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

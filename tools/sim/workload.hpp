@@ -16,11 +16,11 @@ namespace kvfdp::sim {
 // How writes are placed. A workload classifies its writes for none, hint and oracle; writer
 // and learned take the hint classes (and the writers) and place them in the sink.
 enum class Placement : uint8_t {
-	none,    // everything on the default class
-	hint,    // what an application can know at write time, through the default class map
-	oracle,  // from the actual time of death (an upper bound)
-	writer,  // one handle per writer, in order of first write, up to the handles there are
-	learned, // the placement learner (placement/learner.hpp) keyed by (writer, hint class)
+	none,     // everything on the default class
+	hint,     // what an application can know at write time, through the default class map
+	oracle,   // from the actual time of death (an upper bound)
+	writer,   // one handle per writer, in order of first write, up to the handles there are
+	learned,  // the placement learner (placement/learner.hpp) keyed by (writer, hint class)
 };
 
 // Receives a workload's operations in logical blocks of the model's LBA size.
@@ -57,7 +57,8 @@ public:
 	// oracle: simulate passes hint for writer and learned).
 	// logical_lbas is the capacity the sink addresses.
 	[[nodiscard]] virtual Result<void> run(Placement placement, uint64_t logical_lbas,
-					       uint32_t lba_size, BlockSink &sink, Progress *progress) = 0;
+					       uint32_t lba_size, BlockSink &sink,
+					       Progress *progress) = 0;
 	// The placements this workload can classify by, in the order `--placement all` runs them.
 	[[nodiscard]] virtual std::vector<Placement> placements() const
 	{
@@ -67,4 +68,4 @@ public:
 	[[nodiscard]] virtual nlohmann::json extra() const { return nlohmann::json::object(); }
 };
 
-} // namespace kvfdp::sim
+}  // namespace kvfdp::sim

@@ -19,14 +19,14 @@ constexpr std::string_view kHeaderWriter = "t_us,op,slba,nlb,class,writer";
 
 Error line_error(const std::string &name, uint32_t line_no, const std::string &what)
 {
-	return guidance_error(std::errc::invalid_argument,
-			      name + ":" + std::to_string(line_no) + ": " + what +
-				      " (expected t_us,op,slba,nlb,class[,writer] with op W or D, class "
-				      "0-5 and writer a non-negative integer)");
+	return guidance_error(
+		std::errc::invalid_argument,
+		name + ":" + std::to_string(line_no) + ": " + what +
+			" (expected t_us,op,slba,nlb,class[,writer] with op W or D, class "
+			"0-5 and writer a non-negative integer)");
 }
 
-template <class T>
-bool parse_num(std::string_view s, T &out)
+template <class T> bool parse_num(std::string_view s, T &out)
 {
 	if (s.empty())
 		return false;
@@ -43,7 +43,7 @@ std::string_view trim(std::string_view s)
 	return s;
 }
 
-} // namespace
+}  // namespace
 
 Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &name, uint32_t line_no,
 				 unsigned fields)
@@ -61,10 +61,13 @@ Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &nam
 		rest = rest.substr(comma + 1);
 	}
 	if (n < 5)
-		return line_error(name, line_no, "expected 5 or 6 comma-separated fields, found " + std::to_string(n));
+		return line_error(name, line_no,
+				  "expected 5 or 6 comma-separated fields, found " +
+					  std::to_string(n));
 	if (fields && n != fields)
 		return line_error(name, line_no,
-				  std::to_string(n) + " fields where the header declares " + std::to_string(fields));
+				  std::to_string(n) + " fields where the header declares " +
+					  std::to_string(fields));
 	BlkRecord r;
 	r.line = line_no;
 	if (!parse_num(f[0], r.t_us))
@@ -84,8 +87,9 @@ Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &nam
 		return line_error(name, line_no, "class must be 0-5");
 	r.cls = static_cast<uint8_t>(cls);
 	if (n == 6 && !parse_num(f[5], r.writer))
-		return line_error(name, line_no, "writer '" + std::string(f[5].substr(0, 32)) +
-							 "' is not a non-negative integer");
+		return line_error(name, line_no,
+				  "writer '" + std::string(f[5].substr(0, 32)) +
+					  "' is not a non-negative integer");
 	if (r.slba > std::numeric_limits<uint64_t>::max() - r.nlb)
 		return line_error(name, line_no, "slba + nlb overflows");
 	return r;
@@ -93,7 +97,8 @@ Result<BlkRecord> parse_blk_line(const std::string &line, const std::string &nam
 
 Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t capacity_lbas)
 {
-	KVFDP_TRY(check_trace_file(path, "block trace", "--blk-trace FILE.csv, as `kvfdp record` writes it"));
+	KVFDP_TRY(check_trace_file(path, "block trace",
+				   "--blk-trace FILE.csv, as `kvfdp record` writes it"));
 	std::ifstream in(path);
 	if (!in)
 		return errno_error(errno ? errno : ENOENT,
@@ -113,23 +118,25 @@ Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t 
 		}
 		if (line_no == 1 && !t.empty() && (t[0] < '0' || t[0] > '9'))
 			return line_error(path, line_no,
-					  "unknown header (want \"" + std::string(kHeader) + "\" or \"" +
-						  std::string(kHeaderWriter) + "\")");
+					  "unknown header (want \"" + std::string(kHeader) +
+						  "\" or \"" + std::string(kHeaderWriter) + "\")");
 		auto r = parse_blk_line(line, path, line_no, fields);
 		if (!r)
 			return std::move(r).error();
 		if (capacity_lbas && r->slba + r->nlb > capacity_lbas)
-			return line_error(path, line_no,
-					  "LBAs " + std::to_string(r->slba) + "+" + std::to_string(r->nlb) +
-						  " lie beyond the capacity of " +
-						  std::to_string(capacity_lbas) +
-						  " 4 KiB LBAs; raise --capacity to the traced device's size");
+			return line_error(
+				path, line_no,
+				"LBAs " + std::to_string(r->slba) + "+" + std::to_string(r->nlb) +
+					" lie beyond the capacity of " +
+					std::to_string(capacity_lbas) +
+					" 4 KiB LBAs; raise --capacity to the traced device's size");
 		if (!out.empty() && r->t_us < out.back().t_us)
-			return line_error(path, line_no,
-					  "t_us " + std::to_string(r->t_us) + " is earlier than line " +
-						  std::to_string(out.back().line) + "'s " +
-						  std::to_string(out.back().t_us) +
-						  ": rows must be in time order (sort the trace by t_us)");
+			return line_error(
+				path, line_no,
+				"t_us " + std::to_string(r->t_us) + " is earlier than line " +
+					std::to_string(out.back().line) + "'s " +
+					std::to_string(out.back().t_us) +
+					": rows must be in time order (sort the trace by t_us)");
 		out.push_back(*r);
 	}
 	if (in.bad())
@@ -141,7 +148,7 @@ Result<std::vector<BlkRecord>> load_blk_trace(const std::string &path, uint64_t 
 }
 
 BlkTraceWorkload::BlkTraceWorkload(std::string name, std::vector<BlkRecord> records)
-	: name_(std::move(name)), records_(std::move(records))
+    : name_(std::move(name)), records_(std::move(records))
 {
 }
 
@@ -149,16 +156,18 @@ Result<void> BlkTraceWorkload::run(sim::Placement placement, uint64_t logical_lb
 				   uint32_t lba_size, sim::BlockSink &sink, sim::Progress *progress)
 {
 	if (lba_size == 0 || lba_size > kBlkTraceLbaSize || kBlkTraceLbaSize % lba_size != 0)
-		return guidance_error(std::errc::invalid_argument,
-				      "the model's LBA size must divide 4096 to replay a block trace");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"the model's LBA size must divide 4096 to replay a block trace");
 	const uint64_t per = kBlkTraceLbaSize / lba_size;
 	const uint64_t blocks = logical_lbas / per;
 	for (const auto &r : records_)
 		if (r.slba + r.nlb > blocks)
-			return guidance_error(std::errc::invalid_argument,
-					      name_ + ":" + std::to_string(r.line) +
-						      ": record beyond the model's logical capacity; raise "
-						      "--capacity");
+			return guidance_error(
+				std::errc::invalid_argument,
+				name_ + ":" + std::to_string(r.line) +
+					": record beyond the model's logical capacity; raise "
+					"--capacity");
 	std::vector<uint8_t> oracle;
 	if (placement == sim::Placement::oracle) {
 		// Pre-pass: each write record is a version that dies when half its blocks have
@@ -166,7 +175,7 @@ Result<void> BlkTraceWorkload::run(sim::Placement placement, uint64_t logical_lb
 		constexpr uint32_t kFree = std::numeric_limits<uint32_t>::max();
 		std::vector<uint32_t> owner(blocks, kFree);
 		std::vector<uint32_t> dead;
-		std::vector<uint32_t> version_record; // version -> index in records_
+		std::vector<uint32_t> version_record;  // version -> index in records_
 		LifetimeRecorder rec;
 		uint64_t clock = 0;
 		auto kill = [&](uint64_t b) {
@@ -210,7 +219,8 @@ Result<void> BlkTraceWorkload::run(sim::Placement placement, uint64_t logical_lb
 			deallocated_bytes_ += uint64_t{r.nlb} * kBlkTraceLbaSize;
 		}
 		if (progress && (i % 4096 == 0 || i + 1 == records_.size()))
-			progress->update(static_cast<double>(i + 1) / static_cast<double>(records_.size()));
+			progress->update(static_cast<double>(i + 1) /
+					 static_cast<double>(records_.size()));
 	}
 	return ok();
 }
@@ -222,4 +232,4 @@ nlohmann::json BlkTraceWorkload::extra() const
 		{"bytes_deallocated", deallocated_bytes_}};
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -21,7 +21,7 @@ struct BlkRecord {
 	bool write = true;  // false: deallocate
 	uint8_t cls = 0;
 	uint64_t writer = 0;  // the optional writer column; 0 when absent
-	uint32_t line = 0;  // line number in the file, for errors
+	uint32_t line = 0;    // line number in the file, for errors
 };
 
 // Parses one data line of 5 or 6 fields (fields = 0 accepts either; 5 or 6 requires that
@@ -46,7 +46,10 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override { return sim::all_placements(); }
+	[[nodiscard]] std::vector<sim::Placement> placements() const override
+	{
+		return sim::all_placements();
+	}
 	[[nodiscard]] nlohmann::json extra() const override;
 
 private:
@@ -56,4 +59,4 @@ private:
 	uint64_t deallocated_bytes_ = 0;
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

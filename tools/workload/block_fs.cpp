@@ -5,7 +5,7 @@ namespace kvfdp::workload {
 
 BlockFs::BlockFs(uint64_t blocks, uint32_t lbas_per_block, sim::BlockSink &sink,
 		 LifetimeRecorder *recorder)
-	: alloc_(blocks), lbas_per_block_(lbas_per_block), sink_(&sink), recorder_(recorder)
+    : alloc_(blocks), lbas_per_block_(lbas_per_block), sink_(&sink), recorder_(recorder)
 {
 }
 
@@ -13,9 +13,10 @@ Result<BlockFs> BlockFs::make(uint64_t logical_lbas, uint32_t lba_size, sim::Blo
 			      LifetimeRecorder *recorder)
 {
 	if (lba_size == 0 || lba_size > kBlockSize || kBlockSize % lba_size != 0)
-		return guidance_error(std::errc::invalid_argument,
-				      "LBA size " + std::to_string(lba_size) +
-					      " does not divide the 4096-byte file block; use 512 or 4096");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"LBA size " + std::to_string(lba_size) +
+				" does not divide the 4096-byte file block; use 512 or 4096");
 	uint32_t per = kBlockSize / lba_size;
 	uint64_t blocks = logical_lbas / per;
 	if (blocks == 0)
@@ -63,4 +64,4 @@ void BlockFs::unlink(FileExtents &file)
 	file.blocks = 0;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

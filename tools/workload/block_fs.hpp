@@ -22,9 +22,9 @@ struct FileExtents {
 struct FsCounters {
 	uint64_t files_written = 0;
 	uint64_t files_unlinked = 0;
-	uint64_t bytes_written = 0;      // block-rounded
+	uint64_t bytes_written = 0;  // block-rounded
 	uint64_t bytes_deallocated = 0;
-	uint64_t fragmented_files = 0;   // files that needed more than one extent
+	uint64_t fragmented_files = 0;  // files that needed more than one extent
 };
 
 class BlockFs {
@@ -41,7 +41,8 @@ public:
 
 	// Allocates and writes a file of `bytes` in class cls for writer. False (nothing
 	// written) when fewer blocks are free than it needs: the caller evicts and retries.
-	[[nodiscard]] bool create(uint64_t bytes, uint8_t cls, FileExtents &out, uint64_t writer = 0);
+	[[nodiscard]] bool create(uint64_t bytes, uint8_t cls, FileExtents &out,
+				  uint64_t writer = 0);
 	// Ends the warm-up on the sink (see sim::BlockSink::begin_measurement).
 	void begin_measurement() { sink_->begin_measurement(); }
 	// Deallocates the file's blocks on the sink and frees them.
@@ -70,4 +71,4 @@ private:
 	uint64_t class_bytes_[6] = {};
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -11,12 +11,13 @@ Result<uint64_t> store_blocks(const BlockFs &fs, const ChunkFileConfig &cfg, uin
 	if (!(cfg.utilisation > 0.0 && cfg.utilisation <= 1.0))
 		return guidance_error(std::errc::invalid_argument,
 				      "store utilisation must be in (0, 1] (--util)");
-	const uint64_t cap_blocks =
-		static_cast<uint64_t>(static_cast<long double>(fs.total_blocks()) * cfg.utilisation);
+	const uint64_t cap_blocks = static_cast<uint64_t>(
+		static_cast<long double>(fs.total_blocks()) * cfg.utilisation);
 	if (BlockFs::blocks_for(largest_bytes) > cap_blocks)
 		return guidance_error(std::errc::invalid_argument,
-				      std::string(what) + " does not fit in the store; lower "
-							  "--kv-scale or raise --capacity / --util");
+				      std::string(what) +
+					      " does not fit in the store; lower "
+					      "--kv-scale or raise --capacity / --util");
 	st.capacity_bytes = cap_blocks * BlockFs::kBlockSize;
 	return cap_blocks;
 }
@@ -36,4 +37,4 @@ void add_chunk_file_json(nlohmann::json &j, const ChunkFileStats &s)
 	j["bytes_deallocated"] = s.bytes_deallocated;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

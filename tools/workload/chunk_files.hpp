@@ -16,8 +16,8 @@
 namespace kvfdp::workload {
 
 struct ChunkFileConfig {
-	uint64_t chunk_bytes = 64ull << 20; // one 512-token block (after any scale factor)
-	double utilisation = 0.9;           // store capacity / the device's logical capacity
+	uint64_t chunk_bytes = 64ull << 20;  // one 512-token block (after any scale factor)
+	double utilisation = 0.9;            // store capacity / the device's logical capacity
 };
 
 struct ChunkFileStats {
@@ -59,4 +59,4 @@ template <class Pass>
 		    static_cast<const std::vector<uint8_t> *>(&oracle), progress);
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

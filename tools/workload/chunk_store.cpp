@@ -21,8 +21,8 @@ struct Chunk {
 	uint64_t hash = 0;
 	FileExtents file;
 	Group group = kShared;
-	uint8_t cls = 0;     // the class it was written with (a fifo2 rewrite keeps it)
-	bool reused = false; // hit since it was (re)written
+	uint8_t cls = 0;      // the class it was written with (a fifo2 rewrite keeps it)
+	bool reused = false;  // hit since it was (re)written
 };
 
 // hint's online estimate: of the chunks of each group evicted so far, how many were hit
@@ -55,7 +55,8 @@ public:
 	// warm-up (a store alone on the device), else the caller ends it.
 	Replay(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, ChunkStoreStats &st,
 	       uint64_t writer = 0, bool ends_warmup = true)
-		: cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st), writer_(writer), ends_warmup_(ends_warmup)
+	    : cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st), writer_(writer),
+	      ends_warmup_(ends_warmup)
 	{
 	}
 
@@ -84,7 +85,8 @@ public:
 				it->second->reused = true;
 				if (cfg_.evict == EvictPolicy::lru)
 					lru_.splice(lru_.begin(), lru_, it->second);
-				if (first_hit && cfg_.promote_on_hit && placement == sim::Placement::hint &&
+				if (first_hit && cfg_.promote_on_hit &&
+				    placement == sim::Placement::hint &&
 				    it->second->group != kShared)
 					promote(it->second);
 				continue;
@@ -93,8 +95,8 @@ public:
 			Group g = kShared;
 			if (i >= cfg_.long_positions && refs < cfg_.prefix_refs)
 				g = (i + 1 == ids.size() && partial_tail) ? kTail
-				    : continuing ? kContinuingBody
-						 : kFirstTurnBody;
+				    : continuing                          ? kContinuingBody
+									  : kFirstTurnBody;
 			write_chunk(h, g, classify(placement, g, oracle));
 		}
 	}
@@ -106,20 +108,19 @@ public:
 	}
 
 private:
-	uint8_t classify(sim::Placement placement, Group g, const std::vector<uint8_t> *oracle) const
+	uint8_t classify(sim::Placement placement, Group g,
+			 const std::vector<uint8_t> *oracle) const
 	{
 		switch (placement) {
-		case sim::Placement::none:
-			return KVFDP_CLASS_NOT_SET;
+		case sim::Placement::none: return KVFDP_CLASS_NOT_SET;
 		case sim::Placement::hint:
-		case sim::Placement::writer: // simulate runs the workload with hint for these
+		case sim::Placement::writer:  // simulate runs the workload with hint for these
 		case sim::Placement::learned:
 			if (g == kShared)
 				return KVFDP_CLASS_LONG;
 			return learner_.rate(g) >= cfg_.medium_reuse ? KVFDP_CLASS_MEDIUM
-								      : KVFDP_CLASS_SHORT;
-		case sim::Placement::oracle:
-			break;
+								     : KVFDP_CLASS_SHORT;
+		case sim::Placement::oracle: break;
 		}
 		uint64_t v = fs_.next_version();
 		return oracle && v < oracle->size() ? (*oracle)[v] : uint8_t{KVFDP_CLASS_EXTREME};
@@ -132,7 +133,7 @@ private:
 		unlink(c->file);
 		c->group = kShared;
 		bool created = create(KVFDP_CLASS_LONG, c->file);
-		(void)created; // the blocks just freed are enough
+		(void)created;  // the blocks just freed are enough
 		++st_.promotions;
 		++st_.chunks_written;
 	}
@@ -140,14 +141,14 @@ private:
 	void evict_lru()
 	{
 		if (st_.evictions == 0 && ends_warmup_)
-			fs_.begin_measurement(); // the store is full: the warm-up ends here
+			fs_.begin_measurement();  // the store is full: the warm-up ends here
 		Chunk &c = lru_.back();
 		if (cfg_.evict == EvictPolicy::fifo2 && c.reused) {
 			// Second chance: rewrite it as the newest chunk (a new file, same class).
 			learner_.evicted(c.group, true);
 			unlink(c.file);
 			bool created = create(c.cls, c.file);
-			(void)created; // the blocks just freed are enough
+			(void)created;  // the blocks just freed are enough
 			c.reused = false;
 			lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
 			++st_.reinserts;
@@ -164,8 +165,7 @@ private:
 	void write_chunk(uint64_t h, Group g, uint8_t cls)
 	{
 		const uint64_t need = BlockFs::blocks_for(cfg_.chunk_bytes);
-		while (!lru_.empty() &&
-		       (used_ + need > cap_blocks_ || fs_.free_blocks() < need))
+		while (!lru_.empty() && (used_ + need > cap_blocks_ || fs_.free_blocks() < need))
 			evict_lru();
 		lru_.push_front(Chunk{h, {}, g, cls, false});
 		// The caller checked that one chunk fits in an empty store.
@@ -196,9 +196,9 @@ private:
 	uint64_t writer_;
 	bool ends_warmup_;
 	uint64_t used_ = 0;
-	std::list<Chunk> lru_; // front = most recently used (lru) or written (fifo, fifo2)
+	std::list<Chunk> lru_;  // front = most recently used (lru) or written (fifo, fifo2)
 	std::unordered_map<uint64_t, std::list<Chunk>::iterator> index_;
-	std::unordered_map<uint64_t, uint32_t> refs_; // requests that referenced each hash
+	std::unordered_map<uint64_t, uint32_t> refs_;  // requests that referenced each hash
 	ReuseLearner learner_;
 };
 
@@ -219,7 +219,8 @@ Result<void> replay_pass(const std::vector<MooncakeRequest> &trace, const ChunkS
 	for (size_t i = 0; i < trace.size(); ++i) {
 		r.request(trace[i], placement, oracle);
 		if (progress && (i % 256 == 0 || i + 1 == trace.size()))
-			progress->update(static_cast<double>(i + 1) / static_cast<double>(trace.size()));
+			progress->update(static_cast<double>(i + 1) /
+					 static_cast<double>(trace.size()));
 	}
 	finish_stats(*fs, st);
 	st.fragmented_chunks = fs->counters().fragmented_files;
@@ -229,11 +230,11 @@ Result<void> replay_pass(const std::vector<MooncakeRequest> &trace, const ChunkS
 	return ok();
 }
 
-} // namespace
+}  // namespace
 
 struct ChunkEngine::Impl {
 	Impl(const ChunkStoreConfig &c, BlockFs &fs, uint64_t cap_blocks, uint64_t writer)
-		: cfg(c), replay(cfg, fs, cap_blocks, stats, writer, false)
+	    : cfg(c), replay(cfg, fs, cap_blocks, stats, writer, false)
 	{
 	}
 	ChunkStoreConfig cfg;
@@ -241,8 +242,9 @@ struct ChunkEngine::Impl {
 	Replay replay;
 };
 
-ChunkEngine::ChunkEngine(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks, uint64_t writer)
-	: impl_(std::make_unique<Impl>(cfg, fs, cap_blocks, writer))
+ChunkEngine::ChunkEngine(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_blocks,
+			 uint64_t writer)
+    : impl_(std::make_unique<Impl>(cfg, fs, cap_blocks, writer))
 {
 }
 
@@ -254,22 +256,29 @@ void ChunkEngine::request(const MooncakeRequest &req, sim::Placement placement,
 	impl_->replay.request(req, placement, oracle);
 }
 
-const ChunkStoreStats &ChunkEngine::stats() const { return impl_->stats; }
+const ChunkStoreStats &ChunkEngine::stats() const
+{
+	return impl_->stats;
+}
 
-uint64_t ChunkEngine::used_blocks() const { return impl_->replay.used_blocks(); }
+uint64_t ChunkEngine::used_blocks() const
+{
+	return impl_->replay.used_blocks();
+}
 
 ChunkStoreWorkload::ChunkStoreWorkload(std::string name, std::vector<MooncakeRequest> trace,
 				       ChunkStoreConfig cfg)
-	: name_(std::move(name)), trace_(std::move(trace)), cfg_(cfg)
+    : name_(std::move(name)), trace_(std::move(trace)), cfg_(cfg)
 {
 }
 
 Result<void> ChunkStoreWorkload::run(sim::Placement placement, uint64_t logical_lbas,
-				     uint32_t lba_size, sim::BlockSink &sink, sim::Progress *progress)
+				     uint32_t lba_size, sim::BlockSink &sink,
+				     sim::Progress *progress)
 {
 	return run_passes(placement, sink, progress,
-			  [&](sim::BlockSink &s, LifetimeRecorder *rec, const std::vector<uint8_t> *oracle,
-			      sim::Progress *p) {
+			  [&](sim::BlockSink &s, LifetimeRecorder *rec,
+			      const std::vector<uint8_t> *oracle, sim::Progress *p) {
 				  return replay_pass(trace_, cfg_, placement, oracle, logical_lbas,
 						     lba_size, s, rec, p, stats_);
 			  });
@@ -279,7 +288,8 @@ nlohmann::json ChunkStoreWorkload::extra() const
 {
 	const auto &s = stats_;
 	nlohmann::json j;
-	j["hit_ratio"] = s.lookups ? static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0;
+	j["hit_ratio"] =
+		s.lookups ? static_cast<double>(s.hits) / static_cast<double>(s.lookups) : 0.0;
 	add_chunk_file_json(j, s);
 	j["promotions"] = s.promotions;
 	static const char *kEvict[3] = {"lru", "fifo", "fifo2"};
@@ -298,4 +308,4 @@ nlohmann::json ChunkStoreWorkload::extra() const
 	return j;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

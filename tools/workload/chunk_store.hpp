@@ -40,7 +40,7 @@ struct ChunkStoreStats : ChunkFileStats {
 	uint64_t hits = 0;
 	uint64_t misses = 0;
 	uint64_t promotions = 0;
-	uint64_t reinserts = 0; // fifo2: hit chunks rewritten instead of evicted
+	uint64_t reinserts = 0;  // fifo2: hit chunks rewritten instead of evicted
 	uint64_t fragmented_chunks = 0;
 	uint64_t class_bytes[6] = {};
 	// hint's learned reuse rates at the end: first-turn body, continuing-turn body, tail.
@@ -57,7 +57,8 @@ public:
 	ChunkEngine(const ChunkEngine &) = delete;
 	ChunkEngine &operator=(const ChunkEngine &) = delete;
 	// Looks up the request's blocks and writes the missing ones (evicting as needed).
-	void request(const MooncakeRequest &req, sim::Placement placement, const std::vector<uint8_t> *oracle);
+	void request(const MooncakeRequest &req, sim::Placement placement,
+		     const std::vector<uint8_t> *oracle);
 	[[nodiscard]] const ChunkStoreStats &stats() const;
 	[[nodiscard]] uint64_t used_blocks() const;
 
@@ -68,13 +69,17 @@ private:
 
 class ChunkStoreWorkload : public sim::Workload {
 public:
-	ChunkStoreWorkload(std::string name, std::vector<MooncakeRequest> trace, ChunkStoreConfig cfg);
+	ChunkStoreWorkload(std::string name, std::vector<MooncakeRequest> trace,
+			   ChunkStoreConfig cfg);
 
 	[[nodiscard]] std::string name() const override { return name_; }
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override { return sim::all_placements(); }
+	[[nodiscard]] std::vector<sim::Placement> placements() const override
+	{
+		return sim::all_placements();
+	}
 	// hit_ratio, evictions, chunks_written, ... of the last run.
 	[[nodiscard]] nlohmann::json extra() const override;
 	[[nodiscard]] const ChunkStoreStats &stats() const { return stats_; }
@@ -86,4 +91,4 @@ private:
 	ChunkStoreStats stats_;
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

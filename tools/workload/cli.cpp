@@ -20,11 +20,14 @@ namespace kvfdp::workload {
 
 namespace {
 
-Error usage(const std::string &what) { return guidance_error(std::errc::invalid_argument, what); }
-    
-    // A positive finite number, or false.
-    bool parse_positive(const std::string &s, double &out)
-    {
+Error usage(const std::string &what)
+{
+	return guidance_error(std::errc::invalid_argument, what);
+}
+
+// A positive finite number, or false.
+bool parse_positive(const std::string &s, double &out)
+{
 	char *end = nullptr;
 	out = std::strtod(s.c_str(), &end);
 	return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out) && out > 0;
@@ -38,10 +41,12 @@ bool parse_triple(const std::string &s, std::array<double, 3> &out)
 		size_t comma = s.find(',', pos);
 		if ((i < 2) == (comma == std::string::npos))
 			return false;
-		std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		std::string part =
+			s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
 		char *end = nullptr;
 		out[i] = std::strtod(part.c_str(), &end);
-		if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(out[i]) || out[i] < 0)
+		if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(out[i]) ||
+		    out[i] < 0)
 			return false;
 		pos = comma + 1;
 	}
@@ -55,7 +60,7 @@ uint64_t round_block(double bytes)
 	return (b ? b : 1) * 4096;
 }
 
-} // namespace
+}  // namespace
 
 Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &scale)
 {
@@ -71,11 +76,13 @@ Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &sc
 			return usage("--kv-scale: '" + scale + "' is not a number or N/M fraction");
 		factor = num / den;
 	} else if (!parse_positive(scale, factor)) {
-		return usage("--kv-scale: '" + scale + "' is not a positive number or N/M fraction");
+		return usage("--kv-scale: '" + scale +
+			     "' is not a positive number or N/M fraction");
 	}
 	double bytes = static_cast<double>(preset->bytes_per_token) * kMooncakeBlockTokens * factor;
 	if (bytes < 4096.0 / 2)
-		return usage("--kv-scale: " + scale + " makes a chunk smaller than a 4 KiB block; raise it");
+		return usage("--kv-scale: " + scale +
+			     " makes a chunk smaller than a 4 KiB block; raise it");
 	return round_block(bytes);
 }
 
@@ -91,8 +98,9 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-model", o.kv_model,
 		       "KV size preset: bytes per token (" + preset_names() + ")")
 		->capture_default_str();
-	cmd.add_option("--kv-scale", o.kv_scale,
-		       "scale of a 512-token chunk (e.g. 1/256 makes Llama-3.1-8B's 64 MiB 256 KiB)")
+	cmd.add_option(
+		   "--kv-scale", o.kv_scale,
+		   "scale of a 512-token chunk (e.g. 1/256 makes Llama-3.1-8B's 64 MiB 256 KiB)")
 		->capture_default_str();
 	cmd.add_option("--kv-requests", o.kv_requests,
 		       "replay only the first N requests of --kv-trace (0 = all)")
@@ -100,9 +108,10 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_flag("--kv-promote", o.kv_promote,
 		     "--kv-trace, hint: rewrite a chunk as a LONG file on its first hit (an engine "
 		     "re-storing reused KV)");
-	cmd.add_option("--kv-evict", o.kv_evict,
-		       "--kv-trace: which chunk a full store evicts: lru, fifo (write order) or fifo2 "
-		       "(write order, a chunk hit since it was written is rewritten instead)")
+	cmd.add_option(
+		   "--kv-evict", o.kv_evict,
+		   "--kv-trace: which chunk a full store evicts: lru, fifo (write order) or fifo2 "
+		   "(write order, a chunk hit since it was written is rewritten instead)")
 		->check(CLI::IsMember(evict_names()))
 		->capture_default_str();
 	cmd.add_option("--kv-mix", o.kv_mix,
@@ -112,16 +121,19 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-lifetimes", o.kv_lifetimes,
 		       "--workload kv: mean lifetimes in seconds of the three populations")
 		->capture_default_str();
-	cmd.add_option("--host-engines", o.host_engines,
-		       "--workload host: KV engines, each replaying --kv-trace into its own chunk store")
+	cmd.add_option(
+		   "--host-engines", o.host_engines,
+		   "--workload host: KV engines, each replaying --kv-trace into its own chunk store")
 		->capture_default_str();
 	cmd.add_option("--host-speeds", o.host_speeds,
 		       "--workload host: replay speed of each engine, e.g. 1,3 (default: all 1)");
-	cmd.add_option("--host-shares", o.host_shares,
-		       "--workload host: each engine's share of the KV store capacity, e.g. 0.5,0.5 "
-		       "(default: equal)");
-	cmd.add_option("--host-staging-s", o.host_staging_s,
-		       "--workload host: seconds a request's staged prompt KV lives (0: no staging)")
+	cmd.add_option(
+		"--host-shares", o.host_shares,
+		"--workload host: each engine's share of the KV store capacity, e.g. 0.5,0.5 "
+		"(default: equal)");
+	cmd.add_option(
+		   "--host-staging-s", o.host_staging_s,
+		   "--workload host: seconds a request's staged prompt KV lives (0: no staging)")
 		->capture_default_str();
 	cmd.add_option("--host-log-rate", o.host_log_rate,
 		       "--workload host: log bytes appended per second, unscaled (0: no logs)")
@@ -129,7 +141,8 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--host-log-file", o.host_log_file,
 		       "--workload host: log file size at rotation, unscaled")
 		->capture_default_str();
-	cmd.add_option("--host-log-keep", o.host_log_keep, "--workload host: rotated log files kept")
+	cmd.add_option("--host-log-keep", o.host_log_keep,
+		       "--workload host: rotated log files kept")
 		->capture_default_str();
 	cmd.add_option("--host-weights", o.host_weights,
 		       "--workload host: model weights size, unscaled (0: no weights)")
@@ -137,16 +150,21 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--host-swap-s", o.host_swap_s,
 		       "--workload host: seconds between model-weight swaps")
 		->capture_default_str();
-	cmd.add_option("--slot-objects", o.slot_objects,
-		       "--workload slots: object size of each worker, unscaled (--kv-scale applies), e.g. "
-		       "4MiB,4MiB,32MiB (default: LMCache raw_block's 9 workers)");
-	cmd.add_option("--slot-rates", o.slot_rates, "--workload slots: relative byte rate of each worker (default: all 1)");
-	cmd.add_option("--slot-windows", o.slot_windows,
-		       "--workload slots: share of the capacity each worker's slots take (default: --util split equally)");
-	cmd.add_option("--slot-touches", o.slot_touches,
-		       "--workload slots: LRU touches per object written, per worker (0: reuse in write order)");
-	cmd.add_option("--slot-classes", o.slot_classes,
-		       "--workload slots: hint class of each worker's bucket (not_set, none, short, medium, long, extreme)");
+	cmd.add_option(
+		"--slot-objects", o.slot_objects,
+		"--workload slots: object size of each worker, unscaled (--kv-scale applies), e.g. "
+		"4MiB,4MiB,32MiB (default: LMCache raw_block's 9 workers)");
+	cmd.add_option("--slot-rates", o.slot_rates,
+		       "--workload slots: relative byte rate of each worker (default: all 1)");
+	cmd.add_option(
+		"--slot-windows", o.slot_windows,
+		"--workload slots: share of the capacity each worker's slots take (default: --util split equally)");
+	cmd.add_option(
+		"--slot-touches", o.slot_touches,
+		"--workload slots: LRU touches per object written, per worker (0: reuse in write order)");
+	cmd.add_option(
+		"--slot-classes", o.slot_classes,
+		"--workload slots: hint class of each worker's bucket (not_set, none, short, medium, long, extreme)");
 }
 
 namespace {
@@ -161,7 +179,9 @@ bool parse_list(const std::string &s, std::vector<double> &out)
 	for (;;) {
 		const size_t comma = s.find(',', pos);
 		double v = 0;
-		if (!parse_positive(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos), v))
+		if (!parse_positive(s.substr(pos, comma == std::string::npos ? std::string::npos
+									     : comma - pos),
+				    v))
 			return false;
 		out.push_back(v);
 		if (comma == std::string::npos)
@@ -178,9 +198,11 @@ Result<HostConfig> host_config(const WorkloadOptions &o, uint64_t chunk, double 
 	h.store.promote_on_hit = o.kv_promote;
 	auto preset = find_preset(o.kv_model);
 	if (!preset)
-		return usage("--kv-model: unknown model '" + o.kv_model + "'; known: " + preset_names());
+		return usage("--kv-model: unknown model '" + o.kv_model +
+			     "'; known: " + preset_names());
 	h.bytes_per_token = preset->bytes_per_token;
-	h.scale = static_cast<double>(chunk) / static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
+	h.scale = static_cast<double>(chunk) /
+		  static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
 	h.engines = o.host_engines;
 	if (!parse_list(o.host_speeds, h.speeds))
 		return usage("--host-speeds: want positive numbers like 1,3");
@@ -215,7 +237,8 @@ std::vector<std::string> split_list(const std::string &s)
 	size_t pos = 0;
 	for (;;) {
 		const size_t comma = s.find(',', pos);
-		out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+		out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos
+								       : comma - pos));
 		if (comma == std::string::npos)
 			return out;
 		pos = comma + 1;
@@ -240,17 +263,20 @@ Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
 		if (items.empty())
 			return ok();
 		if (items.size() != ws.size())
-			return usage(std::string(name) + ": " + std::to_string(items.size()) + " entries for " +
-				     std::to_string(ws.size()) + " workers; give one per worker");
+			return usage(std::string(name) + ": " + std::to_string(items.size()) +
+				     " entries for " + std::to_string(ws.size()) +
+				     " workers; give one per worker");
 		for (size_t i = 0; i < ws.size(); i++)
 			if (!set(ws[i], items[i]))
-				return usage(std::string(name) + ": '" + items[i] + "' (worker " + ws[i].name + ") is not valid");
+				return usage(std::string(name) + ": '" + items[i] + "' (worker " +
+					     ws[i].name + ") is not valid");
 		return ok();
 	};
 	auto number = [](const std::string &t, double &out, bool zero_ok) {
 		char *end = nullptr;
 		out = std::strtod(t.c_str(), &end);
-		return !t.empty() && end == t.c_str() + t.size() && std::isfinite(out) && (zero_ok ? out >= 0 : out > 0);
+		return !t.empty() && end == t.c_str() + t.size() && std::isfinite(out) &&
+		       (zero_ok ? out >= 0 : out > 0);
 	};
 	KVFDP_TRY(each("--slot-objects", o.slot_objects, [](SlotWorker &w, const std::string &t) {
 		auto v = placement::parse_size(t);
@@ -259,7 +285,9 @@ Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
 		w.object_bytes = *v;
 		return true;
 	}));
-	KVFDP_TRY(each("--slot-rates", o.slot_rates, [&](SlotWorker &w, const std::string &t) { return number(t, w.rate, false); }));
+	KVFDP_TRY(each("--slot-rates", o.slot_rates, [&](SlotWorker &w, const std::string &t) {
+		return number(t, w.rate, false);
+	}));
 	KVFDP_TRY(each("--slot-windows", o.slot_windows, [&](SlotWorker &w, const std::string &t) {
 		return number(t, w.window, false) && w.window <= 1;
 	}));
@@ -276,7 +304,7 @@ Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
 	return ws;
 }
 
-} // namespace
+}  // namespace
 
 const std::vector<std::string> &evict_names()
 {
@@ -291,17 +319,19 @@ bool selects_chunk_store(const WorkloadOptions &o, std::string_view workload)
 
 bool selects_workload(const WorkloadOptions &o, std::string_view workload)
 {
-	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv" || workload == "host" ||
-	       workload == "slots";
+	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv" ||
+	       workload == "host" || workload == "slots";
 }
 
 namespace {
 
 // --workload slots: its workers from the --slot-* lists, its scale from the KV model.
-Result<std::unique_ptr<sim::Workload>> make_slot_workload(const WorkloadOptions &o, const WorkloadContext &ctx)
+Result<std::unique_ptr<sim::Workload>> make_slot_workload(const WorkloadOptions &o,
+							  const WorkloadContext &ctx)
 {
 	if (!o.kv_trace.empty() || !o.blk_trace.empty())
-		return usage("--workload slots generates its own writes; drop --kv-trace / --blk-trace");
+		return usage(
+			"--workload slots generates its own writes; drop --kv-trace / --blk-trace");
 	SlotConfig cfg;
 	auto ws = slot_workers(o);
 	if (!ws)
@@ -311,7 +341,8 @@ Result<std::unique_ptr<sim::Workload>> make_slot_workload(const WorkloadOptions 
 	if (!chunk)
 		return std::move(chunk).error();
 	auto preset = find_preset(o.kv_model);
-	cfg.scale = static_cast<double>(*chunk) / static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
+	cfg.scale = static_cast<double>(*chunk) /
+		    static_cast<double>(preset->bytes_per_token * kMooncakeBlockTokens);
 	cfg.utilisation = ctx.utilisation;
 	cfg.seed = ctx.seed;
 	cfg.measure_writes = o.slot_measure_writes;
@@ -321,8 +352,8 @@ Result<std::unique_ptr<sim::Workload>> make_slot_workload(const WorkloadOptions 
 
 // --kv-trace: the Mooncake trace replayed in each engine (--workload host), else through
 // one chunk store.
-Result<std::unique_ptr<sim::Workload>> make_trace_workload(const WorkloadOptions &o, const WorkloadContext &ctx,
-							   uint64_t chunk)
+Result<std::unique_ptr<sim::Workload>>
+make_trace_workload(const WorkloadOptions &o, const WorkloadContext &ctx, uint64_t chunk)
 {
 	auto trace = load_mooncake(o.kv_trace, o.kv_requests);
 	if (!trace)
@@ -331,7 +362,8 @@ Result<std::unique_ptr<sim::Workload>> make_trace_workload(const WorkloadOptions
 		auto h = host_config(o, chunk, ctx.utilisation);
 		if (!h)
 			return std::move(h).error();
-		return std::unique_ptr<sim::Workload>(std::make_unique<HostWorkload>(std::move(*trace), *h));
+		return std::unique_ptr<sim::Workload>(
+			std::make_unique<HostWorkload>(std::move(*trace), *h));
 	}
 	ChunkStoreConfig cfg;
 	cfg.chunk_bytes = chunk;
@@ -343,12 +375,13 @@ Result<std::unique_ptr<sim::Workload>> make_trace_workload(const WorkloadOptions
 	std::string name = o.kv_trace;
 	if (auto slash = name.rfind('/'); slash != std::string::npos)
 		name = name.substr(slash + 1);
-	return std::unique_ptr<sim::Workload>(std::make_unique<ChunkStoreWorkload>(name, std::move(*trace), cfg));
+	return std::unique_ptr<sim::Workload>(
+		std::make_unique<ChunkStoreWorkload>(name, std::move(*trace), cfg));
 }
 
 // --workload kv: the synthetic KV workload from --kv-mix, --kv-lifetimes and --writes.
-Result<std::unique_ptr<sim::Workload>> make_synth_workload(const WorkloadOptions &o, const WorkloadContext &ctx,
-							   uint64_t chunk)
+Result<std::unique_ptr<sim::Workload>>
+make_synth_workload(const WorkloadOptions &o, const WorkloadContext &ctx, uint64_t chunk)
 {
 	KvSynthConfig cfg;
 	cfg.chunk_bytes = chunk;
@@ -365,13 +398,14 @@ Result<std::unique_ptr<sim::Workload>> make_synth_workload(const WorkloadOptions
 	return std::unique_ptr<sim::Workload>(std::make_unique<KvSynthWorkload>(cfg));
 }
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 						     const WorkloadContext &ctx)
 {
 	if (ctx.workload == "host" && o.kv_trace.empty())
-		return usage("--workload host replays a Mooncake trace in each engine: pass --kv-trace FILE");
+		return usage(
+			"--workload host replays a Mooncake trace in each engine: pass --kv-trace FILE");
 	if (ctx.workload == "host" && !o.blk_trace.empty())
 		return usage("--workload host takes --kv-trace, not --blk-trace");
 	if (ctx.workload == "slots")
@@ -399,4 +433,4 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 	return make_synth_workload(o, ctx, *chunk);
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -18,43 +18,43 @@ class App;
 namespace kvfdp::workload {
 
 struct WorkloadOptions {
-	std::string kv_trace;                     // Mooncake .jsonl
-	std::string blk_trace;                    // `kvfdp record` CSV
-	std::string kv_model = "llama-3.1-8b";    // KV bytes per token
-	std::string kv_scale = "1/256";           // chunk size factor: a number or "1/N"
-	uint64_t kv_requests = 0;                 // replay only the first N requests (0 = all)
-	bool kv_promote = false;                  // hint: rewrite a chunk as LONG on its first hit
-	std::string kv_evict = "lru";             // --kv-trace: lru, fifo or fifo2
-	std::string kv_mix = "0.05,0.35,0.60";    // --workload kv: prefix,conversation,single
-	std::string kv_lifetimes = "43200,300,10";// --workload kv: mean lifetimes in seconds
+	std::string kv_trace;                   // Mooncake .jsonl
+	std::string blk_trace;                  // `kvfdp record` CSV
+	std::string kv_model = "llama-3.1-8b";  // KV bytes per token
+	std::string kv_scale = "1/256";         // chunk size factor: a number or "1/N"
+	uint64_t kv_requests = 0;               // replay only the first N requests (0 = all)
+	bool kv_promote = false;                // hint: rewrite a chunk as LONG on its first hit
+	std::string kv_evict = "lru";           // --kv-trace: lru, fifo or fifo2
+	std::string kv_mix = "0.05,0.35,0.60";  // --workload kv: prefix,conversation,single
+	std::string kv_lifetimes = "43200,300,10";  // --workload kv: mean lifetimes in seconds
 	// --workload kv: bytes written / capacity, warm-up included (simulate: 1 + --writes).
 	double kv_drive_writes = 4.0;
 	// --workload host (with --kv-trace): see HostConfig (tools/workload/host.hpp). Sizes
 	// are unscaled (the --kv-scale factor applies); "" in a list means its default.
 	uint32_t host_engines = 1;
-	std::string host_speeds;                  // e.g. "1,3"; default all 1
-	std::string host_shares;                  // e.g. "0.5,0.5"; default equal
+	std::string host_speeds;  // e.g. "1,3"; default all 1
+	std::string host_shares;  // e.g. "0.5,0.5"; default equal
 	double host_staging_s = 2.0;
-	std::string host_log_rate = "1MiB";       // per second
+	std::string host_log_rate = "1MiB";  // per second
 	std::string host_log_file = "256MiB";
 	uint32_t host_log_keep = 4;
 	std::string host_weights = "16GiB";
 	double host_swap_s = 600.0;
 	// --workload slots: per-worker lists (docs/RESULTS.md "Slot store"); "" = the defaults
 	// of LMCache raw_block's 9 workers. A list given must have one entry per worker.
-	std::string slot_objects;                 // unscaled sizes, e.g. 4MiB,32MiB
-	std::string slot_rates;                   // relative byte rates
-	std::string slot_windows;                 // shares of the capacity (default --util / N)
-	std::string slot_touches;                 // LRU touches per write (0 = write order)
-	std::string slot_classes;                 // hint class of each worker's bucket
-	double slot_measure_writes = 3;           // capacities measured (simulate: --writes)
+	std::string slot_objects;        // unscaled sizes, e.g. 4MiB,32MiB
+	std::string slot_rates;          // relative byte rates
+	std::string slot_windows;        // shares of the capacity (default --util / N)
+	std::string slot_touches;        // LRU touches per write (0 = write order)
+	std::string slot_classes;        // hint class of each worker's bucket
+	double slot_measure_writes = 3;  // capacities measured (simulate: --writes)
 };
 
 // What simulate knows that the workload needs.
 struct WorkloadContext {
-	std::string workload;       // simulate's --workload value ("kv": the generator, "host")
-	double utilisation = 0.9;   // live data / logical capacity, (0, 1]
-	uint64_t capacity_bytes = 0;// logical capacity (the blk trace's address space)
+	std::string workload;         // simulate's --workload value ("kv": the generator, "host")
+	double utilisation = 0.9;     // live data / logical capacity, (0, 1]
+	uint64_t capacity_bytes = 0;  // logical capacity (the blk trace's address space)
 	uint64_t seed = 1;
 };
 
@@ -80,4 +80,4 @@ void add_workload_options(CLI::App &simulate_cmd, WorkloadOptions &o);
 // or --kv-scale.
 [[nodiscard]] Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &scale);
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -92,4 +92,4 @@ void ExtentAllocator::release(const std::vector<Extent> &extents)
 	}
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

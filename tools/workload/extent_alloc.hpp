@@ -38,7 +38,7 @@ private:
 	uint64_t total_;
 	uint64_t free_;
 	uint64_t cursor_ = 0;
-	std::map<uint64_t, uint64_t> free_map_; // start -> len, non-adjacent runs
+	std::map<uint64_t, uint64_t> free_map_;  // start -> len, non-adjacent runs
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -24,7 +24,7 @@ std::string option_text(CLI::App *sub, const char *name)
 	return opt->as<std::string>();
 }
 
-} // namespace
+}  // namespace
 
 sim::WorkloadFactory simulate_factory()
 {
@@ -39,8 +39,7 @@ sim::WorkloadFactory simulate_factory()
 		st->sub = &sub;
 		add_workload_options(sub, st->opts);
 	};
-	f.make = [st](const std::string &name,
-		      const model::ModelConfig &cfg,
+	f.make = [st](const std::string &name, const model::ModelConfig &cfg,
 		      const sim::WorkloadPoint &at) -> Result<std::unique_ptr<sim::Workload>> {
 		if (!selects_workload(st->opts, name))
 			return std::unique_ptr<sim::Workload>();
@@ -49,9 +48,10 @@ sim::WorkloadFactory simulate_factory()
 		ctx.workload = name;
 		if (!st->opts.kv_trace.empty() || !st->opts.blk_trace.empty()) {
 			if (name != "kv" && name != "uniform" && name != "host")
-				return guidance_error(std::errc::invalid_argument,
-						      "--workload " + name +
-							      " cannot be combined with --kv-trace / --blk-trace");
+				return guidance_error(
+					std::errc::invalid_argument,
+					"--workload " + name +
+						" cannot be combined with --kv-trace / --blk-trace");
 			if (name == "uniform")
 				ctx.workload.clear();
 		}
@@ -81,9 +81,10 @@ sim::WorkloadFactory simulate_factory()
 		return make_workload(o, ctx);
 	};
 	f.evictions = [st](const std::string &name) {
-		return selects_chunk_store(st->opts, name) ? evict_names() : std::vector<std::string>{};
+		return selects_chunk_store(st->opts, name) ? evict_names()
+							   : std::vector<std::string>{};
 	};
 	return f;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -10,4 +10,4 @@ namespace kvfdp::workload {
 // and --writes from the subcommand.
 [[nodiscard]] sim::WorkloadFactory simulate_factory();
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

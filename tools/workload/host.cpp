@@ -15,18 +15,23 @@ namespace kvfdp::workload {
 
 namespace {
 
-Error bad(const std::string &what) { return guidance_error(std::errc::invalid_argument, what); }
+Error bad(const std::string &what)
+{
+	return guidance_error(std::errc::invalid_argument, what);
+}
 
 // The engines' requests in time order: engine e replays the trace at speed[e], pass after
 // pass, each pass with hash ids shifted past the previous pass's.
 class Schedule {
 public:
 	Schedule(const std::vector<MooncakeRequest> &trace, const std::vector<double> &speeds)
-		: trace_(trace), speeds_(speeds), next_(speeds.size(), 0)
+	    : trace_(trace), speeds_(speeds), next_(speeds.size(), 0)
 	{
 		const double first = static_cast<double>(trace.front().timestamp_ms) / 1000.0;
 		const double last = static_cast<double>(trace.back().timestamp_ms) / 1000.0;
-		const double gap = trace.size() > 1 ? (last - first) / static_cast<double>(trace.size() - 1) : 1.0;
+		const double gap = trace.size() > 1
+					   ? (last - first) / static_cast<double>(trace.size() - 1)
+					   : 1.0;
 		first_ = first;
 		period_ = last - first + std::max(gap, 1e-3);
 		double slowest = std::numeric_limits<double>::infinity();
@@ -75,7 +80,9 @@ private:
 	[[nodiscard]] double time_of(uint32_t e, uint64_t n) const
 	{
 		const uint64_t pass = n / trace_.size();
-		const double ts = static_cast<double>(trace_[n % trace_.size()].timestamp_ms) / 1000.0 - first_;
+		const double ts =
+			static_cast<double>(trace_[n % trace_.size()].timestamp_ms) / 1000.0 -
+			first_;
 		return (static_cast<double>(pass) * period_ + ts) / speeds_[e];
 	}
 
@@ -87,17 +94,18 @@ private:
 };
 
 struct Sizes {
-	uint64_t log_append = 0;   // blocks per log append (one 4 KiB block)
-	double append_every = 0;   // seconds between appends (0: no logs)
-	uint64_t log_file = 0;     // blocks per log file
-	uint64_t weights = 0;      // blocks of the weights file (0: none)
+	uint64_t log_append = 0;  // blocks per log append (one 4 KiB block)
+	double append_every = 0;  // seconds between appends (0: no logs)
+	uint64_t log_file = 0;    // blocks per log file
+	uint64_t weights = 0;     // blocks of the weights file (0: none)
 };
 
 uint64_t scaled_blocks(uint64_t unscaled, double scale)
 {
 	if (unscaled == 0)
 		return 0;
-	return BlockFs::blocks_for(static_cast<uint64_t>(std::llround(static_cast<double>(unscaled) * scale)));
+	return BlockFs::blocks_for(
+		static_cast<uint64_t>(std::llround(static_cast<double>(unscaled) * scale)));
 }
 
 uint64_t staging_blocks(const MooncakeRequest &r, uint64_t chunk_bytes)
@@ -109,8 +117,8 @@ class HostRun {
 public:
 	HostRun(const HostConfig &cfg, const std::vector<MooncakeRequest> &trace, BlockFs &fs,
 		HostStats &st, sim::Placement placement, const std::vector<uint8_t> *oracle)
-		: cfg_(cfg), trace_(trace), fs_(fs), st_(st), placement_(placement), oracle_(oracle),
-		  speeds_(cfg.speeds), shares_(cfg.shares)
+	    : cfg_(cfg), trace_(trace), fs_(fs), st_(st), placement_(placement), oracle_(oracle),
+	      speeds_(cfg.speeds), shares_(cfg.shares)
 	{
 		speeds_.resize(cfg.engines, 1.0);
 		if (shares_.empty())
@@ -118,7 +126,8 @@ public:
 		sizes_.log_append = 1;
 		const double rate = static_cast<double>(cfg.log_rate) * cfg.scale;
 		sizes_.append_every = rate > 0 ? BlockFs::kBlockSize / rate : 0;
-		sizes_.log_file = std::max<uint64_t>(1, scaled_blocks(cfg.log_file_bytes, cfg.scale));
+		sizes_.log_file =
+			std::max<uint64_t>(1, scaled_blocks(cfg.log_file_bytes, cfg.scale));
 		sizes_.weights = scaled_blocks(cfg.weights_bytes, cfg.scale);
 	}
 
@@ -129,27 +138,35 @@ public:
 		writer_logs_ = n + 2;
 		writer_weights_ = n + 3;
 		// What the other writers can hold at once, kept out of the stores' capacity.
-		uint64_t reserve = 2 * sizes_.weights + (sizes_.append_every > 0 ? (cfg_.log_keep + 1) * sizes_.log_file + 1 : 0);
+		uint64_t reserve =
+			2 * sizes_.weights +
+			(sizes_.append_every > 0 ? (cfg_.log_keep + 1) * sizes_.log_file + 1 : 0);
 		reserve += staging_peak();
-		const auto total = static_cast<uint64_t>(static_cast<long double>(fs_.total_blocks()) * cfg_.store.utilisation);
+		const auto total = static_cast<uint64_t>(
+			static_cast<long double>(fs_.total_blocks()) * cfg_.store.utilisation);
 		const uint64_t need = BlockFs::blocks_for(cfg_.store.chunk_bytes);
 		if (total <= reserve + need * n)
-			return bad("--workload host: staging, logs and weights need " +
-				   std::to_string(reserve * BlockFs::kBlockSize >> 20) +
-				   " MiB at once, which leaves the KV stores no room; raise --capacity or --util, or "
-				   "lower --host-weights / --host-log-* / --host-staging-s");
+			return bad(
+				"--workload host: staging, logs and weights need " +
+				std::to_string(reserve * BlockFs::kBlockSize >> 20) +
+				" MiB at once, which leaves the KV stores no room; raise --capacity or --util, or "
+				"lower --host-weights / --host-log-* / --host-staging-s");
 		st_.reserve_bytes = reserve * BlockFs::kBlockSize;
 		const uint64_t kv = total - reserve;
 		for (uint32_t e = 0; e < n; e++) {
-			const auto cap = static_cast<uint64_t>(static_cast<double>(kv) * shares_[e]);
+			const auto cap =
+				static_cast<uint64_t>(static_cast<double>(kv) * shares_[e]);
 			if (cap < need)
-				return bad("--host-shares: engine " + std::to_string(e + 1) + "'s store holds no chunk; raise its share");
-			engines_.push_back(std::make_unique<ChunkEngine>(cfg_.store, fs_, cap, 1 + e));
+				return bad("--host-shares: engine " + std::to_string(e + 1) +
+					   "'s store holds no chunk; raise its share");
+			engines_.push_back(
+				std::make_unique<ChunkEngine>(cfg_.store, fs_, cap, 1 + e));
 		}
 
 		Schedule sched(trace_, speeds_);
 		const double end = sched.end();
-		double next_append = sizes_.append_every > 0 ? 0.0 : std::numeric_limits<double>::infinity();
+		double next_append =
+			sizes_.append_every > 0 ? 0.0 : std::numeric_limits<double>::infinity();
 		double next_swap = sizes_.weights ? 0.0 : std::numeric_limits<double>::infinity();
 		uint32_t engine = 0;
 		double t = 0;
@@ -205,14 +222,13 @@ private:
 	uint8_t classify(uint8_t hint) const
 	{
 		switch (placement_) {
-		case sim::Placement::none:
-			return KVFDP_CLASS_NOT_SET;
+		case sim::Placement::none: return KVFDP_CLASS_NOT_SET;
 		case sim::Placement::oracle: {
 			const uint64_t v = fs_.next_version();
-			return oracle_ && v < oracle_->size() ? (*oracle_)[v] : uint8_t{KVFDP_CLASS_EXTREME};
+			return oracle_ && v < oracle_->size() ? (*oracle_)[v]
+							      : uint8_t{KVFDP_CLASS_EXTREME};
 		}
-		default:
-			return hint;
+		default: return hint;
 		}
 	}
 
@@ -250,8 +266,8 @@ private:
 	void stage(const MooncakeRequest &req, double now)
 	{
 		staging_.push_back({now + cfg_.staging_s, FileExtents{}});
-		if (create(staging_blocks(req, cfg_.store.chunk_bytes), KVFDP_CLASS_SHORT, writer_staging_,
-			   staging_.back().second)) {
+		if (create(staging_blocks(req, cfg_.store.chunk_bytes), KVFDP_CLASS_SHORT,
+			   writer_staging_, staging_.back().second)) {
 			st_.staging_files++;
 			st_.staging_bytes += staging_.back().second.blocks * BlockFs::kBlockSize;
 		}
@@ -317,10 +333,10 @@ private:
 	bool measuring_ = false;
 };
 
-} // namespace
+}  // namespace
 
 HostWorkload::HostWorkload(std::vector<MooncakeRequest> trace, HostConfig cfg)
-	: trace_(std::move(trace)), cfg_(std::move(cfg))
+    : trace_(std::move(trace)), cfg_(std::move(cfg))
 {
 }
 
@@ -329,12 +345,14 @@ Result<void> HostWorkload::validate(const HostConfig &c)
 	if (c.engines < 1 || c.engines > 64)
 		return bad("--host-engines: want 1 to 64 engines");
 	if (!c.speeds.empty() && c.speeds.size() != c.engines)
-		return bad("--host-speeds: give one speed per engine (" + std::to_string(c.engines) + ")");
+		return bad("--host-speeds: give one speed per engine (" +
+			   std::to_string(c.engines) + ")");
 	for (double s : c.speeds)
 		if (!(s > 0 && s <= 1000))
 			return bad("--host-speeds: each speed must be in (0, 1000]");
 	if (!c.shares.empty() && c.shares.size() != c.engines)
-		return bad("--host-shares: give one share per engine (" + std::to_string(c.engines) + ")");
+		return bad("--host-shares: give one share per engine (" +
+			   std::to_string(c.engines) + ")");
 	double sum = 0;
 	for (double s : c.shares) {
 		if (!(s > 0))
@@ -359,7 +377,8 @@ Result<void> HostWorkload::run(sim::Placement placement, uint64_t logical_lbas, 
 	if (trace_.empty())
 		return bad("--workload host: the trace has no requests");
 	return run_passes(placement, sink, progress,
-			  [&](sim::BlockSink &s, LifetimeRecorder *rec, const std::vector<uint8_t> *oracle,
+			  [&](sim::BlockSink &s, LifetimeRecorder *rec,
+			      const std::vector<uint8_t> *oracle,
 			      sim::Progress *p) -> Result<void> {
 				  auto fs = BlockFs::make(logical_lbas, lba_size, s, rec);
 				  if (!fs)
@@ -384,16 +403,20 @@ nlohmann::json HostWorkload::extra() const
 		engines.push_back({{"writer", e + 1},
 				   {"speed", e < cfg_.speeds.size() ? cfg_.speeds[e] : 1.0},
 				   {"requests", c.requests},
-				   {"hit_ratio", c.lookups ? static_cast<double>(c.hits) / static_cast<double>(c.lookups) : 0.0},
+				   {"hit_ratio", c.lookups ? static_cast<double>(c.hits) /
+								     static_cast<double>(c.lookups)
+							   : 0.0},
 				   {"chunks_written", c.chunks_written},
 				   {"evictions", c.evictions}});
 	}
 	const uint32_t n = cfg_.engines;
-	return {{"hit_ratio", lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0},
+	return {{"hit_ratio",
+		 lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0},
 		{"evictions", evictions},
 		{"engines", engines},
 		{"chunk_bytes_written", chunk_bytes},
-		{"staging", {{"writer", n + 1}, {"bytes", s.staging_bytes}, {"files", s.staging_files}}},
+		{"staging",
+		 {{"writer", n + 1}, {"bytes", s.staging_bytes}, {"files", s.staging_files}}},
 		{"logs", {{"writer", n + 2}, {"bytes", s.log_bytes}, {"rotations", s.log_files}}},
 		{"weights", {{"writer", n + 3}, {"bytes", s.weight_bytes}, {"swaps", s.swaps}}},
 		{"reserve_bytes", s.reserve_bytes},
@@ -402,4 +425,4 @@ nlohmann::json HostWorkload::extra() const
 		{"measured_from_s", s.measured_from_s}};
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -24,18 +24,18 @@
 namespace kvfdp::workload {
 
 struct HostConfig {
-	ChunkStoreConfig store;           // chunk size; utilisation = everything's share of the device
-	double scale = 1.0 / 256;         // the --kv-scale factor, applied to the sizes below
+	ChunkStoreConfig store;    // chunk size; utilisation = everything's share of the device
+	double scale = 1.0 / 256;  // the --kv-scale factor, applied to the sizes below
 	uint32_t engines = 1;
-	std::vector<double> speeds;       // per engine, replay speed factor (empty: all 1)
-	std::vector<double> shares;       // per engine, share of the KV store capacity (empty: equal)
-	uint64_t bytes_per_token = 128 << 10; // unscaled KV bytes per prompt token (staging)
-	double staging_s = 2.0;           // 0: no staging area
-	uint64_t log_rate = 1 << 20;      // unscaled bytes per second; 0: no logs
+	std::vector<double> speeds;  // per engine, replay speed factor (empty: all 1)
+	std::vector<double> shares;  // per engine, share of the KV store capacity (empty: equal)
+	uint64_t bytes_per_token = 128 << 10;    // unscaled KV bytes per prompt token (staging)
+	double staging_s = 2.0;                  // 0: no staging area
+	uint64_t log_rate = 1 << 20;             // unscaled bytes per second; 0: no logs
 	uint64_t log_file_bytes = 256ull << 20;  // unscaled size at which a log file rotates
-	uint32_t log_keep = 4;            // rotated log files kept
+	uint32_t log_keep = 4;                   // rotated log files kept
 	uint64_t weights_bytes = 16ull << 30;    // unscaled (Llama-3.1-8B bf16); 0: no weights
-	double swap_s = 600.0;            // seconds between weight swaps
+	double swap_s = 600.0;                   // seconds between weight swaps
 };
 
 // Writer ids: engines 1..N, then staging N+1, logs N+2, weights N+3.
@@ -43,8 +43,8 @@ struct HostStats {
 	std::vector<ChunkStoreStats> engines;
 	uint64_t staging_bytes = 0, log_bytes = 0, weight_bytes = 0;
 	uint64_t staging_files = 0, log_files = 0, swaps = 0;
-	uint64_t requests = 0;            // engine requests replayed
-	uint64_t reserve_bytes = 0;       // capacity kept for staging, logs and weights
+	uint64_t requests = 0;       // engine requests replayed
+	uint64_t reserve_bytes = 0;  // capacity kept for staging, logs and weights
 	double sim_seconds = 0;
 	double measured_from_s = 0;
 };
@@ -57,7 +57,10 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override { return sim::all_placements(); }
+	[[nodiscard]] std::vector<sim::Placement> placements() const override
+	{
+		return sim::all_placements();
+	}
 	// Per engine hit ratio and bytes, the other writers' bytes, the reserve, when
 	// measurement started.
 	[[nodiscard]] nlohmann::json extra() const override;
@@ -72,4 +75,4 @@ private:
 	HostStats stats_;
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -26,8 +26,8 @@ class Generator {
 public:
 	Generator(const KvSynthConfig &cfg, BlockFs &fs, uint64_t cap_blocks, KvSynthStats &st,
 		  sim::Placement placement, const std::vector<uint8_t> *oracle)
-		: cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st), placement_(placement),
-		  oracle_(oracle), rng_(cfg.seed)
+	    : cfg_(cfg), fs_(fs), cap_blocks_(cap_blocks), st_(st), placement_(placement),
+	      oracle_(oracle), rng_(cfg.seed)
 	{
 	}
 
@@ -48,9 +48,10 @@ public:
 		std::array<double, kPopulations> rate{};
 		double total_rate = 0;
 		for (int p = 0; p < kPopulations; ++p) {
-			double session_bytes = (cfg_.max_chunks[p] + 1) / 2.0 *
-					       static_cast<double>(BlockFs::blocks_for(cfg_.chunk_bytes)) *
-					       BlockFs::kBlockSize;
+			double session_bytes =
+				(cfg_.max_chunks[p] + 1) / 2.0 *
+				static_cast<double>(BlockFs::blocks_for(cfg_.chunk_bytes)) *
+				BlockFs::kBlockSize;
 			rate[p] = f[p] * write_rate / session_bytes;
 			total_rate += rate[p];
 		}
@@ -92,7 +93,7 @@ public:
 	}
 
 private:
-	using Death = std::pair<double, uint64_t>; // (time, session id)
+	using Death = std::pair<double, uint64_t>;  // (time, session id)
 
 	void end_session(uint64_t id)
 	{
@@ -114,17 +115,15 @@ private:
 	uint8_t classify(KvPopulation p) const
 	{
 		switch (placement_) {
-		case sim::Placement::none:
-			return KVFDP_CLASS_NOT_SET;
+		case sim::Placement::none: return KVFDP_CLASS_NOT_SET;
 		case sim::Placement::hint:
-		case sim::Placement::writer: // simulate runs the workload with hint for these
-		case sim::Placement::learned:
-			return kHintClass[p];
-		case sim::Placement::oracle:
-			break;
+		case sim::Placement::writer:  // simulate runs the workload with hint for these
+		case sim::Placement::learned: return kHintClass[p];
+		case sim::Placement::oracle: break;
 		}
 		uint64_t v = fs_.next_version();
-		return oracle_ && v < oracle_->size() ? (*oracle_)[v] : uint8_t{KVFDP_CLASS_EXTREME};
+		return oracle_ && v < oracle_->size() ? (*oracle_)[v]
+						      : uint8_t{KVFDP_CLASS_EXTREME};
 	}
 
 	void start_session(KvPopulation p, double now)
@@ -138,7 +137,8 @@ private:
 		sessions_.emplace_back();
 		for (uint32_t c = 0; c < n; ++c) {
 			// Full store: the session due to die soonest goes first (never this one).
-			while ((fs_.used_blocks() + need > cap_blocks_ || fs_.free_blocks() < need) &&
+			while ((fs_.used_blocks() + need > cap_blocks_ ||
+				fs_.free_blocks() < need) &&
 			       !deaths_.empty()) {
 				end_session(deaths_.top().second);
 				deaths_.pop();
@@ -179,9 +179,9 @@ Result<void> generate(const KvSynthConfig &cfg, sim::Placement placement,
 	uint64_t max_session = 0;
 	for (auto m : cfg.max_chunks)
 		max_session = std::max<uint64_t>(max_session, m);
-	auto cap_blocks = store_blocks(*fs, cfg, BlockFs::blocks_for(cfg.chunk_bytes) * max_session *
-							 BlockFs::kBlockSize,
-				       "the largest KV session", st);
+	auto cap_blocks = store_blocks(
+		*fs, cfg, BlockFs::blocks_for(cfg.chunk_bytes) * max_session * BlockFs::kBlockSize,
+		"the largest KV session", st);
 	if (!cap_blocks)
 		return std::move(cap_blocks).error();
 	Generator gen(cfg, *fs, *cap_blocks, st, placement, oracle);
@@ -192,7 +192,7 @@ Result<void> generate(const KvSynthConfig &cfg, sim::Placement placement,
 	return ok();
 }
 
-} // namespace
+}  // namespace
 
 KvSynthWorkload::KvSynthWorkload(KvSynthConfig cfg) : cfg_(cfg) {}
 
@@ -202,18 +202,20 @@ Result<void> KvSynthWorkload::run(sim::Placement placement, uint64_t logical_lba
 	double sum = 0;
 	for (int p = 0; p < kPopulations; ++p) {
 		if (cfg_.mix[p] < 0 || !(cfg_.mean_life_s[p] > 0) || cfg_.max_chunks[p] == 0)
-			return guidance_error(std::errc::invalid_argument,
-					      "--kv-mix shares must be >= 0, lifetimes > 0 and chunk "
-					      "counts >= 1");
+			return guidance_error(
+				std::errc::invalid_argument,
+				"--kv-mix shares must be >= 0, lifetimes > 0 and chunk "
+				"counts >= 1");
 		sum += cfg_.mix[p];
 	}
 	if (!(sum > 0))
-		return guidance_error(std::errc::invalid_argument, "--kv-mix: at least one share must be > 0");
+		return guidance_error(std::errc::invalid_argument,
+				      "--kv-mix: at least one share must be > 0");
 	return run_passes(placement, sink, progress,
-			  [&](sim::BlockSink &s, LifetimeRecorder *rec, const std::vector<uint8_t> *oracle,
-			      sim::Progress *p) {
-				  return generate(cfg_, placement, oracle, logical_lbas, lba_size, s,
-						  rec, p, stats_);
+			  [&](sim::BlockSink &s, LifetimeRecorder *rec,
+			      const std::vector<uint8_t> *oracle, sim::Progress *p) {
+				  return generate(cfg_, placement, oracle, logical_lbas, lba_size,
+						  s, rec, p, stats_);
 			  });
 }
 
@@ -232,4 +234,4 @@ nlohmann::json KvSynthWorkload::extra() const
 	return j;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

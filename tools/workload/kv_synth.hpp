@@ -32,7 +32,7 @@ struct KvSynthConfig : ChunkFileConfig {
 struct KvSynthStats : ChunkFileStats {
 	std::array<uint64_t, kPopulations> sessions{};
 	std::array<uint64_t, kPopulations> bytes{};
-	uint64_t expired = 0;       // sessions that died at their lifetime
+	uint64_t expired = 0;  // sessions that died at their lifetime
 	double sim_seconds = 0;
 };
 
@@ -44,7 +44,10 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override { return sim::all_placements(); }
+	[[nodiscard]] std::vector<sim::Placement> placements() const override
+	{
+		return sim::all_placements();
+	}
 	[[nodiscard]] nlohmann::json extra() const override;
 	[[nodiscard]] const KvSynthStats &stats() const { return stats_; }
 
@@ -53,4 +56,4 @@ private:
 	KvSynthStats stats_;
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

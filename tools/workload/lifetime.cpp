@@ -64,4 +64,4 @@ std::vector<uint8_t> LifetimeRecorder::classify() const
 	return cls;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

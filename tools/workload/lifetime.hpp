@@ -34,4 +34,4 @@ private:
 	std::vector<uint64_t> bytes_;
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -13,10 +13,11 @@ namespace {
 
 Error line_error(const std::string &name, uint64_t line_no, const std::string &what)
 {
-	return guidance_error(std::errc::invalid_argument,
-			      name + ":" + std::to_string(line_no) + ": " + what +
-				      " (expected {\"timestamp\": ms, \"input_length\": n, "
-				      "\"output_length\": n, \"hash_ids\": [..]}; fix or drop the line)");
+	return guidance_error(
+		std::errc::invalid_argument,
+		name + ":" + std::to_string(line_no) + ": " + what +
+			" (expected {\"timestamp\": ms, \"input_length\": n, "
+			"\"output_length\": n, \"hash_ids\": [..]}; fix or drop the line)");
 }
 
 // A non-negative integer member: true and value set, or false.
@@ -29,7 +30,7 @@ bool get_uint(const nlohmann::json &obj, const char *key, uint64_t &value)
 	return true;
 }
 
-} // namespace
+}  // namespace
 
 Result<MooncakeRequest> parse_mooncake_line(const std::string &line, const std::string &name,
 					    uint64_t line_no)
@@ -61,8 +62,9 @@ Result<MooncakeRequest> parse_mooncake_line(const std::string &line, const std::
 				(req.input_length % kMooncakeBlockTokens ? 1 : 0);
 	if (blocks != req.hash_ids.size())
 		return line_error(name, line_no,
-				  "\"input_length\" " + std::to_string(req.input_length) + " makes " +
-					  std::to_string(blocks) + " blocks of 512 tokens but \"hash_ids\" has " +
+				  "\"input_length\" " + std::to_string(req.input_length) +
+					  " makes " + std::to_string(blocks) +
+					  " blocks of 512 tokens but \"hash_ids\" has " +
 					  std::to_string(req.hash_ids.size()));
 	return req;
 }
@@ -91,15 +93,18 @@ Result<bool> MooncakeReader::next(MooncakeRequest &req)
 		if (r->timestamp_ms < last_ms_)
 			return line_error(path_, line_no_,
 					  "\"timestamp\" " + std::to_string(r->timestamp_ms) +
-						  " is earlier than line " + std::to_string(last_line_) + "'s " +
-						  std::to_string(last_ms_) + ": requests must be in time order");
+						  " is earlier than line " +
+						  std::to_string(last_line_) + "'s " +
+						  std::to_string(last_ms_) +
+						  ": requests must be in time order");
 		last_ms_ = r->timestamp_ms;
 		last_line_ = line_no_;
 		req = std::move(*r);
 		return true;
 	}
 	if (in_.bad())
-		return errno_error(EIO, "read " + path_ + " at line " + std::to_string(line_no_ + 1));
+		return errno_error(EIO,
+				   "read " + path_ + " at line " + std::to_string(line_no_ + 1));
 	return false;
 }
 
@@ -121,9 +126,10 @@ Result<std::vector<MooncakeRequest>> load_mooncake(const std::string &path, uint
 		out.push_back(std::move(req));
 	}
 	if (out.empty())
-		return guidance_error(std::errc::invalid_argument,
-				      path + ": no requests in the trace (is it a Mooncake .jsonl file?)");
+		return guidance_error(
+			std::errc::invalid_argument,
+			path + ": no requests in the trace (is it a Mooncake .jsonl file?)");
 	return out;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

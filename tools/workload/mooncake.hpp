@@ -23,8 +23,8 @@ struct MooncakeRequest {
 
 // Parses one line. On a malformed line the error reads "NAME:LINE: <what is wrong>"; the
 // hash ids must be the ceil(input_length / 512) blocks of the prompt.
-[[nodiscard]] Result<MooncakeRequest> parse_mooncake_line(const std::string &line,
-							  const std::string &name, uint64_t line_no);
+[[nodiscard]] Result<MooncakeRequest>
+parse_mooncake_line(const std::string &line, const std::string &name, uint64_t line_no);
 
 // Streams a trace file (a regular file) line by line; blank lines are skipped, and a
 // timestamp earlier than the previous request's is an error naming the line.
@@ -41,7 +41,7 @@ private:
 	std::string path_;
 	std::string line_;
 	uint64_t line_no_ = 0;
-	uint64_t last_ms_ = 0;    // timestamp of the previous request
+	uint64_t last_ms_ = 0;  // timestamp of the previous request
 	uint64_t last_line_ = 0;
 };
 
@@ -49,4 +49,4 @@ private:
 [[nodiscard]] Result<std::vector<MooncakeRequest>> load_mooncake(const std::string &path,
 								 uint64_t max_requests = 0);
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

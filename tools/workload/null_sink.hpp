@@ -11,4 +11,4 @@ public:
 	void deallocate(uint64_t, uint64_t) override {}
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

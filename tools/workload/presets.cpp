@@ -17,7 +17,7 @@ constexpr std::array kPresets{
 	ModelPreset{"mistral-7b", 2ull * 32 * 8 * 128 * 2},
 };
 
-} // namespace
+}  // namespace
 
 std::optional<ModelPreset> find_preset(std::string_view name)
 {
@@ -38,4 +38,4 @@ std::string preset_names()
 	return out;
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

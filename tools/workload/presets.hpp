@@ -22,4 +22,4 @@ inline constexpr ModelPreset kDefaultPreset{"llama-3.1-8b", 2ull * 32 * 8 * 128 
 // The preset names, comma-separated, for help and error text.
 [[nodiscard]] std::string preset_names();
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

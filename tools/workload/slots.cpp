@@ -32,7 +32,8 @@ double window_share(const std::vector<SlotWorker> &ws, size_t i, double utilisat
 
 uint64_t scaled_bytes(uint64_t bytes, double scale)
 {
-	const auto b = static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * scale / kBlock));
+	const auto b =
+		static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * scale / kBlock));
 	return (b ? b : 1) * kBlock;
 }
 
@@ -48,11 +49,11 @@ struct Window {
 
 class Store {
 public:
-	Store(const SlotConfig &cfg, std::vector<SlotWorker> workers, uint64_t logical_lbas, uint32_t lba_size,
-	      sim::BlockSink &sink, sim::Placement placement, LifetimeRecorder *rec,
-	      const std::vector<uint8_t> *oracle, SlotStats &st)
-		: cfg_(cfg), w_(std::move(workers)), lbas_per_block_(kBlock / lba_size), sink_(sink),
-		  placement_(placement), rec_(rec), oracle_(oracle), st_(st), rng_(cfg.seed)
+	Store(const SlotConfig &cfg, std::vector<SlotWorker> workers, uint64_t logical_lbas,
+	      uint32_t lba_size, sim::BlockSink &sink, sim::Placement placement,
+	      LifetimeRecorder *rec, const std::vector<uint8_t> *oracle, SlotStats &st)
+	    : cfg_(cfg), w_(std::move(workers)), lbas_per_block_(kBlock / lba_size), sink_(sink),
+	      placement_(placement), rec_(rec), oracle_(oracle), st_(st), rng_(cfg.seed)
 	{
 		(void)logical_lbas;
 		uint64_t block = 0;
@@ -63,7 +64,9 @@ public:
 			win.object_blocks = scaled_bytes(w_[i].object_bytes, cfg.scale) / kBlock;
 			win.start_block = block;
 			win.first = slots;
-			win.n = static_cast<uint32_t>(window_blocks(i, logical_lbas / lbas_per_block_) / win.object_blocks);
+			win.n = static_cast<uint32_t>(
+				window_blocks(i, logical_lbas / lbas_per_block_) /
+				win.object_blocks);
 			block += uint64_t{win.n} * win.object_blocks;
 			slots += win.n;
 			win_.push_back(win);
@@ -78,7 +81,8 @@ public:
 	// Blocks of worker i's window on a store of total blocks.
 	uint64_t window_blocks(size_t i, uint64_t total) const
 	{
-		return static_cast<uint64_t>(window_share(w_, i, cfg_.utilisation) * static_cast<double>(total));
+		return static_cast<uint64_t>(window_share(w_, i, cfg_.utilisation) *
+					     static_cast<double>(total));
 	}
 
 	void run(uint64_t logical_bytes, sim::Progress *progress)
@@ -93,8 +97,14 @@ public:
 					filled = filled && w.filled == w.n;
 				if (filled) {
 					st_.fill_bytes = clock_;
-					measure_at = clock_ + static_cast<uint64_t>(cfg_.warmup_writes * static_cast<double>(logical_bytes));
-					end = measure_at + static_cast<uint64_t>(cfg_.measure_writes * static_cast<double>(logical_bytes));
+					measure_at = clock_ +
+						     static_cast<uint64_t>(
+							     cfg_.warmup_writes *
+							     static_cast<double>(logical_bytes));
+					end = measure_at +
+					      static_cast<uint64_t>(
+						      cfg_.measure_writes *
+						      static_cast<double>(logical_bytes));
 				}
 			}
 			if (filled && !measuring && clock_ >= measure_at) {
@@ -106,7 +116,8 @@ public:
 			const size_t i = pick(filled);
 			write_next(i);
 			if (progress && (++n % 256) == 0 && end)
-				progress->update(static_cast<double>(clock_) / static_cast<double>(end));
+				progress->update(static_cast<double>(clock_) /
+						 static_cast<double>(end));
 		}
 		if (progress)
 			progress->update(1.0);
@@ -157,12 +168,11 @@ private:
 	uint8_t classify(size_t i, uint64_t version) const
 	{
 		switch (placement_) {
-		case sim::Placement::none:
-			return KVFDP_CLASS_NOT_SET;
+		case sim::Placement::none: return KVFDP_CLASS_NOT_SET;
 		case sim::Placement::oracle:
-			return oracle_ && version < oracle_->size() ? (*oracle_)[version] : uint8_t{KVFDP_CLASS_EXTREME};
-		default:
-			return w_[i].cls;
+			return oracle_ && version < oracle_->size() ? (*oracle_)[version]
+								    : uint8_t{KVFDP_CLASS_EXTREME};
+		default: return w_[i].cls;
 		}
 	}
 
@@ -184,7 +194,8 @@ private:
 			rec_->birth(clock_, bytes);
 		version_[s] = v;
 		const uint64_t block = w.start_block + uint64_t{s - w.first} * w.object_blocks;
-		sink_.write(block * lbas_per_block_, w.object_blocks * lbas_per_block_, classify(i, v), i + 1);
+		sink_.write(block * lbas_per_block_, w.object_blocks * lbas_per_block_,
+			    classify(i, v), i + 1);
 		push_mru(w, s);
 		clock_ += bytes;
 		w.bytes += bytes;
@@ -197,7 +208,10 @@ private:
 			k++;
 		const auto live = static_cast<uint32_t>(w.filled);
 		for (uint64_t j = 0; j < k && live > 1; j++) {
-			const uint32_t x = w.first + static_cast<uint32_t>(std::uniform_int_distribution<uint32_t>(0, live - 1)(rng_));
+			const uint32_t x =
+				w.first +
+				static_cast<uint32_t>(
+					std::uniform_int_distribution<uint32_t>(0, live - 1)(rng_));
 			unlink_slot(w, x);
 			push_mru(w, x);
 			st_.workers[i].touches++;
@@ -221,7 +235,7 @@ private:
 	uint64_t clock_ = 0;
 };
 
-} // namespace
+}  // namespace
 
 std::vector<SlotWorker> default_slot_workers()
 {
@@ -248,31 +262,38 @@ SlotWorkload::SlotWorkload(SlotConfig cfg) : cfg_(std::move(cfg))
 
 Result<void> SlotWorkload::validate(const SlotConfig &cfg, uint64_t capacity_bytes)
 {
-	const std::vector<SlotWorker> ws = cfg.workers.empty() ? default_slot_workers() : cfg.workers;
+	const std::vector<SlotWorker> ws =
+		cfg.workers.empty() ? default_slot_workers() : cfg.workers;
 	const uint64_t total = capacity_bytes / kBlock;
 	uint64_t used = 0;
 	char buf[256];
 	for (size_t i = 0; i < ws.size(); i++) {
 		const SlotWorker &w = ws[i];
 		if (!(w.rate > 0) || !(w.touches >= 0) || !(w.window >= 0) || w.object_bytes == 0) {
-			std::snprintf(buf, sizeof buf, "slot worker %s: rate must be > 0, touches >= 0, object > 0", w.name.c_str());
+			std::snprintf(buf, sizeof buf,
+				      "slot worker %s: rate must be > 0, touches >= 0, object > 0",
+				      w.name.c_str());
 			return guidance_error(std::errc::invalid_argument, buf);
 		}
 		const double share = window_share(ws, i, cfg.utilisation);
 		const auto blocks = static_cast<uint64_t>(share * static_cast<double>(total));
 		const uint64_t obj = scaled_bytes(w.object_bytes, cfg.scale) / kBlock;
 		if (blocks / obj < 2) {
-			std::snprintf(buf, sizeof buf,
-				      "slot worker %s: its window (%.4g of the capacity) holds fewer than 2 objects of %llu bytes; "
-				      "raise --capacity or its --slot-windows share, or lower --kv-scale",
-				      w.name.c_str(), share, static_cast<unsigned long long>(obj * kBlock));
+			std::snprintf(
+				buf, sizeof buf,
+				"slot worker %s: its window (%.4g of the capacity) holds fewer than 2 objects of %llu bytes; "
+				"raise --capacity or its --slot-windows share, or lower --kv-scale",
+				w.name.c_str(), share,
+				static_cast<unsigned long long>(obj * kBlock));
 			return guidance_error(std::errc::invalid_argument, buf);
 		}
 		used += blocks / obj * obj;
 		if (used > total) {
-			std::snprintf(buf, sizeof buf,
-				      "slot worker %s: the windows up to it take %.4g of the capacity; shrink --slot-windows to sum to 1 or less",
-				      w.name.c_str(), static_cast<double>(used) / static_cast<double>(total));
+			std::snprintf(
+				buf, sizeof buf,
+				"slot worker %s: the windows up to it take %.4g of the capacity; shrink --slot-windows to sum to 1 or less",
+				w.name.c_str(),
+				static_cast<double>(used) / static_cast<double>(total));
 			return guidance_error(std::errc::invalid_argument, buf);
 		}
 	}
@@ -283,14 +304,17 @@ Result<void> SlotWorkload::run(sim::Placement placement, uint64_t logical_lbas, 
 			       sim::BlockSink &sink, sim::Progress *progress)
 {
 	if (lba_size > kBlock || kBlock % lba_size)
-		return guidance_error(std::errc::invalid_argument, "--workload slots needs an LBA size of at most 4096");
+		return guidance_error(std::errc::invalid_argument,
+				      "--workload slots needs an LBA size of at most 4096");
 	const uint64_t logical_bytes = logical_lbas * lba_size;
 	KVFDP_TRY(validate(cfg_, logical_bytes));
 	return run_passes(placement, sink, progress,
-			  [&](sim::BlockSink &s, LifetimeRecorder *rec, const std::vector<uint8_t> *oracle,
+			  [&](sim::BlockSink &s, LifetimeRecorder *rec,
+			      const std::vector<uint8_t> *oracle,
 			      sim::Progress *p) -> Result<void> {
 				  stats_ = SlotStats{};
-				  Store store(cfg_, cfg_.workers, logical_lbas, lba_size, s, placement, rec, oracle, stats_);
+				  Store store(cfg_, cfg_.workers, logical_lbas, lba_size, s,
+					      placement, rec, oracle, stats_);
 				  store.run(logical_bytes, p);
 				  return ok();
 			  });
@@ -313,4 +337,4 @@ nlohmann::json SlotWorkload::extra() const
 	return {{"fill_bytes", stats_.fill_bytes}, {"workers", ws}};
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -21,18 +21,19 @@ struct SlotWorker {
 	std::string name;
 	uint64_t object_bytes = 0;  // unscaled; the --kv-scale factor applies
 	double rate = 1;            // relative byte rate
-	double window = 0;          // share of the logical capacity its slots take (0: its weight's part of --util)
-	double weight = 1;          // relative window size where window is 0: --util split in proportion
-	double touches = 0;         // LRU touches per object written; 0 = reuse in write order
-	uint8_t cls = 0;            // hint class (its bucket)
+	double window =
+		0;  // share of the logical capacity its slots take (0: its weight's part of --util)
+	double weight = 1;   // relative window size where window is 0: --util split in proportion
+	double touches = 0;  // LRU touches per object written; 0 = reuse in write order
+	uint8_t cls = 0;     // hint class (its bucket)
 };
 
 struct SlotConfig {
 	std::vector<SlotWorker> workers;  // empty: default_workers()
 	double scale = 1.0 / 256;         // object size factor (--kv-scale)
-	double utilisation = 0.89;        // default windows: this share of the capacity, split by weight
-	double warmup_writes = 1;         // capacities written after the fill before measuring
-	double measure_writes = 3;        // capacities measured
+	double utilisation = 0.89;  // default windows: this share of the capacity, split by weight
+	double warmup_writes = 1;   // capacities written after the fill before measuring
+	double measure_writes = 3;  // capacities measured
 	uint64_t seed = 1;
 };
 
@@ -59,7 +60,10 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override { return sim::all_placements(); }
+	[[nodiscard]] std::vector<sim::Placement> placements() const override
+	{
+		return sim::all_placements();
+	}
 	[[nodiscard]] nlohmann::json extra() const override;
 
 	// Checks the workers against a capacity (bytes): every window holds at least two of its
@@ -71,4 +75,4 @@ private:
 	SlotStats stats_;
 };
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

@@ -10,7 +10,7 @@ namespace kvfdp::workload {
 Result<void> check_trace_file(const std::string &path, const std::string &what,
 			      const std::string &option)
 {
-	struct stat st{};
+	struct stat st {};
 	if (::stat(path.c_str(), &st) != 0)
 		return errno_error(errno, "open " + what + " " + path + " (pass " + option + ")");
 	if (S_ISREG(st.st_mode))
@@ -25,4 +25,4 @@ Result<void> check_trace_file(const std::string &path, const std::string &what,
 			      path + " is " + kind + ", not a " + what + " file: pass " + option);
 }
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

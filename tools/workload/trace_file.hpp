@@ -14,4 +14,4 @@ namespace kvfdp::workload {
 [[nodiscard]] Result<void> check_trace_file(const std::string &path, const std::string &what,
 					    const std::string &option);
 
-} // namespace kvfdp::workload
+}  // namespace kvfdp::workload

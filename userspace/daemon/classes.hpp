@@ -9,4 +9,4 @@ using placement::class_name;
 using placement::kNumClasses;
 using placement::parse_class;
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -10,4 +10,4 @@ using placement::kDefaultConfigPath;
 using placement::load_config;
 using placement::parse_config;
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

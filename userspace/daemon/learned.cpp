@@ -29,7 +29,8 @@ using placement::key_word;
 
 double now_s()
 {
-	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+		.count();
 }
 
 // mkdir -p of path's directory (0755); errors show at save.
@@ -47,8 +48,8 @@ void make_parent(const std::string &path)
 // first chunk and the last run the last. Locals only: the atomic exchanges would otherwise
 // make the compiler reload members for every chunk.
 template <class Chunk, class Died>
-[[gnu::noinline]] void die_in_runs(Chunk *chunks, uint64_t slba, uint64_t end, uint32_t shift, uint64_t new_key,
-				   uint64_t stamp, Died died) noexcept
+[[gnu::noinline]] void die_in_runs(Chunk *chunks, uint64_t slba, uint64_t end, uint32_t shift,
+				   uint64_t new_key, uint64_t stamp, Died died) noexcept
 {
 	const uint64_t first = slba >> shift, last = (end - 1) >> shift;
 	uint64_t run_key = 0, run_then = 0, run_n = 0;
@@ -82,18 +83,17 @@ template <class Chunk, class Died>
 	flush(true);
 }
 
-} // namespace
+}  // namespace
 
 LearnedPlacement::LearnedPlacement(nvme::Device &dev, uint16_t nruh, const LearnedOptions &o)
-	: dev_(dev), nruh_(nruh), opts_(o),
-	  learner_([&] {
-		  placement::LearnerConfig c;
-		  c.nruh = nruh;
-		  c.capacity_bytes = dev.info().nlb * dev.info().lba_size;
-		  c.ru_bytes = dev.info().ru_size;
-		  return c;
-	  }()),
-	  lba_size_(dev.info().lba_size)
+    : dev_(dev), nruh_(nruh), opts_(o), learner_([&] {
+	      placement::LearnerConfig c;
+	      c.nruh = nruh;
+	      c.capacity_bytes = dev.info().nlb * dev.info().lba_size;
+	      c.ru_bytes = dev.info().ru_size;
+	      return c;
+      }()),
+      lba_size_(dev.info().lba_size)
 {
 	const uint64_t bytes = dev.info().nlb * lba_size_;
 	uint64_t chunk = std::max<uint64_t>(kMinChunkBytes, lba_size_);
@@ -116,17 +116,21 @@ std::unique_ptr<LearnedPlacement> LearnedPlacement::create(nvme::Device &dev, ui
 			std::vector<uint16_t> hs;
 			const auto keys = lp->learner_.groups();
 			for (const placement::KeyInfo &k : keys)
-				if (!k.pinned && std::find(hs.begin(), hs.end(), k.handle) == hs.end())
+				if (!k.pinned &&
+				    std::find(hs.begin(), hs.end(), k.handle) == hs.end())
 					hs.push_back(k.handle);
 			lp->groups_ = static_cast<uint32_t>(hs.size());
-			log::info("learned placement: state from %s, %zu key(s) in %zu group(s)", o.state_path.c_str(),
-				  keys.size(), hs.size());
+			log::info("learned placement: state from %s, %zu key(s) in %zu group(s)",
+				  o.state_path.c_str(), keys.size(), hs.size());
 		}
 	}
 	return lp;
 }
 
-LearnedPlacement::~LearnedPlacement() { stop(); }
+LearnedPlacement::~LearnedPlacement()
+{
+	stop();
+}
 
 // Each chunk's old data dies with its own key and age, but one learner_.died() goes for a run
 // of chunks that one earlier write left (same key, same clock): a 128 KiB overwrite of a
@@ -164,21 +168,28 @@ uint16_t LearnedPlacement::place(uint32_t writer, uint8_t cls, uint64_t slba, ui
 	return h < nruh_ ? h : 0;
 }
 
-void LearnedPlacement::discard(uint64_t slba, uint32_t nlb) noexcept { chunks_died(slba, nlb, 0); }
+void LearnedPlacement::discard(uint64_t slba, uint32_t nlb) noexcept
+{
+	chunks_died(slba, nlb, 0);
+}
 
 void LearnedPlacement::set_policy(const placement::Policy &p)
 {
 	std::vector<placement::Pin> pins;
 	for (unsigned c = 0; c < placement::kNumClasses; c++)
 		if (p.config.handle[c])
-			pins.push_back(placement::Pin{std::nullopt, static_cast<uint8_t>(c), *p.config.handle[c]});
+			pins.push_back(placement::Pin{std::nullopt, static_cast<uint8_t>(c),
+						      *p.config.handle[c]});
 	for (size_t i = 0; i < p.config.writers.size(); i++)
 		if (auto h = placement::fixed_handle(p.config.writers[i], p))
-			pins.push_back(placement::Pin{uint64_t{named_writer_id(i)}, std::nullopt, *h});
+			pins.push_back(
+				placement::Pin{uint64_t{named_writer_id(i)}, std::nullopt, *h});
 	learner_.set_pins(pins);
 	for (size_t i = 0; i < p.config.writers.size(); i++) {
 		const placement::WriterRule &w = p.config.writers[i];
-		learner_.set_writer_name(named_writer_id(i), !w.name.empty() ? w.name : !w.cgroup.empty() ? w.cgroup : w.dir);
+		learner_.set_writer_name(named_writer_id(i), !w.name.empty()     ? w.name
+							     : !w.cgroup.empty() ? w.cgroup
+										 : w.dir);
 	}
 	// Until the regroup, a handle the pins handed over takes both owners' writes in one RU.
 	{
@@ -227,7 +238,8 @@ void LearnedPlacement::save_locked()
 	if (auto r = learner_.save(opts_.state_path); !r) {
 		const std::string e = r.error().message();
 		if (e != last_error_)
-			log::warn("learned placement: saving %s: %s", opts_.state_path.c_str(), e.c_str());
+			log::warn("learned placement: saving %s: %s", opts_.state_path.c_str(),
+				  e.c_str());
 		last_error_ = e;
 	}
 }
@@ -239,7 +251,8 @@ void LearnedPlacement::start()
 	thread_ = std::thread([this] {
 		std::unique_lock lk(mu_);
 		while (!stop_) {
-			cv_.wait_for(lk, std::chrono::duration<double>(opts_.period_s), [this] { return stop_ || regroup_; });
+			cv_.wait_for(lk, std::chrono::duration<double>(opts_.period_s),
+				     [this] { return stop_ || regroup_; });
 			if (stop_)
 				break;
 			regroup_ = false;
@@ -270,7 +283,8 @@ proto::LearnedPolicy LearnedPlacement::policy(WriterNames &names) const
 		const uint32_t w = static_cast<uint32_t>(k.key.writer);
 		proto::LearnedKey key;
 		key.writer_id = w;
-		if (std::string name = k.writer_name.empty() ? names.name_of(w) : k.writer_name; !name.empty())
+		if (std::string name = k.writer_name.empty() ? names.name_of(w) : k.writer_name;
+		    !name.empty())
 			key.writer = std::move(name);
 		key.cls = placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0);
 		key.group = k.group;
@@ -283,7 +297,8 @@ proto::LearnedPolicy LearnedPlacement::policy(WriterNames &names) const
 		key.written_bytes = k.written_bytes;
 		key.died_bytes = k.died_bytes;
 		l.keys.push_back(std::move(key));
-		if (std::find(l.handles_used.begin(), l.handles_used.end(), k.handle) == l.handles_used.end())
+		if (std::find(l.handles_used.begin(), l.handles_used.end(), k.handle) ==
+		    l.handles_used.end())
 			l.handles_used.push_back(k.handle);
 	}
 	std::sort(l.handles_used.begin(), l.handles_used.end());
@@ -298,7 +313,10 @@ proto::LearnedPolicy LearnedPlacement::policy(WriterNames &names) const
 	return l;
 }
 
-json LearnedPlacement::policy_json(WriterNames &names) const { return policy(names); }
+json LearnedPlacement::policy_json(WriterNames &names) const
+{
+	return policy(names);
+}
 
 std::string LearnedPlacement::metrics_text(WriterNames &names) const
 {
@@ -306,14 +324,18 @@ std::string LearnedPlacement::metrics_text(WriterNames &names) const
 	auto sample = [&out](const char *metric, const std::string &labels, double v) {
 		char buf[64];
 		std::snprintf(buf, sizeof buf, "%.17g", v);
-		out += std::string(metric) + (labels.empty() ? "" : "{" + labels + "}") + " " + buf + "\n";
+		out += std::string(metric) + (labels.empty() ? "" : "{" + labels + "}") + " " +
+		       buf + "\n";
 	};
 	auto head = [&out](const char *metric, const char *type, const char *help) {
-		out += std::string("# HELP ") + metric + " " + help + "\n# TYPE " + metric + " " + type + "\n";
+		out += std::string("# HELP ") + metric + " " + help + "\n# TYPE " + metric + " " +
+		       type + "\n";
 	};
 	const auto keys = learner_.groups();
 	auto labels = [&](const placement::KeyInfo &k) {
-		std::string n = k.writer_name.empty() ? names.name_of(static_cast<uint32_t>(k.key.writer)) : k.writer_name;
+		std::string n = k.writer_name.empty()
+					? names.name_of(static_cast<uint32_t>(k.key.writer))
+					: k.writer_name;
 		std::string esc;
 		for (char c : n) {
 			if (c == '"' || c == '\\')
@@ -322,14 +344,15 @@ std::string LearnedPlacement::metrics_text(WriterNames &names) const
 				esc += c;
 		}
 		return "writer=\"" + esc + "\",class=\"" +
-		       placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0) + "\",handle=\"" +
-		       std::to_string(k.handle) + "\"";
+		       placement::class_name(k.key.cls < placement::kNumClasses ? k.key.cls : 0) +
+		       "\",handle=\"" + std::to_string(k.handle) + "\"";
 	};
 	head("kvfdp_learned_lifetime_bytes", "gauge",
 	     "Estimated lifetime of a placement key's data, in device bytes written.");
 	for (const auto &k : keys)
 		sample("kvfdp_learned_lifetime_bytes", labels(k), k.lifetime_bytes);
-	head("kvfdp_learned_lifetime_seconds", "gauge", "The same lifetime in seconds at the recent write rate (0: unknown).");
+	head("kvfdp_learned_lifetime_seconds", "gauge",
+	     "The same lifetime in seconds at the recent write rate (0: unknown).");
 	for (const auto &k : keys)
 		sample("kvfdp_learned_lifetime_seconds", labels(k), k.lifetime_s);
 	head("kvfdp_learned_write_share", "gauge", "Decayed share of the device's writes.");
@@ -342,9 +365,10 @@ std::string LearnedPlacement::metrics_text(WriterNames &names) const
 	sample("kvfdp_learned_groups", "", groups_);
 	head("kvfdp_ruh_updates_total", "counter", "Handles closed with RUH Update since start.");
 	sample("kvfdp_ruh_updates_total", "", static_cast<double>(ruh_updates()));
-	head("kvfdp_ruh_update_refused_total", "counter", "Handles whose RUH Update the drive refused (left open).");
+	head("kvfdp_ruh_update_refused_total", "counter",
+	     "Handles whose RUH Update the drive refused (left open).");
 	sample("kvfdp_ruh_update_refused_total", "", static_cast<double>(ruh_update_refused()));
 	return out;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

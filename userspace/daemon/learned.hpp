@@ -32,15 +32,16 @@ namespace kvfdp::daemon {
 class WriterNames;
 
 struct LearnedOptions {
-	std::string state_path;   // soft state file ("" = not persisted)
-	double period_s = 2.0;    // recompute period
+	std::string state_path;  // soft state file ("" = not persisted)
+	double period_s = 2.0;   // recompute period
 };
 
 class LearnedPlacement {
 public:
 	// For dev (its handles, capacity and RU size); state_path is loaded now (a missing file
 	// is a fresh start; a corrupt or foreign one is discarded with one warning line).
-	static std::unique_ptr<LearnedPlacement> create(nvme::Device &dev, uint16_t nruh, const LearnedOptions &o);
+	static std::unique_ptr<LearnedPlacement> create(nvme::Device &dev, uint16_t nruh,
+							const LearnedOptions &o);
 	~LearnedPlacement();
 	LearnedPlacement(const LearnedPlacement &) = delete;
 	LearnedPlacement &operator=(const LearnedPlacement &) = delete;
@@ -48,7 +49,8 @@ public:
 	// ---- data path (any queue thread): lock-free, no allocation ----
 	// The handle for a write of nlb LBAs at slba by writer with class cls; counts the bytes
 	// and the death of what the write overwrites.
-	[[nodiscard]] uint16_t place(uint32_t writer, uint8_t cls, uint64_t slba, uint32_t nlb) noexcept;
+	[[nodiscard]] uint16_t place(uint32_t writer, uint8_t cls, uint64_t slba,
+				     uint32_t nlb) noexcept;
 	// A discard or write zeroes of nlb LBAs at slba: the data there died.
 	void discard(uint64_t slba, uint32_t nlb) noexcept;
 
@@ -74,8 +76,14 @@ public:
 	// Prometheus lines: per-key lifetime, share and live bytes; RUH Update counts.
 	[[nodiscard]] std::string metrics_text(WriterNames &names) const;
 
-	[[nodiscard]] uint64_t ruh_updates() const { return ruh_updates_.load(std::memory_order_relaxed); }
-	[[nodiscard]] uint64_t ruh_update_refused() const { return ruh_refused_.load(std::memory_order_relaxed); }
+	[[nodiscard]] uint64_t ruh_updates() const
+	{
+		return ruh_updates_.load(std::memory_order_relaxed);
+	}
+	[[nodiscard]] uint64_t ruh_update_refused() const
+	{
+		return ruh_refused_.load(std::memory_order_relaxed);
+	}
 
 private:
 	LearnedPlacement(nvme::Device &dev, uint16_t nruh, const LearnedOptions &o);
@@ -91,18 +99,18 @@ private:
 	LearnedOptions opts_;
 	placement::Learner learner_;
 	uint32_t lba_size_;
-	uint32_t chunk_shift_;     // log2 of LBAs per chunk
+	uint32_t chunk_shift_;  // log2 of LBAs per chunk
 	uint64_t nchunks_;
 	std::unique_ptr<Chunk[]> chunks_;
 	std::atomic<uint64_t> ruh_updates_{0}, ruh_refused_{0}, recomputes_{0};
-	std::mutex mu_;            // recompute, save, the thread
+	std::mutex mu_;  // recompute, save, the thread
 	std::condition_variable cv_;
 	bool stop_ = false;
-	bool regroup_ = false;     // set_policy: regroup now
+	bool regroup_ = false;  // set_policy: regroup now
 	std::thread thread_;
-	std::string last_error_;   // the last RUH Update refusal or save error, logged once
+	std::string last_error_;  // the last RUH Update refusal or save error, logged once
 	uint64_t generation_ = 0;
 	uint32_t groups_ = 0;
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -35,11 +35,14 @@ public:
 	{
 		return handle_[cls < kNumClasses ? cls : 0].load(std::memory_order_relaxed);
 	}
-	[[nodiscard]] uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+	[[nodiscard]] uint64_t generation() const
+	{
+		return generation_.load(std::memory_order_acquire);
+	}
 
 private:
 	std::array<std::atomic<uint16_t>, kNumClasses> handle_{};
 	std::atomic<uint64_t> generation_{0};
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

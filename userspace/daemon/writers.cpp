@@ -47,4 +47,4 @@ std::string WriterNames::name_of(uint32_t writer, uint64_t cgroup_id)
 	return it->second.empty() ? "cgroup:" + std::to_string(id) : it->second;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

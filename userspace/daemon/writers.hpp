@@ -28,8 +28,8 @@ private:
 	std::mutex mu_;
 	std::vector<std::string> named_;
 	std::map<uint64_t, std::string> cgroups_;  // id -> path, or "" when not found
-	std::string root_;                          // cgroup2 mount, looked up once
+	std::string root_;                         // cgroup2 mount, looked up once
 	bool root_looked_up_ = false;
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -36,7 +36,8 @@ void add_model_shape(CLI::App &app, kvfdp::daemon::BackendOptions &b)
 	auto *size = app.add_option("--size", b.size, "old name of --capacity, kept as an alias")
 			     ->transform(size_value());
 	cap->excludes(size);
-	auto *handles = app.add_option("--handles", b.nruh, "model: placement handles")->capture_default_str();
+	auto *handles = app.add_option("--handles", b.nruh, "model: placement handles")
+				->capture_default_str();
 	auto *nruh = app.add_option("--nruh", b.nruh, "old name of --handles, kept as an alias");
 	handles->excludes(nruh);
 }
@@ -73,37 +74,44 @@ CLI::Validator queues_value()
 void add_backend_options(CLI::App &app, CommandLine &c)
 {
 	auto &o = c.o;
-	c.cfg = app.add_option("-c,--config", o.config_path, "policy config (TOML)")->capture_default_str();
+	c.cfg = app.add_option("-c,--config", o.config_path, "policy config (TOML)")
+			->capture_default_str();
 	app.add_option("-b,--backend", o.backend.kind,
 		       "passthru | streams (block write streams, Linux 6.16+) | model | file")
 		->capture_default_str()
 		->check(CLI::IsMember({"passthru", "streams", "model", "file"}));
-	app.add_option("-d,--device", c.devices,
-		       "passthru: FDP namespace, e.g. /dev/ng0n1; streams: its block device, e.g. /dev/nvme0n1. "
-		       "Give it more than once to stripe one disk across several namespaces, in that order "
-		       "(docs/nvme.md, Striping)")
+	app.add_option(
+		   "-d,--device", c.devices,
+		   "passthru: FDP namespace, e.g. /dev/ng0n1; streams: its block device, e.g. /dev/nvme0n1. "
+		   "Give it more than once to stripe one disk across several namespaces, in that order "
+		   "(docs/nvme.md, Striping)")
 		->allow_extra_args(false);
-	app.add_option("-f,--file", c.files,
-		       "file: backing file; model: sparse data file (more than once: a stripe of models)")
+	app.add_option(
+		   "-f,--file", c.files,
+		   "file: backing file; model: sparse data file (more than once: a stripe of models)")
 		->allow_extra_args(false);
-	app.add_option("--stripe-size", o.backend.stripe_bytes,
-		       "bytes of a stripe on one member before the next (suffixes allowed: 512K); default: the "
-		       "largest member's transfer limit rounded up to a power of two (512K on QEMU)")
+	app.add_option(
+		   "--stripe-size", o.backend.stripe_bytes,
+		   "bytes of a stripe on one member before the next (suffixes allowed: 512K); default: the "
+		   "largest member's transfer limit rounded up to a power of two (512K on QEMU)")
 		->transform(size_value());
 	add_model_shape(app, o.backend);
-	app.add_option("--lba-size", o.backend.lba_size, "file/model: logical block size")->capture_default_str();
+	app.add_option("--lba-size", o.backend.lba_size, "file/model: logical block size")
+		->capture_default_str();
 	app.add_option("--ru-size", o.backend.ru_size, "model: reclaim unit size (a size: 1M)")
 		->transform(size_value());
-	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")->capture_default_str();
+	app.add_option("--op", o.backend.op, "model: over-provisioning (0.28 = 28%)")
+		->capture_default_str();
 }
 
 // The ublk device: queues, depth, buffers, the control socket, and its life across restarts.
 void add_ublk_options(CLI::App &app, CommandLine &c)
 {
 	auto &o = c.o;
-	app.add_option("-q,--queues", c.queues,
-		       "ublk hardware queues, each with its own thread and ring: auto (one per CPU this process may "
-		       "run on; 1 for --backend model) or 1..4096")
+	app.add_option(
+		   "-q,--queues", c.queues,
+		   "ublk hardware queues, each with its own thread and ring: auto (one per CPU this process may "
+		   "run on; 1 for --backend model) or 1..4096")
 		->capture_default_str()
 		->check(queues_value());
 	app.add_option("--depth", o.depth, "ublk queue depth")->capture_default_str();
@@ -111,48 +119,61 @@ void add_ublk_options(CLI::App &app, CommandLine &c)
 		->transform(size_value())
 		->capture_default_str();
 	app.add_option("-s,--socket", o.socket_path, "control socket")->capture_default_str();
-	app.add_option("--recover", o.recover_id, "re-attach to ublk device DEV_ID left by a killed kvfdpd");
+	app.add_option("--recover", o.recover_id,
+		       "re-attach to ublk device DEV_ID left by a killed kvfdpd");
 	app.add_option("--dev-id", o.dev_id, "ask for this ublk device id");
-	app.add_flag("--attach", o.attach,
-		     "with --dev-id N: re-attach to device N when a killed kvfdpd left it, else create it "
-		     "(what the systemd unit uses, so Restart= re-attaches)");
-	app.add_flag("--keep", o.keep, "on SIGTERM leave the device in place (for --recover / --attach)");
-	app.add_flag("--force-remove", o.force_remove,
-		     "on SIGTERM remove the device even while it is mounted or held (its users get I/O "
-		     "errors, and kvfdpd exits once it is unmounted); by default a held device is left for the "
-		     "next kvfdpd");
+	app.add_flag(
+		"--attach", o.attach,
+		"with --dev-id N: re-attach to device N when a killed kvfdpd left it, else create it "
+		"(what the systemd unit uses, so Restart= re-attaches)");
+	app.add_flag("--keep", o.keep,
+		     "on SIGTERM leave the device in place (for --recover / --attach)");
+	app.add_flag(
+		"--force-remove", o.force_remove,
+		"on SIGTERM remove the device even while it is mounted or held (its users get I/O "
+		"errors, and kvfdpd exits once it is unmounted); by default a held device is left for the "
+		"next kvfdpd");
 }
 
 // Placement (class or learned), the learner's state, the WAF twin and the BPF tagger.
 void add_placement_options(CLI::App &app, CommandLine &c)
 {
 	auto &o = c.o;
-	app.add_option("--placement", c.placement_mode,
-		       "class: each lifetime class on its configured handle; learned: handles by (writer, "
-		       "class) from measured lifetimes, starting from one group (docs/placement.md)")
+	app.add_option(
+		   "--placement", c.placement_mode,
+		   "class: each lifetime class on its configured handle; learned: handles by (writer, "
+		   "class) from measured lifetimes, starting from one group (docs/placement.md)")
 		->check(CLI::IsMember({"class", "learned"}))
 		->capture_default_str();
-	app.add_option("--learn-state", o.learn_state,
-		       "file of the learner's soft state, saved every period and read at start (\"\": none)")
+	app.add_option(
+		   "--learn-state", o.learn_state,
+		   "file of the learner's soft state, saved every period and read at start (\"\": none)")
 		->capture_default_str();
-	app.add_option("--learn-period", o.learn_period_s, "seconds between regroups of learned placement")
+	app.add_option("--learn-period", o.learn_period_s,
+		       "seconds between regroups of learned placement")
 		->check(CLI::Range(0.05, 3600.0))
 		->capture_default_str();
-	c.twin_memory = app.add_option("--twin-memory", o.twin.memory_bytes,
-				       "memory bound of the live WAF twin's two sampled models (suffixes allowed: "
-				       "64M); 0: no twin (docs/twin.md)")
-				->transform(size_value())
-				->capture_default_str();
-	app.add_option("--twin-op", o.twin.op,
-		       "over-provisioning the twin assumes for the drive (default: the model backend's --op, else 0.07)")
+	c.twin_memory =
+		app.add_option(
+			   "--twin-memory", o.twin.memory_bytes,
+			   "memory bound of the live WAF twin's two sampled models (suffixes allowed: "
+			   "64M); 0: no twin (docs/twin.md)")
+			->transform(size_value())
+			->capture_default_str();
+	app.add_option(
+		   "--twin-op", o.twin.op,
+		   "over-provisioning the twin assumes for the drive (default: the model backend's --op, else 0.07)")
 		->check(CLI::Range(0.001, 10.0));
-	app.add_flag("--no-tagger", o.no_tagger, "do not load the BPF tagger (every write on the default handle)");
-	app.add_flag("--require-tagger", o.require_tagger,
-		     "fail the start (exit 1) when the BPF tagger is not active, instead of serving DEGRADED with "
-		     "every write on the default handle (also require_tagger = true in the config)");
-	app.add_option("--bpf-pin-dir", o.bpf_pin_root,
-		       "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
-		       "crash detaches nothing and a restart re-opens them (none: no pinning)")
+	app.add_flag("--no-tagger", o.no_tagger,
+		     "do not load the BPF tagger (every write on the default handle)");
+	app.add_flag(
+		"--require-tagger", o.require_tagger,
+		"fail the start (exit 1) when the BPF tagger is not active, instead of serving DEGRADED with "
+		"every write on the default handle (also require_tagger = true in the config)");
+	app.add_option(
+		   "--bpf-pin-dir", o.bpf_pin_root,
+		   "bpffs directory of the tagger's pinned links and maps, one subdirectory per disk, so a "
+		   "crash detaches nothing and a restart re-opens them (none: no pinning)")
 		->capture_default_str();
 }
 
@@ -161,19 +182,24 @@ void add_io_options(CLI::App &app, CommandLine &c)
 {
 	auto &o = c.o;
 	app.add_flag("!--no-fixed-buffers", o.fixed_buffers, "do not register the request buffers");
-	app.add_flag("!--no-zero-copy", o.zero_copy,
-		     "copy each request through kvfdpd's buffers even where the ublk driver offers zero copy "
-		     "(UBLK_F_AUTO_BUF_REG, Linux 6.16+)");
-	app.add_flag("--zero-copy-register", o.zero_copy_register,
-		     "zero copy by registering each request's pages per request (UBLK_F_SUPPORT_ZERO_COPY, Linux "
-		     "6.15+) even where UBLK_F_AUTO_BUF_REG exists (for testing; the default prefers AUTO_BUF_REG)");
-	app.add_flag("!--no-batch-io", o.batch_io,
-		     "per-request ublk commands (FETCH_REQ / COMMIT_AND_FETCH_REQ) even where the driver offers "
-		     "UBLK_F_BATCH_IO (Linux 7.x)");
+	app.add_flag(
+		"!--no-zero-copy", o.zero_copy,
+		"copy each request through kvfdpd's buffers even where the ublk driver offers zero copy "
+		"(UBLK_F_AUTO_BUF_REG, Linux 6.16+)");
+	app.add_flag(
+		"--zero-copy-register", o.zero_copy_register,
+		"zero copy by registering each request's pages per request (UBLK_F_SUPPORT_ZERO_COPY, Linux "
+		"6.15+) even where UBLK_F_AUTO_BUF_REG exists (for testing; the default prefers AUTO_BUF_REG)");
+	app.add_flag(
+		"!--no-batch-io", o.batch_io,
+		"per-request ublk commands (FETCH_REQ / COMMIT_AND_FETCH_REQ) even where the driver offers "
+		"UBLK_F_BATCH_IO (Linux 7.x)");
 	app.add_option("--ready-file", o.ready_file, "write '/dev/ublkbN N' here once serving");
-	app.add_option("--metrics-listen", o.metrics_listen,
-		       "serve Prometheus GET /metrics on PORT (loopback), HOST:PORT or [IPV6]:PORT; off by default");
-	app.add_option("--debug", c.debug_mask, "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
+	app.add_option(
+		"--metrics-listen", o.metrics_listen,
+		"serve Prometheus GET /metrics on PORT (loopback), HOST:PORT or [IPV6]:PORT; off by default");
+	app.add_option("--debug", c.debug_mask,
+		       "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
 }
 
 // A bad command line exits 2 (kExitUsage) with one line, never CLI11's own codes (104,
@@ -214,11 +240,13 @@ void finish_options(CommandLine &c)
 	o.twin.memory_given = c.twin_memory->count() > 0;
 	if (o.require_tagger)
 		o.require_tagger_from = "--require-tagger";
-	o.queues = c.queues == "auto" ? 0 : static_cast<uint16_t>(std::strtoul(c.queues.c_str(), nullptr, 10));
+	o.queues = c.queues == "auto"
+			   ? 0
+			   : static_cast<uint16_t>(std::strtoul(c.queues.c_str(), nullptr, 10));
 	o.config_explicit = c.cfg->count() > 0;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {

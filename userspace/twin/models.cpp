@@ -13,18 +13,22 @@ Result<std::unique_ptr<TwinModels>> TwinModels::create(const TwinPlan &plan)
 	auto none = model::Ftl::create(plan.model);
 	if (!none)
 		return std::move(none).error();
-	return std::unique_ptr<TwinModels>(new TwinModels(plan, std::move(*placed), std::move(*none)));
+	return std::unique_ptr<TwinModels>(
+		new TwinModels(plan, std::move(*placed), std::move(*none)));
 }
 
-TwinModels::TwinModels(const TwinPlan &plan, std::unique_ptr<model::Ftl> placed, std::unique_ptr<model::Ftl> none)
-	: plan_(plan), sampler_(plan.regions, plan.kept), placed_(std::move(placed)), none_(std::move(none))
+TwinModels::TwinModels(const TwinPlan &plan, std::unique_ptr<model::Ftl> placed,
+		       std::unique_ptr<model::Ftl> none)
+    : plan_(plan), sampler_(plan.regions, plan.kept), placed_(std::move(placed)),
+      none_(std::move(none))
 {
 }
 
 void TwinModels::apply_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept
 {
 	if (mlba + n > placed_->logical_lbas())
-		n = mlba < placed_->logical_lbas() ? placed_->logical_lbas() - mlba : 0;  // the tail past whole units
+		n = mlba < placed_->logical_lbas() ? placed_->logical_lbas() - mlba
+						   : 0;  // the tail past whole units
 	if (!n)
 		return;
 	if (window_)
@@ -83,7 +87,8 @@ void TwinModels::apply(const Record &r) noexcept
 			const uint64_t reg = sampler_.region_of(s);
 			if (reg < first || reg >= last)
 				continue;
-			const uint64_t lo = std::max(r.slba, reg * rl), hi = std::min(end, (reg + 1) * rl);
+			const uint64_t lo = std::max(r.slba, reg * rl),
+				       hi = std::min(end, (reg + 1) * rl);
 			apply_piece(r, s * rl + (lo - reg * rl), hi - lo);
 		}
 		return;
@@ -108,7 +113,9 @@ TwinReport TwinModels::report() const
 	t.model_ru_bytes = plan_.model.ru_size;
 	t.records = records_;
 	t.model_errors = errors_;
-	auto scale = [&](uint64_t b) { return static_cast<uint64_t>(static_cast<double>(b) / plan_.rate); };
+	auto scale = [&](uint64_t b) {
+		return static_cast<uint64_t>(static_cast<double>(b) / plan_.rate);
+	};
 	t.host_bytes = scale(p.host_bytes);
 	t.media_bytes_placed = scale(p.media_bytes);
 	t.media_bytes_none = scale(n.media_bytes);
@@ -116,7 +123,8 @@ TwinReport TwinModels::report() const
 	t.relocated_bytes_none = scale(n.relocated_bytes);
 	t.waf_placed = p.waf();
 	t.waf_none = n.waf();
-	t.saved_bytes = static_cast<int64_t>(t.media_bytes_none) - static_cast<int64_t>(t.media_bytes_placed);
+	t.saved_bytes = static_cast<int64_t>(t.media_bytes_none) -
+			static_cast<int64_t>(t.media_bytes_placed);
 	t.handles_placed.resize(placed_->handles());
 	for (uint32_t h = 0; h < placed_->handles(); h++) {
 		const model::HandleStats &hs = placed_->handle_stats(h);
@@ -125,4 +133,4 @@ TwinReport TwinModels::report() const
 	return t;
 }
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

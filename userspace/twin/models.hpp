@@ -18,20 +18,20 @@ namespace kvfdp::twin {
 // What the twin projects. Bytes are the sampled models' divided by the rate (the drive's
 // estimate); the WAFs are media / host of each copy since the twin started.
 struct TwinReport {
-	double rate = 0;                 // fraction of the LBA space (and of each RU) modelled
-	uint64_t memory_bytes = 0;       // both models, the recent window and the rings
-	uint64_t region_bytes = 0;       // sampling granularity
-	uint64_t model_logical_bytes = 0;// the sampled model's capacity
-	uint64_t model_ru_bytes = 0;     // the sampled model's RU size
-	uint64_t records = 0;            // records applied
-	uint64_t dropped = 0;            // records lost to full rings
-	uint64_t model_errors = 0;       // model writes refused (out of space); the copies go on
-	uint64_t host_bytes = 0;         // projected host bytes written (the same in both copies)
-	uint64_t media_bytes_placed = 0; // projected media bytes with kvfdpd's placement
-	uint64_t media_bytes_none = 0;   // projected media bytes with every write on handle 0
+	double rate = 0;                   // fraction of the LBA space (and of each RU) modelled
+	uint64_t memory_bytes = 0;         // both models, the recent window and the rings
+	uint64_t region_bytes = 0;         // sampling granularity
+	uint64_t model_logical_bytes = 0;  // the sampled model's capacity
+	uint64_t model_ru_bytes = 0;       // the sampled model's RU size
+	uint64_t records = 0;              // records applied
+	uint64_t dropped = 0;              // records lost to full rings
+	uint64_t model_errors = 0;         // model writes refused (out of space); the copies go on
+	uint64_t host_bytes = 0;           // projected host bytes written (the same in both copies)
+	uint64_t media_bytes_placed = 0;   // projected media bytes with kvfdpd's placement
+	uint64_t media_bytes_none = 0;     // projected media bytes with every write on handle 0
 	uint64_t relocated_bytes_placed = 0;
 	uint64_t relocated_bytes_none = 0;
-	double waf_placed = 0;           // 0 until something was written
+	double waf_placed = 0;  // 0 until something was written
 	double waf_none = 0;
 	// Media bytes placement saved the drive: media_bytes_none - media_bytes_placed (may be < 0).
 	int64_t saved_bytes = 0;
@@ -58,7 +58,8 @@ public:
 	[[nodiscard]] const model::Ftl &none() const { return *none_; }
 
 private:
-	TwinModels(const TwinPlan &plan, std::unique_ptr<model::Ftl> placed, std::unique_ptr<model::Ftl> none);
+	TwinModels(const TwinPlan &plan, std::unique_ptr<model::Ftl> placed,
+		   std::unique_ptr<model::Ftl> none);
 	void apply_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept;
 	// Adds a piece to pend_, first sending pend_ to the window unless the piece extends it.
 	void note_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept;
@@ -75,4 +76,4 @@ private:
 	Record pend_{};  // the window's next record while pieces extend it (nlb 0: none)
 };
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

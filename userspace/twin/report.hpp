@@ -18,4 +18,4 @@ namespace kvfdp::twin {
 // home of their names).
 [[nodiscard]] std::string metrics_text(const TwinReport &t);
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

@@ -7,7 +7,7 @@
 namespace kvfdp::twin {
 
 Ring::Ring(uint32_t capacity)
-	: mask_(std::bit_ceil(std::max<uint32_t>(capacity, 2)) - 1), slots_(new Record[mask_ + 1])
+    : mask_(std::bit_ceil(std::max<uint32_t>(capacity, 2)) - 1), slots_(new Record[mask_ + 1])
 {
 }
 
@@ -22,4 +22,4 @@ uint32_t Ring::pop(Record *out, uint32_t max) noexcept
 	return n;
 }
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

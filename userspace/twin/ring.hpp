@@ -41,7 +41,8 @@ public:
 		if (head - cached_tail_ > mask_) {
 			cached_tail_ = tail_.load(std::memory_order_acquire);
 			if (head - cached_tail_ > mask_) {
-				dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+				dropped_.store(dropped_.load(std::memory_order_relaxed) + 1,
+					       std::memory_order_relaxed);
 				return false;
 			}
 		}
@@ -58,7 +59,10 @@ public:
 	// Records dropped because the ring was full.
 	[[nodiscard]] uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 	// Bytes of the slots.
-	[[nodiscard]] uint64_t memory_bytes() const { return uint64_t{capacity()} * sizeof(Record); }
+	[[nodiscard]] uint64_t memory_bytes() const
+	{
+		return uint64_t{capacity()} * sizeof(Record);
+	}
 
 private:
 	// The producer's line: where it writes next, its copy of tail_, its drop count.
@@ -83,4 +87,4 @@ inline void record_trim(Ring *ring, Op op, uint64_t slba, uint32_t nlb) noexcept
 		ring->push(Record{slba, nlb, 0, op, 0});
 }
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

@@ -38,10 +38,10 @@ std::string mib(uint64_t bytes)
 	return buf;
 }
 
-} // namespace
+}  // namespace
 
 RegionSampler::RegionSampler(uint64_t regions, uint64_t kept)
-	: regions_(regions), kept_(std::min(kept, regions)), identity_(kept >= regions)
+    : regions_(regions), kept_(std::min(kept, regions)), identity_(kept >= regions)
 {
 	mask_ = regions_ > 1 ? std::bit_ceil(regions_) - 1 : 0;
 	shift_ = std::max(1, std::popcount(mask_) / 2);
@@ -80,7 +80,8 @@ uint64_t RegionSampler::region_of(uint64_t s) const
 namespace {
 
 // The sampled model at k mapping units per RU (k == ru_units: the whole drive).
-model::ModelConfig sampled_config(const TwinGeometry &g, const TwinPlan &p, uint32_t k, uint64_t &kept)
+model::ModelConfig sampled_config(const TwinGeometry &g, const TwinPlan &p, uint32_t k,
+				  uint64_t &kept)
 {
 	model::ModelConfig c;
 	c.lba_size = g.lba_size;
@@ -98,13 +99,14 @@ model::ModelConfig sampled_config(const TwinGeometry &g, const TwinPlan &p, uint
 		return c;
 	}
 	const double rate = static_cast<double>(k) / p.ru_units;
-	kept = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(static_cast<double>(p.regions) * rate)));
+	kept = std::max<uint64_t>(
+		1, static_cast<uint64_t>(std::llround(static_cast<double>(p.regions) * rate)));
 	c.logical_bytes = kept * region_bytes;
 	c.ru_size = uint64_t{k} * mu;
 	return c;
 }
 
-} // namespace
+}  // namespace
 
 namespace {
 
@@ -113,12 +115,14 @@ Result<TwinPlan> base_plan(const TwinGeometry &g)
 {
 	const uint32_t mu = std::max<uint32_t>(4096, g.lba_size);
 	if (g.ru_size == 0 || g.nlb == 0 || g.lba_size == 0)
-		return guidance_error(std::errc::invalid_argument,
-				      "twin: the device reports no reclaim unit size or capacity; run with --twin-memory 0");
+		return guidance_error(
+			std::errc::invalid_argument,
+			"twin: the device reports no reclaim unit size or capacity; run with --twin-memory 0");
 	if (g.ru_size % mu)
 		return guidance_error(std::errc::invalid_argument,
-				      "twin: the RU size " + std::to_string(g.ru_size) + " is not a multiple of " +
-					      std::to_string(mu) + " bytes; run with --twin-memory 0");
+				      "twin: the RU size " + std::to_string(g.ru_size) +
+					      " is not a multiple of " + std::to_string(mu) +
+					      " bytes; run with --twin-memory 0");
 	TwinPlan p;
 	p.model.mapping_unit = mu;
 	p.ru_units = static_cast<uint32_t>(std::min<uint64_t>(g.ru_size / mu, UINT32_MAX));
@@ -141,7 +145,7 @@ Result<void> finish_plan(const TwinGeometry &g, TwinPlan &p, uint32_t k)
 	return ok();
 }
 
-} // namespace
+}  // namespace
 
 Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units)
 {
@@ -150,7 +154,8 @@ Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units)
 		return p;
 	if (sampled_ru_units == 0 || sampled_ru_units > p->ru_units)
 		return guidance_error(std::errc::invalid_argument,
-				      "twin: " + std::to_string(sampled_ru_units) + " units per sampled RU: use 1.." +
+				      "twin: " + std::to_string(sampled_ru_units) +
+					      " units per sampled RU: use 1.." +
 					      std::to_string(p->ru_units));
 	if (auto r = finish_plan(g, *p, sampled_ru_units); !r)
 		return guidance_error(std::errc::invalid_argument, "twin: " + r.error().message());
@@ -174,15 +179,19 @@ Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes)
 	if (memory_at(1) > models_bound) {
 		uint64_t kept = 0;
 		const model::ModelConfig c = sampled_config(g, p, 1, kept);
-		const uint64_t rus = static_cast<uint64_t>(static_cast<long double>(c.logical_bytes) * (1.0L + c.op) / c.ru_size);
+		const uint64_t rus = static_cast<uint64_t>(
+			static_cast<long double>(c.logical_bytes) * (1.0L + c.op) / c.ru_size);
 		// The smallest bound whose models' part holds memory_at(1).
-		const uint64_t need = (memory_at(1) * kWindowShare + kWindowShare - 2) / (kWindowShare - 1);
-		return guidance_error(std::errc::invalid_argument,
-				      "twin: a memory bound of " + mib(memory_bytes) +
-					      " is too small for one reclaim unit: the smallest sampled model of this drive (" +
-					      std::to_string(rus) + " RUs of one " + std::to_string(mu) +
-					      "-byte mapping unit, two copies) and its recent window need " + mib(need) +
-					      "; raise --twin-memory to at least that, or 0 to run without the twin");
+		const uint64_t need =
+			(memory_at(1) * kWindowShare + kWindowShare - 2) / (kWindowShare - 1);
+		return guidance_error(
+			std::errc::invalid_argument,
+			"twin: a memory bound of " + mib(memory_bytes) +
+				" is too small for one reclaim unit: the smallest sampled model of this drive (" +
+				std::to_string(rus) + " RUs of one " + std::to_string(mu) +
+				"-byte mapping unit, two copies) and its recent window need " +
+				mib(need) +
+				"; raise --twin-memory to at least that, or 0 to run without the twin");
 	}
 	// The largest k that fits (memory grows with k), then down to one the model accepts.
 	uint32_t lo = 1, hi = p.ru_units;
@@ -200,8 +209,10 @@ Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes)
 			return p;
 		last = r.error().message();
 	}
-	return guidance_error(std::errc::invalid_argument, "twin: the sampled model of this drive is refused (" + last +
-								   "); set --twin-op, or --twin-memory 0 to run without the twin");
+	return guidance_error(
+		std::errc::invalid_argument,
+		"twin: the sampled model of this drive is refused (" + last +
+			"); set --twin-op, or --twin-memory 0 to run without the twin");
 }
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

@@ -53,11 +53,11 @@ private:
 
 // The drive the twin mirrors.
 struct TwinGeometry {
-	uint64_t nlb = 0;          // ublk device size in LBAs
+	uint64_t nlb = 0;  // ublk device size in LBAs
 	uint32_t lba_size = 4096;
-	uint64_t ru_size = 0;      // the drive's RU size (RUNS); 0: unknown
-	uint16_t nruh = 1;         // kvfdpd's handles (the placed copy writes through them)
-	double op = 0.07;          // over-provisioning the model assumes
+	uint64_t ru_size = 0;  // the drive's RU size (RUNS); 0: unknown
+	uint16_t nruh = 1;     // kvfdpd's handles (the placed copy writes through them)
+	double op = 0.07;      // over-provisioning the model assumes
 	model::GcPolicy gc = model::GcPolicy::greedy;
 };
 
@@ -69,8 +69,8 @@ struct TwinPlan {
 	uint64_t kept = 0;         // regions sampled
 	uint32_t ru_units = 0;     // mapping units per RU: the drive's, and the sampled model's
 	uint32_t sampled_ru_units = 0;
-	double rate = 1;           // sampled_ru_units / ru_units: capacity and RU size are scaled by it
-	uint64_t memory_bytes = 0; // both models
+	double rate = 1;  // sampled_ru_units / ru_units: capacity and RU size are scaled by it
+	uint64_t memory_bytes = 0;    // both models
 	uint64_t window_records = 0;  // the recent window's bound (plan_twin; 0 from plan_twin_at)
 };
 
@@ -97,4 +97,4 @@ inline constexpr uint64_t kWindowRecordBytes = 20;
 // per RU), naming the bound that would do.
 [[nodiscard]] Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes);
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

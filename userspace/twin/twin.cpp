@@ -10,7 +10,7 @@ namespace kvfdp::twin {
 namespace {
 // Records taken from a ring per pass (a fixed buffer on the twin thread's stack).
 constexpr uint32_t kBatch = 256;
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<Twin>> Twin::create(const TwinOptions &o)
 {
@@ -20,12 +20,13 @@ Result<std::unique_ptr<Twin>> Twin::create(const TwinOptions &o)
 	auto models = TwinModels::create(*plan);
 	if (!models)
 		return std::move(models).error();
-	return std::unique_ptr<Twin>(new Twin(std::move(*models), o.ring_records, plan->window_records));
+	return std::unique_ptr<Twin>(
+		new Twin(std::move(*models), o.ring_records, plan->window_records));
 }
 
 Twin::Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window_records)
-	: models_(std::move(m)), window_(window_records), born_(std::chrono::steady_clock::now()),
-	  ring_records_(ring_records)
+    : models_(std::move(m)), window_(window_records), born_(std::chrono::steady_clock::now()),
+      ring_records_(ring_records)
 {
 	models_->set_window(&window_);
 }
@@ -33,10 +34,14 @@ Twin::Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window
 uint32_t Twin::now_ms() const
 {
 	const auto d = std::chrono::steady_clock::now() - born_;
-	return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+	return static_cast<uint32_t>(
+		std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
 
-Twin::~Twin() { stop(); }
+Twin::~Twin()
+{
+	stop();
+}
 
 void Twin::add_rings(uint16_t n)
 {
@@ -103,7 +108,8 @@ TwinReport Twin::report() const
 		std::lock_guard<std::mutex> lk(mu_);
 		t = models_->report();
 	}
-	t.memory_bytes = models_->placed().memory_bytes() + models_->none().memory_bytes() + window_.memory_bytes();
+	t.memory_bytes = models_->placed().memory_bytes() + models_->none().memory_bytes() +
+			 window_.memory_bytes();
 	for (const auto &r : rings_) {
 		t.dropped += r->dropped();
 		t.memory_bytes += r->memory_bytes();
@@ -116,8 +122,13 @@ proto::TwinWindow Twin::window() const
 	const TwinPlan &p = models_->plan();
 	proto::TwinWindow w;
 	w.rate = p.rate;
-	w.model = {p.model.logical_bytes, p.model.ru_size, p.model.lba_size, p.model.mapping_unit,
-		   p.model.nruh, p.model.op, model::gc_policy_name(p.model.gc)};
+	w.model = {p.model.logical_bytes,
+		   p.model.ru_size,
+		   p.model.lba_size,
+		   p.model.mapping_unit,
+		   p.model.nruh,
+		   p.model.op,
+		   model::gc_policy_name(p.model.gc)};
 	for (const auto &r : rings_)
 		w.dropped += r->dropped();
 	std::lock_guard<std::mutex> lk(mu_);
@@ -131,7 +142,10 @@ Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nr
 	if (!s.memory_bytes || !info.fdp_enabled || nruh == 0)
 		return std::unique_ptr<Twin>();
 	TwinOptions o;
-	o.geometry = TwinGeometry{info.nlb, info.lba_size, info.ru_size, nruh, s.op > 0 ? s.op : model_op > 0 ? model_op : 0.07};
+	o.geometry = TwinGeometry{info.nlb, info.lba_size, info.ru_size, nruh,
+				  s.op > 0       ? s.op
+				  : model_op > 0 ? model_op
+						 : 0.07};
 	o.memory_bytes = s.memory_bytes;
 	auto t = Twin::create(o);
 	if (!t) {
@@ -141,12 +155,14 @@ Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nr
 		return std::unique_ptr<Twin>();
 	}
 	const TwinPlan &p = (*t)->plan();
-	log::debug(log::kCatModel, "twin: rate %.6f of %llu MiB, RUs of %llu KiB (%u mapping units), %.1f MiB for both models, OP %.3f",
-		  p.rate, static_cast<unsigned long long>(p.model.logical_bytes >> 20),
-		  static_cast<unsigned long long>(p.model.ru_size >> 10), p.sampled_ru_units,
-		  static_cast<double>(p.memory_bytes) / (1 << 20), p.model.op);
+	log::debug(
+		log::kCatModel,
+		"twin: rate %.6f of %llu MiB, RUs of %llu KiB (%u mapping units), %.1f MiB for both models, OP %.3f",
+		p.rate, static_cast<unsigned long long>(p.model.logical_bytes >> 20),
+		static_cast<unsigned long long>(p.model.ru_size >> 10), p.sampled_ru_units,
+		static_cast<double>(p.memory_bytes) / (1 << 20), p.model.op);
 	(*t)->start();
 	return t;
 }
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

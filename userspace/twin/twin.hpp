@@ -32,7 +32,7 @@ struct TwinOptions {
 struct TwinSettings {
 	uint64_t memory_bytes = kDefaultMemoryBytes;  // 0: no twin
 	bool memory_given = false;  // --twin-memory was given: a refused plan stops the start
-	double op = 0;              // the drive's over-provisioning; 0: the model backend's --op, else 0.07
+	double op = 0;  // the drive's over-provisioning; 0: the model backend's --op, else 0.07
 };
 
 class Twin {
@@ -74,7 +74,8 @@ private:
 	std::chrono::steady_clock::time_point born_;
 	uint32_t ring_records_;
 	std::vector<std::unique_ptr<Ring>> rings_;
-	mutable std::mutex mu_;  // models_ between the twin thread and report() (never a queue thread)
+	mutable std::mutex
+		mu_;  // models_ between the twin thread and report() (never a queue thread)
 	std::mutex wake_mu_;
 	std::condition_variable wake_;
 	bool stop_ = false;
@@ -85,7 +86,7 @@ private:
 // no FDP (nothing is placed), memory 0, or a refused plan with the default bound (one
 // warning line). With a bound given, a refused plan is the error (its one line).
 // model_op: the model backend's --op (0 for a drive).
-[[nodiscard]] Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nruh, double model_op,
-						     const TwinSettings &s);
+[[nodiscard]] Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nruh,
+						     double model_op, const TwinSettings &s);
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

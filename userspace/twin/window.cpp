@@ -13,8 +13,8 @@ static_assert(uint8_t(Op::write_zeroes) == uint8_t(proto::TwinWindowOp::write_ze
 static_assert(sizeof(Record) + sizeof(uint32_t) == kWindowRecordBytes);
 
 Window::Window(uint64_t capacity)
-	: capacity_(capacity), slots_(capacity ? new Record[capacity] : nullptr),
-	  times_(capacity ? new uint32_t[capacity]() : nullptr)
+    : capacity_(capacity), slots_(capacity ? new Record[capacity] : nullptr),
+      times_(capacity ? new uint32_t[capacity]() : nullptr)
 {
 }
 
@@ -27,11 +27,12 @@ void Window::fill(proto::TwinWindow &w, uint32_t now_ms) const
 	w.records.reserve(n);
 	for (uint64_t i = 0; i < n; i++) {
 		const Record &r = at(i);
-		w.records.push_back({r.slba, r.nlb, r.handle, static_cast<proto::TwinWindowOp>(r.op)});
+		w.records.push_back(
+			{r.slba, r.nlb, r.handle, static_cast<proto::TwinWindowOp>(r.op)});
 	}
 	// Unsigned differences: right across the 32-bit wrap of the times.
 	w.span_ms = n ? static_cast<uint32_t>(time_at(n - 1) - time_at(0)) : 0;
 	w.age_ms = n ? static_cast<uint32_t>(now_ms - time_at(n - 1)) : 0;
 }
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

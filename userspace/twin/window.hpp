@@ -56,4 +56,4 @@ private:
 	std::unique_ptr<uint32_t[]> times_;  // ms since the twin started (wraps after 49 days)
 };
 
-} // namespace kvfdp::twin
+}  // namespace kvfdp::twin

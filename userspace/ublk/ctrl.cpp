@@ -26,9 +26,12 @@ CtrlCmd make_cmd(uint32_t dev_id)
 	return c;
 }
 
-} // namespace
+}  // namespace
 
-Control::Control(UniqueFd fd, std::unique_ptr<io_uring> ring) : fd_(std::move(fd)), ring_(std::move(ring)) {}
+Control::Control(UniqueFd fd, std::unique_ptr<io_uring> ring)
+    : fd_(std::move(fd)), ring_(std::move(ring))
+{
+}
 
 Control::~Control()
 {
@@ -42,8 +45,9 @@ Result<std::unique_ptr<Control>> Control::open()
 	if (fd < 0) {
 		int err = errno;
 		if (err == ENOENT)
-			return guidance_error(std::errc::no_such_device,
-					      "/dev/ublk-control is missing: run 'modprobe ublk_drv' (the kernel needs CONFIG_BLK_DEV_UBLK)");
+			return guidance_error(
+				std::errc::no_such_device,
+				"/dev/ublk-control is missing: run 'modprobe ublk_drv' (the kernel needs CONFIG_BLK_DEV_UBLK)");
 		return errno_error(err, "open /dev/ublk-control");
 	}
 	auto ring = std::make_unique<io_uring>();
@@ -197,7 +201,8 @@ Result<Params> make_params(const ParamInput &in)
 	if (in.nlb == 0)
 		return make_error(std::errc::invalid_argument, "the namespace has no blocks");
 	if (in.max_transfer < in.lba_size)
-		return make_error(std::errc::invalid_argument, "max transfer is smaller than one block");
+		return make_error(std::errc::invalid_argument,
+				  "max transfer is smaller than one block");
 	Params p{};
 	p.len = sizeof(p);
 	p.types = kParamTypeBasic;
@@ -213,11 +218,13 @@ Result<Params> make_params(const ParamInput &in)
 		std::min(in.io_buf_bytes, in.max_transfer / in.lba_size * in.lba_size);
 	p.basic.max_sectors = max_io >> 9;
 	p.basic.dev_sectors = in.nlb * (in.lba_size >> 9);
-	if (in.stripe_members > 1 && std::has_single_bit(in.stripe_bytes) && in.stripe_bytes >= in.lba_size) {
+	if (in.stripe_members > 1 && std::has_single_bit(in.stripe_bytes) &&
+	    in.stripe_bytes >= in.lba_size) {
 		p.basic.chunk_sectors = static_cast<uint32_t>(in.stripe_bytes >> 9);
 		p.basic.io_min_shift = static_cast<uint8_t>(std::countr_zero(in.stripe_bytes));
 		const uint64_t row = in.stripe_bytes * in.stripe_members;
-		p.basic.io_opt_shift = static_cast<uint8_t>(std::countr_zero(std::has_single_bit(row) ? row : in.stripe_bytes));
+		p.basic.io_opt_shift = static_cast<uint8_t>(
+			std::countr_zero(std::has_single_bit(row) ? row : in.stripe_bytes));
 	}
 	if (in.volatile_cache)
 		p.basic.attrs |= kAttrVolatileCache;
@@ -231,13 +238,20 @@ Result<Params> make_params(const ParamInput &in)
 			p.discard.max_discard_sectors = static_cast<uint32_t>(
 				std::min<uint64_t>(kMaxDiscardSectors, p.basic.dev_sectors));
 		if (in.write_zeroes)
-			p.discard.max_write_zeroes_sectors = static_cast<uint32_t>(std::min<uint64_t>(
-				kMaxWriteZeroesLbas * (in.lba_size >> 9), p.basic.dev_sectors));
+			p.discard.max_write_zeroes_sectors = static_cast<uint32_t>(
+				std::min<uint64_t>(kMaxWriteZeroesLbas * (in.lba_size >> 9),
+						   p.basic.dev_sectors));
 	}
 	return p;
 }
 
-std::string block_path(uint32_t dev_id) { return "/dev/ublkb" + std::to_string(dev_id); }
-std::string char_path(uint32_t dev_id) { return "/dev/ublkc" + std::to_string(dev_id); }
+std::string block_path(uint32_t dev_id)
+{
+	return "/dev/ublkb" + std::to_string(dev_id);
+}
+std::string char_path(uint32_t dev_id)
+{
+	return "/dev/ublkc" + std::to_string(dev_id);
+}
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

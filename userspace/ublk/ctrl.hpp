@@ -20,7 +20,7 @@ struct DevSpec {
 	uint16_t depth = 64;
 	uint32_t io_buf_bytes = 512 * 1024;  // per tag; bounds max_sectors
 	uint64_t flags = kFlagUserRecovery | kFlagUserRecoveryReissue | kFlagCmdIoctlEncode;
-	int32_t dev_id = -1;                 // -1: the driver picks
+	int32_t dev_id = -1;  // -1: the driver picks
 	// Kept verbatim by the driver in the device's info (ublksrv_flags) for the server's own
 	// use: kvfdpd's stripe fingerprint (nvme::StripeDevice::fingerprint), 0 for one namespace.
 	uint64_t server_flags = 0;
@@ -88,4 +88,4 @@ struct ParamInput {
 [[nodiscard]] std::string block_path(uint32_t dev_id);
 [[nodiscard]] std::string char_path(uint32_t dev_id);
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

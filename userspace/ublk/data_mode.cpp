@@ -3,8 +3,8 @@
 
 namespace kvfdp::ublk {
 
-DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_view backend, bool wanted,
-				bool prefer_register)
+DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_view backend,
+				bool wanted, bool prefer_register)
 {
 	DataModeChoice c;
 	if (!wanted) {
@@ -12,8 +12,9 @@ DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_vi
 		return c;
 	}
 	if (backend != "passthru") {
-		c.note = "the " + std::string(backend) +
-			 " backend works on kvfdpd's own buffers (zero copy needs --backend passthru)";
+		c.note =
+			"the " + std::string(backend) +
+			" backend works on kvfdpd's own buffers (zero copy needs --backend passthru)";
 		return c;
 	}
 	if (!features) {
@@ -30,7 +31,8 @@ DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_vi
 		c.mode = DataMode::zero_copy_reg;
 		c.add_flags = kFlagSupportZeroCopy;
 	} else {
-		c.note = "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+) and UBLK_F_SUPPORT_ZERO_COPY (6.15+)";
+		c.note =
+			"this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+) and UBLK_F_SUPPORT_ZERO_COPY (6.15+)";
 	}
 	return c;
 }
@@ -44,4 +46,4 @@ const char *data_mode_name(DataMode m)
 	}
 }
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

@@ -14,10 +14,10 @@
 namespace kvfdp::ublk {
 
 enum class DataMode : uint8_t {
-	copy,           // the driver copies each read/write into or out of the tag's buffer in kvfdpd
-	zero_copy,      // the driver registers the request's pages as the ring's fixed buffer <tag>
+	copy,       // the driver copies each read/write into or out of the tag's buffer in kvfdpd
+	zero_copy,  // the driver registers the request's pages as the ring's fixed buffer <tag>
 	zero_copy_reg,  // kvfdpd registers them itself (REGISTER_IO_BUF / UNREGISTER_IO_BUF around
-	                // each read/write; UBLK_F_SUPPORT_ZERO_COPY, Linux 6.15+)
+			// each read/write; UBLK_F_SUPPORT_ZERO_COPY, Linux 6.15+)
 };
 
 struct DataModeChoice {
@@ -31,8 +31,9 @@ struct DataModeChoice {
 // the file and model backends need the data in kvfdpd's memory); wanted: not --no-zero-copy.
 // UBLK_F_AUTO_BUF_REG is preferred (no extra commands per request); UBLK_F_SUPPORT_ZERO_COPY
 // is used where it is the only one, or where prefer_register asks for it (testing).
-[[nodiscard]] DataModeChoice choose_data_mode(const Result<uint64_t> &features, std::string_view backend,
-					      bool wanted, bool prefer_register = false);
+[[nodiscard]] DataModeChoice choose_data_mode(const Result<uint64_t> &features,
+					      std::string_view backend, bool wanted,
+					      bool prefer_register = false);
 
 // The mode a device's flags (ADD_DEV's answer, or GET_DEV_INFO of a device being recovered)
 // commit its server to: every FETCH of a kFlagAutoBufReg device registers a buffer.
@@ -44,9 +45,12 @@ struct DataModeChoice {
 }
 
 // Whether the queue reads and writes the request's own pages (no tag buffers).
-[[nodiscard]] inline constexpr bool is_zero_copy(DataMode m) { return m != DataMode::copy; }
+[[nodiscard]] inline constexpr bool is_zero_copy(DataMode m)
+{
+	return m != DataMode::copy;
+}
 
 // "zero-copy", "zero-copy-register" or "copy".
 [[nodiscard]] const char *data_mode_name(DataMode m);
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

@@ -25,10 +25,11 @@ struct FeatureChoice {
 // For a new device. features: GET_FEATURES' answer (an error: a driver older than 6.5, which
 // offers none of them). Asks for kFlagNoAutoPartScan, kFlagSafeStopDev and, when wanted,
 // kFlagBatchIo, each only where offered.
-[[nodiscard]] FeatureChoice choose_features(const Result<uint64_t> &features, const FeatureWants &wants);
+[[nodiscard]] FeatureChoice choose_features(const Result<uint64_t> &features,
+					    const FeatureWants &wants);
 
 // The names of the feature bits in flags ("USER_RECOVERY", "AUTO_BUF_REG", "BATCH_IO", ...),
 // lowest bit first; a bit this list does not know reads "bit N".
 [[nodiscard]] std::vector<std::string> feature_names(uint64_t flags);
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

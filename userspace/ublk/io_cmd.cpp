@@ -60,8 +60,8 @@ void prep_batch_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_
 	std::memcpy(sqe.cmd, &cmd, sizeof(cmd));
 }
 
-void prep_batch_fetch(io_uring_sqe &sqe, int char_fd, uint16_t q_id, uint16_t buf_group, uint16_t max_tags,
-		      uint64_t user_data)
+void prep_batch_fetch(io_uring_sqe &sqe, int char_fd, uint16_t q_id, uint16_t buf_group,
+		      uint16_t max_tags, uint64_t user_data)
 {
 	std::memset(&sqe, 0, 2 * sizeof(io_uring_sqe));
 	sqe.opcode = IORING_OP_URING_CMD;
@@ -82,7 +82,8 @@ Result<DescMap> DescMap::map(int char_fd, uint16_t q_id, uint16_t depth)
 {
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	// The driver places queue q's array at q * (the array size of the largest depth).
-	const off_t off = static_cast<off_t>(kCmdBufOffset + q_id * io_desc_bytes(kMaxQueueDepth, page));
+	const off_t off =
+		static_cast<off_t>(kCmdBufOffset + q_id * io_desc_bytes(kMaxQueueDepth, page));
 	const size_t bytes = io_desc_bytes(depth, page);
 	void *p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, char_fd, off);
 	if (p == MAP_FAILED)
@@ -111,4 +112,4 @@ DescMap::~DescMap()
 		munmap(const_cast<IoDesc *>(descs_), bytes_);
 }
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

@@ -32,15 +32,16 @@ void prep_batch_cmd(io_uring_sqe &sqe, int char_fd, uint32_t cmd_op, uint16_t q_
 
 // Fills a 128-byte SQE with the multishot FETCH_IO_CMDS of queue q_id: each completion puts up
 // to max_tags u16 tags in a buffer of provided-buffer group buf_group.
-void prep_batch_fetch(io_uring_sqe &sqe, int char_fd, uint16_t q_id, uint16_t buf_group, uint16_t max_tags,
-		      uint64_t user_data);
+void prep_batch_fetch(io_uring_sqe &sqe, int char_fd, uint16_t q_id, uint16_t buf_group,
+		      uint16_t max_tags, uint64_t user_data);
 
 // Writes element i of a PREP / COMMIT array of elem_bytes elements (sizeof(BatchElem) also
 // stores buf_addr, sizeof(BatchElemHeader) does not).
-inline void put_batch_elem(void *elems, uint8_t elem_bytes, unsigned i, uint16_t tag, uint16_t buf_index,
-			   int32_t result, uint64_t buf_addr)
+inline void put_batch_elem(void *elems, uint8_t elem_bytes, unsigned i, uint16_t tag,
+			   uint16_t buf_index, int32_t result, uint64_t buf_addr)
 {
-	auto *e = reinterpret_cast<BatchElem *>(static_cast<uint8_t *>(elems) + static_cast<size_t>(i) * elem_bytes);
+	auto *e = reinterpret_cast<BatchElem *>(static_cast<uint8_t *>(elems) +
+						static_cast<size_t>(i) * elem_bytes);
 	e->header = BatchElemHeader{tag, buf_index, result};
 	if (elem_bytes == sizeof(BatchElem))
 		e->buf_addr = buf_addr;
@@ -63,4 +64,4 @@ private:
 	size_t bytes_ = 0;
 };
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

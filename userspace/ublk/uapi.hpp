@@ -14,11 +14,11 @@ namespace kvfdp::ublk {
 
 // Shipped in sqe->cmd of a control uring_cmd on /dev/ublk-control.
 struct CtrlCmd {
-	uint32_t dev_id;     // target device, or UINT32_MAX with ADD_DEV for "pick one"
-	uint16_t queue_id;   // UINT16_MAX when the command is not for a queue
-	uint16_t len;        // bytes at addr
-	uint64_t addr;       // user buffer (dev info, params)
-	uint64_t data[1];    // inline argument (START_DEV / END_USER_RECOVERY: server pid)
+	uint32_t dev_id;    // target device, or UINT32_MAX with ADD_DEV for "pick one"
+	uint16_t queue_id;  // UINT16_MAX when the command is not for a queue
+	uint16_t len;       // bytes at addr
+	uint64_t addr;      // user buffer (dev info, params)
+	uint64_t data[1];   // inline argument (START_DEV / END_USER_RECOVERY: server pid)
 	uint16_t dev_path_len;
 	uint16_t pad;
 	uint32_t reserved;
@@ -28,7 +28,7 @@ static_assert(sizeof(CtrlCmd) == 32, "ublksrv_ctrl_cmd");
 struct CtrlDevInfo {
 	uint16_t nr_hw_queues;
 	uint16_t queue_depth;
-	uint16_t state;      // kDevDead / kDevLive / kDevQuiesced
+	uint16_t state;  // kDevDead / kDevLive / kDevQuiesced
 	uint16_t pad0;
 	uint32_t max_io_buf_bytes;
 	uint32_t dev_id;
@@ -45,12 +45,12 @@ static_assert(sizeof(CtrlDevInfo) == 64, "ublksrv_ctrl_dev_info");
 static_assert(offsetof(CtrlDevInfo, flags) == 24, "ublksrv_ctrl_dev_info.flags");
 
 struct ParamBasic {
-	uint32_t attrs;               // kAttr*
+	uint32_t attrs;  // kAttr*
 	uint8_t logical_bs_shift;
 	uint8_t physical_bs_shift;
 	uint8_t io_opt_shift;
 	uint8_t io_min_shift;
-	uint32_t max_sectors;         // must not exceed max_io_buf_bytes >> 9
+	uint32_t max_sectors;  // must not exceed max_io_buf_bytes >> 9
 	uint32_t chunk_sectors;
 	uint64_t dev_sectors;
 	uint64_t virt_boundary_mask;
@@ -85,8 +85,8 @@ struct ParamZoned {
 static_assert(sizeof(ParamZoned) == 32, "ublk_param_zoned");
 
 struct Params {
-	uint32_t len;     // bytes of this struct the driver reads
-	uint32_t types;   // kParamType*
+	uint32_t len;    // bytes of this struct the driver reads
+	uint32_t types;  // kParamType*
 	ParamBasic basic;
 	ParamDiscard discard;
 	ParamDevt devt;
@@ -99,13 +99,13 @@ static_assert(sizeof(Params) == 112, "ublk_params");
 
 // One per tag, in the read-only array mmapped from /dev/ublkcN at kCmdBufOffset.
 struct IoDesc {
-	uint32_t op_flags;     // op in bits 7:0, kIoF* flags above
+	uint32_t op_flags;  // op in bits 7:0, kIoF* flags above
 	union {
 		uint32_t nr_sectors;
 		uint32_t nr_zones;
 	};
 	uint64_t start_sector;
-	uint64_t addr;         // server buffer (as given in FETCH / COMMIT)
+	uint64_t addr;  // server buffer (as given in FETCH / COMMIT)
 };
 static_assert(sizeof(IoDesc) == 24, "ublksrv_io_desc");
 
@@ -113,8 +113,8 @@ static_assert(sizeof(IoDesc) == 24, "ublksrv_io_desc");
 struct IoCmd {
 	uint16_t q_id;
 	uint16_t tag;
-	int32_t result;   // COMMIT: bytes done (read/write), 0, or -errno
-	uint64_t addr;    // this tag's data buffer
+	int32_t result;  // COMMIT: bytes done (read/write), 0, or -errno
+	uint64_t addr;   // this tag's data buffer
 };
 static_assert(sizeof(IoCmd) == 16, "ublksrv_io_cmd");
 
@@ -215,7 +215,10 @@ struct AutoBufReg {
 static_assert(sizeof(AutoBufReg) == 8, "ublk_auto_buf_reg");
 
 // The sqe->addr value of an AutoBufReg for slot index (index in bits 15:0, flags 23:16).
-[[nodiscard]] inline constexpr uint64_t auto_buf_reg_addr(uint16_t index) { return index; }
+[[nodiscard]] inline constexpr uint64_t auto_buf_reg_addr(uint16_t index)
+{
+	return index;
+}
 
 // Batch I/O (kFlagBatchIo), shipped in sqe->cmd of PREP_IO_CMDS / COMMIT_IO_CMDS /
 // FETCH_IO_CMDS. PREP and COMMIT carry nr_elem elements of elem_bytes each at sqe->addr;
@@ -223,8 +226,8 @@ static_assert(sizeof(AutoBufReg) == 8, "ublk_auto_buf_reg");
 // each of its completions fills one provided buffer with res / 2 u16 tags.
 struct BatchIo {
 	uint16_t q_id;
-	uint16_t flags;      // kBatchF*
-	uint16_t nr_elem;    // at most the queue depth
+	uint16_t flags;    // kBatchF*
+	uint16_t nr_elem;  // at most the queue depth
 	uint8_t elem_bytes;  // sizeof(BatchElem) with kBatchFHasBufAddr, else sizeof(BatchElemHeader); FETCH: 2
 	uint8_t reserved;
 	uint64_t reserved2;
@@ -245,7 +248,8 @@ struct BatchElem {
 	BatchElemHeader header;
 	uint64_t buf_addr;
 };
-static_assert(sizeof(BatchElem) == 16 && offsetof(BatchElem, buf_addr) == 8, "ublk batch element with buf_addr");
+static_assert(sizeof(BatchElem) == 16 && offsetof(BatchElem, buf_addr) == 8,
+	      "ublk batch element with buf_addr");
 
 inline constexpr uint16_t kBatchFHasBufAddr = 1u << 1;
 
@@ -276,4 +280,4 @@ inline constexpr unsigned kMaxQueues = 4096;
 	return (depth * sizeof(IoDesc) + page - 1) / page * page;
 }
 
-} // namespace kvfdp::ublk
+}  // namespace kvfdp::ublk

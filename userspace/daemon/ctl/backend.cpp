@@ -38,7 +38,7 @@ Result<std::unique_ptr<nvme::Device>> open_stripe(const BackendOptions &opts)
 	return std::unique_ptr<nvme::Device>(std::move(*sd));
 }
 
-} // namespace
+}  // namespace
 
 Result<std::unique_ptr<nvme::Device>> open_backend(const BackendOptions &opts)
 {
@@ -61,22 +61,27 @@ Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 	const std::optional<BackendKind> kind = proto::parse_backend(opts.kind);
 	if (!kind)
 		return guidance_error(std::errc::invalid_argument,
-				      "unknown backend '" + opts.kind + "' (use " + proto::backend_list() + ")");
+				      "unknown backend '" + opts.kind + "' (use " +
+					      proto::backend_list() + ")");
 	if (kind == BackendKind::passthru) {
 		if (opts.device.empty())
-			return guidance_error(std::errc::invalid_argument,
-					      "--backend passthru needs --device /dev/ngXnY (an FDP namespace)");
+			return guidance_error(
+				std::errc::invalid_argument,
+				"--backend passthru needs --device /dev/ngXnY (an FDP namespace)");
 		return nvme::open_passthru_device(opts.device);
 	}
 	if (kind == BackendKind::streams) {
 		if (opts.device.empty())
-			return guidance_error(std::errc::invalid_argument,
-					      "--backend streams needs --device /dev/nvmeXnY (an FDP namespace's block device)");
+			return guidance_error(
+				std::errc::invalid_argument,
+				"--backend streams needs --device /dev/nvmeXnY (an FDP namespace's block device)");
 		return nvme::open_streams_device(opts.device);
 	}
 	if (kind == BackendKind::file) {
 		if (opts.file.empty())
-			return guidance_error(std::errc::invalid_argument, "--backend file needs --file PATH (and --size for a new file)");
+			return guidance_error(
+				std::errc::invalid_argument,
+				"--backend file needs --file PATH (and --size for a new file)");
 		nvme::FileDeviceOptions fo;
 		fo.size_bytes = opts.size;
 		fo.lba_size = opts.lba_size;
@@ -84,8 +89,9 @@ Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 	}
 	if (kind == BackendKind::model) {
 		if (opts.file.empty())
-			return guidance_error(std::errc::invalid_argument,
-					      "--backend model needs --file PATH for its sparse data file");
+			return guidance_error(
+				std::errc::invalid_argument,
+				"--backend model needs --file PATH for its sparse data file");
 		model::ModelDeviceOptions mo;
 		if (opts.size)
 			mo.config.logical_bytes = opts.size;
@@ -96,10 +102,11 @@ Result<std::unique_ptr<nvme::Device>> open_one(const BackendOptions &opts)
 		mo.data_path = opts.file;
 		return model::open_model_device(mo);
 	}
-	return make_error(std::errc::function_not_supported, "backend '" + opts.kind + "' is not available");
+	return make_error(std::errc::function_not_supported,
+			  "backend '" + opts.kind + "' is not available");
 }
 
-} // namespace
+}  // namespace
 
 std::optional<uint16_t> handles_before_open(const BackendOptions &opts)
 {
@@ -111,4 +118,4 @@ std::optional<uint16_t> handles_before_open(const BackendOptions &opts)
 	return std::nullopt;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

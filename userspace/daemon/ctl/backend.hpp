@@ -16,18 +16,18 @@
 namespace kvfdp::daemon {
 
 struct BackendOptions {
-	std::string kind = "passthru";   // a proto::BackendKind name (proto/backend_kind.hpp)
-	std::string device;              // passthru: /dev/ngXnY; streams: /dev/nvmeXnY
-	std::string file;                // file: backing file; model: data file
+	std::string kind = "passthru";  // a proto::BackendKind name (proto/backend_kind.hpp)
+	std::string device;             // passthru: /dev/ngXnY; streams: /dev/nvmeXnY
+	std::string file;               // file: backing file; model: data file
 	// A stripe: every member's path in order (--device or, for model/file, --file given more
 	// than once, or the config's [device] paths), two or more; empty: the one device/file.
 	std::vector<std::string> members;
-	uint64_t stripe_bytes = 0;       // --stripe-size; 0: nvme::default_stripe_bytes
-	uint64_t size = 0;               // file / model: capacity in bytes (0: the file's size)
-	uint32_t lba_size = 4096;        // file / model
-	uint64_t ru_size = 1ull << 20;   // model: reclaim unit bytes
-	uint16_t nruh = 8;               // model: handles
-	double op = 0.28;                // model: over-provisioning
+	uint64_t stripe_bytes = 0;      // --stripe-size; 0: nvme::default_stripe_bytes
+	uint64_t size = 0;              // file / model: capacity in bytes (0: the file's size)
+	uint32_t lba_size = 4096;       // file / model
+	uint64_t ru_size = 1ull << 20;  // model: reclaim unit bytes
+	uint16_t nruh = 8;              // model: handles
+	double op = 0.28;               // model: over-provisioning
 };
 
 // One device, or with members a StripeDevice over one device per member (each opened as
@@ -39,4 +39,4 @@ struct BackendOptions {
 // or the file's data file; passthru and streams: nullopt (the namespace says, once opened).
 [[nodiscard]] std::optional<uint16_t> handles_before_open(const BackendOptions &opts);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

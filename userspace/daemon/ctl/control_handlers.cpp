@@ -38,11 +38,13 @@ std::string hex(uint64_t v)
 	return b;
 }
 
-std::vector<proto::ClassRow> class_rows(const State &s, const CounterSnapshot &c, const Policy &p, bool with_pid)
+std::vector<proto::ClassRow> class_rows(const State &s, const CounterSnapshot &c, const Policy &p,
+					bool with_pid)
 {
 	std::vector<proto::ClassRow> rows;
 	for (unsigned i = 0; i < kNumClasses; i++) {
-		proto::ClassRow r{class_name(i), p.handle[i], c.class_writes[i], c.class_bytes[i], with_pid, {}};
+		proto::ClassRow r{class_name(i),    p.handle[i], c.class_writes[i],
+				  c.class_bytes[i], with_pid,    {}};
 		if (with_pid && p.handle[i] < s.handles.size())
 			r.pid = s.handles[p.handle[i]].pid;
 		rows.push_back(std::move(r));
@@ -56,24 +58,40 @@ proto::StatusReply status_reply(State &s)
 	auto p = current_policy(s);
 	utsname u{};
 	uname(&u);
-	const auto up = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - s.started);
+	const auto up = std::chrono::duration_cast<std::chrono::seconds>(
+		std::chrono::steady_clock::now() - s.started);
 	proto::StatusReply d;
-	d.daemon = {KVFDP_VERSION, getpid(), up.count(), s.opts.config_path, s.opts.socket_path, p->generation,
-		    std::nullopt, ""};
-	d.device = {s.dev.dev_id, ublk::block_path(s.dev.dev_id), s.info.backend, s.info.path, s.info.nsid,
-		    s.info.lba_size, s.info.nlb, s.info.nlb * s.info.lba_size, s.info.max_transfer, s.info.fdp_enabled,
-		    s.nruh, s.info.nrg, s.info.ru_size, s.dev.nr_hw_queues, s.dev.queue_depth, s.info.volatile_cache,
-		    false, std::nullopt};
+	d.daemon = {KVFDP_VERSION,      getpid(),      up.count(),   s.opts.config_path,
+		    s.opts.socket_path, p->generation, std::nullopt, ""};
+	d.device = {s.dev.dev_id,
+		    ublk::block_path(s.dev.dev_id),
+		    s.info.backend,
+		    s.info.path,
+		    s.info.nsid,
+		    s.info.lba_size,
+		    s.info.nlb,
+		    s.info.nlb * s.info.lba_size,
+		    s.info.max_transfer,
+		    s.info.fdp_enabled,
+		    s.nruh,
+		    s.info.nrg,
+		    s.info.ru_size,
+		    s.dev.nr_hw_queues,
+		    s.dev.queue_depth,
+		    s.info.volatile_cache,
+		    false,
+		    std::nullopt};
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device))
 		d.device.stripe = stripe_status(*sd);
 	d.kernel = {u.release, hex(s.dev.flags), ublk::feature_names(s.dev.flags), s.ublk_note};
-	d.tagging = {s.tagger.active(), s.tagger.reason(), s.tagger.sources(), s.tagger.pinned_at(),
-		     s.tagger.reopened(), p->config.watch_dir};
+	d.tagging = {s.tagger.active(),    s.tagger.reason(),   s.tagger.sources(),
+		     s.tagger.pinned_at(), s.tagger.reopened(), p->config.watch_dir};
 	d.health = health_of(s.tagger.active(), s.tagger.reason());  // DEGRADED: placing nothing
 	d.classes = class_rows(s, c, *p, false);
 	d.stale_tags = c.stale_tags;
-	d.io = {c.reads, c.read_bytes, c.writes, c.write_bytes, c.flushes, c.discards, c.discard_bytes,
-		c.write_zeroes, c.write_zeroes_bytes, c.errors, c.copied_bytes};
+	d.io = {c.reads,       c.read_bytes,    c.writes,       c.write_bytes,        c.flushes,
+		c.discards,    c.discard_bytes, c.write_zeroes, c.write_zeroes_bytes, c.errors,
+		c.copied_bytes};
 	d.data_path = proto::StatusDataPath{ublk::data_mode_name(s.data_mode), s.data_note};
 	d.recovery = {(s.dev.flags & ublk::kFlagUserRecovery) != 0, s.recovered, s.state};
 	return d;
@@ -119,7 +137,8 @@ bool ruh_json(State &s, json &out, std::string &err)
 			if (p->handle[i] == h.index)
 				classes.push_back(class_name(i));
 		const bool counted = h.index < kMaxHandles;
-		r.ruhss.push_back({h.index, h.pid, h.ruhid, h.earutr, h.ruamw, counted ? c.handle_bytes[h.index] : 0,
+		r.ruhss.push_back({h.index, h.pid, h.ruhid, h.earutr, h.ruamw,
+				   counted ? c.handle_bytes[h.index] : 0,
 				   counted ? c.handle_writes[h.index] : 0, std::move(classes)});
 	}
 	r.classes = class_rows(s, c, *p, true);
@@ -143,8 +162,9 @@ bool stats_json(State &s, json &out, std::string &err)
 		err = "decoding the FDP statistics log failed: " + st.error().message();
 		return false;
 	}
-	proto::StatsReply r{st->hbmw, st->mbmw, st->mbe, proto::lifetime_waf(st->hbmw, st->mbmw), std::nullopt,
-			  std::nullopt};
+	proto::StatsReply r{st->hbmw,     st->mbmw,
+			    st->mbe,      proto::lifetime_waf(st->hbmw, st->mbmw),
+			    std::nullopt, std::nullopt};
 	// A stripe: the totals above are the members' sums (nvme/stripe.hpp); each member's own.
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
 		auto ms = read_member_stats(*sd);
@@ -164,7 +184,8 @@ proto::PolicyReply policy_reply(State &s)
 {
 	auto p = current_policy(s);
 	proto::PolicyReply d;
-	d.config = p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)" : p->config.source;
+	d.config = p->config.source.empty() ? s.opts.config_path + " (missing: built-in default)"
+					    : p->config.source;
 	d.generation = p->generation;
 	d.loaded_at = p->loaded_at;
 	d.nruh = s.nruh;
@@ -179,7 +200,9 @@ proto::PolicyReply policy_reply(State &s)
 	d.writers.emplace();
 	for (size_t i = 0; i < p->config.writers.size(); i++) {
 		const WriterRule &w = p->config.writers[i];
-		proto::PolicyWriter pw{s.tagger.writer_names().name_of(named_writer_id(i)), {}, {},
+		proto::PolicyWriter pw{s.tagger.writer_names().name_of(named_writer_id(i)),
+				       {},
+				       {},
 				       placement::fixed_handle(w, *p)};
 		if (!w.cgroup.empty())
 			pw.cgroup = w.cgroup;
@@ -215,13 +238,14 @@ std::string stop_reply(State &s, const Request &req)
 std::string twin_window_reply(const State &s)
 {
 	if (!s.twin)
-		return reply_error("kvfdpd runs no WAF twin (no FDP placement, or --twin-memory 0), so it has no window to "
-				   "advise from: restart kvfdpd on an FDP namespace without --twin-memory 0, or record a "
-				   "trace (kvfdp record) and run kvfdp advise --blk-trace FILE");
+		return reply_error(
+			"kvfdpd runs no WAF twin (no FDP placement, or --twin-memory 0), so it has no window to "
+			"advise from: restart kvfdpd on an FDP namespace without --twin-memory 0, or record a "
+			"trace (kvfdp record) and run kvfdp advise --blk-trace FILE");
 	return reply_ok(s.twin->window());
 }
 
-} // namespace
+}  // namespace
 
 std::string handle_control_line(State &s, std::string_view line)
 {
@@ -266,8 +290,8 @@ std::string handle_control_line(State &s, std::string_view line)
 		return stop_reply(s, req);
 	if (req.cmd == proto::cmd::kTwinWindow)
 		return twin_window_reply(s);
-	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) + "'; known: " + proto::known_commands());
+	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
+			   "'; known: " + proto::known_commands());
 }
 
-
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

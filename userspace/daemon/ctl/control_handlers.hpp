@@ -11,4 +11,4 @@ namespace kvfdp::daemon {
 // Answers one control-socket request line (docs/control.md) from the running daemon.
 [[nodiscard]] std::string handle_control_line(State &s, std::string_view line);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -44,7 +44,8 @@ std::string reply_error(std::string_view message)
 		if (c == '\n' || c == '\r')
 			c = ' ';
 	return std::string("{\"") + proto::kOkKey + "\":false,\"" + proto::kErrorKey + "\":" +
-	       nlohmann::json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}\n";
+	       nlohmann::json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+	       "}\n";
 }
 
 bool get_positive_arg(const Request &req, const char *key, uint64_t &value, std::string &error)
@@ -102,4 +103,4 @@ bool LineBuffer::next_line(std::string &line)
 	return true;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -27,7 +27,8 @@ struct Request {
 [[nodiscard]] std::string reply_error(std::string_view message);
 
 // Optional positive integer argument: returns false (and sets error) when present but bad.
-[[nodiscard]] bool get_positive_arg(const Request &req, const char *key, uint64_t &value, std::string &error);
+[[nodiscard]] bool get_positive_arg(const Request &req, const char *key, uint64_t &value,
+				    std::string &error);
 
 // Splits a byte stream into lines of at most kMaxRequestLine bytes.
 class LineBuffer {
@@ -47,4 +48,4 @@ private:
 	size_t scanned_ = 0;  // bytes after pos_ known to hold no '\n'
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

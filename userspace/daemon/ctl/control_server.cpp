@@ -54,7 +54,8 @@ std::string seconds(std::chrono::milliseconds ms)
 // How often the timeouts are checked: a quarter of the shortest, between 10 ms and 1 s.
 int tick_ms(const ControlLimits &l)
 {
-	const auto shortest = std::min({l.idle_timeout, l.incomplete_line_timeout, l.unread_reply_timeout});
+	const auto shortest =
+		std::min({l.idle_timeout, l.incomplete_line_timeout, l.unread_reply_timeout});
 	return static_cast<int>(std::clamp<long long>(shortest.count() / 4, 10, 1000));
 }
 
@@ -70,30 +71,39 @@ void mkdir_parent(const std::string &path)
 	}
 }
 
-} // namespace
+}  // namespace
 
-std::string admission_refusal(const ControlLimits &l, uint32_t uid, size_t open_total, size_t open_by_uid)
+std::string admission_refusal(const ControlLimits &l, uint32_t uid, size_t open_total,
+			      size_t open_by_uid)
 {
-	const std::string idle = " (an idle connection is closed after " + seconds(l.idle_timeout) + ")";
+	const std::string idle =
+		" (an idle connection is closed after " + seconds(l.idle_timeout) + ")";
 	if (open_total >= l.max_connections)
 		return "kvfdpd's control socket has " + std::to_string(open_total) +
 		       " connections open, its limit: retry in a few seconds" + idle;
 	if (uid == 0)
 		return "";
-	const std::string who = uid == kUnknownUid ? std::string("a client of unknown uid") : "uid " + std::to_string(uid);
+	const std::string who = uid == kUnknownUid ? std::string("a client of unknown uid")
+						   : "uid " + std::to_string(uid);
 	if (open_by_uid >= l.max_per_uid)
-		return who + " has " + std::to_string(open_by_uid) + " connections open to kvfdpd, the most one user may hold: close idle ones" + idle;
-	const size_t shared = l.max_connections > l.reserved_for_root ? l.max_connections - l.reserved_for_root : 0;
+		return who + " has " + std::to_string(open_by_uid) +
+		       " connections open to kvfdpd, the most one user may hold: close idle ones" +
+		       idle;
+	const size_t shared = l.max_connections > l.reserved_for_root
+				      ? l.max_connections - l.reserved_for_root
+				      : 0;
 	if (open_total >= shared)
-		return "kvfdpd's control socket has " + std::to_string(open_total) + " connections open; the other " +
-		       std::to_string(l.max_connections - open_total) + " are kept for root: retry in a few seconds" + idle;
+		return "kvfdpd's control socket has " + std::to_string(open_total) +
+		       " connections open; the other " +
+		       std::to_string(l.max_connections - open_total) +
+		       " are kept for root: retry in a few seconds" + idle;
 	return "";
 }
 
-ControlServer::ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, Handler handler,
-			     ControlLimits limits)
-	: path_(std::move(path)), listen_fd_(std::move(listen_fd)), epoll_fd_(std::move(epoll_fd)),
-	  wake_fd_(std::move(wake_fd)), handler_(std::move(handler)), limits_(limits)
+ControlServer::ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd,
+			     UniqueFd wake_fd, Handler handler, ControlLimits limits)
+    : path_(std::move(path)), listen_fd_(std::move(listen_fd)), epoll_fd_(std::move(epoll_fd)),
+      wake_fd_(std::move(wake_fd)), handler_(std::move(handler)), limits_(limits)
 {
 }
 
@@ -104,35 +114,43 @@ ControlServer::~ControlServer()
 		::unlink(path_.c_str());
 }
 
-Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &path, Handler handler, ControlLimits limits)
+Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &path,
+							     Handler handler, ControlLimits limits)
 {
 	sockaddr_un addr{};
 	addr.sun_family = AF_UNIX;
 	if (path.empty() || path.size() >= sizeof(addr.sun_path))
 		return guidance_error(std::errc::filename_too_long,
-				      "control socket path '" + path + "' is empty or longer than " +
-					      std::to_string(sizeof(addr.sun_path) - 1) + " bytes: pass a shorter --socket");
+				      "control socket path '" + path +
+					      "' is empty or longer than " +
+					      std::to_string(sizeof(addr.sun_path) - 1) +
+					      " bytes: pass a shorter --socket");
 	std::memcpy(addr.sun_path, path.c_str(), path.size());
 	// A socket left by a killed daemon: replace it, but never a live one.
-	struct stat st{};
+	struct stat st {};
 	if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
-		return guidance_error(std::errc::file_exists, path + " exists and is not a socket; remove it or pass --socket");
+		return guidance_error(
+			std::errc::file_exists,
+			path + " exists and is not a socket; remove it or pass --socket");
 	mkdir_parent(path);
 	UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (!fd)
 		return errno_error(errno, "socket(AF_UNIX)");
 	if (::lstat(path.c_str(), &st) == 0) {
 		UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-		if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0)
-			return guidance_error(std::errc::address_in_use,
-					      path + " is served by a running kvfdpd; stop it or pass --socket");
+		if (probe &&
+		    ::connect(probe.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0)
+			return guidance_error(
+				std::errc::address_in_use,
+				path + " is served by a running kvfdpd; stop it or pass --socket");
 		::unlink(path.c_str());
 	}
 	if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0)
-		return errno_error(errno, "binding the control socket " + path + " (pass --socket PATH in a writable directory)");
+		return errno_error(errno, "binding the control socket " + path +
+						  " (pass --socket PATH in a writable directory)");
 	// From here the path is ours: the server's destructor removes it.
-	auto server = std::unique_ptr<ControlServer>(
-		new ControlServer(path, std::move(fd), UniqueFd(), UniqueFd(), std::move(handler), limits));
+	auto server = std::unique_ptr<ControlServer>(new ControlServer(
+		path, std::move(fd), UniqueFd(), UniqueFd(), std::move(handler), limits));
 	if (group *g = getgrnam("kvfdp"))
 		(void)::chown(path.c_str(), 0, g->gr_gid);
 	if (::chmod(path.c_str(), 0660) < 0)
@@ -155,7 +173,10 @@ Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &
 	return server;
 }
 
-void ControlServer::start() { thread_ = std::thread([this] { run(); }); }
+void ControlServer::start()
+{
+	thread_ = std::thread([this] { run(); });
+}
 
 void ControlServer::stop()
 {
@@ -174,7 +195,8 @@ class ServeLoop {
 public:
 	ServeLoop(int epoll_fd, int listen_fd, int wake_fd, const ControlServer::Handler &handler,
 		  const ControlLimits &lim)
-		: epoll_fd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), handler_(handler), lim_(lim)
+	    : epoll_fd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), handler_(handler),
+	      lim_(lim)
 	{
 	}
 
@@ -253,7 +275,8 @@ private:
 	static bool flush(Conn &c, Clock::time_point now)
 	{
 		while (!c.out.empty()) {
-			const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+			const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(),
+						 MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n < 0)
 				return errno == EAGAIN || errno == EINTR;
 			c.out.erase(0, static_cast<size_t>(n));
@@ -275,9 +298,11 @@ private:
 			if (r < 0)
 				return errno == EAGAIN || errno == EINTR;
 			c.last_progress = now;
-			const bool fits = c.in.append(std::string_view(buf, static_cast<size_t>(r)));
+			const bool fits =
+				c.in.append(std::string_view(buf, static_cast<size_t>(r)));
 			serve_lines(c);  // lines before an oversized one still get their answers
-			if (!fits || (c.out.size() < lim_.max_queued_reply && c.in.pending() > kMaxRequestLine)) {
+			if (!fits || (c.out.size() < lim_.max_queued_reply &&
+				      c.in.pending() > kMaxRequestLine)) {
 				c.out += reply_error(too_long_);
 				c.closing = true;
 			}
@@ -289,7 +314,8 @@ private:
 	void admit(Clock::time_point now)
 	{
 		for (;;) {
-			UniqueFd cfd(::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+			UniqueFd cfd(::accept4(listen_fd_, nullptr, nullptr,
+					       SOCK_NONBLOCK | SOCK_CLOEXEC));
 			if (!cfd) {
 				if (errno == EINTR || errno == ECONNABORTED)
 					continue;
@@ -297,11 +323,13 @@ private:
 			}
 			const uint32_t uid = peer_uid(cfd.get());
 			const auto u = by_uid_.find(uid);
-			const std::string why = admission_refusal(lim_, uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
+			const std::string why = admission_refusal(
+				lim_, uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
 			if (!why.empty()) {
 				// One line in the client's receive queue (read before it sees the close).
 				const std::string line = reply_error(why);
-				(void)!::send(cfd.get(), line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+				(void)!::send(cfd.get(), line.data(), line.size(),
+					      MSG_NOSIGNAL | MSG_DONTWAIT);
 				continue;
 			}
 			const int fd = cfd.get();
@@ -347,9 +375,10 @@ private:
 		for (auto it = conns_.begin(); it != conns_.end();) {
 			const Conn &c = it->second;
 			const auto quiet = now - c.last_progress;
-			const bool stale = !c.out.empty()       ? quiet > lim_.unread_reply_timeout
-					   : c.in.pending() > 0 ? quiet > lim_.incomplete_line_timeout
-								: quiet > lim_.idle_timeout;
+			const bool stale = !c.out.empty() ? quiet > lim_.unread_reply_timeout
+					   : c.in.pending() > 0
+						   ? quiet > lim_.incomplete_line_timeout
+						   : quiet > lim_.idle_timeout;
 			it = stale ? close_conn(it) : std::next(it);
 		}
 	}
@@ -357,16 +386,17 @@ private:
 	const int epoll_fd_, listen_fd_, wake_fd_;
 	const ControlServer::Handler &handler_;
 	const ControlLimits &lim_;
-	const std::string too_long_ = "request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
+	const std::string too_long_ =
+		"request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
 	ConnMap conns_;
 	std::map<uint32_t, size_t> by_uid_;  // open connections per peer uid
 };
 
-} // namespace
+}  // namespace
 
 void ControlServer::run()
 {
 	ServeLoop(epoll_fd_.get(), listen_fd_.get(), wake_fd_.get(), handler_, limits_).run();
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -19,10 +19,11 @@
 namespace kvfdp::daemon {
 
 struct ControlLimits {
-	size_t max_connections = 64;    // all clients together
-	size_t reserved_for_root = 8;   // of max_connections, only uid 0 may use these
-	size_t max_per_uid = 16;        // connections one non-root uid may hold
-	size_t max_queued_reply = 64 << 10;  // replies not yet read: no further request is answered past it
+	size_t max_connections = 64;   // all clients together
+	size_t reserved_for_root = 8;  // of max_connections, only uid 0 may use these
+	size_t max_per_uid = 16;       // connections one non-root uid may hold
+	size_t max_queued_reply =
+		64 << 10;  // replies not yet read: no further request is answered past it
 	std::chrono::milliseconds idle_timeout{30000};             // no request under way
 	std::chrono::milliseconds incomplete_line_timeout{10000};  // a line started, no progress
 	std::chrono::milliseconds unread_reply_timeout{30000};     // replies queued, none read
@@ -32,8 +33,8 @@ struct ControlLimits {
 
 // Why a new connection from uid is refused, as its one-line error reply; "" when it is
 // admitted. open_total: connections open now; open_by_uid: those of uid.
-[[nodiscard]] std::string admission_refusal(const ControlLimits &limits, uint32_t uid, size_t open_total,
-					    size_t open_by_uid);
+[[nodiscard]] std::string admission_refusal(const ControlLimits &limits, uint32_t uid,
+					    size_t open_total, size_t open_by_uid);
 
 class ControlServer {
 public:
@@ -45,8 +46,8 @@ public:
 	// `kvfdp` when that group exists. Clients may connect at once; they are served after
 	// start(). Fails, naming what to do, when path is too long, is not a socket, or is
 	// served by a running kvfdpd.
-	[[nodiscard]] static Result<std::unique_ptr<ControlServer>> listen(const std::string &path, Handler handler,
-									  ControlLimits limits = {});
+	[[nodiscard]] static Result<std::unique_ptr<ControlServer>>
+	listen(const std::string &path, Handler handler, ControlLimits limits = {});
 	~ControlServer();
 	ControlServer(const ControlServer &) = delete;
 	ControlServer &operator=(const ControlServer &) = delete;
@@ -56,8 +57,8 @@ public:
 	[[nodiscard]] const std::string &path() const { return path_; }
 
 private:
-	ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, Handler handler,
-		      ControlLimits limits);
+	ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd,
+		      Handler handler, ControlLimits limits);
 	void run();
 
 	std::string path_;
@@ -69,4 +70,4 @@ private:
 	std::thread thread_;
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

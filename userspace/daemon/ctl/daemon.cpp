@@ -37,7 +37,10 @@ namespace kvfdp::daemon {
 
 namespace {
 
-Error fail(const std::string &msg) { return plain_error(msg); }
+Error fail(const std::string &msg)
+{
+	return plain_error(msg);
+}
 
 // The steps of a start, timed: one line at ready says where a (re)start spent its time
 // (docs/deploy.md "kill -9 and restart" reads it).
@@ -56,10 +59,13 @@ public:
 		const char *close_paren = n > 0 ? (buf[n] = 0, std::strrchr(buf, ')')) : nullptr;
 		unsigned long long start_ticks = 0;
 		if (close_paren && ::clock_gettime(CLOCK_BOOTTIME, &boot) == 0 &&
-		    std::sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-				&start_ticks) == 1) {
+		    std::sscanf(
+			    close_paren + 2,
+			    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			    &start_ticks) == 1) {
 			const long hz = ::sysconf(_SC_CLK_TCK);
-			const double since = boot.tv_sec + boot.tv_nsec / 1e9 - static_cast<double>(start_ticks) / (hz > 0 ? hz : 100);
+			const double since = boot.tv_sec + boot.tv_nsec / 1e9 -
+					     static_cast<double>(start_ticks) / (hz > 0 ? hz : 100);
 			if (since >= 0)
 				exec_ms_ = static_cast<long>(since * 1000);
 		}
@@ -67,7 +73,8 @@ public:
 	void mark(const char *step)
 	{
 		const auto now = std::chrono::steady_clock::now();
-		text_ += (text_.empty() ? "" : ", ") + std::string(step) + " " + std::to_string(ms(last_, now));
+		text_ += (text_.empty() ? "" : ", ") + std::string(step) + " " +
+			 std::to_string(ms(last_, now));
 		last_ = now;
 	}
 	// "T ms after exec (ms per step: main M, checks C, ...)": main is from the process's start
@@ -77,15 +84,18 @@ public:
 	{
 		const long main_ms = ms(t0_, last_);
 		if (exec_ms_ < 0)
-			return std::to_string(main_ms) + " ms after main (ms per step: " + text_ + ")";
-		return std::to_string(exec_ms_ + main_ms) + " ms after exec (ms per step: main " + std::to_string(exec_ms_) +
-		       ", " + text_ + ")";
+			return std::to_string(main_ms) + " ms after main (ms per step: " + text_ +
+			       ")";
+		return std::to_string(exec_ms_ + main_ms) + " ms after exec (ms per step: main " +
+		       std::to_string(exec_ms_) + ", " + text_ + ")";
 	}
 
 private:
-	static long ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+	static long ms(std::chrono::steady_clock::time_point a,
+		       std::chrono::steady_clock::time_point b)
 	{
-		return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
+		return static_cast<long>(
+			std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
 	}
 	std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
 	std::string text_;
@@ -133,8 +143,9 @@ Result<void> check_before_open(State &s)
 			b.members = cfg->devices;
 	}
 	if (b.stripe_bytes && b.members.size() < 2)
-		return fail("--stripe-size is for a stripe: give --device two or more times (or [device] paths with two "
-			    "or more namespaces), or drop it");
+		return fail(
+			"--stripe-size is for a stripe: give --device two or more times (or [device] paths with two "
+			"or more namespaces), or drop it");
 	if (!b.stripe_bytes && b.members.size() >= 2)
 		b.stripe_bytes = cfg->stripe_bytes;
 	// metrics_listen stands in for --metrics-listen where the command line gives none (start only).
@@ -148,19 +159,24 @@ Result<void> check_before_open(State &s)
 	// be met, which is refused here, before anything is made.
 	if (!s.opts.require_tagger && cfg->require_tagger) {
 		s.opts.require_tagger = true;
-		s.opts.require_tagger_from = cfg->source + ":" + std::to_string(cfg->require_tagger_line);
+		s.opts.require_tagger_from =
+			cfg->source + ":" + std::to_string(cfg->require_tagger_line);
 	}
 	if (s.opts.require_tagger && s.opts.no_tagger)
-		return fail(require_tagger_refusal(s.opts.require_tagger_from, "disabled with --no-tagger"));
+		return fail(require_tagger_refusal(s.opts.require_tagger_from,
+						   "disabled with --no-tagger"));
 	if (auto nruh = handles_before_open(s.opts.backend))
 		if (auto p = make_policy(*cfg, *nruh); !p)
 			return std::move(p).error();
 	if (!s.opts.ready_file.empty()) {
 		const size_t slash = s.opts.ready_file.rfind('/');
-		const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : s.opts.ready_file.substr(0, slash);
+		const std::string dir = slash == std::string::npos ? "."
+					: slash == 0               ? "/"
+						     : s.opts.ready_file.substr(0, slash);
 		if (::access(dir.c_str(), W_OK | X_OK) != 0)
-			return errno_error(errno, "--ready-file " + s.opts.ready_file + ": its directory " + dir +
-							   " is not writable");
+			return errno_error(errno, "--ready-file " + s.opts.ready_file +
+							  ": its directory " + dir +
+							  " is not writable");
 	}
 	return ok();
 }
@@ -174,27 +190,34 @@ Result<void> open_device(State &s)
 	s.device = std::move(*dev);
 	s.info = s.device->info();
 	if (s.info.backend == "passthru" && !s.info.fdp_enabled)
-		return fail(s.info.path + " has no FDP enabled (" +
-			    (s.info.fdp_supported ? "the controller supports FDP but it is off for this endurance group"
-						  : "the controller does not support FDP") +
-			    "): use an FDP namespace, or --backend file for no placement");
+		return fail(
+			s.info.path + " has no FDP enabled (" +
+			(s.info.fdp_supported
+				 ? "the controller supports FDP but it is off for this endurance group"
+				 : "the controller does not support FDP") +
+			"): use an FDP namespace, or --backend file for no placement");
 	if (s.info.fdp_enabled) {
 		auto hs = s.device->handles();
 		if (!hs)
 			return std::move(hs).error();
 		s.handles = std::move(*hs);
 		if (s.handles.empty())
-			return fail(s.info.path + " reports FDP enabled but RUH Status lists no handles");
+			return fail(s.info.path +
+				    " reports FDP enabled but RUH Status lists no handles");
 		s.nruh = static_cast<uint16_t>(s.handles.size());
 	}
 	if (s.info.lba_size == 0 || s.info.nlb == 0 || s.info.max_transfer < s.info.lba_size)
 		return fail(s.info.path + ": the device reports no usable size or transfer limit");
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
-		log::info("striped across %zu members (%s), stripe size %llu bytes: %llu bytes = %zu x %llu, the smallest "
-			  "member in whole stripes; %u handles on each member",
-			  sd->members().size(), s.info.path.c_str(), static_cast<unsigned long long>(sd->stripe_bytes()),
-			  static_cast<unsigned long long>(s.info.nlb * s.info.lba_size), sd->members().size(),
-			  static_cast<unsigned long long>(sd->member_nlb() * s.info.lba_size), s.nruh);
+		log::info(
+			"striped across %zu members (%s), stripe size %llu bytes: %llu bytes = %zu x %llu, the smallest "
+			"member in whole stripes; %u handles on each member",
+			sd->members().size(), s.info.path.c_str(),
+			static_cast<unsigned long long>(sd->stripe_bytes()),
+			static_cast<unsigned long long>(s.info.nlb * s.info.lba_size),
+			sd->members().size(),
+			static_cast<unsigned long long>(sd->member_nlb() * s.info.lba_size),
+			s.nruh);
 		if (!sd->note().empty())
 			log::info("%s", sd->note().c_str());
 	}
@@ -227,9 +250,10 @@ Result<void> create_queues(State &s, StartSteps &steps)
 						 page > 0 ? static_cast<uint32_t>(page) : 4096);
 		if (fixed_bytes == 0) {
 			ec.fixed_buffers = false;
-			log::info("requests of up to %u bytes would need more than max_segments (%u) pages of a registered "
-				  "buffer, which Linux 6.1 refuses: using unregistered buffers",
-				  max_request, s.info.max_segments);
+			log::info(
+				"requests of up to %u bytes would need more than max_segments (%u) pages of a registered "
+				"buffer, which Linux 6.1 refuses: using unregistered buffers",
+				max_request, s.info.max_segments);
 		}
 	}
 	// The queues are made side by side, one thread each: in copy mode each faults in (zeroes)
@@ -250,7 +274,8 @@ Result<void> create_queues(State &s, StartSteps &steps)
 		qs.engine.twin = s.twin ? &s.twin->ring(q) : nullptr;
 		qs.fixed_buf_bytes = fixed_bytes;
 		qs.register_bufs = s.data_mode == ublk::DataMode::zero_copy_reg;
-		qs.batch = (s.dev.flags & ublk::kFlagBatchIo) != 0;  // a recovered device keeps its mode
+		qs.batch = (s.dev.flags & ublk::kFlagBatchIo) !=
+			   0;  // a recovered device keeps its mode
 		made[q].emplace(UblkQueue::create(qs));
 	};
 	std::vector<std::thread> makers;
@@ -265,7 +290,9 @@ Result<void> create_queues(State &s, StartSteps &steps)
 			return std::move(*uq).error();
 		s.queues.push_back(std::move(**uq));
 	}
-	steps.mark(ec.zero_copy ? "queues" : ec.fixed_buffers ? "queues+buffers" : "queues+unregistered-buffers");
+	steps.mark(ec.zero_copy       ? "queues"
+		   : ec.fixed_buffers ? "queues+buffers"
+				      : "queues+unregistered-buffers");
 	for (auto &q : s.queues)
 		q->start();
 	for (auto &q : s.queues)
@@ -289,8 +316,8 @@ Result<void> add_device(State &s)
 	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	spec.server_flags = sd ? sd->fingerprint() : 0;
 	const Result<uint64_t> features = s.ctrl->get_features();
-	const ublk::DataModeChoice dm =
-		ublk::choose_data_mode(features, s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
+	const ublk::DataModeChoice dm = ublk::choose_data_mode(
+		features, s.info.backend, s.opts.zero_copy, s.opts.zero_copy_register);
 	spec.flags |= dm.add_flags;
 	ublk::FeatureWants wants;
 	wants.batch_io = s.opts.batch_io;
@@ -306,7 +333,8 @@ Result<void> add_device(State &s)
 	s.data_note = dm.note;
 	if (dm.mode != s.data_mode)
 		s.data_note = std::string("ADD_DEV did not keep ") +
-			      (dm.mode == ublk::DataMode::zero_copy ? "UBLK_F_AUTO_BUF_REG" : "UBLK_F_SUPPORT_ZERO_COPY");
+			      (dm.mode == ublk::DataMode::zero_copy ? "UBLK_F_AUTO_BUF_REG"
+								    : "UBLK_F_SUPPORT_ZERO_COPY");
 	ublk::ParamInput pi;
 	pi.lba_size = s.info.lba_size;
 	pi.nlb = s.info.nlb;
@@ -330,29 +358,40 @@ Result<void> begin_recovery(State &s)
 	const uint32_t id = static_cast<uint32_t>(s.opts.recover_id);
 	auto info = s.ctrl->get_dev_info(id);
 	if (!info)
-		return fail("ublk device " + std::to_string(id) + " not found (" + info.error().message() +
+		return fail("ublk device " + std::to_string(id) + " not found (" +
+			    info.error().message() +
 			    "): nothing to recover; start without --recover");
 	s.dev = *info;
 	if (!(s.dev.flags & ublk::kFlagUserRecovery))
-		return fail("ublk device " + std::to_string(id) + " was created without user recovery; it cannot be re-attached");
+		return fail("ublk device " + std::to_string(id) +
+			    " was created without user recovery; it cannot be re-attached");
 	// The device keeps its stripe's fingerprint (0: one namespace) from ADD_DEV.
 	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	if (s.dev.ublksrv_flags != (sd ? sd->fingerprint() : 0))
-		return fail("ublk device " + std::to_string(id) + " was created on " +
-			    (s.dev.ublksrv_flags ? "a stripe of other members, member order or stripe size" : "one namespace") +
-			    ", not on " + (sd ? "this stripe of " + std::to_string(sd->members().size()) + " members" : s.info.path) +
-			    ": give the --device list (in its order) and --stripe-size it was created with, or delete it");
+		return fail(
+			"ublk device " + std::to_string(id) + " was created on " +
+			(s.dev.ublksrv_flags
+				 ? "a stripe of other members, member order or stripe size"
+				 : "one namespace") +
+			", not on " +
+			(sd ? "this stripe of " + std::to_string(sd->members().size()) + " members"
+			    : s.info.path) +
+			": give the --device list (in its order) and --stripe-size it was created with, or delete it");
 	s.data_mode = ublk::data_mode_of(s.dev.flags);
 	if (ublk::is_zero_copy(s.data_mode) && s.info.backend != "passthru")
-		return fail("ublk device " + std::to_string(id) + " was created with zero copy (" +
-			    ublk::data_mode_name(s.data_mode) + "), which the " +
-			    s.info.backend + " backend cannot serve: recover it with --backend passthru, or delete it");
+		return fail(
+			"ublk device " + std::to_string(id) + " was created with zero copy (" +
+			ublk::data_mode_name(s.data_mode) + "), which the " + s.info.backend +
+			" backend cannot serve: recover it with --backend passthru, or delete it");
 	if (s.data_mode == ublk::DataMode::copy)
-		s.data_note = "ublk device " + std::to_string(id) + " was created in copy mode (recovered as it was)";
+		s.data_note = "ublk device " + std::to_string(id) +
+			      " was created in copy mode (recovered as it was)";
 	auto params = s.ctrl->get_params(id);
 	if (params && params->basic.dev_sectors != s.info.nlb * (s.info.lba_size >> 9))
-		return fail("ublk device " + std::to_string(id) + " has " + std::to_string(params->basic.dev_sectors) +
-			    " sectors but " + s.info.path + " has " + std::to_string(s.info.nlb * (s.info.lba_size >> 9)) +
+		return fail("ublk device " + std::to_string(id) + " has " +
+			    std::to_string(params->basic.dev_sectors) + " sectors but " +
+			    s.info.path + " has " +
+			    std::to_string(s.info.nlb * (s.info.lba_size >> 9)) +
 			    ": recover it with the namespace it was created on");
 	// The old server's queues are torn down asynchronously after it died: -EBUSY until then.
 	int ret = -EBUSY;
@@ -379,11 +418,13 @@ Result<void> choose_attach(State &s)
 	if (!info)
 		return ok();  // no such device: create it
 	if (!(info->flags & ublk::kFlagUserRecovery))
-		return fail("ublk device " + std::to_string(id) +
-			    " exists without user recovery (not left by kvfdpd): delete it or pick another --dev-id");
-	if (info->state == ublk::kDevLive && info->ublksrv_pid > 0 && info->ublksrv_pid != getpid() &&
-	    ::kill(info->ublksrv_pid, 0) == 0)
-		return fail("ublk device " + std::to_string(id) + " is served by pid " + std::to_string(info->ublksrv_pid) +
+		return fail(
+			"ublk device " + std::to_string(id) +
+			" exists without user recovery (not left by kvfdpd): delete it or pick another --dev-id");
+	if (info->state == ublk::kDevLive && info->ublksrv_pid > 0 &&
+	    info->ublksrv_pid != getpid() && ::kill(info->ublksrv_pid, 0) == 0)
+		return fail("ublk device " + std::to_string(id) + " is served by pid " +
+			    std::to_string(info->ublksrv_pid) +
 			    " (another kvfdpd?): stop it first or pick another --dev-id");
 	log::info("ublk device %u was left by a stopped kvfdpd: re-attaching (recovery)", id);
 	s.opts.recover_id = static_cast<int>(id);
@@ -400,7 +441,8 @@ std::string served_disk(State &s, int pid)
 	while (dirent *de = ::readdir(d)) {
 		if (std::strncmp(de->d_name, "ublkc", 5) != 0)
 			continue;
-		const auto info = s.ctrl->get_dev_info(static_cast<uint32_t>(std::atoi(de->d_name + 5)));
+		const auto info =
+			s.ctrl->get_dev_info(static_cast<uint32_t>(std::atoi(de->d_name + 5)));
 		if (info && info->ublksrv_pid == pid)
 			out = ublk::block_path(info->dev_id);
 	}
@@ -413,8 +455,11 @@ std::string served_disk(State &s, int pid)
 void load_tagger(State &s)
 {
 	const std::string &root = s.opts.bpf_pin_root;
-	const std::string pin_dir = root.empty() || root == "none" ? "" : root + "/ublkb" + std::to_string(s.dev.dev_id);
-	s.tagger.load(s.opts.no_tagger, s.dev.nr_hw_queues, s.dev.queue_depth, pin_dir, !s.recovered);
+	const std::string pin_dir = root.empty() || root == "none"
+					    ? ""
+					    : root + "/ublkb" + std::to_string(s.dev.dev_id);
+	s.tagger.load(s.opts.no_tagger, s.dev.nr_hw_queues, s.dev.queue_depth, pin_dir,
+		      !s.recovered);
 	s.tagger.apply_rules(nullptr, *current_policy(s));
 }
 
@@ -431,12 +476,16 @@ bool try_safe_stop(State &s, UniqueFd *claim)
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	if (r == -EBUSY) {
 		const std::string holder = disk_holder(disk_lookup(bdev));
-		log::warn("%s was opened as kvfdpd stopped (%s): the driver refused TRY_STOP_DEV, so it is left, I/O held, "
-			  "for the next kvfdpd (--dev-id %u --attach)",
-			  bdev.c_str(), holder.empty() ? "by an opener /proc does not show" : holder.c_str(), s.dev.dev_id);
+		log::warn(
+			"%s was opened as kvfdpd stopped (%s): the driver refused TRY_STOP_DEV, so it is left, I/O held, "
+			"for the next kvfdpd (--dev-id %u --attach)",
+			bdev.c_str(),
+			holder.empty() ? "by an opener /proc does not show" : holder.c_str(),
+			s.dev.dev_id);
 		return false;
 	}
-	log::warn("ublk TRY_STOP_DEV of %s: %s; stopping it with STOP_DEV", bdev.c_str(), std::strerror(-r));
+	log::warn("ublk TRY_STOP_DEV of %s: %s; stopping it with STOP_DEV", bdev.c_str(),
+		  std::strerror(-r));
 	if (auto st = s.ctrl->stop_dev(s.dev.dev_id); !st)
 		log::warn("%s", st.error().message().c_str());
 	return true;
@@ -489,22 +538,27 @@ void stop_live(State &s)
 	if (!s.opts.keep)
 		use = check_disk_use(bdev, "/sys/block/ublkb" + id + "/holders");
 	const bool remove = should_remove(s.opts.keep, s.opts.force_remove, use.held);
-	const std::string reattach = "the next kvfdpd to re-attach (--dev-id " + id + " --attach, or --recover " + id + ")";
+	const std::string reattach = "the next kvfdpd to re-attach (--dev-id " + id +
+				     " --attach, or --recover " + id + ")";
 	if (s.opts.keep) {
 		log::info("%s kept for %s", bdev.c_str(), reattach.c_str());
 	} else if (!remove) {
-		const std::string what = use.held == Held::yes ? " is in use (" + use.why + ")"
-							       : ": cannot tell whether it is in use (" + use.why + ")";
-		log::warn("%s%s: leaving it, I/O held, for %s; unmount it first to remove it", bdev.c_str(), what.c_str(),
-			  reattach.c_str());
+		const std::string what =
+			use.held == Held::yes
+				? " is in use (" + use.why + ")"
+				: ": cannot tell whether it is in use (" + use.why + ")";
+		log::warn("%s%s: leaving it, I/O held, for %s; unmount it first to remove it",
+			  bdev.c_str(), what.c_str(), reattach.c_str());
 	} else if (use.held != Held::no) {
-		log::warn("%s is in use (%s) but --force-remove: removing it (its users get I/O errors; kvfdpd "
-			  "exits once it is unmounted)", bdev.c_str(),
-			  use.why.c_str());
+		log::warn(
+			"%s is in use (%s) but --force-remove: removing it (its users get I/O errors; kvfdpd "
+			"exits once it is unmounted)",
+			bdev.c_str(), use.why.c_str());
 	} else {
 		log::info("%s draining and removing", bdev.c_str());
 	}
-	send_notify(stopping_message(remove ? "draining and removing " + bdev : "stopping, " + bdev + " left for " + reattach));
+	send_notify(stopping_message(remove ? "draining and removing " + bdev
+					    : "stopping, " + bdev + " left for " + reattach));
 	teardown(s, remove, &use.claim, !s.opts.force_remove);
 }
 
@@ -532,8 +586,9 @@ int validate(State &s)
 		return kExitUsage;
 	}
 	if (static_cast<uint32_t>(s.opts.queues) * s.opts.depth > KVFDP_MAX_SLOTS) {
-		log::error("--queues x --depth = %u exceeds the tagger's %u slots; lower one of them",
-			   static_cast<unsigned>(s.opts.queues) * s.opts.depth, KVFDP_MAX_SLOTS);
+		log::error(
+			"--queues x --depth = %u exceeds the tagger's %u slots; lower one of them",
+			static_cast<unsigned>(s.opts.queues) * s.opts.depth, KVFDP_MAX_SLOTS);
 		return kExitUsage;
 	}
 	if (s.opts.keep && s.opts.force_remove) {
@@ -545,7 +600,8 @@ int validate(State &s)
 		return kExitUsage;
 	}
 	if (s.opts.attach && (s.opts.dev_id < 0 || s.opts.recover_id >= 0)) {
-		log::error("--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
+		log::error(
+			"--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
 		return kExitUsage;
 	}
 	if (!s.opts.metrics_listen.empty())
@@ -569,7 +625,9 @@ Result<void> bind_sockets(State &s, std::unique_ptr<HttpMetricsServer> &http)
 			return std::move(h).error();
 		http = std::move(*h);
 	}
-	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) { return handle_control_line(s, line); });
+	auto server = ControlServer::listen(s.opts.socket_path, [&s](std::string_view line) {
+		return handle_control_line(s, line);
+	});
 	if (!server)
 		return std::move(server).error();
 	s.server = std::move(*server);
@@ -581,16 +639,20 @@ Result<void> bind_sockets(State &s, std::unique_ptr<HttpMetricsServer> &http)
 Result<void> prepare_serving(State &s)
 {
 	if (s.opts.queues == 0)
-		s.opts.queues = auto_queue_count(usable_cpus(), s.opts.depth, KVFDP_MAX_SLOTS, s.info.backend == "model");
+		s.opts.queues = auto_queue_count(usable_cpus(), s.opts.depth, KVFDP_MAX_SLOTS,
+						 s.info.backend == "model");
 	if (s.opts.learn && s.nruh > 1) {
 		LearnedOptions lo;
 		lo.state_path = s.opts.learn_state;
 		lo.period_s = s.opts.learn_period_s;
 		s.learned = LearnedPlacement::create(*s.device, s.nruh, lo);
 	} else if (s.opts.learn) {
-		log::info("--placement learned: %u handle(s), nothing to learn; every write on handle 0", s.nruh);
+		log::info(
+			"--placement learned: %u handle(s), nothing to learn; every write on handle 0",
+			s.nruh);
 	}
-	auto twin = twin::twin_for(s.info, s.nruh, s.info.backend == "model" ? s.opts.backend.op : 0, s.opts.twin);
+	auto twin = twin::twin_for(s.info, s.nruh,
+				   s.info.backend == "model" ? s.opts.backend.op : 0, s.opts.twin);
 	if (!twin)  // the live WAF twin (docs/twin.md)
 		return std::move(twin).error();
 	s.twin = std::move(*twin);
@@ -620,7 +682,8 @@ Result<void> claim_namespaces(State &s, std::vector<NsClaim> &claims)
 	for (size_t m = 0; m < nodes.size(); m++) {
 		auto c = claim_namespace(nodes[m], [&s](int pid) { return served_disk(s, pid); });
 		if (!c)
-			return fail((sd ? nvme::stripe_member_name(m, nodes[m]) + ": " : "") + c.error().message());
+			return fail((sd ? nvme::stripe_member_name(m, nodes[m]) + ": " : "") +
+				    c.error().message());
 		claims.push_back(std::move(*c));
 	}
 	return ok();
@@ -636,7 +699,9 @@ int bring_up(State &s, StartSteps &steps)
 		load_tagger(s);
 		steps.mark("tagger");
 		if (s.opts.require_tagger && !s.tagger.active()) {
-			log::error("%s", require_tagger_refusal(s.opts.require_tagger_from, s.tagger.reason()).c_str());
+			log::error("%s", require_tagger_refusal(s.opts.require_tagger_from,
+								s.tagger.reason())
+						 .c_str());
 			teardown(s, true);  // the new device goes; a device being recovered stays
 			return kExitConfig;
 		}
@@ -653,7 +718,8 @@ int bring_up(State &s, StartSteps &steps)
 		r = create_queues(s, steps);
 	if (r) {
 		const int32_t pid = static_cast<int32_t>(getpid());
-		r = s.recovered ? s.ctrl->end_user_recovery(s.dev.dev_id, pid) : s.ctrl->start_dev(s.dev.dev_id, pid);
+		r = s.recovered ? s.ctrl->end_user_recovery(s.dev.dev_id, pid)
+				: s.ctrl->start_dev(s.dev.dev_id, pid);
 		steps.mark(s.recovered ? "end-recovery" : "start-device");
 	}
 	if (!r) {
@@ -673,7 +739,9 @@ int go_live(State &s, Serving &sv)
 	s.state = "live";
 	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
 	if (s.opts.require_tagger && !s.tagger.active()) {
-		log::error("%s", require_tagger_refusal(s.opts.require_tagger_from, s.tagger.reason()).c_str());
+		log::error("%s",
+			   require_tagger_refusal(s.opts.require_tagger_from, s.tagger.reason())
+				   .c_str());
 		stop_live(s);
 		return kExitConfig;
 	}
@@ -687,11 +755,13 @@ int go_live(State &s, Serving &sv)
 		log::info("metrics: http://%s/metrics", sv.http->address().c_str());
 	}
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
-	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s, %s%s%s", bdev.c_str(),
-		  s.recovered ? "recovered" : "ready", s.info.backend.c_str(), s.info.path.c_str(), s.nruh,
-		  s.dev.nr_hw_queues, s.dev.queue_depth, s.tagger.active() ? "on" : "off",
-		  ublk::data_mode_name(s.data_mode), s.data_note.empty() ? "" : ": ", s.data_note.c_str());
-	log::info("%s %s in %s", bdev.c_str(), s.recovered ? "recovered" : "ready", sv.steps.line().c_str());
+	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s, %s%s%s",
+		  bdev.c_str(), s.recovered ? "recovered" : "ready", s.info.backend.c_str(),
+		  s.info.path.c_str(), s.nruh, s.dev.nr_hw_queues, s.dev.queue_depth,
+		  s.tagger.active() ? "on" : "off", ublk::data_mode_name(s.data_mode),
+		  s.data_note.empty() ? "" : ": ", s.data_note.c_str());
+	log::info("%s %s in %s", bdev.c_str(), s.recovered ? "recovered" : "ready",
+		  sv.steps.line().c_str());
 	if (!s.opts.ready_file.empty()) {
 		const std::string tmp = s.opts.ready_file + ".tmp";
 		if (FILE *f = std::fopen(tmp.c_str(), "w")) {
@@ -750,12 +820,14 @@ void serve(State &s)
 		send_notify(reloading_message(monotonic_usec()));
 		auto g = reload_policy(s);
 		if (g)
-			log::info("policy reloaded (generation %llu)", static_cast<unsigned long long>(*g));
+			log::info("policy reloaded (generation %llu)",
+				  static_cast<unsigned long long>(*g));
 		else
 			log::error("%s; old policy kept", g.error().message().c_str());
-		send_notify(ready_message(serving_status(g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
-							    : "serving " + bdev + ", reload refused (old policy kept)",
-							  health_of(s.tagger.active(), s.tagger.reason()))));
+		send_notify(ready_message(serving_status(
+			g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
+			  : "serving " + bdev + ", reload refused (old policy kept)",
+			health_of(s.tagger.active(), s.tagger.reason()))));
 	}
 }
 
@@ -781,7 +853,7 @@ int run(State &s)
 	return 0;
 }
 
-} // namespace
+}  // namespace
 
 int run_daemon(const DaemonOptions &opts)
 {
@@ -798,4 +870,4 @@ int run_daemon(const DaemonOptions &opts)
 	return run(s);
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

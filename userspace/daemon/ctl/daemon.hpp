@@ -13,47 +13,50 @@ namespace kvfdp::daemon {
 
 struct DaemonOptions {
 	BackendOptions backend;
-	std::string config_path;            // policy TOML
-	bool config_explicit = false;       // a missing file is an error only when given
+	std::string config_path;       // policy TOML
+	bool config_explicit = false;  // a missing file is an error only when given
 	std::string socket_path = "/run/kvfdp/kvfdpd.sock";
-	uint16_t queues = 0;                 // 0: --queues auto (auto_queue_count)
+	uint16_t queues = 0;  // 0: --queues auto (auto_queue_count)
 	uint16_t depth = 64;
 	uint32_t io_buf_bytes = 512 * 1024;  // per tag (ublk max_sectors)
 	int recover_id = -1;                 // --recover DEV_ID: re-attach to that device
 	int dev_id = -1;                     // --dev-id: ask ADD_DEV for this id
-	bool attach = false;                 // --attach: recover dev_id if it was left, else create it
-	bool keep = false;                   // leave the device on exit (recoverable)
-	bool force_remove = false;           // remove it on SIGTERM even while it is mounted
-	bool no_tagger = false;              // run without the BPF tagger (all writes default)
+	bool attach = false;        // --attach: recover dev_id if it was left, else create it
+	bool keep = false;          // leave the device on exit (recoverable)
+	bool force_remove = false;  // remove it on SIGTERM even while it is mounted
+	bool no_tagger = false;     // run without the BPF tagger (all writes default)
 	// --require-tagger (or require_tagger = true in the config): a start whose tagger is not
 	// active fails with kExitConfig instead of serving DEGRADED; require_tagger_from says
 	// which ("--require-tagger" or "FILE:LINE").
 	bool require_tagger = false;
 	std::string require_tagger_from;
-	std::string bpf_pin_root = "/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("none": not pinned)
+	std::string bpf_pin_root =
+		"/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("none": not pinned)
 	bool fixed_buffers = true;
-	bool zero_copy = true;               // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
-	bool zero_copy_register = false;     // per-request registration even where AUTO_BUF_REG exists (testing)
-	bool batch_io = true;                // UBLK_F_BATCH_IO where the driver offers it (ublk/features.hpp)
-	std::string ready_file;              // written with the device path once serving
-	std::string metrics_listen;          // --metrics-listen: GET /metrics there ("" = off)
+	bool zero_copy = true;  // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
+	bool zero_copy_register =
+		false;         // per-request registration even where AUTO_BUF_REG exists (testing)
+	bool batch_io = true;  // UBLK_F_BATCH_IO where the driver offers it (ublk/features.hpp)
+	std::string ready_file;      // written with the device path once serving
+	std::string metrics_listen;  // --metrics-listen: GET /metrics there ("" = off)
 	// --placement learned: handles by (writer, class) from measured lifetimes (learned.hpp);
 	// else the class map. Its soft state is kept in learn_state ("" = not kept).
 	bool learn = false;
 	std::string learn_state = "/var/lib/kvfdp/learned.state";
 	double learn_period_s = 2.0;
-	twin::TwinSettings twin;             // --twin-memory, --twin-op (docs/twin.md)
+	twin::TwinSettings twin;  // --twin-memory, --twin-op (docs/twin.md)
 };
 
 // kvfdpd's exit codes; the systemd unit (RestartPreventExitStatus=1 2) restarts none of the
 // first two, which a restart cannot cure. Both come before any ublk device exists, but for
 // require_tagger's refusal of a tagger that did not load, which removes the new device first.
-inline constexpr int kExitConfig = 1;   // refused config file, device, socket path or environment
-inline constexpr int kExitUsage = 2;    // a bad command line (unknown option, bad or conflicting value)
+inline constexpr int kExitConfig = 1;  // refused config file, device, socket path or environment
+inline constexpr int kExitUsage =
+	2;  // a bad command line (unknown option, bad or conflicting value)
 inline constexpr int kExitRuntime = 3;  // failed once the device was being created or served
 
 // Runs the daemon in the foreground until SIGTERM/SIGINT. Returns the process exit code: 0
 // after a clean stop, else one of the above with one line on stderr.
 [[nodiscard]] int run_daemon(const DaemonOptions &opts);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

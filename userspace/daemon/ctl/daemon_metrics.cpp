@@ -27,14 +27,16 @@ MetricsInput metrics_input(State &s)
 	m.tagger_active = s.tagger.active();
 	m.zero_copy = ublk::is_zero_copy(s.data_mode);
 	const auto up = std::chrono::steady_clock::now() - s.started;
-	m.uptime_s = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(up).count());
+	m.uptime_s =
+		static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(up).count());
 	m.start_time_s = static_cast<uint64_t>(
-		std::chrono::duration_cast<std::chrono::seconds>(s.started_wall.time_since_epoch()).count());
+		std::chrono::duration_cast<std::chrono::seconds>(s.started_wall.time_since_epoch())
+			.count());
 	m.recovered = s.recovered;
 	return m;
 }
 
-} // namespace
+}  // namespace
 
 std::string metrics_exposition(State &s)
 {
@@ -59,8 +61,11 @@ std::string metrics_exposition(State &s)
 				if (auto raw = ms[m].device->log_page(0x22))
 					if (auto st = nvme::parse_fdp_stats(*raw)) {
 						const nvme::DeviceInfo &mi = ms[m].device->info();
-						const bool emulated = proto::backend_passthru_logs(mi.backend) && nvme::controller_is_emulated(mi.path);
-						merge_families(mf, fdp_stats_families(*st, emulated));
+						const bool emulated =
+							proto::backend_passthru_logs(mi.backend) &&
+							nvme::controller_is_emulated(mi.path);
+						merge_families(mf,
+							       fdp_stats_families(*st, emulated));
 					}
 			label_member(mf, m, ms[m].path);
 			merge_families(dev, std::move(mf));
@@ -72,7 +77,9 @@ std::string metrics_exposition(State &s)
 		if (s.info.fdp_enabled)
 			if (auto raw = s.device->log_page(0x22))
 				if (auto st = nvme::parse_fdp_stats(*raw)) {
-					const bool emulated = proto::backend_passthru_logs(s.info.backend) && nvme::controller_is_emulated(s.info.path);
+					const bool emulated =
+						proto::backend_passthru_logs(s.info.backend) &&
+						nvme::controller_is_emulated(s.info.path);
 					for (auto &f : fdp_stats_families(*st, emulated))
 						dev.push_back(std::move(f));
 				}
@@ -89,4 +96,4 @@ std::string metrics_exposition(State &s)
 	return text;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

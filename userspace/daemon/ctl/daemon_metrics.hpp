@@ -13,4 +13,4 @@ namespace kvfdp::daemon {
 // has none or reading them fails.
 [[nodiscard]] std::string metrics_exposition(State &s);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -31,18 +31,20 @@ namespace {
 Error missing_on_reload(const std::string &path)
 {
 	std::string what = "config " + path + " is missing";
-	struct stat st{};
+	struct stat st {};
 	char target[PATH_MAX];
 	if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
 		const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
 		if (n > 0)
-			what += " (a symlink to " + std::string(target, static_cast<size_t>(n)) + ", which does not exist)";
+			what += " (a symlink to " + std::string(target, static_cast<size_t>(n)) +
+				", which does not exist)";
 	}
-	return guidance_errno(ENOENT, what + ": restore it and reload again (an empty file there reloads the "
-					     "built-in map)");
+	return guidance_errno(
+		ENOENT, what + ": restore it and reload again (an empty file there reloads the "
+			       "built-in map)");
 }
 
-} // namespace
+}  // namespace
 
 Result<uint64_t> reload_policy(State &s)
 {
@@ -52,7 +54,8 @@ Result<uint64_t> reload_policy(State &s)
 	const bool starting = current_policy(s) == nullptr;
 	auto cfg = load_config(s.opts.config_path, starting && !s.opts.config_explicit);
 	if (!cfg) {
-		if (!starting && cfg.error().code == std::error_code(ENOENT, std::system_category()))
+		if (!starting &&
+		    cfg.error().code == std::error_code(ENOENT, std::system_category()))
 			return missing_on_reload(s.opts.config_path);
 		return std::move(cfg).error();
 	}
@@ -70,4 +73,4 @@ Result<uint64_t> reload_policy(State &s)
 	return np->generation;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -36,8 +36,8 @@ struct State {
 	std::unique_ptr<ublk::Control> ctrl;
 	ublk::CtrlDevInfo dev{};
 	ublk::DataMode data_mode = ublk::DataMode::copy;  // from dev.flags
-	std::string data_note;                            // why copy mode (ublk::DataModeChoice::note)
-	std::string ublk_note;                            // the 7.x features the driver lacks (ublk::FeatureChoice::note)
+	std::string data_note;  // why copy mode (ublk::DataModeChoice::note)
+	std::string ublk_note;  // the 7.x features the driver lacks (ublk::FeatureChoice::note)
 	bool dev_added = false;
 	UniqueFd char_fd;
 	std::vector<std::unique_ptr<UblkQueue>> queues;
@@ -49,7 +49,8 @@ struct State {
 	std::unique_ptr<LearnedPlacement> learned;  // --placement learned, else null
 	std::unique_ptr<twin::Twin> twin;           // the live WAF twin (docs/twin.md), else null
 	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-	std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();  // kvfdp_start_time_seconds
+	std::chrono::system_clock::time_point started_wall =
+		std::chrono::system_clock::now();  // kvfdp_start_time_seconds
 	bool recovered = false;
 	std::string state = "starting";
 	std::unique_ptr<ControlServer> server;
@@ -65,4 +66,4 @@ struct State {
 // reload it is refused like any bad file.
 [[nodiscard]] Result<uint64_t> reload_policy(State &s);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -9,4 +9,4 @@ namespace kvfdp::daemon {
 using proto::FilesQuery;
 using proto::parse_files_query;
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -60,9 +60,12 @@ proto::FileRow row(const bpf::FileRecord &r, int64_t offset_ns, const WriterName
 	return f;
 }
 
-} // namespace
+}  // namespace
 
-int64_t realtime_minus_monotonic_ns() { return clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC); }
+int64_t realtime_minus_monotonic_ns()
+{
+	return clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+}
 
 json files_json(const bpf::FileTable &table, uint64_t limit, int64_t offset_ns)
 {
@@ -71,7 +74,8 @@ json files_json(const bpf::FileTable &table, uint64_t limit, int64_t offset_ns)
 	return files_json(table, q, offset_ns);
 }
 
-json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset_ns, const WriterNamer &namer)
+json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset_ns,
+		const WriterNamer &namer)
 {
 	std::vector<const bpf::FileRecord *> all;
 	const std::vector<bpf::FileRecord> live = table.live();
@@ -84,7 +88,9 @@ json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset
 	for (const bpf::FileRecord &r : table.dead())
 		if (keep(r))
 			all.push_back(&r);
-	auto newest = [](const bpf::FileRecord *r) { return r->death_ns ? r->death_ns : r->birth_ns; };
+	auto newest = [](const bpf::FileRecord *r) {
+		return r->death_ns ? r->death_ns : r->birth_ns;
+	};
 	auto before = [&](const bpf::FileRecord *a, const bpf::FileRecord *b) {
 		if (q.order == FilesQuery::Order::bytes && a->bytes != b->bytes)
 			return a->bytes > b->bytes;
@@ -93,7 +99,8 @@ json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset
 		return a->ino < b->ino;  // a total order: the same query gives the same rows
 	};
 	const size_t n = std::min<uint64_t>(all.size(), q.limit);
-	std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), before);
+	std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
+			  before);
 	proto::FilesReply d;
 	d.live = live.size();
 	d.deleted = table.dead().size();
@@ -105,10 +112,11 @@ json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset
 		const bpf::LifetimeHistogram &h = table.histogram(static_cast<uint8_t>(c));
 		proto::ClassLifetime l{class_name(c), h.count(), std::nullopt};
 		if (h.count())
-			l.mean_s = static_cast<double>(h.sum_ns()) / 1e9 / static_cast<double>(h.count());
+			l.mean_s = static_cast<double>(h.sum_ns()) / 1e9 /
+				   static_cast<double>(h.count());
 		d.lifetimes->push_back(std::move(l));
 	}
 	return d;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -24,11 +24,13 @@ using WriterNamer = std::function<std::string(const bpf::FileRecord &)>;
 // monotonic timestamps into Unix times. Returns proto::FilesReply's JSON (available, the
 // counts of live, deleted and matching records, the rows, the lifetimes; docs/control.md).
 [[nodiscard]] nlohmann::json files_json(const bpf::FileTable &table, const FilesQuery &q,
-					int64_t realtime_minus_mono_ns, const WriterNamer &namer = {});
+					int64_t realtime_minus_mono_ns,
+					const WriterNamer &namer = {});
 // The newest limit rows of everything.
-[[nodiscard]] nlohmann::json files_json(const bpf::FileTable &table, uint64_t limit, int64_t realtime_minus_mono_ns);
+[[nodiscard]] nlohmann::json files_json(const bpf::FileTable &table, uint64_t limit,
+					int64_t realtime_minus_mono_ns);
 
 // CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns.
 [[nodiscard]] int64_t realtime_minus_monotonic_ns();
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

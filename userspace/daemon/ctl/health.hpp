@@ -12,4 +12,4 @@ using proto::health_of;
 using proto::require_tagger_refusal;
 using proto::serving_status;
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

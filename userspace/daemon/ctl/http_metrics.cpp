@@ -23,16 +23,17 @@ using Clock = std::chrono::steady_clock;
 
 Error listen_error(const std::string &text, const std::string &why)
 {
-	return guidance_error(std::errc::invalid_argument,
-			      "--metrics-listen '" + text + "': " + why +
-				      "; use PORT (loopback), HOST:PORT or [IPV6]:PORT, e.g. 127.0.0.1:9477");
+	return guidance_error(
+		std::errc::invalid_argument,
+		"--metrics-listen '" + text + "': " + why +
+			"; use PORT (loopback), HOST:PORT or [IPV6]:PORT, e.g. 127.0.0.1:9477");
 }
 
 struct Conn {
 	UniqueFd fd;
 	Clock::time_point deadline;
-	std::string in;    // the request as received so far (at most max_request_bytes)
-	std::string out;   // the reply; empty while the request is being received
+	std::string in;   // the request as received so far (at most max_request_bytes)
+	std::string out;  // the reply; empty while the request is being received
 	size_t sent = 0;
 	bool replying() const { return !out.empty(); }
 };
@@ -40,7 +41,8 @@ struct Conn {
 std::string response(int code, const char *reason, const std::string &type, const std::string &body,
 		     bool with_body, const char *extra = "")
 {
-	std::string r = "HTTP/1.1 " + std::to_string(code) + " " + reason + "\r\nContent-Type: " + type +
+	std::string r = "HTTP/1.1 " + std::to_string(code) + " " + reason +
+			"\r\nContent-Type: " + type +
 			"\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra +
 			"Connection: close\r\n\r\n";
 	if (with_body)
@@ -61,7 +63,7 @@ size_t head_end(const std::string &in)
 	return std::min(a, b);
 }
 
-} // namespace
+}  // namespace
 
 Result<ListenAddress> parse_listen_address(const std::string &text)
 {
@@ -70,7 +72,8 @@ Result<ListenAddress> parse_listen_address(const std::string &text)
 	bool v6 = false;
 	if (!text.empty() && text.front() == '[') {
 		const size_t close = text.find(']');
-		if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+		if (close == std::string::npos || close + 1 >= text.size() ||
+		    text[close + 1] != ':')
 			return listen_error(text, "an IPv6 address is written [ADDRESS]:PORT");
 		host = text.substr(1, close - 1);
 		port_text = text.substr(close + 2);
@@ -81,7 +84,8 @@ Result<ListenAddress> parse_listen_address(const std::string &text)
 	}
 	unsigned port = 0;
 	auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-	if (port_text.empty() || ec != std::errc() || p != port_text.data() + port_text.size() || port > 65535)
+	if (port_text.empty() || ec != std::errc() || p != port_text.data() + port_text.size() ||
+	    port > 65535)
 		return listen_error(text, "the port must be a number 0..65535");
 	ListenAddress a;
 	if (v6) {
@@ -99,7 +103,9 @@ Result<ListenAddress> parse_listen_address(const std::string &text)
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(static_cast<uint16_t>(port));
 		if (inet_pton(AF_INET, host.c_str(), &s4->sin_addr) != 1)
-			return listen_error(text, "'" + host + "' is not an IPv4 address (names are not resolved)");
+			return listen_error(
+				text,
+				"'" + host + "' is not an IPv4 address (names are not resolved)");
 		a.len = sizeof(sockaddr_in);
 		a.text = host + ":" + std::to_string(port);
 	}
@@ -113,10 +119,12 @@ std::string http_reply(const std::string &head, const HttpMetricsServer::Render 
 	// METHOD SP TARGET SP HTTP/1.x, nothing else on the line.
 	const size_t sp1 = line.find(' ');
 	const size_t sp2 = sp1 == std::string::npos ? std::string::npos : line.find(' ', sp1 + 1);
-	if (sp1 == std::string::npos || sp2 == std::string::npos || line.find(' ', sp2 + 1) != std::string::npos ||
+	if (sp1 == std::string::npos || sp2 == std::string::npos ||
+	    line.find(' ', sp2 + 1) != std::string::npos ||
 	    (line.compare(sp2 + 1, std::string::npos, "HTTP/1.0") != 0 &&
 	     line.compare(sp2 + 1, std::string::npos, "HTTP/1.1") != 0))
-		return plain(400, "Bad Request", "not an HTTP/1.x request line; try GET /metrics\n");
+		return plain(400, "Bad Request",
+			     "not an HTTP/1.x request line; try GET /metrics\n");
 	const std::string method = line.substr(0, sp1);
 	std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
 	target = target.substr(0, target.find('?'));
@@ -125,23 +133,28 @@ std::string http_reply(const std::string &head, const HttpMetricsServer::Render 
 			return plain(400, "Bad Request", "bad request target\n");
 	const bool head_only = method == "HEAD";
 	if (method != "GET" && !head_only)
-		return plain(405, "Method Not Allowed", "only GET and HEAD\n", "Allow: GET, HEAD\r\n");
+		return plain(405, "Method Not Allowed", "only GET and HEAD\n",
+			     "Allow: GET, HEAD\r\n");
 	if (target == "/metrics") {
 		std::string text;
 		try {
 			text = render();
 		} catch (const std::exception &e) {
-			return plain(500, "Internal Server Error", std::string("rendering the metrics failed: ") + e.what() + "\n");
+			return plain(500, "Internal Server Error",
+				     std::string("rendering the metrics failed: ") + e.what() +
+					     "\n");
 		}
-		return response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, !head_only);
+		return response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", text,
+				!head_only);
 	}
 	if (target == "/")
-		return response(200, "OK", "text/plain; charset=utf-8", "kvfdpd: Prometheus metrics at /metrics\n",
-				!head_only);
+		return response(200, "OK", "text/plain; charset=utf-8",
+				"kvfdpd: Prometheus metrics at /metrics\n", !head_only);
 	return plain(404, "Not Found", "not found; the metrics are at /metrics\n");
 }
 
-Result<std::unique_ptr<HttpMetricsServer>> HttpMetricsServer::listen(const HttpMetricsOptions &o, Render render)
+Result<std::unique_ptr<HttpMetricsServer>> HttpMetricsServer::listen(const HttpMetricsOptions &o,
+								     Render render)
 {
 	auto a = parse_listen_address(o.listen);
 	if (!a)
@@ -156,11 +169,15 @@ Result<std::unique_ptr<HttpMetricsServer>> HttpMetricsServer::listen(const HttpM
 	if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&a->addr), a->len) != 0) {
 		const int e = errno;
 		if (e == EADDRINUSE)
-			return guidance_errno(e, "--metrics-listen " + a->text +
-							 ": address already in use (another kvfdpd or exporter?); choose a free port");
+			return guidance_errno(
+				e,
+				"--metrics-listen " + a->text +
+					": address already in use (another kvfdpd or exporter?); choose a free port");
 		if (e == EADDRNOTAVAIL)
-			return guidance_errno(e, "--metrics-listen " + a->text +
-							 ": no interface has this address; use 127.0.0.1 or an address of this host");
+			return guidance_errno(
+				e,
+				"--metrics-listen " + a->text +
+					": no interface has this address; use 127.0.0.1 or an address of this host");
 		return errno_error(e, "--metrics-listen " + a->text + ": bind");
 	}
 	if (::listen(fd.get(), 128) != 0)
@@ -169,32 +186,37 @@ Result<std::unique_ptr<HttpMetricsServer>> HttpMetricsServer::listen(const HttpM
 	socklen_t blen = sizeof bound;
 	uint16_t port = 0;
 	if (::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &blen) == 0)
-		port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port
-							 : reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+		port = ntohs(bound.ss_family == AF_INET6
+				     ? reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port
+				     : reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
 	UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (!wake)
 		return errno_error(errno, "--metrics-listen: eventfd");
 	std::string text = a->text.substr(0, a->text.rfind(':') + 1) + std::to_string(port);
-	return std::unique_ptr<HttpMetricsServer>(
-		new HttpMetricsServer(o, std::move(fd), std::move(wake), port, std::move(text), std::move(render)));
+	return std::unique_ptr<HttpMetricsServer>(new HttpMetricsServer(
+		o, std::move(fd), std::move(wake), port, std::move(text), std::move(render)));
 }
 
-HttpMetricsServer::HttpMetricsServer(HttpMetricsOptions o, UniqueFd listen_fd, UniqueFd wake_fd, uint16_t port,
-				     std::string address, Render render)
-	: opts_(std::move(o)), listen_fd_(std::move(listen_fd)), wake_fd_(std::move(wake_fd)), port_(port),
-	  address_(std::move(address)), render_(std::move(render))
+HttpMetricsServer::HttpMetricsServer(HttpMetricsOptions o, UniqueFd listen_fd, UniqueFd wake_fd,
+				     uint16_t port, std::string address, Render render)
+    : opts_(std::move(o)), listen_fd_(std::move(listen_fd)), wake_fd_(std::move(wake_fd)),
+      port_(port), address_(std::move(address)), render_(std::move(render))
 {
 	opts_.max_connections = std::max<size_t>(opts_.max_connections, 1);
 	opts_.max_request_bytes = std::max<size_t>(opts_.max_request_bytes, 64);
 }
 
-HttpMetricsServer::~HttpMetricsServer() { stop(); }
+HttpMetricsServer::~HttpMetricsServer()
+{
+	stop();
+}
 
 std::string HttpMetricsServer::render_reused()
 {
 	const Clock::time_point now = Clock::now();
 	if (!have_last_ || opts_.reuse.count() <= 0 || now - last_at_ >= opts_.reuse) {
-		last_text_ = render_();  // a throw leaves the last text as it was (the GET gets 500)
+		last_text_ =
+			render_();  // a throw leaves the last text as it was (the GET gets 500)
 		last_at_ = now;
 		have_last_ = true;
 	}
@@ -227,7 +249,8 @@ void drop_expired(std::vector<Conn> &conns, Clock::time_point now)
 					   if (c.deadline > now)
 						   return false;
 					   const linger l{1, 0};
-					   (void)::setsockopt(c.fd.get(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+					   (void)::setsockopt(c.fd.get(), SOL_SOCKET, SO_LINGER, &l,
+							      sizeof l);
 					   return true;
 				   }),
 		    conns.end());
@@ -235,18 +258,20 @@ void drop_expired(std::vector<Conn> &conns, Clock::time_point now)
 
 // Fills pfds: the wake eventfd, the listener, then connection i at i + 2. Returns the poll
 // timeout in ms: until the nearest deadline, at most 60 s.
-int fill_poll_set(const std::vector<Conn> &conns, int wake_fd, int listen_fd, std::vector<pollfd> &pfds,
-		  Clock::time_point now)
+int fill_poll_set(const std::vector<Conn> &conns, int wake_fd, int listen_fd,
+		  std::vector<pollfd> &pfds, Clock::time_point now)
 {
 	pfds.clear();
 	pfds.push_back({wake_fd, POLLIN, 0});
 	pfds.push_back({listen_fd, POLLIN, 0});
 	auto next = now + std::chrono::hours(1);
 	for (const Conn &c : conns) {
-		pfds.push_back({c.fd.get(), static_cast<short>(c.replying() ? POLLOUT : POLLIN), 0});
+		pfds.push_back(
+			{c.fd.get(), static_cast<short>(c.replying() ? POLLOUT : POLLIN), 0});
 		next = std::min(next, c.deadline);
 	}
-	const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+	const auto wait =
+		std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
 	return static_cast<int>(std::min<int64_t>(wait, 60000));
 }
 
@@ -255,7 +280,9 @@ int fill_poll_set(const std::vector<Conn> &conns, int wake_fd, int listen_fd, st
 bool receive(Conn &c, const HttpMetricsOptions &o, const HttpMetricsServer::Render &render)
 {
 	char buf[4096];
-	const ssize_t r = ::recv(c.fd.get(), buf, std::min(sizeof buf, o.max_request_bytes - c.in.size()), MSG_DONTWAIT);
+	const ssize_t r =
+		::recv(c.fd.get(), buf, std::min(sizeof buf, o.max_request_bytes - c.in.size()),
+		       MSG_DONTWAIT);
 	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
 		return false;
 	if (r > 0)
@@ -275,7 +302,8 @@ bool receive(Conn &c, const HttpMetricsOptions &o, const HttpMetricsServer::Rend
 // the whole reply sent and the write side shut).
 bool send_some(Conn &c)
 {
-	const ssize_t w = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+	const ssize_t w = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (w < 0 && errno != EAGAIN && errno != EINTR)
 		return false;
 	if (w > 0)
@@ -298,11 +326,14 @@ void accept_all(int listen_fd, std::vector<Conn> &conns, const HttpMetricsOption
 		if (conns.size() >= o.max_connections) {
 			auto oldest = conns.end();
 			for (auto it = conns.begin(); it != conns.end(); ++it)
-				if (!it->replying() && (oldest == conns.end() || it->deadline < oldest->deadline))
+				if (!it->replying() &&
+				    (oldest == conns.end() || it->deadline < oldest->deadline))
 					oldest = it;
 			if (oldest == conns.end()) {
-				const std::string r = plain(503, "Service Unavailable", "too many connections\n");
-				(void)!::send(fd.get(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+				const std::string r =
+					plain(503, "Service Unavailable", "too many connections\n");
+				(void)!::send(fd.get(), r.data(), r.size(),
+					      MSG_DONTWAIT | MSG_NOSIGNAL);
 				continue;
 			}
 			conns.erase(oldest);
@@ -314,7 +345,7 @@ void accept_all(int listen_fd, std::vector<Conn> &conns, const HttpMetricsOption
 	}
 }
 
-} // namespace
+}  // namespace
 
 void HttpMetricsServer::loop()
 {
@@ -325,7 +356,8 @@ void HttpMetricsServer::loop()
 	for (;;) {
 		const auto now = Clock::now();
 		drop_expired(conns, now);
-		const int wait_ms = fill_poll_set(conns, wake_fd_.get(), listen_fd_.get(), pfds, now);
+		const int wait_ms =
+			fill_poll_set(conns, wake_fd_.get(), listen_fd_.get(), pfds, now);
 		const int n = ::poll(pfds.data(), pfds.size(), wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
@@ -337,7 +369,8 @@ void HttpMetricsServer::loop()
 		std::vector<bool> drop(conns.size(), false);
 		for (size_t i = 0; i < conns.size(); i++)
 			if (pfds[i + 2].revents)
-				drop[i] = conns[i].replying() ? !send_some(conns[i]) : !receive(conns[i], opts_, render);
+				drop[i] = conns[i].replying() ? !send_some(conns[i])
+							      : !receive(conns[i], opts_, render);
 		for (size_t i = conns.size(); i-- > 0;)
 			if (drop[i])
 				conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
@@ -346,4 +379,4 @@ void HttpMetricsServer::loop()
 	}
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -22,9 +22,9 @@
 namespace kvfdp::daemon {
 
 struct HttpMetricsOptions {
-	std::string listen;                       // HOST:PORT, [V6]:PORT, or PORT (127.0.0.1:PORT)
-	size_t max_connections = 128;             // 100 concurrent scrapers fit
-	size_t max_request_bytes = 8192;          // request line and headers; a body is not read
+	std::string listen;                        // HOST:PORT, [V6]:PORT, or PORT (127.0.0.1:PORT)
+	size_t max_connections = 128;              // 100 concurrent scrapers fit
+	size_t max_request_bytes = 8192;           // request line and headers; a body is not read
 	std::chrono::milliseconds timeout{10000};  // to receive the request and send the reply
 	// A render younger than this answers further GETs: however many scrapers there are, the
 	// device is asked for RUH Status and FDP statistics at most once per interval (0: every GET).
@@ -48,8 +48,8 @@ public:
 
 	// Binds and listens now (so a port in use is refused before anything else starts);
 	// requests are served after start().
-	[[nodiscard]] static Result<std::unique_ptr<HttpMetricsServer>> listen(const HttpMetricsOptions &o,
-									      Render render);
+	[[nodiscard]] static Result<std::unique_ptr<HttpMetricsServer>>
+	listen(const HttpMetricsOptions &o, Render render);
 	~HttpMetricsServer();
 	HttpMetricsServer(const HttpMetricsServer &) = delete;
 	HttpMetricsServer &operator=(const HttpMetricsServer &) = delete;
@@ -79,6 +79,7 @@ private:
 
 // The reply to one complete request head (request line and headers): status line, headers
 // and, for GET /metrics, render()'s text. Exposed for tests.
-[[nodiscard]] std::string http_reply(const std::string &head, const HttpMetricsServer::Render &render);
+[[nodiscard]] std::string http_reply(const std::string &head,
+				     const HttpMetricsServer::Render &render);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

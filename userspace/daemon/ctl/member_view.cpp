@@ -5,20 +5,24 @@
 
 namespace kvfdp::daemon {
 
-Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd, const CounterSnapshot &c)
+Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd,
+						  const CounterSnapshot &c)
 {
 	std::vector<proto::RuhMember> out;
 	const auto ms = sd.members();
 	for (uint32_t m = 0; m < ms.size(); m++) {
 		auto hs = ms[m].device->handles();
 		if (!hs)
-			return make_error(std::errc::io_error, "reading RUH Status of member " + std::to_string(m) + " (" +
-								       ms[m].path + ") failed: " + hs.error().message());
+			return make_error(std::errc::io_error,
+					  "reading RUH Status of member " + std::to_string(m) +
+						  " (" + ms[m].path +
+						  ") failed: " + hs.error().message());
 		proto::RuhMember rm{m, ms[m].path, ms[m].device->info().nsid, 0, {}};
 		for (const nvme::Handle &h : *hs) {
-			const uint64_t b = m < nvme::kMaxStripeMembers && h.index < placement::kMaxHandles
-						   ? c.member_handle_bytes[m][h.index]
-						   : 0;
+			const uint64_t b =
+				m < nvme::kMaxStripeMembers && h.index < placement::kMaxHandles
+					? c.member_handle_bytes[m][h.index]
+					: 0;
 			rm.bytes += b;
 			proto::RuhRow r{h.index, h.pid, h.ruhid, h.earutr, h.ruamw, b, {}, {}};
 			rm.ruhss.push_back(std::move(r));
@@ -36,12 +40,14 @@ Result<std::vector<MemberStats>> read_member_stats(const nvme::StripeDevice &sd)
 		const std::string who = "member " + std::to_string(m) + " (" + ms[m].path + ")";
 		auto raw = ms[m].device->log_page(0x22);
 		if (!raw)
-			return make_error(std::errc::io_error, "reading the FDP statistics log (0x22) of " + who +
-								       " failed: " + raw.error().message());
+			return make_error(std::errc::io_error,
+					  "reading the FDP statistics log (0x22) of " + who +
+						  " failed: " + raw.error().message());
 		auto st = nvme::parse_fdp_stats(*raw);
 		if (!st)
 			return make_error(std::errc::io_error,
-					  "decoding the FDP statistics log of " + who + " failed: " + st.error().message());
+					  "decoding the FDP statistics log of " + who +
+						  " failed: " + st.error().message());
 		out.push_back({m, ms[m].path, *st});
 	}
 	return out;
@@ -62,8 +68,8 @@ proto::StripeStatus stripe_status(const nvme::StripeDevice &sd)
 	proto::StripeStatus st{ms.size(), sd.stripe_bytes(), sd.member_nlb(), sd.note(), {}};
 	for (uint32_t m = 0; m < ms.size(); m++) {
 		const nvme::DeviceInfo &i = ms[m].device->info();
-		st.devices.push_back({m, ms[m].path, i.nsid, i.lba_size, i.nlb, i.max_transfer, i.nruh, i.ru_size,
-				      i.fdp_enabled});
+		st.devices.push_back({m, ms[m].path, i.nsid, i.lba_size, i.nlb, i.max_transfer,
+				      i.nruh, i.ru_size, i.fdp_enabled});
 	}
 	return st;
 }
@@ -93,4 +99,4 @@ void merge_families(std::vector<MetricFamily> &dst, std::vector<MetricFamily> sr
 	}
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

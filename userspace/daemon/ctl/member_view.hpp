@@ -22,7 +22,8 @@ namespace kvfdp::daemon {
 // The `ruh` reply's "members": per member its own RUH Status with the bytes kvfdpd wrote to
 // that member per handle (c.member_handle_bytes). An unreadable member's RUH Status is an
 // error naming it.
-[[nodiscard]] Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd, const CounterSnapshot &c);
+[[nodiscard]] Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd,
+								const CounterSnapshot &c);
 
 // One member's FDP statistics (log 0x22).
 struct MemberStats {
@@ -42,4 +43,4 @@ void label_member(std::vector<MetricFamily> &fams, uint32_t member, const std::s
 // Appends src's samples to the family of the same name in dst (a new family when none).
 void merge_families(std::vector<MetricFamily> &dst, std::vector<MetricFamily> src);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

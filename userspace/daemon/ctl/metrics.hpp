@@ -12,9 +12,9 @@ using proto::fdp_stats_families;
 using proto::format_metrics;
 using proto::has_family;
 using proto::MetricFamily;
-using proto::MetricsInput;
 using proto::MetricSample;
+using proto::MetricsInput;
 using proto::render_metrics;
 using proto::ruh_families;
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -29,7 +29,8 @@ int notify(const std::string &msg)
 	if (fd.get() < 0)
 		return -errno;
 	const socklen_t sl = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
-	if (::sendto(fd.get(), msg.data(), msg.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr *>(&sa), sl) < 0)
+	if (::sendto(fd.get(), msg.data(), msg.size(), MSG_NOSIGNAL,
+		     reinterpret_cast<const sockaddr *>(&sa), sl) < 0)
 		return -errno;
 	return 1;
 }
@@ -38,13 +39,23 @@ uint64_t monotonic_usec()
 {
 	timespec ts{};
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000u +
+	       static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-std::string ready_message(const std::string &status) { return "READY=1\nSTATUS=" + status; }
+std::string ready_message(const std::string &status)
+{
+	return "READY=1\nSTATUS=" + status;
+}
 
-std::string reloading_message(uint64_t usec) { return "RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec); }
+std::string reloading_message(uint64_t usec)
+{
+	return "RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec);
+}
 
-std::string stopping_message(const std::string &status) { return "STOPPING=1\nSTATUS=" + status; }
+std::string stopping_message(const std::string &status)
+{
+	return "STOPPING=1\nSTATUS=" + status;
+}
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -20,4 +20,4 @@ int notify(const std::string &msg);
 [[nodiscard]] std::string stopping_message(const std::string &status);
 [[nodiscard]] uint64_t monotonic_usec();
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -72,7 +72,8 @@ std::string join(const std::vector<std::string> &v, const char *sep)
 }
 
 // Who makes node busy, for the refusal.
-std::string who_uses(const std::string &node, const std::string &block, const std::function<std::string(int)> &served_by)
+std::string who_uses(const std::string &node, const std::string &block,
+		     const std::function<std::string(int)> &served_by)
 {
 	std::vector<std::string> paths{node};
 	if (!block.empty() && block != node)
@@ -80,7 +81,8 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 	const Opener opener = other_opener(paths);
 	if (opener.pid && opener.comm == "kvfdpd") {
 		const std::string disk = served_by ? served_by(opener.pid) : std::string();
-		return opener.text() + " serves " + opener.path + (disk.empty() ? "" : " as " + disk) +
+		return opener.text() + " serves " + opener.path +
+		       (disk.empty() ? "" : " as " + disk) +
 		       ": stop it first, or serve another namespace";
 	}
 	if (!block.empty()) {
@@ -97,22 +99,25 @@ std::string who_uses(const std::string &node, const std::string &block, const st
 			return block + " is held by " + join(holders, ", ") + ": release it first";
 	}
 	if (opener.pid)
-		return node + " is in use by " + opener.text() + ": stop it first, or serve another namespace";
+		return node + " is in use by " + opener.text() +
+		       ": stop it first, or serve another namespace";
 	return node + " is in use (exclusively claimed by something else)";
 }
 
-} // namespace
+}  // namespace
 
 std::string namespace_block_path(const std::string &node)
 {
 	// A link (/dev/disk/by-id/nvme-...) stands for its target, whose name sysfs knows.
 	char real[PATH_MAX];
 	const std::string path = ::realpath(node.c_str(), real) ? std::string(real) : node;
-	struct stat st{};
+	struct stat st {};
 	if (::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
 		return path;  // a block device (the streams backend's /dev/nvmeXnY) is its own
 	const std::string block = nvme::ng_block_name(nvme::base_name(path));
-	return !block.empty() && ::access(("/sys/block/" + block).c_str(), F_OK) == 0 ? "/dev/" + block : "";
+	return !block.empty() && ::access(("/sys/block/" + block).c_str(), F_OK) == 0
+		       ? "/dev/" + block
+		       : "";
 }
 
 std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector<std::string> &devs)
@@ -154,13 +159,17 @@ Opener other_opener(const std::vector<std::string> &paths)
 			if (!fe)
 				break;
 			char target[256];
-			const ssize_t n = ::readlink((fd_dir + "/" + fe->d_name).c_str(), target, sizeof(target) - 1);
+			const ssize_t n = ::readlink((fd_dir + "/" + fe->d_name).c_str(), target,
+						     sizeof(target) - 1);
 			if (n <= 0)
 				continue;
 			target[n] = 0;
 			for (const std::string &p : paths)
 				if (p == target) {
-					found = Opener{pid, read_line(std::string("/proc/") + pe->d_name + "/comm"), p};
+					found = Opener{pid,
+						       read_line(std::string("/proc/") +
+								 pe->d_name + "/comm"),
+						       p};
 					break;
 				}
 		}
@@ -172,7 +181,8 @@ Opener other_opener(const std::vector<std::string> &paths)
 	return found;
 }
 
-Result<NsClaim> claim_namespace(const std::string &node, const std::function<std::string(int)> &served_by)
+Result<NsClaim> claim_namespace(const std::string &node,
+				const std::function<std::string(int)> &served_by)
 {
 	NsClaim c;
 	c.block_path = namespace_block_path(node);
@@ -183,7 +193,8 @@ Result<NsClaim> claim_namespace(const std::string &node, const std::function<std
 	if (::flock(lfd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno != EWOULDBLOCK)
 			return errno_error(errno, "flock " + node);
-		return guidance_error(std::errc::device_or_resource_busy, who_uses(node, c.block_path, served_by));
+		return guidance_error(std::errc::device_or_resource_busy,
+				      who_uses(node, c.block_path, served_by));
 	}
 	if (c.block_path.empty())
 		return c;
@@ -193,10 +204,11 @@ Result<NsClaim> claim_namespace(const std::string &node, const std::function<std
 	if (bfd < 0) {
 		if (errno != EBUSY)
 			return errno_error(errno, "open " + c.block_path + " (O_EXCL)");
-		return guidance_error(std::errc::device_or_resource_busy, who_uses(node, c.block_path, served_by));
+		return guidance_error(std::errc::device_or_resource_busy,
+				      who_uses(node, c.block_path, served_by));
 	}
 	c.block.reset(bfd);
 	return c;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

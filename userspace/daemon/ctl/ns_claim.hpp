@@ -15,8 +15,9 @@
 namespace kvfdp::daemon {
 
 struct NsClaim {
-	UniqueFd lock;    // the namespace's node (/dev/ngXnY), flock(LOCK_EX): one kvfdpd per namespace
-	UniqueFd block;   // its block device, O_EXCL: nothing mounts or claims it meanwhile
+	UniqueFd
+		lock;  // the namespace's node (/dev/ngXnY), flock(LOCK_EX): one kvfdpd per namespace
+	UniqueFd block;          // its block device, O_EXCL: nothing mounts or claims it meanwhile
 	std::string block_path;  // "" when the namespace has no block device
 };
 
@@ -27,14 +28,18 @@ struct NsClaim {
 
 // The mount points (field 5 of /proc/self/mountinfo text) of the filesystems on any of devs
 // ("maj:min").
-[[nodiscard]] std::vector<std::string> mounts_of(std::string_view mountinfo, const std::vector<std::string> &devs);
+[[nodiscard]] std::vector<std::string> mounts_of(std::string_view mountinfo,
+						 const std::vector<std::string> &devs);
 
 // Another process that has one of paths open (pid 0: none).
 struct Opener {
 	int pid = 0;
 	std::string comm;
 	std::string path;  // the one of paths it holds (a streams kvfdpd: /dev/nvmeXnY, not ngXnY)
-	[[nodiscard]] std::string text() const { return "pid " + std::to_string(pid) + " (" + comm + ")"; }
+	[[nodiscard]] std::string text() const
+	{
+		return "pid " + std::to_string(pid) + " (" + comm + ")";
+	}
 };
 [[nodiscard]] Opener other_opener(const std::vector<std::string> &paths);
 
@@ -46,4 +51,4 @@ struct Opener {
 [[nodiscard]] Result<NsClaim> claim_namespace(const std::string &node,
 					      const std::function<std::string(int)> &served_by);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

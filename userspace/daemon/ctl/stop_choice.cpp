@@ -75,10 +75,12 @@ DiskLookup disk_lookup(const std::string &bdev)
 {
 	DiskLookup l;
 	const size_t slash = bdev.rfind('/');
-	l.holders_dir = "/sys/block/" + bdev.substr(slash == std::string::npos ? 0 : slash + 1) + "/holders";
-	struct stat st{};
+	l.holders_dir = "/sys/block/" + bdev.substr(slash == std::string::npos ? 0 : slash + 1) +
+			"/holders";
+	struct stat st {};
 	if (::stat(bdev.c_str(), &st) == 0 && S_ISBLK(st.st_mode))
-		l.majmin = std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+		l.majmin =
+			std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
 	std::ifstream in("/proc/self/mountinfo");
 	std::stringstream ss;
 	ss << in.rdbuf();
@@ -111,8 +113,9 @@ std::string disk_holder(const DiskLookup &l)
 
 std::string stop_refusal(const std::string &bdev, const std::string &holder)
 {
-	return "not stopping: " + bdev + " is " + holder + "; unmount or close it first, or stop anyway with "
+	return "not stopping: " + bdev + " is " + holder +
+	       "; unmount or close it first, or stop anyway with "
 	       "`kvfdp stop --force`";
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -55,4 +55,4 @@ struct DiskLookup {
 // The one-line refusal of a stop without --force of bdev, which holder holds.
 [[nodiscard]] std::string stop_refusal(const std::string &bdev, const std::string &holder);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

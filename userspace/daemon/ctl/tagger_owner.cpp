@@ -41,12 +41,14 @@ struct TaggerOwner::Impl {
 	WriterNames writers;       // names for the `files` reply
 };
 
-void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir, bool fresh)
+void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir,
+		       bool fresh)
 {
 	Impl &m = *impl_;
 	if (!pin_dir.empty() && (disabled || fresh)) {
 		if (auto r = bpf::remove_pin_dir(pin_dir); !r)
-			log::warn("removing the tagger set pinned at %s: %s", pin_dir.c_str(), r.error().message().c_str());
+			log::warn("removing the tagger set pinned at %s: %s", pin_dir.c_str(),
+				  r.error().message().c_str());
 	}
 	if (disabled) {
 		m.reason = "disabled with --no-tagger";
@@ -58,11 +60,13 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std
 	to.pin_dir = pin_dir;
 	const auto t0 = std::chrono::steady_clock::now();
 	auto t = bpf::Tagger::load(to);
-	const long ms = static_cast<long>(
-		std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+	const long ms = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+						  std::chrono::steady_clock::now() - t0)
+						  .count());
 	if (!t) {
 		m.reason = t.error().message();
-		log::warn("BPF tagger not loaded (%s): every write goes to the default handle", m.reason.c_str());
+		log::warn("BPF tagger not loaded (%s): every write goes to the default handle",
+			  m.reason.c_str());
 		return;
 	}
 	m.tagger = std::make_unique<bpf::Tagger>(std::move(*t));
@@ -82,9 +86,12 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std
 		m.sources.push_back("unlink=" + src.unlink_hook);
 	m.reason = src.notes;
 	if (m.tagger->reopened())
-		log::info("BPF tagger: re-opened the set pinned at %s in %ld ms (nothing loaded or attached)", pin_dir.c_str(), ms);
+		log::info(
+			"BPF tagger: re-opened the set pinned at %s in %ld ms (nothing loaded or attached)",
+			pin_dir.c_str(), ms);
 	else
-		log::info("BPF tagger: loaded and attached in %ld ms%s%s", ms, m.tagger->pinned_at().empty() ? "" : ", pinned at ",
+		log::info("BPF tagger: loaded and attached in %ld ms%s%s", ms,
+			  m.tagger->pinned_at().empty() ? "" : ", pinned at ",
 			  m.tagger->pinned_at().c_str());
 }
 
@@ -96,8 +103,14 @@ void TaggerOwner::unpin()
 		log::warn("%s", r.error().message().c_str());
 }
 
-std::string TaggerOwner::pinned_at() const { return impl_->tagger ? impl_->tagger->pinned_at() : std::string(); }
-bool TaggerOwner::reopened() const { return impl_->tagger && impl_->tagger->reopened(); }
+std::string TaggerOwner::pinned_at() const
+{
+	return impl_->tagger ? impl_->tagger->pinned_at() : std::string();
+}
+bool TaggerOwner::reopened() const
+{
+	return impl_->tagger && impl_->tagger->reopened();
+}
 
 const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const
 {
@@ -128,7 +141,8 @@ void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
 		root = *r;
 	auto cgroup_id = [&](const std::string &path) -> Result<uint64_t> {
 		if (root.empty())
-			return make_error(std::errc::no_such_file_or_directory, "no cgroup2 hierarchy is mounted");
+			return make_error(std::errc::no_such_file_or_directory,
+					  "no cgroup2 hierarchy is mounted");
 		return cgroup_id_of(root, path);
 	};
 	if (old_p) {
@@ -153,11 +167,12 @@ void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
 			r = std::move(cg).error();
 		}
 		if (!r)
-			log::warn("writer %s (line %d): %s; skipped", w.name.c_str(), w.line, r.error().message().c_str());
+			log::warn("writer %s (line %d): %s; skipped", w.name.c_str(), w.line,
+				  r.error().message().c_str());
 	}
 }
 
-} // namespace
+}  // namespace
 
 void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 {
@@ -173,7 +188,8 @@ void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 	for (const DirRule &r : p.config.rules) {
 		auto res = m.tagger->add_dir_rule(r.path, r.cls);
 		if (!res)
-			log::warn("directory rule %s: %s", r.path.c_str(), res.error().message().c_str());
+			log::warn("directory rule %s: %s", r.path.c_str(),
+				  res.error().message().c_str());
 	}
 	apply_writers(m, old_p, p);
 }
@@ -193,8 +209,9 @@ void TaggerOwner::start_events()
 			const int n = m.tagger->poll(250, on_event);
 			if (n < 0 && n != -EINTR) {
 				std::lock_guard<std::mutex> g(m.files_mu);
-				m.events_error = std::string("reading the tagger's event ring failed: ") + std::strerror(-n) +
-						 "; restart kvfdpd";
+				m.events_error =
+					std::string("reading the tagger's event ring failed: ") +
+					std::strerror(-n) + "; restart kvfdpd";
 				log::warn("%s", m.events_error.c_str());
 				return;
 			}
@@ -216,20 +233,25 @@ json TaggerOwner::files(const FilesQuery &q)
 	if (m.tagger && m.active) {
 		std::lock_guard<std::mutex> g(m.files_mu);
 		if (!m.events_error.empty())
-			return {{"available", false}, {"reason", m.events_error}, {"files", json::array()}};
+			return {{"available", false},
+				{"reason", m.events_error},
+				{"files", json::array()}};
 		bpf::Tagger *t = m.tagger.get();
-		m.files.refresh_bytes([t](uint32_t dev, uint64_t ino) { return t->inode_bytes(dev, ino); });
-		return files_json(m.files, q, realtime_minus_monotonic_ns(), [&m](const bpf::FileRecord &r) {
-			return m.writers.name_of(r.writer, r.cgroup_id);
-		});
+		m.files.refresh_bytes(
+			[t](uint32_t dev, uint64_t ino) { return t->inode_bytes(dev, ino); });
+		return files_json(m.files, q, realtime_minus_monotonic_ns(),
+				  [&m](const bpf::FileRecord &r) {
+					  return m.writers.name_of(r.writer, r.cgroup_id);
+				  });
 	}
 	return {{"available", false},
-		{"reason", "the BPF tagger is not active (" + (m.reason.empty() ? std::string("no reason given") : m.reason) +
+		{"reason", "the BPF tagger is not active (" +
+				   (m.reason.empty() ? std::string("no reason given") : m.reason) +
 				   "): see kvfdp status"},
 		{"files", json::array()}};
 }
 
-#else // the null tagger
+#else  // the null tagger
 
 struct TaggerOwner::Impl {
 	bool active = false;  // never
@@ -248,19 +270,32 @@ void TaggerOwner::load(bool disabled, uint32_t, uint32_t, const std::string &, b
 	log::warn("%s: every write goes to the default handle", impl_->reason.c_str());
 }
 
-const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const { return nullptr; }
+const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const
+{
+	return nullptr;
+}
 void TaggerOwner::watch_disk(const std::string &) {}
-void TaggerOwner::apply_rules(const Policy *, const Policy &p) { impl_->writers.set_config(p.config); }
+void TaggerOwner::apply_rules(const Policy *, const Policy &p)
+{
+	impl_->writers.set_config(p.config);
+}
 void TaggerOwner::start_events() {}
 void TaggerOwner::stop_events() {}
 void TaggerOwner::unpin() {}
-std::string TaggerOwner::pinned_at() const { return {}; }
-bool TaggerOwner::reopened() const { return false; }
+std::string TaggerOwner::pinned_at() const
+{
+	return {};
+}
+bool TaggerOwner::reopened() const
+{
+	return false;
+}
 
 json TaggerOwner::files(const FilesQuery &)
 {
 	return {{"available", false},
-		{"reason", "the BPF tagger is not active (" + impl_->reason + "): see kvfdp status"},
+		{"reason",
+		 "the BPF tagger is not active (" + impl_->reason + "): see kvfdp status"},
 		{"files", json::array()}};
 }
 
@@ -268,12 +303,27 @@ json TaggerOwner::files(const FilesQuery &)
 
 TaggerOwner::TaggerOwner() : impl_(std::make_unique<Impl>()) {}
 
-WriterNames &TaggerOwner::writer_names() { return impl_->writers; }
+WriterNames &TaggerOwner::writer_names()
+{
+	return impl_->writers;
+}
 
-TaggerOwner::~TaggerOwner() { stop_events(); }
+TaggerOwner::~TaggerOwner()
+{
+	stop_events();
+}
 
-bool TaggerOwner::active() const { return impl_->active; }
-const std::string &TaggerOwner::reason() const { return impl_->reason; }
-const std::vector<std::string> &TaggerOwner::sources() const { return impl_->sources; }
+bool TaggerOwner::active() const
+{
+	return impl_->active;
+}
+const std::string &TaggerOwner::reason() const
+{
+	return impl_->reason;
+}
+const std::vector<std::string> &TaggerOwner::sources() const
+{
+	return impl_->sources;
+}
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

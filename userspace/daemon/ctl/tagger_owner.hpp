@@ -31,7 +31,8 @@ public:
 	// pin_dir (bpffs, "" for none): where its links and maps are pinned so that they outlive
 	// a crash; a set a killed kvfdpd left there is re-opened unless fresh (a new device) or
 	// disabled, when it is removed.
-	void load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir, bool fresh);
+	void load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir,
+		  bool fresh);
 	// The tag-slot array the queues read (nullptr when inactive).
 	[[nodiscard]] const volatile kvfdp_tag_slot *slot_base() const;
 	// Starts classifying requests of the disk at path; a failure turns tagging off.
@@ -64,4 +65,4 @@ private:
 	std::unique_ptr<Impl> impl_;
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -35,4 +35,4 @@ CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
 	return s;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

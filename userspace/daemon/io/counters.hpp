@@ -17,7 +17,10 @@ namespace kvfdp::daemon {
 // A counter written by one thread and read by others.
 class Counter {
 public:
-	void add(uint64_t n) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+	void add(uint64_t n)
+	{
+		v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+	}
 	[[nodiscard]] uint64_t get() const { return v_.load(std::memory_order_relaxed); }
 
 private:
@@ -51,4 +54,4 @@ using proto::CounterSnapshot;
 
 [[nodiscard]] CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -17,8 +17,11 @@ namespace {
 // NVMe Write Zeroes NLB is a 16-bit 0-based field; DSM ranges carry a 32-bit NLB.
 constexpr uint32_t kMaxWriteZeroesNlb = nvme::kMaxNlb;
 
-uint32_t max_nlb_of(const EngineConfig &cfg) { return std::max<uint32_t>(1, cfg.max_transfer / cfg.lba_size); }
-} // namespace
+uint32_t max_nlb_of(const EngineConfig &cfg)
+{
+	return std::max<uint32_t>(1, cfg.max_transfer / cfg.lba_size);
+}
+}  // namespace
 
 uint32_t IoEngine::max_subs_per_request(const EngineConfig &cfg)
 {
@@ -36,8 +39,8 @@ uint32_t IoEngine::max_subs_per_request(const EngineConfig &cfg)
 IoEngine::IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
 		   const ublk::IoDesc *descs, uint8_t *const *bufs, bpf::SlotReader &tags,
 		   const PolicyTable &policy, QueueCounters &ctr, Committer &committer)
-	: cfg_(cfg), ring_(ring), ioq_(ioq), descs_(descs), bufs_(bufs), tags_(tags), policy_(policy),
-	  ctr_(ctr), committer_(committer), state_(new TagState[cfg.depth]())
+    : cfg_(cfg), ring_(ring), ioq_(ioq), descs_(descs), bufs_(bufs), tags_(tags), policy_(policy),
+      ctr_(ctr), committer_(committer), state_(new TagState[cfg.depth]())
 {
 	lba_shift_ = static_cast<uint32_t>(std::countr_zero(cfg_.lba_size)) - 9;
 	max_nlb_ = max_nlb_of(cfg_);
@@ -54,8 +57,9 @@ void IoEngine::start(uint16_t tag)
 	st.pending = 1;  // guards against finishing while subs are still being prepped
 	st.error = 0;
 	st.done_bytes = 0;
-	if (r.ranged && (r.nlb == 0 || r.slba + r.nlb > cfg_.nlb || (d.nr_sectors & ((1u << lba_shift_) - 1)) ||
-			 (r.data && r.bytes > cfg_.io_buf_bytes))) {
+	if (r.ranged &&
+	    (r.nlb == 0 || r.slba + r.nlb > cfg_.nlb || (d.nr_sectors & ((1u << lba_shift_) - 1)) ||
+	     (r.data && r.bytes > cfg_.io_buf_bytes))) {
 		st.error = -EIO;
 		ctr_.errors.add(1);
 		sub_done(tag, 0);
@@ -71,7 +75,8 @@ void IoEngine::start(uint16_t tag)
 	}
 	if (cfg_.twin)
 		record_twin(r, req);
-	uintptr_t base = 0;  // data ops: where the request's data starts (0: in the registered request)
+	uintptr_t base =
+		0;  // data ops: where the request's data starts (0: in the registered request)
 	if (r.data) {
 		st.done_bytes = static_cast<uint32_t>(r.bytes);
 		per_cmd = max_nlb_;
@@ -93,8 +98,8 @@ inline IoEngine::Request IoEngine::decode(const ublk::IoDesc &d) const
 	return r;
 }
 
-inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, const Request &r, nvme::IoRequest &req,
-					 uint32_t &per_cmd)
+inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, const Request &r,
+					 nvme::IoRequest &req, uint32_t &per_cmd)
 {
 	switch (r.op) {
 	case ublk::kOpWrite:
@@ -125,8 +130,7 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 			cfg_.learned->discard(r.slba, r.nlb);
 		per_cmd = kMaxWriteZeroesNlb;
 		return true;
-	default:
-		return false;
+	default: return false;
 	}
 }
 
@@ -170,7 +174,8 @@ inline uintptr_t IoEngine::attach_data(uint16_t tag, const Request &r, nvme::IoR
 		return 0;
 	}
 	req.buf_index = cfg_.fixed_buffers ? tag : -1;
-	ctr_.copied_bytes.add(r.bytes);  // the driver copied it into / will copy it out of bufs[tag]
+	ctr_.copied_bytes.add(
+		r.bytes);  // the driver copied it into / will copy it out of bufs[tag]
 	return reinterpret_cast<uintptr_t>(bufs_[tag]);
 }
 
@@ -178,7 +183,8 @@ inline uintptr_t IoEngine::attach_data(uint16_t tag, const Request &r, nvme::IoR
 // per-command limit or its stripe unit's end and goes to its member at its member LBA. On a
 // stripe, flush goes to every member, and discard and write zeroes take on each member the
 // one contiguous member range the request covers there.
-inline void IoEngine::split(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd, uintptr_t base)
+inline void IoEngine::split(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd,
+			    uintptr_t base)
 {
 	if (r.data || cfg_.stripe.members <= 1)
 		split_pieces(tag, r, req, per_cmd, base);
@@ -186,22 +192,25 @@ inline void IoEngine::split(uint16_t tag, const Request &r, nvme::IoRequest &req
 		split_members(tag, r, req, per_cmd);
 }
 
-inline void IoEngine::split_pieces(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd,
-				   uintptr_t base)
+inline void IoEngine::split_pieces(uint16_t tag, const Request &r, nvme::IoRequest &req,
+				   uint32_t per_cmd, uintptr_t base)
 {
 	const nvme::StripeLayout &layout = cfg_.stripe;
 	uint16_t sub = 0;
 	uint32_t off_lbas = 0;
 	do {
 		const nvme::StripeLayout::Piece p = layout.map(r.slba + off_lbas);
-		const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(std::min(per_cmd, r.nlb - off_lbas), p.nlb));
+		const uint32_t n = static_cast<uint32_t>(
+			std::min<uint64_t>(std::min(per_cmd, r.nlb - off_lbas), p.nlb));
 		req.member = static_cast<uint8_t>(p.member);
 		req.slba = p.mlba;
 		req.nlb = n;
 		// A stripe's writes count their bytes per member and handle (one namespace: handle_bytes).
 		if (p.nlb != UINT64_MAX && req.op == nvme::IoOp::write && req.handle < kMaxHandles)
-			ctr_.member_handle_bytes[p.member][req.handle].add(uint64_t{n} * cfg_.lba_size);
-		req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) * cfg_.lba_size);
+			ctr_.member_handle_bytes[p.member][req.handle].add(uint64_t{n} *
+									   cfg_.lba_size);
+		req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) *
+								  cfg_.lba_size);
 		req.user_data = pack_user_data(tag, UdKind::device, sub++);
 		submit_sub(tag, req);
 		off_lbas += n;
@@ -221,7 +230,8 @@ void IoEngine::split_members(uint16_t tag, const Request &r, nvme::IoRequest &re
 		}
 		req.member = static_cast<uint8_t>(m);
 		do {
-			const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(per_cmd, mr.nlb));
+			const uint32_t n =
+				static_cast<uint32_t>(std::min<uint64_t>(per_cmd, mr.nlb));
 			req.slba = mr.mlba;
 			req.nlb = n;
 			req.user_data = pack_user_data(tag, UdKind::device, sub++);
@@ -284,4 +294,4 @@ void IoEngine::finish_if_done(uint16_t tag)
 	committer_.commit(tag, st.error ? st.error : static_cast<int>(st.done_bytes));
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

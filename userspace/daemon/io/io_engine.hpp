@@ -34,15 +34,17 @@ public:
 
 struct EngineConfig {
 	uint16_t depth = 64;
-	uint32_t io_buf_bytes = 512 * 1024;  // largest read/write request (per tag buffer in copy mode)
+	uint32_t io_buf_bytes =
+		512 * 1024;  // largest read/write request (per tag buffer in copy mode)
 	uint32_t lba_size = 4096;
 	uint32_t max_transfer = 512 * 1024;  // bytes per device command
 	uint64_t nlb = 0;                    // device size in LBAs (a stripe's: all members)
 	// Several members (nvme::StripeDevice): where each logical LBA lives. One member: the
 	// identity, and every command goes to member 0.
 	nvme::StripeLayout stripe;
-	uint16_t nruh = 0;                   // handles; 0 = no placement (all handle 0)
-	bool fixed_buffers = true;           // copy mode: the tag buffers are registered in the ring, index = tag
+	uint16_t nruh = 0;  // handles; 0 = no placement (all handle 0)
+	bool fixed_buffers =
+		true;  // copy mode: the tag buffers are registered in the ring, index = tag
 	// Zero copy (UBLK_F_AUTO_BUF_REG): the driver registers each read/write request's own pages
 	// as the ring's fixed buffer <tag>; device commands address them by byte offset, and no
 	// tag buffers exist (bufs is unused). Else copy mode: the driver copies each request into
@@ -58,17 +60,23 @@ struct EngineConfig {
 
 // The op of a ublk request (ublksrv_io_desc op_flags bits 7:0, ublk::kOp*): the one place
 // it is decoded.
-[[nodiscard]] constexpr uint8_t request_op(const ublk::IoDesc &d) { return static_cast<uint8_t>(d.op_flags & 0xff); }
+[[nodiscard]] constexpr uint8_t request_op(const ublk::IoDesc &d)
+{
+	return static_cast<uint8_t>(d.op_flags & 0xff);
+}
 // Reads and writes carry data (a tag buffer, or in zero copy the request's registered pages).
-[[nodiscard]] constexpr bool carries_data(uint8_t op) { return op == ublk::kOpRead || op == ublk::kOpWrite; }
+[[nodiscard]] constexpr bool carries_data(uint8_t op)
+{
+	return op == ublk::kOpRead || op == ublk::kOpWrite;
+}
 
 class IoEngine {
 public:
 	// bufs[tag] is each tag's buffer of io_buf_bytes (copy mode; may be null in zero-copy
 	// mode). All references must outlive the engine.
-	IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq, const ublk::IoDesc *descs,
-		 uint8_t *const *bufs, bpf::SlotReader &tags, const PolicyTable &policy, QueueCounters &ctr,
-		 Committer &committer);
+	IoEngine(const EngineConfig &cfg, io_uring &ring, nvme::IoQueue &ioq,
+		 const ublk::IoDesc *descs, uint8_t *const *bufs, bpf::SlotReader &tags,
+		 const PolicyTable &policy, QueueCounters &ctr, Committer &committer);
 
 	// Most device commands one request can need under cfg: what the queue's ring is sized by.
 	[[nodiscard]] static uint32_t max_subs_per_request(const EngineConfig &cfg);
@@ -82,15 +90,16 @@ public:
 
 private:
 	struct TagState {
-		uint16_t pending = 0;   // device commands outstanding
-		int32_t error = 0;      // first error (negative errno)
+		uint16_t pending = 0;     // device commands outstanding
+		int32_t error = 0;        // first error (negative errno)
 		uint32_t done_bytes = 0;  // result on success
 	};
 	// A request as start() reads it from its descriptor.
 	struct Request {
-		uint8_t op = 0;       // ublk::kOp*
-		bool data = false;    // read or write (carries_data)
-		bool ranged = false;  // data, discard or write zeroes: its LBAs must lie on the device
+		uint8_t op = 0;     // ublk::kOp*
+		bool data = false;  // read or write (carries_data)
+		bool ranged =
+			false;  // data, discard or write zeroes: its LBAs must lie on the device
 		uint64_t slba = 0;
 		uint32_t nlb = 0;
 		uint64_t bytes = 0;
@@ -110,8 +119,10 @@ private:
 	// Preps r as device commands of at most per_cmd LBAs: split_pieces() cuts a read/write
 	// (or anything on one member) at stripe unit ends, split_members() fans the rest out to
 	// every member of a stripe.
-	void split(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd, uintptr_t base);
-	void split_pieces(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd, uintptr_t base);
+	void split(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd,
+		   uintptr_t base);
+	void split_pieces(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd,
+			  uintptr_t base);
 	void split_members(uint16_t tag, const Request &r, nvme::IoRequest &req, uint32_t per_cmd);
 	// Preps one device command; an inline completion is folded in at once.
 	void submit_sub(uint16_t tag, const nvme::IoRequest &req);
@@ -129,8 +140,8 @@ private:
 	Committer &committer_;
 	std::unique_ptr<TagState[]> state_;
 	uint32_t inflight_ = 0;
-	uint32_t lba_shift_ = 12;   // log2(lba_size) - 9: sectors -> LBAs
-	uint32_t max_nlb_ = 128;    // LBAs per read/write command
+	uint32_t lba_shift_ = 12;  // log2(lba_size) - 9: sectors -> LBAs
+	uint32_t max_nlb_ = 128;   // LBAs per read/write command
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

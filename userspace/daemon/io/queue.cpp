@@ -17,12 +17,13 @@
 
 namespace kvfdp::daemon {
 
-uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes, uint32_t max_segments,
-			    uint32_t page_size)
+uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes,
+			    uint32_t max_segments, uint32_t page_size)
 {
 	if (page_size == 0 || io_buf_bytes == 0)
 		return 0;
-	const uint64_t want = std::min(io_buf_bytes, max_request_bytes ? max_request_bytes : io_buf_bytes);
+	const uint64_t want =
+		std::min(io_buf_bytes, max_request_bytes ? max_request_bytes : io_buf_bytes);
 	const uint64_t pages = (want + page_size - 1) / page_size;
 	if (max_segments && pages > max_segments)
 		return 0;
@@ -54,7 +55,8 @@ unsigned ring_setup_flags(RingMode mode)
 	if (mode >= RingMode::coop_taskrun)
 		flags |= IORING_SETUP_COOP_TASKRUN;
 	if (mode >= RingMode::defer_taskrun)
-		flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
+		flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			 IORING_SETUP_R_DISABLED;
 	return flags;
 }
 
@@ -77,7 +79,8 @@ RingMode ring_mode_ceiling()
 Result<RingMode> init_queue_ring(io_uring &ring, unsigned entries, RingMode ceiling)
 {
 	int ret = -EINVAL;
-	for (const RingMode mode : {RingMode::defer_taskrun, RingMode::coop_taskrun, RingMode::plain}) {
+	for (const RingMode mode :
+	     {RingMode::defer_taskrun, RingMode::coop_taskrun, RingMode::plain}) {
 		if (mode > ceiling)
 			continue;
 		io_uring_params params{};
@@ -96,12 +99,15 @@ int enable_queue_ring(io_uring &ring, RingMode mode)
 	if (mode != RingMode::defer_taskrun)
 		return 0;
 	// (liburing 2.3's .so lacks io_uring_enable_rings, which its header declares.)
-	if (syscall(__NR_io_uring_register, ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
+	if (syscall(__NR_io_uring_register, ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr,
+		    0) < 0)
 		return -errno;
 	return 0;
 }
 
-UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>()) {}
+UblkQueue::UblkQueue(const QueueSetup &setup) : setup_(setup), ring_(std::make_unique<io_uring>())
+{
+}
 
 UblkQueue::~UblkQueue()
 {
@@ -139,28 +145,34 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 
 	// Ring: the worst case between two submits is every tag's device commands (the engine's
 	// own count) plus its commit; the CQ (twice the SQ) holds every command in flight.
-	const uint32_t per_request = IoEngine::max_subs_per_request(ec) + 1 + (setup.register_bufs ? 2 : 0);
-	const uint32_t entries = std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * per_request);
+	const uint32_t per_request =
+		IoEngine::max_subs_per_request(ec) + 1 + (setup.register_bufs ? 2 : 0);
+	const uint32_t entries =
+		std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * per_request);
 	auto mode = init_queue_ring(*q->ring_, entries, ring_mode_ceiling());
 	if (!mode)
-		return errno_error(mode.error().code.value(), what + "io_uring_queue_init (SQE128|CQE32)");
+		return errno_error(mode.error().code.value(),
+				   what + "io_uring_queue_init (SQE128|CQE32)");
 	q->ring_mode_ = *mode;
 	q->ring_ready_ = true;
 	if (setup.q_id == 0)
-		log::info("queue rings run task work %s", q->ring_mode_ == RingMode::defer_taskrun ? "deferred (DEFER_TASKRUN)"
-							  : q->ring_mode_ == RingMode::coop_taskrun ? "cooperatively (COOP_TASKRUN)"
-												    : "by signal");
+		log::info("queue rings run task work %s",
+			  q->ring_mode_ == RingMode::defer_taskrun  ? "deferred (DEFER_TASKRUN)"
+			  : q->ring_mode_ == RingMode::coop_taskrun ? "cooperatively (COOP_TASKRUN)"
+								    : "by signal");
 
 	int ret = 0;
 	if (ec.zero_copy) {
 		// The driver fills slot <tag> with each request's pages and empties it at commit.
 		ret = io_uring_register_buffers_sparse(q->ring_.get(), depth);
 		if (ret < 0)
-			return errno_error(ret, what + "io_uring_register_buffers_sparse (zero copy)");
+			return errno_error(ret,
+					   what + "io_uring_register_buffers_sparse (zero copy)");
 	} else if (ec.fixed_buffers) {
 		std::unique_ptr<iovec[]> iov(new iovec[depth]);
 		for (uint16_t t = 0; t < depth; t++)
-			iov[t] = iovec{q->bufs_[t], setup.fixed_buf_bytes ? setup.fixed_buf_bytes : ec.io_buf_bytes};
+			iov[t] = iovec{q->bufs_[t], setup.fixed_buf_bytes ? setup.fixed_buf_bytes
+									  : ec.io_buf_bytes};
 		ret = io_uring_register_buffers(q->ring_.get(), iov.get(), depth);
 		if (ret < 0)
 			return errno_error(ret, what + "io_uring_register_buffers");
@@ -170,8 +182,9 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 		if (auto b = q->create_batch_buffers(); !b)
 			return errno_error(b.error().code.value(), what + b.error().message());
 		if (setup.q_id == 0)
-			log::info("queues take requests in batches (UBLK_F_BATCH_IO: one multishot FETCH_IO_CMDS, one "
-				  "COMMIT_IO_CMDS per turn)");
+			log::info(
+				"queues take requests in batches (UBLK_F_BATCH_IO: one multishot FETCH_IO_CMDS, one "
+				"COMMIT_IO_CMDS per turn)");
 	}
 
 	auto ioq = setup.device->open_queue(*q->ring_);
@@ -186,8 +199,9 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 		q->descs_ = std::move(*m);
 	}
 	q->tags_ = queue_slot_reader(setup.slots, setup.q_id, depth);
-	q->engine_ = std::make_unique<IoEngine>(ec, *q->ring_, *q->ioq_, q->descs_.descs(), q->bufs_.get(),
-						q->tags_, *setup.policy, q->counters_, *q);
+	q->engine_ = std::make_unique<IoEngine>(ec, *q->ring_, *q->ioq_, q->descs_.descs(),
+						q->bufs_.get(), q->tags_, *setup.policy,
+						q->counters_, *q);
 	return q;
 }
 
@@ -196,7 +210,8 @@ Result<void> UblkQueue::create_batch_buffers()
 	const uint16_t depth = setup_.engine.depth;
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	auto round = [page](size_t n) { return (n + page - 1) / page * page; };
-	elem_bytes_ = setup_.engine.zero_copy ? sizeof(ublk::BatchElemHeader) : sizeof(ublk::BatchElem);
+	elem_bytes_ =
+		setup_.engine.zero_copy ? sizeof(ublk::BatchElemHeader) : sizeof(ublk::BatchElem);
 	batch_flags_ = setup_.engine.zero_copy ? 0 : ublk::kBatchFHasBufAddr;
 	commit_buf_bytes_ = static_cast<size_t>(depth) * elem_bytes_;
 	// Every fetch completion takes one provided buffer; between two turns of the loop at most
@@ -208,9 +223,10 @@ Result<void> UblkQueue::create_batch_buffers()
 	fetch_buf_bytes_ = static_cast<uint32_t>(std::min<unsigned>(depth, 256) * sizeof(uint16_t));
 	const size_t ring_bytes = round(static_cast<size_t>(fetch_bufs_) * sizeof(io_uring_buf));
 	const size_t commit_bytes = round(kCommitBufs * commit_buf_bytes_);
-	batch_area_bytes_ = ring_bytes + commit_bytes + round(static_cast<size_t>(fetch_bufs_) * fetch_buf_bytes_);
-	void *area = mmap(nullptr, batch_area_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-			  -1, 0);
+	batch_area_bytes_ = ring_bytes + commit_bytes +
+			    round(static_cast<size_t>(fetch_bufs_) * fetch_buf_bytes_);
+	void *area = mmap(nullptr, batch_area_bytes_, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (area == MAP_FAILED)
 		return errno_error(errno, "allocating the batch command buffers");
 	fetch_ring_ = static_cast<io_uring_buf_ring *>(area);
@@ -225,8 +241,9 @@ Result<void> UblkQueue::create_batch_buffers()
 	io_uring_buf_ring_init(fetch_ring_);
 	const int mask = io_uring_buf_ring_mask(fetch_bufs_);
 	for (uint16_t b = 0; b < fetch_bufs_; b++)
-		io_uring_buf_ring_add(fetch_ring_, fetch_area_ + static_cast<size_t>(b) * fetch_buf_bytes_, fetch_buf_bytes_,
-				      b, mask, b);
+		io_uring_buf_ring_add(fetch_ring_,
+				      fetch_area_ + static_cast<size_t>(b) * fetch_buf_bytes_,
+				      fetch_buf_bytes_, b, mask, b);
 	io_uring_buf_ring_advance(fetch_ring_, fetch_bufs_);
 	return ok();
 }
@@ -236,12 +253,13 @@ int UblkQueue::prep_batch()
 	const uint16_t depth = setup_.engine.depth;
 	void *elems = commit_buf(0);
 	for (uint16_t t = 0; t < depth; t++)
-		ublk::put_batch_elem(elems, elem_bytes_, t, t, t, 0, bufs_ ? reinterpret_cast<uintptr_t>(bufs_[t]) : 0);
+		ublk::put_batch_elem(elems, elem_bytes_, t, t, t, 0,
+				     bufs_ ? reinterpret_cast<uintptr_t>(bufs_[t]) : 0);
 	io_uring_sqe *sqe = next_sqe();
 	if (!sqe)
 		return -EBUSY;
-	ublk::prep_batch_cmd(*sqe, setup_.char_fd, ublk::kUIoPrepIoCmds, setup_.q_id, batch_flags_, depth, elem_bytes_,
-			     elems, pack_user_data(0, UdKind::batch_prep));
+	ublk::prep_batch_cmd(*sqe, setup_.char_fd, ublk::kUIoPrepIoCmds, setup_.q_id, batch_flags_,
+			     depth, elem_bytes_, elems, pack_user_data(0, UdKind::batch_prep));
 	const int res = ublk::submit_and_reap_one(*ring_);
 	return res < 0 ? res : 0;
 }
@@ -267,8 +285,10 @@ void UblkQueue::flush_commits()
 	io_uring_sqe *sqe = next_sqe();
 	if (!sqe)
 		return;
-	ublk::prep_batch_cmd(*sqe, setup_.char_fd, ublk::kUIoCommitIoCmds, setup_.q_id, batch_flags_, commit_fill_,
-			     elem_bytes_, commit_buf(commit_cur_), pack_user_data(static_cast<uint16_t>(commit_cur_), UdKind::batch_commit));
+	ublk::prep_batch_cmd(
+		*sqe, setup_.char_fd, ublk::kUIoCommitIoCmds, setup_.q_id, batch_flags_,
+		commit_fill_, elem_bytes_, commit_buf(commit_cur_),
+		pack_user_data(static_cast<uint16_t>(commit_cur_), UdKind::batch_commit));
 	commit_busy_[commit_cur_] = true;
 	commit_sent_[commit_cur_] = commit_fill_;
 	commit_cur_ = next;
@@ -293,7 +313,10 @@ void UblkQueue::on_fetch_cqe(const io_uring_cqe &cqe)
 	if (cqe.flags & IORING_CQE_F_BUFFER) {
 		const uint16_t bid = static_cast<uint16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
 		uint8_t *buf = fetch_area_ + static_cast<size_t>(bid) * fetch_buf_bytes_;
-		const unsigned n = cqe.res > 0 ? std::min<unsigned>(static_cast<unsigned>(cqe.res), fetch_buf_bytes_) / 2 : 0;
+		const unsigned n = cqe.res > 0 ? std::min<unsigned>(static_cast<unsigned>(cqe.res),
+								    fetch_buf_bytes_) /
+							 2
+					       : 0;
 		for (unsigned i = 0; i < n; i++) {
 			uint16_t tag;
 			std::memcpy(&tag, buf + 2 * i, sizeof(tag));
@@ -304,7 +327,8 @@ void UblkQueue::on_fetch_cqe(const io_uring_cqe &cqe)
 			engine_->start(tag);
 		}
 		// Its tags are read: the buffer goes back for the next completion.
-		io_uring_buf_ring_add(fetch_ring_, buf, fetch_buf_bytes_, bid, io_uring_buf_ring_mask(fetch_bufs_), 0);
+		io_uring_buf_ring_add(fetch_ring_, buf, fetch_buf_bytes_, bid,
+				      io_uring_buf_ring_mask(fetch_bufs_), 0);
 		io_uring_buf_ring_advance(fetch_ring_, 1);
 	}
 	if (cqe.flags & IORING_CQE_F_MORE)
@@ -319,7 +343,10 @@ void UblkQueue::on_fetch_cqe(const io_uring_cqe &cqe)
 	arm_fetch();
 }
 
-void UblkQueue::start() { thread_ = std::thread([this] { run(); }); }
+void UblkQueue::start()
+{
+	thread_ = std::thread([this] { run(); });
+}
 
 void UblkQueue::join()
 {
@@ -356,8 +383,8 @@ void UblkQueue::commit(uint16_t tag, int result)
 		if (commit_fill_ >= setup_.engine.depth)
 			return;  // cannot happen: a tag is gathered at most once between two flushes
 		// Gathered for this turn's COMMIT_IO_CMDS (flush_commits); the slot stays <tag>.
-		ublk::put_batch_elem(commit_buf(commit_cur_), elem_bytes_, commit_fill_++, tag, tag, result,
-			       bufs_ ? reinterpret_cast<uintptr_t>(bufs_[tag]) : 0);
+		ublk::put_batch_elem(commit_buf(commit_cur_), elem_bytes_, commit_fill_++, tag, tag,
+				     result, bufs_ ? reinterpret_cast<uintptr_t>(bufs_[tag]) : 0);
 		return;
 	}
 	io_uring_sqe *sqe = next_sqe();
@@ -369,11 +396,13 @@ void UblkQueue::commit(uint16_t tag, int result)
 void UblkQueue::prep_fetch(io_uring_sqe &sqe, uint32_t cmd_op, uint16_t tag, int result)
 {
 	if (setup_.engine.zero_copy)
-		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result, 0, pack_user_data(tag, UdKind::ublk),
+		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result, 0,
+				  pack_user_data(tag, UdKind::ublk),
 				  setup_.register_bufs ? 0 : ublk::auto_buf_reg_addr(tag));
 	else
 		ublk::prep_io_cmd(sqe, setup_.char_fd, cmd_op, setup_.q_id, tag, result,
-				  reinterpret_cast<uintptr_t>(bufs_[tag]), pack_user_data(tag, UdKind::ublk));
+				  reinterpret_cast<uintptr_t>(bufs_[tag]),
+				  pack_user_data(tag, UdKind::ublk));
 }
 
 void UblkQueue::run()
@@ -387,8 +416,8 @@ void UblkQueue::run()
 	}
 	if (const int ret = fetch_all(); ret < 0) {
 		exit_status_.store(ret);
-		log::error("queue %u: submitting %s: %s", setup_.q_id, setup_.batch ? "PREP_IO_CMDS" : "FETCH_REQ",
-			   strerror(-ret));
+		log::error("queue %u: submitting %s: %s", setup_.q_id,
+			   setup_.batch ? "PREP_IO_CMDS" : "FETCH_REQ", strerror(-ret));
 		fetched_.store(true, std::memory_order_release);
 		return;
 	}
@@ -398,8 +427,10 @@ void UblkQueue::run()
 		flush_commits();
 	io_uring_submit(ring_.get());  // the last commits
 	if (setup_.batch && (commit_failures_ || fetch_rearms_))
-		log::info("queue %u: %llu commit(s) refused as the device went, fetch re-armed %llu time(s)", setup_.q_id,
-			  static_cast<unsigned long long>(commit_failures_), static_cast<unsigned long long>(fetch_rearms_));
+		log::info(
+			"queue %u: %llu commit(s) refused as the device went, fetch re-armed %llu time(s)",
+			setup_.q_id, static_cast<unsigned long long>(commit_failures_),
+			static_cast<unsigned long long>(fetch_rearms_));
 }
 
 int UblkQueue::fetch_all()
@@ -458,19 +489,11 @@ inline void UblkQueue::on_cqe(const io_uring_cqe &cqe)
 {
 	const UserData ud = unpack_user_data(cqe.user_data);
 	switch (ud.kind) {
-	case UdKind::device:
-		engine_->on_device_cqe(cqe);
-		return;
-	case UdKind::batch_fetch:
-		on_fetch_cqe(cqe);
-		return;
-	case UdKind::batch_commit:
-		on_commit_cqe(ud.tag, cqe.res);
-		return;
-	case UdKind::ublk:
-		break;
-	default:
-		return;
+	case UdKind::device: engine_->on_device_cqe(cqe); return;
+	case UdKind::batch_fetch: on_fetch_cqe(cqe); return;
+	case UdKind::batch_commit: on_commit_cqe(ud.tag, cqe.res); return;
+	case UdKind::ublk: break;
+	default: return;
 	}
 	if (ud.tag >= setup_.engine.depth)
 		return;
@@ -484,4 +507,4 @@ inline void UblkQueue::on_cqe(const io_uring_cqe &cqe)
 	}
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

@@ -25,12 +25,13 @@ namespace kvfdp::daemon {
 
 struct QueueSetup {
 	uint16_t q_id = 0;
-	int char_fd = -1;                              // /dev/ublkcN, shared by the queues
+	int char_fd = -1;  // /dev/ublkcN, shared by the queues
 	nvme::Device *device = nullptr;
 	const volatile kvfdp_tag_slot *slots = nullptr;  // tagger slot array, or nullptr
 	const PolicyTable *policy = nullptr;
-	EngineConfig engine;  // engine.zero_copy: the device was created with ublk::kFlagAutoBufReg
-	                      // or ublk::kFlagSupportZeroCopy (then register_bufs)
+	// engine.zero_copy: the device was created with ublk::kFlagAutoBufReg or
+	// ublk::kFlagSupportZeroCopy (then register_bufs)
+	EngineConfig engine;
 	// Zero copy by per-request registration (ublk::DataMode::zero_copy_reg): the queue issues
 	// REGISTER_IO_BUF of a read/write request at slot <tag> before the engine's device
 	// commands and UNREGISTER_IO_BUF before its commit.
@@ -49,13 +50,14 @@ struct QueueSetup {
 // with -EINVAL when the registration holds more than max_segments pages from the command's
 // start (docs/nvme.md "The transfer limit"), so just the largest request is registered, and
 // nothing when even that is more than max_segments pages. max_segments 0: no such limit.
-[[nodiscard]] uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes, uint32_t max_segments,
-					  uint32_t page_size);
+[[nodiscard]] uint32_t fixed_buffer_bytes(uint32_t io_buf_bytes, uint32_t max_request_bytes,
+					  uint32_t max_segments, uint32_t page_size);
 
 // --queues auto: one queue (and thread) per CPU kvfdpd may run on, at most as many as the
 // tagger's slot array holds at this depth (queues x depth <= max_slots) and ublk allows;
 // single_queue (the model backend: its FTL takes one I/O queue) gives 1.
-[[nodiscard]] uint16_t auto_queue_count(unsigned cpus, uint16_t depth, uint32_t max_slots, bool single_queue);
+[[nodiscard]] uint16_t auto_queue_count(unsigned cpus, uint16_t depth, uint32_t max_slots,
+					bool single_queue);
 // CPUs this process may run on (its affinity mask; at least 1).
 [[nodiscard]] unsigned usable_cpus();
 
@@ -124,7 +126,10 @@ private:
 	void flush_commits();
 	void on_fetch_cqe(const io_uring_cqe &cqe);
 	void on_commit_cqe(uint16_t buf, int res);
-	[[nodiscard]] void *commit_buf(unsigned i) const { return commit_area_ + static_cast<size_t>(i) * commit_buf_bytes_; }
+	[[nodiscard]] void *commit_buf(unsigned i) const
+	{
+		return commit_area_ + static_cast<size_t>(i) * commit_buf_bytes_;
+	}
 
 	QueueSetup setup_;
 	std::unique_ptr<io_uring> ring_;
@@ -146,22 +151,23 @@ private:
 	// Batch mode. Each tag is gathered at most once between two flushes (it is the driver's
 	// again only after its commit), so a commit buffer of depth elements always has room.
 	static constexpr unsigned kCommitBufs = 4;
-	uint8_t elem_bytes_ = 0;      // sizeof(ublk::BatchElem) in copy mode, else the header's
-	uint16_t batch_flags_ = 0;    // ublk::kBatchFHasBufAddr in copy mode
+	uint8_t elem_bytes_ = 0;    // sizeof(ublk::BatchElem) in copy mode, else the header's
+	uint16_t batch_flags_ = 0;  // ublk::kBatchFHasBufAddr in copy mode
 	uint8_t *commit_area_ = nullptr;
 	size_t commit_buf_bytes_ = 0;
 	size_t batch_area_bytes_ = 0;
-	unsigned commit_cur_ = 0;     // the buffer commits are gathered in
-	uint16_t commit_fill_ = 0;    // elements gathered in it
-	bool commit_busy_[kCommitBufs] = {};  // a COMMIT_IO_CMDS of it is in flight
+	unsigned commit_cur_ = 0;                 // the buffer commits are gathered in
+	uint16_t commit_fill_ = 0;                // elements gathered in it
+	bool commit_busy_[kCommitBufs] = {};      // a COMMIT_IO_CMDS of it is in flight
 	uint16_t commit_sent_[kCommitBufs] = {};  // its element count
-	io_uring_buf_ring *fetch_ring_ = nullptr;  // provided buffers of group 0, fetch_bufs_ of them
+	io_uring_buf_ring *fetch_ring_ =
+		nullptr;  // provided buffers of group 0, fetch_bufs_ of them
 	uint16_t fetch_bufs_ = 0;
 	uint32_t fetch_buf_bytes_ = 0;
 	uint8_t *fetch_area_ = nullptr;
-	bool fetch_ended_ = false;    // the fetch ended with the device (-ENODEV) or a stop
+	bool fetch_ended_ = false;      // the fetch ended with the device (-ENODEV) or a stop
 	uint64_t commit_failures_ = 0;  // elements a COMMIT_IO_CMDS did not take
 	uint64_t fetch_rearms_ = 0;     // fetches re-armed after ending early (e.g. -ENOBUFS)
 };
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

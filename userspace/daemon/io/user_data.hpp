@@ -52,4 +52,4 @@ struct UserData {
 			static_cast<uint16_t>((ud >> kUdSubShift) & ((1u << kUdSubBits) - 1))};
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon

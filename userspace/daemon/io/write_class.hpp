@@ -12,14 +12,14 @@ namespace kvfdp::daemon {
 
 struct WriteClass {
 	uint8_t cls = KVFDP_CLASS_NOT_SET;
-	bool stale = false;  // a tagger is active but the slot did not match this request
-	uint32_t writer = 0; // the file's writer id (bpf/tagger.h KVFDP_WRITER_*), 0 unknown
+	bool stale = false;   // a tagger is active but the slot did not match this request
+	uint32_t writer = 0;  // the file's writer id (bpf/tagger.h KVFDP_WRITER_*), 0 unknown
 };
 
 // One queue's slot reader: slots is the tagger's whole array (nullptr: no tagger), the
 // queue's slots are [queue * depth, queue * depth + depth), seen as qid 0 of the reader.
-[[nodiscard]] inline bpf::SlotReader queue_slot_reader(const volatile kvfdp_tag_slot *slots, uint16_t queue,
-						       uint16_t depth)
+[[nodiscard]] inline bpf::SlotReader queue_slot_reader(const volatile kvfdp_tag_slot *slots,
+						       uint16_t queue, uint16_t depth)
 {
 	if (!slots)
 		return bpf::SlotReader();
@@ -28,8 +28,8 @@ struct WriteClass {
 
 // Classifies a write of `sectors` 512-byte sectors at `sector` on `tag`. No allocation,
 // lock or syscall; only the queue's own thread calls it.
-[[nodiscard]] inline WriteClass classify_write(bpf::SlotReader &slots, uint16_t tag, uint64_t sector,
-					       uint32_t sectors)
+[[nodiscard]] inline WriteClass classify_write(bpf::SlotReader &slots, uint16_t tag,
+					       uint64_t sector, uint32_t sectors)
 {
 	WriteClass w;
 	if (slots.queues() == 0)
@@ -45,4 +45,4 @@ struct WriteClass {
 	return w;
 }
 
-} // namespace kvfdp::daemon
+}  // namespace kvfdp::daemon
