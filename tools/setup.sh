@@ -33,6 +33,7 @@ BOOKWORM_PKGS=(
 	kmod cpio xz-utils zstd e2fsprogs xfsprogs util-linux python3 valgrind
 	prometheus
 	librsvg2-bin
+	clang-format
 )
 # From bookworm-backports: QEMU with FDP emulation and a bpftool that emits 1-byte enums.
 BACKPORTS_PKGS=(qemu-system-x86 bpftool)
