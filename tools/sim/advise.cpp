@@ -169,6 +169,17 @@ Result<Advice> advise(AdviseSource &src, const AdviseOptions &o)
 	return a;
 }
 
+std::string util_word(double u)
+{
+	char buf[40];
+	std::snprintf(buf, sizeof buf, "%.9f", u);
+	std::string w = buf;
+	w.erase(w.find_last_not_of('0') + 1);
+	if (w.back() == '.')
+		w.pop_back();
+	return w;
+}
+
 std::string no_setting_line(const Advice &a)
 {
 	std::string line = "no setting meets WAF <= " + fmt("%g", a.target) + " on " + a.workload;

@@ -107,5 +107,8 @@ struct Advice {
 [[nodiscard]] nlohmann::ordered_json advice_to_json(const Advice &a);
 // The one line for no recommendation: "no setting meets WAF <= T ...; the best found is ...".
 [[nodiscard]] std::string no_setting_line(const Advice &a);
+// A sweep value as a command line reads it back (--util, --sweep): %.9f trimmed (sweep values
+// are rounded to 1e-9, so this parses to the same double).
+[[nodiscard]] std::string util_word(double u);
 
 }  // namespace kvfdp::sim

@@ -75,19 +75,6 @@ std::string simulate_args(const CLI::App &sub, bool evict_chosen, bool capacity_
 	return out;
 }
 
-// A sweep value as simulate's --util reads it back: %.9f trimmed (sweep values are rounded
-// to 1e-9, so this parses to the same double).
-std::string util_word(double u)
-{
-	char buf[40];
-	std::snprintf(buf, sizeof buf, "%.9f", u);
-	std::string w = buf;
-	w.erase(w.find_last_not_of('0') + 1);
-	if (w.back() == '.')
-		w.pop_back();
-	return w;
-}
-
 // The workload simulate's options name, replayed on a fresh model at each setting. A block
 // trace writes where it was recorded, whatever --util says: there utilisation u is the
 // traced --capacity on a drive of --capacity / u (the rest never written, as a partition

@@ -136,8 +136,7 @@ std::string WindowSource::simulate_command(const AdviseSetting &s) const
 {
 	if (saved_.empty())
 		return {};
-	const std::string u =
-		g_word(s.util);  // sweep values are rounded to 1e-9: %.9g reads back the same
+	const std::string u = util_word(s.util);
 	return "kvfdp advise --window " + saved_ + " --target " + target_ + " --sweep util=" + u +
 	       ":" + u + ":0.05 --placement " + placement_name(s.placement);
 }

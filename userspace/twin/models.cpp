@@ -69,15 +69,14 @@ void TwinModels::flush_piece() noexcept
 
 void TwinModels::apply(const Record &r) noexcept
 {
-	struct Flush {  // the record's last piece goes to the window however apply returns
-		TwinModels *m;
-		~Flush()
-		{
-			if (m->window_)
-				m->flush_piece();
-		}
-	} flush{this};
 	records_++;
+	apply_pieces(r);
+	if (window_)
+		flush_piece();  // the record's last piece
+}
+
+void TwinModels::apply_pieces(const Record &r) noexcept
+{
 	const uint64_t rl = plan_.region_lbas;
 	const uint64_t end = r.slba + r.nlb;
 	const uint64_t first = r.slba / rl, last = (end + rl - 1) / rl;  // regions [first, last)

@@ -92,9 +92,9 @@ inline constexpr uint64_t kWindowRecordBytes = 20;
 // The plan at sampled_ru_units mapping units per sampled RU (rate = that / the drive's);
 // the drive's own count is the whole drive, unsampled.
 [[nodiscard]] Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units);
-// The largest rate whose two models take at most memory_bytes less the recent window's share. Refused in one line: an
-// unknown RU size, or a bound too small for the smallest sampled model (one mapping unit
-// per RU), naming the bound that would do.
+// The largest rate whose two models take at most memory_bytes less the recent window's
+// share. Refused in one line: an unknown RU size, or a bound too small for the smallest
+// sampled model (one mapping unit per RU) and the window, naming the bound that would do.
 [[nodiscard]] Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes);
 
 }  // namespace kvfdp::twin
