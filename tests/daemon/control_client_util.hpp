@@ -38,6 +38,7 @@ struct TestServer {
 	std::shared_ptr<std::atomic<long long>> offset_ms =
 		std::make_shared<std::atomic<long long>>(0);
 	std::shared_ptr<std::atomic<unsigned>> served = std::make_shared<std::atomic<unsigned>>(0);
+	std::unique_ptr<daemon::EventLoop> loop;  // the server's, started
 	std::unique_ptr<daemon::ControlServer> server;
 
 	explicit TestServer(daemon::ControlLimits limits)
@@ -61,7 +62,11 @@ struct TestServer {
 			std::move(limits));
 		REQUIRE_MESSAGE(s.ok(), s.error().message());
 		server = std::move(*s);
-		server->start();
+		auto l = daemon::EventLoop::create();
+		REQUIRE_MESSAGE(l.ok(), l.error().message());
+		loop = std::move(*l);
+		server->start(*loop);
+		loop->start();
 	}
 	// Moves the server's clock forward: its next check (at most a quarter of the shortest
 	// timeout later) sees the time passed.

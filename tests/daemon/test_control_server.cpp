@@ -248,7 +248,10 @@ TEST_CASE("control socket: listen refuses a path that is too long, not a socket,
 		return reply_ok(json{{"x", 1}});
 	});
 	REQUIRE_MESSAGE(replaced.ok(), replaced.error().message());
-	(*replaced)->start();
+	auto loop = EventLoop::create();
+	REQUIRE(loop.ok());
+	(*replaced)->start(**loop);
+	(*loop)->start();  // destroyed before the server: it detaches it
 	UniqueFd sc = connect_to(stale);
 	CHECK(ask(sc.get(), "{\"cmd\":\"status\"}")["data"]["x"] == 1);
 }

@@ -23,13 +23,28 @@
 #include "userspace/daemon/ctl/http_metrics.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/ctl/metrics.hpp"
+#include "tests/daemon/http_client_util.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;
+using namespace kvfdp::test::http;
 
 namespace {
 
 const char *kText = "# HELP kvfdp_x x\n# TYPE kvfdp_x gauge\nkvfdp_x 1\n";
+
+// The loop every server of these tests is served on, as kvfdpd's are on its one.
+EventLoop &test_loop()
+{
+	static const std::unique_ptr<EventLoop> loop = [] {
+		auto l = EventLoop::create();
+		if (!l)
+			throw std::runtime_error(l.error().message());
+		(*l)->start();
+		return std::move(*l);
+	}();
+	return *loop;
+}
 
 std::unique_ptr<HttpMetricsServer> serve(
 	HttpMetricsOptions o, HttpMetricsServer::Render r = [] { return std::string(kText); })
@@ -38,63 +53,8 @@ std::unique_ptr<HttpMetricsServer> serve(
 		o.listen = "127.0.0.1:0";
 	auto s = HttpMetricsServer::listen(o, std::move(r));
 	REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message()));
-	(*s)->start();
+	(*s)->start(test_loop());
 	return std::move(*s);
-}
-
-// A blocking client socket. The receive time-out only keeps a broken server from hanging
-// the test; no assertion depends on it.
-UniqueFd dial(uint16_t port)
-{
-	UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-	REQUIRE(fd);
-	timeval tv{60, 0};
-	::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	sockaddr_in a{};
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
-	return fd;
-}
-
-void send_all(int fd, const std::string &s)
-{
-	size_t off = 0;
-	while (off < s.size()) {
-		ssize_t w = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-		if (w <= 0)
-			return;  // the server may close first (an oversize request)
-		off += static_cast<size_t>(w);
-	}
-}
-
-// Everything until the server closes; "TIMEOUT" if it never does.
-std::string read_all(int fd)
-{
-	std::string out;
-	char buf[4096];
-	for (;;) {
-		ssize_t r = ::recv(fd, buf, sizeof buf, 0);
-		if (r == 0)
-			return out;
-		if (r < 0)
-			return errno == EAGAIN ? "TIMEOUT" : out;
-		out.append(buf, static_cast<size_t>(r));
-	}
-}
-
-std::string ask(uint16_t port, const std::string &request)
-{
-	UniqueFd fd = dial(port);
-	send_all(fd.get(), request);
-	return read_all(fd.get());
-}
-
-std::string body_of(const std::string &reply)
-{
-	size_t p = reply.find("\r\n\r\n");
-	return p == std::string::npos ? "" : reply.substr(p + 4);
 }
 
 }  // namespace

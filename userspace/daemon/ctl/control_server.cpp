@@ -10,7 +10,6 @@
 #include <map>
 #include <string>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,9 +29,25 @@ struct Conn {
 	UniqueFd fd;
 	uint32_t uid = kUnknownUid;
 	LineBuffer in;
-	std::string out;
+	std::string out;  // replies; out[0, sent) is sent already
+	size_t sent = 0;
 	Clock::time_point last_progress;  // accepted, or the last byte received or sent
 	bool closing = false;             // close once what is answered is sent
+	// Reply bytes not yet sent.
+	[[nodiscard]] size_t queued() const { return out.size() - sent; }
+	// n more bytes sent; the sent prefix is dropped once it is half the buffer (amortised:
+	// a large reply is not moved per send).
+	void consume(size_t n)
+	{
+		sent += n;
+		if (sent == out.size()) {
+			out.clear();
+			sent = 0;
+		} else if (sent * 2 >= out.size()) {
+			out.erase(0, sent);
+			sent = 0;
+		}
+	}
 };
 
 uint32_t peer_uid(int fd)
@@ -100,10 +115,210 @@ std::string admission_refusal(const ControlLimits &l, uint32_t uid, size_t open_
 	return "";
 }
 
-ControlServer::ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd,
-			     UniqueFd wake_fd, Handler handler, ControlLimits limits)
-    : path_(std::move(path)), listen_fd_(std::move(listen_fd)), epoll_fd_(std::move(epoll_fd)),
-      wake_fd_(std::move(wake_fd)), handler_(std::move(handler)), limits_(limits)
+// One ControlServer's state on the loop: the listening socket, the connections, their
+// per-uid counts, and what happens on each event (admit, receive, answer, flush, close) and
+// on each tick (close the stale).
+class ControlSource final : public EventSource {
+public:
+	ControlSource(UniqueFd listen_fd, ControlServer::Handler handler, ControlLimits lim)
+	    : listen_fd_(std::move(listen_fd)), handler_(std::move(handler)), lim_(std::move(lim))
+	{
+	}
+	[[nodiscard]] int listen_fd() const { return listen_fd_.get(); }
+
+protected:
+	void on_attach(EventLoop &loop) override
+	{
+		if (!loop.watch(listen_fd_.get(), EPOLLIN, *this))
+			log::error("control socket: epoll_ctl: %s", strerror(errno));
+	}
+	void on_ready(int fd, uint32_t events) override
+	{
+		if (fd == listen_fd_.get())
+			admit(now());
+		else
+			on_event(fd, events, now());
+	}
+	std::chrono::milliseconds on_tick() override
+	{
+		close_stale(now());
+		return std::chrono::milliseconds(tick_ms(lim_));
+	}
+	void on_detach() override
+	{
+		conns_.clear();
+		by_uid_.clear();
+	}
+
+private:
+	using ConnMap = std::map<int, Conn>;
+
+	Clock::time_point now() const { return lim_.now ? lim_.now() : Clock::now(); }
+
+	ConnMap::iterator close_conn(ConnMap::iterator it)
+	{
+		loop()->unwatch(it->first);
+		if (auto u = by_uid_.find(it->second.uid); u != by_uid_.end() && --u->second == 0)
+			by_uid_.erase(u);
+		return conns_.erase(it);
+	}
+
+	// Requests are read only while the replies not yet read stay under max_queued_reply.
+	void want(Conn &c)
+	{
+		uint32_t events = 0;
+		if (c.queued() > 0)
+			events |= EPOLLOUT;
+		if (!c.closing && c.queued() < lim_.max_queued_reply)
+			events |= EPOLLIN | EPOLLRDHUP;
+		loop()->rewatch(c.fd.get(), events);
+	}
+
+	std::string answer(std::string_view line)
+	{
+		try {
+			return handler_(line);
+		} catch (const std::exception &e) {
+			return reply_error(std::string("internal error: ") + e.what());
+		} catch (...) {
+			return reply_error("internal error");
+		}
+	}
+
+	// Answers complete lines while the queued replies stay under the limit; how many.
+	size_t serve_lines(Conn &c)
+	{
+		size_t n = 0;
+		std::string line;
+		while (c.queued() < lim_.max_queued_reply && c.in.next_line(line)) {
+			c.out += answer(line);
+			n++;
+		}
+		return n;
+	}
+
+	// Sends what it can; false when the connection failed.
+	static bool flush(Conn &c, Clock::time_point now)
+	{
+		while (c.queued() > 0) {
+			const ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.queued(),
+						 MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0)
+				return errno == EAGAIN || errno == EINTR;
+			c.consume(static_cast<size_t>(n));
+			c.last_progress = now;
+		}
+		return true;
+	}
+
+	// Reads what the client sent (bounded by the line and reply limits); false on failure.
+	bool receive(Conn &c, Clock::time_point now)
+	{
+		char buf[16384];
+		while (!c.closing && c.queued() < lim_.max_queued_reply) {
+			const ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
+			if (r == 0) {
+				c.closing = true;  // answer what is complete, then close
+				break;
+			}
+			if (r < 0)
+				return errno == EAGAIN || errno == EINTR;
+			c.last_progress = now;
+			const bool fits =
+				c.in.append(std::string_view(buf, static_cast<size_t>(r)));
+			serve_lines(c);  // lines before an oversized one still get their answers
+			if (!fits || (c.queued() < lim_.max_queued_reply &&
+				      c.in.pending() > kMaxRequestLine)) {
+				c.out += reply_error(too_long_);
+				c.closing = true;
+			}
+		}
+		return true;
+	}
+
+	// Accepts every pending connection; one over a limit gets its refusal line and is closed.
+	void admit(Clock::time_point now)
+	{
+		for (;;) {
+			UniqueFd cfd(::accept4(listen_fd_.get(), nullptr, nullptr,
+					       SOCK_NONBLOCK | SOCK_CLOEXEC));
+			if (!cfd) {
+				if (errno == EINTR || errno == ECONNABORTED)
+					continue;
+				return;
+			}
+			const uint32_t uid = peer_uid(cfd.get());
+			const auto u = by_uid_.find(uid);
+			const std::string why = admission_refusal(
+				lim_, uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
+			if (!why.empty()) {
+				// One line in the client's receive queue (read before it sees the close).
+				const std::string line = reply_error(why);
+				(void)!::send(cfd.get(), line.data(), line.size(),
+					      MSG_NOSIGNAL | MSG_DONTWAIT);
+				continue;
+			}
+			const int fd = cfd.get();
+			if (!loop()->watch(fd, EPOLLIN | EPOLLRDHUP, *this))
+				continue;
+			Conn &c = conns_[fd];
+			c.fd = std::move(cfd);
+			c.uid = uid;
+			c.last_progress = now;
+			by_uid_[uid]++;
+		}
+	}
+
+	// A client's socket is ready: read and answer, send, then close or re-arm it.
+	void on_event(int fd, uint32_t events, Clock::time_point now)
+	{
+		auto it = conns_.find(fd);
+		if (it == conns_.end())
+			return;
+		Conn &c = it->second;
+		bool keep = true;
+		if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+			keep = receive(c, now);
+		// Send, then answer lines held back while the replies were over the limit.
+		while (keep) {
+			keep = flush(c, now);
+			if (!keep || c.queued() > 0 || serve_lines(c) == 0)
+				break;
+		}
+		if (!keep || (c.closing && c.queued() == 0)) {
+			close_conn(it);
+			return;
+		}
+		want(c);
+	}
+
+	// Connections that make no progress: idle, a line left incomplete, replies unread.
+	void close_stale(Clock::time_point now)
+	{
+		for (auto it = conns_.begin(); it != conns_.end();) {
+			const Conn &c = it->second;
+			const auto quiet = now - c.last_progress;
+			const bool stale = c.queued() > 0 ? quiet > lim_.unread_reply_timeout
+					   : c.in.pending() > 0
+						   ? quiet > lim_.incomplete_line_timeout
+						   : quiet > lim_.idle_timeout;
+			it = stale ? close_conn(it) : std::next(it);
+		}
+	}
+
+	UniqueFd listen_fd_;
+	const ControlServer::Handler handler_;
+	const ControlLimits lim_;
+	const std::string too_long_ =
+		"request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
+	ConnMap conns_;
+	std::map<uint32_t, size_t> by_uid_;  // open connections per peer uid
+};
+
+ControlServer::ControlServer(std::string path, UniqueFd listen_fd, Handler handler,
+			     ControlLimits limits)
+    : path_(std::move(path)), source_(std::make_unique<ControlSource>(
+				      std::move(listen_fd), std::move(handler), std::move(limits)))
 {
 }
 
@@ -149,254 +364,26 @@ Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &
 		return errno_error(errno, "binding the control socket " + path +
 						  " (pass --socket PATH in a writable directory)");
 	// From here the path is ours: the server's destructor removes it.
-	auto server = std::unique_ptr<ControlServer>(new ControlServer(
-		path, std::move(fd), UniqueFd(), UniqueFd(), std::move(handler), limits));
+	auto server = std::unique_ptr<ControlServer>(
+		new ControlServer(path, std::move(fd), std::move(handler), std::move(limits)));
 	if (group *g = getgrnam("kvfdp"))
 		(void)::chown(path.c_str(), 0, g->gr_gid);
 	if (::chmod(path.c_str(), 0660) < 0)
 		return errno_error(errno, "chmod " + path);
-	if (::listen(server->listen_fd_.get(), 64) < 0)
+	if (::listen(server->source_->listen_fd(), 64) < 0)
 		return errno_error(errno, "listen " + path);
-	server->epoll_fd_.reset(::epoll_create1(EPOLL_CLOEXEC));
-	if (!server->epoll_fd_)
-		return errno_error(errno, "epoll_create1");
-	server->wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (!server->wake_fd_)
-		return errno_error(errno, "eventfd");
-	epoll_event ev{};
-	ev.events = EPOLLIN;
-	for (int f : {server->listen_fd_.get(), server->wake_fd_.get()}) {
-		ev.data.fd = f;
-		if (::epoll_ctl(server->epoll_fd_.get(), EPOLL_CTL_ADD, f, &ev) < 0)
-			return errno_error(errno, "epoll_ctl");
-	}
 	return server;
 }
 
-void ControlServer::start()
+void ControlServer::start(EventLoop &loop)
 {
-	thread_ = std::thread([this] { run(); });
+	loop.attach(*source_);
 }
 
 void ControlServer::stop()
 {
-	if (!thread_.joinable())
-		return;
-	uint64_t one = 1;
-	(void)!::write(wake_fd_.get(), &one, sizeof(one));
-	thread_.join();
-}
-
-namespace {
-
-// One run of the server thread: the connections, their per-uid counts, and what happens on
-// each event (admit, receive, answer, flush, close) and on each tick (close the stale).
-class ServeLoop {
-public:
-	ServeLoop(int epoll_fd, int listen_fd, int wake_fd, const ControlServer::Handler &handler,
-		  const ControlLimits &lim)
-	    : epoll_fd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), handler_(handler),
-	      lim_(lim)
-	{
-	}
-
-	// Until the wake fd fires (stop) or epoll fails.
-	void run()
-	{
-		epoll_event events[32];
-		const int tick = tick_ms(lim_);
-		for (;;) {
-			const int n = ::epoll_wait(epoll_fd_, events, 32, tick);
-			if (n < 0 && errno != EINTR) {
-				log::error("control socket: epoll_wait: %s", strerror(errno));
-				return;
-			}
-			const auto now = lim_.now ? lim_.now() : Clock::now();
-			for (int i = 0; i < n; i++) {
-				const int fd = events[i].data.fd;
-				if (fd == wake_fd_)
-					return;
-				if (fd == listen_fd_)
-					admit(now);
-				else
-					on_event(fd, events[i].events, now);
-			}
-			close_stale(now);
-		}
-	}
-
-private:
-	using ConnMap = std::map<int, Conn>;
-
-	ConnMap::iterator close_conn(ConnMap::iterator it)
-	{
-		::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
-		if (auto u = by_uid_.find(it->second.uid); u != by_uid_.end() && --u->second == 0)
-			by_uid_.erase(u);
-		return conns_.erase(it);
-	}
-
-	// Requests are read only while the replies not yet read stay under max_queued_reply.
-	void want(Conn &c)
-	{
-		epoll_event ev{};
-		if (!c.out.empty())
-			ev.events |= EPOLLOUT;
-		if (!c.closing && c.out.size() < lim_.max_queued_reply)
-			ev.events |= EPOLLIN | EPOLLRDHUP;
-		ev.data.fd = c.fd.get();
-		::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd.get(), &ev);
-	}
-
-	std::string answer(std::string_view line)
-	{
-		try {
-			return handler_(line);
-		} catch (const std::exception &e) {
-			return reply_error(std::string("internal error: ") + e.what());
-		} catch (...) {
-			return reply_error("internal error");
-		}
-	}
-
-	// Answers complete lines while the queued replies stay under the limit; how many.
-	size_t serve_lines(Conn &c)
-	{
-		size_t n = 0;
-		std::string line;
-		while (c.out.size() < lim_.max_queued_reply && c.in.next_line(line)) {
-			c.out += answer(line);
-			n++;
-		}
-		return n;
-	}
-
-	// Sends what it can; false when the connection failed.
-	static bool flush(Conn &c, Clock::time_point now)
-	{
-		while (!c.out.empty()) {
-			const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(),
-						 MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0)
-				return errno == EAGAIN || errno == EINTR;
-			c.out.erase(0, static_cast<size_t>(n));
-			c.last_progress = now;
-		}
-		return true;
-	}
-
-	// Reads what the client sent (bounded by the line and reply limits); false on failure.
-	bool receive(Conn &c, Clock::time_point now)
-	{
-		char buf[16384];
-		while (!c.closing && c.out.size() < lim_.max_queued_reply) {
-			const ssize_t r = ::recv(c.fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
-			if (r == 0) {
-				c.closing = true;  // answer what is complete, then close
-				break;
-			}
-			if (r < 0)
-				return errno == EAGAIN || errno == EINTR;
-			c.last_progress = now;
-			const bool fits =
-				c.in.append(std::string_view(buf, static_cast<size_t>(r)));
-			serve_lines(c);  // lines before an oversized one still get their answers
-			if (!fits || (c.out.size() < lim_.max_queued_reply &&
-				      c.in.pending() > kMaxRequestLine)) {
-				c.out += reply_error(too_long_);
-				c.closing = true;
-			}
-		}
-		return true;
-	}
-
-	// Accepts every pending connection; one over a limit gets its refusal line and is closed.
-	void admit(Clock::time_point now)
-	{
-		for (;;) {
-			UniqueFd cfd(::accept4(listen_fd_, nullptr, nullptr,
-					       SOCK_NONBLOCK | SOCK_CLOEXEC));
-			if (!cfd) {
-				if (errno == EINTR || errno == ECONNABORTED)
-					continue;
-				return;
-			}
-			const uint32_t uid = peer_uid(cfd.get());
-			const auto u = by_uid_.find(uid);
-			const std::string why = admission_refusal(
-				lim_, uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
-			if (!why.empty()) {
-				// One line in the client's receive queue (read before it sees the close).
-				const std::string line = reply_error(why);
-				(void)!::send(cfd.get(), line.data(), line.size(),
-					      MSG_NOSIGNAL | MSG_DONTWAIT);
-				continue;
-			}
-			const int fd = cfd.get();
-			epoll_event ev{};
-			ev.events = EPOLLIN | EPOLLRDHUP;
-			ev.data.fd = fd;
-			if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0)
-				continue;
-			Conn &c = conns_[fd];
-			c.fd = std::move(cfd);
-			c.uid = uid;
-			c.last_progress = now;
-			by_uid_[uid]++;
-		}
-	}
-
-	// A client's socket is ready: read and answer, send, then close or re-arm it.
-	void on_event(int fd, uint32_t events, Clock::time_point now)
-	{
-		auto it = conns_.find(fd);
-		if (it == conns_.end())
-			return;
-		Conn &c = it->second;
-		bool keep = true;
-		if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-			keep = receive(c, now);
-		// Send, then answer lines held back while the replies were over the limit.
-		while (keep) {
-			keep = flush(c, now);
-			if (!keep || !c.out.empty() || serve_lines(c) == 0)
-				break;
-		}
-		if (!keep || (c.closing && c.out.empty())) {
-			close_conn(it);
-			return;
-		}
-		want(c);
-	}
-
-	// Connections that make no progress: idle, a line left incomplete, replies unread.
-	void close_stale(Clock::time_point now)
-	{
-		for (auto it = conns_.begin(); it != conns_.end();) {
-			const Conn &c = it->second;
-			const auto quiet = now - c.last_progress;
-			const bool stale = !c.out.empty() ? quiet > lim_.unread_reply_timeout
-					   : c.in.pending() > 0
-						   ? quiet > lim_.incomplete_line_timeout
-						   : quiet > lim_.idle_timeout;
-			it = stale ? close_conn(it) : std::next(it);
-		}
-	}
-
-	const int epoll_fd_, listen_fd_, wake_fd_;
-	const ControlServer::Handler &handler_;
-	const ControlLimits &lim_;
-	const std::string too_long_ =
-		"request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
-	ConnMap conns_;
-	std::map<uint32_t, size_t> by_uid_;  // open connections per peer uid
-};
-
-}  // namespace
-
-void ControlServer::run()
-{
-	ServeLoop(epoll_fd_.get(), listen_fd_.get(), wake_fd_.get(), handler_, limits_).run();
+	if (EventLoop *loop = source_->loop())
+		loop->detach(*source_);
 }
 
 }  // namespace kvfdp::daemon

@@ -1,5 +1,5 @@
-// ControlServer: the Unix socket (JSON lines) served by its own epoll thread, so no client
-// can stall the I/O queues. Its limits (ControlLimits) keep any one client, or user, from
+// ControlServer: the Unix socket (JSON lines), served on kvfdpd's control-plane event loop
+// (event_loop.hpp, shared with GET /metrics), off the I/O queues. Its limits (ControlLimits) keep any one client, or user, from
 // locking the others out: idle connections are closed, each non-root uid may hold a few
 // connections, and some are kept for root, so `kvfdp status` as root always gets in.
 #pragma once
@@ -11,10 +11,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "userspace/daemon/ctl/event_loop.hpp"
 
 namespace kvfdp::daemon {
 
@@ -36,9 +36,11 @@ struct ControlLimits {
 [[nodiscard]] std::string admission_refusal(const ControlLimits &limits, uint32_t uid,
 					    size_t open_total, size_t open_by_uid);
 
+class ControlSource;  // control_server.cpp: the connections, on the loop
+
 class ControlServer {
 public:
-	// Maps one request line to one reply line ('\n'-terminated). Called on the server
+	// Maps one request line to one reply line ('\n'-terminated). Called on the loop's
 	// thread only; must not throw (exceptions are caught and answered as errors anyway).
 	using Handler = std::function<std::string(std::string_view line)>;
 
@@ -48,26 +50,21 @@ public:
 	// served by a running kvfdpd.
 	[[nodiscard]] static Result<std::unique_ptr<ControlServer>>
 	listen(const std::string &path, Handler handler, ControlLimits limits = {});
-	~ControlServer();
+	~ControlServer();  // stop(), and the socket file removed
 	ControlServer(const ControlServer &) = delete;
 	ControlServer &operator=(const ControlServer &) = delete;
 
-	void start();
+	// Serves on loop (from its next turn, or once it starts).
+	void start(EventLoop &loop);
+	// Off the loop, every connection closed; idempotent.
 	void stop();
 	[[nodiscard]] const std::string &path() const { return path_; }
 
 private:
-	ControlServer(std::string path, UniqueFd listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd,
-		      Handler handler, ControlLimits limits);
-	void run();
+	ControlServer(std::string path, UniqueFd listen_fd, Handler handler, ControlLimits limits);
 
 	std::string path_;
-	UniqueFd listen_fd_;
-	UniqueFd epoll_fd_;
-	UniqueFd wake_fd_;
-	Handler handler_;
-	ControlLimits limits_;
-	std::thread thread_;
+	std::unique_ptr<ControlSource> source_;
 };
 
 }  // namespace kvfdp::daemon

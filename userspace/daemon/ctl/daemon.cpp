@@ -500,6 +500,8 @@ void teardown(State &s, bool remove, UniqueFd *claim = nullptr, bool safe = fals
 {
 	if (s.server)
 		s.server->stop();
+	if (s.loop)
+		s.loop->stop();  // and /metrics, should it still be on the loop
 	s.tagger.stop_events();
 	if (remove && s.dev_added) {
 		if (safe && (s.dev.flags & ublk::kFlagSafeStopDev)) {
@@ -614,9 +616,13 @@ int validate(State &s)
 
 // Binds GET /metrics (off by default) and the control socket, so that a port in use or a bad
 // socket path is refused before the model's --file or any ublk device is made; both are
-// served once the device is live.
+// served, on one event loop, once the device is live.
 Result<void> bind_sockets(State &s, std::unique_ptr<HttpMetricsServer> &http)
 {
+	auto loop = EventLoop::create();
+	if (!loop)
+		return std::move(loop).error();
+	s.loop = std::move(*loop);
 	if (!s.opts.metrics_listen.empty()) {
 		HttpMetricsOptions ho;
 		ho.listen = s.opts.metrics_listen;
@@ -749,11 +755,12 @@ int go_live(State &s, Serving &sv)
 	if (s.learned)
 		s.learned->start();
 	sv.steps.mark("watch");
-	s.server->start();
+	s.server->start(*s.loop);
 	if (sv.http) {
-		sv.http->start();
+		sv.http->start(*s.loop);
 		log::info("metrics: http://%s/metrics", sv.http->address().c_str());
 	}
+	s.loop->start();
 	const std::string bdev = ublk::block_path(s.dev.dev_id);
 	log::info("%s %s: %s backend %s, %u handles, %u queue(s) x %u, tagging %s, %s%s%s",
 		  bdev.c_str(), s.recovered ? "recovered" : "ready", s.info.backend.c_str(),

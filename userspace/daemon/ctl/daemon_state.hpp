@@ -15,6 +15,7 @@
 #include "userspace/daemon/ctl/control_server.hpp"
 #include "userspace/daemon/io/counters.hpp"
 #include "userspace/daemon/ctl/daemon.hpp"
+#include "userspace/daemon/ctl/event_loop.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/io/queue.hpp"
@@ -53,6 +54,8 @@ struct State {
 		std::chrono::system_clock::now();  // kvfdp_start_time_seconds
 	bool recovered = false;
 	std::string state = "starting";
+	// The control-plane thread: the control socket's and GET /metrics' connections.
+	std::unique_ptr<EventLoop> loop;
 	std::unique_ptr<ControlServer> server;
 };
 

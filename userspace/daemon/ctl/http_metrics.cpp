@@ -1,11 +1,10 @@
-// The /metrics HTTP server: a poll() loop over the listening socket, a wake eventfd and the
-// open connections, each with a fixed deadline.
+// The /metrics HTTP server: an EventSource over the listening socket and the open
+// connections, each with a fixed deadline.
 #include "userspace/daemon/ctl/http_metrics.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
-#include <vector>
+#include <map>
 
 namespace kvfdp::daemon {
 
@@ -153,127 +152,7 @@ std::string http_reply(const std::string &head, const HttpMetricsServer::Render 
 	return plain(404, "Not Found", "not found; the metrics are at /metrics\n");
 }
 
-Result<std::unique_ptr<HttpMetricsServer>> HttpMetricsServer::listen(const HttpMetricsOptions &o,
-								     Render render)
-{
-	auto a = parse_listen_address(o.listen);
-	if (!a)
-		return std::move(a).error();
-	UniqueFd fd(::socket(a->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-	if (!fd)
-		return errno_error(errno, "--metrics-listen " + a->text + ": socket");
-	const int one = 1;
-	// Rebinding while old connections linger in TIME_WAIT (a restart); a listening socket
-	// still refuses the bind on Linux.
-	(void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&a->addr), a->len) != 0) {
-		const int e = errno;
-		if (e == EADDRINUSE)
-			return guidance_errno(
-				e,
-				"--metrics-listen " + a->text +
-					": address already in use (another kvfdpd or exporter?); choose a free port");
-		if (e == EADDRNOTAVAIL)
-			return guidance_errno(
-				e,
-				"--metrics-listen " + a->text +
-					": no interface has this address; use 127.0.0.1 or an address of this host");
-		return errno_error(e, "--metrics-listen " + a->text + ": bind");
-	}
-	if (::listen(fd.get(), 128) != 0)
-		return errno_error(errno, "--metrics-listen " + a->text + ": listen");
-	sockaddr_storage bound{};
-	socklen_t blen = sizeof bound;
-	uint16_t port = 0;
-	if (::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &blen) == 0)
-		port = ntohs(bound.ss_family == AF_INET6
-				     ? reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port
-				     : reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
-	UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (!wake)
-		return errno_error(errno, "--metrics-listen: eventfd");
-	std::string text = a->text.substr(0, a->text.rfind(':') + 1) + std::to_string(port);
-	return std::unique_ptr<HttpMetricsServer>(new HttpMetricsServer(
-		o, std::move(fd), std::move(wake), port, std::move(text), std::move(render)));
-}
-
-HttpMetricsServer::HttpMetricsServer(HttpMetricsOptions o, UniqueFd listen_fd, UniqueFd wake_fd,
-				     uint16_t port, std::string address, Render render)
-    : opts_(std::move(o)), listen_fd_(std::move(listen_fd)), wake_fd_(std::move(wake_fd)),
-      port_(port), address_(std::move(address)), render_(std::move(render))
-{
-	opts_.max_connections = std::max<size_t>(opts_.max_connections, 1);
-	opts_.max_request_bytes = std::max<size_t>(opts_.max_request_bytes, 64);
-}
-
-HttpMetricsServer::~HttpMetricsServer()
-{
-	stop();
-}
-
-std::string HttpMetricsServer::render_reused()
-{
-	const Clock::time_point now = Clock::now();
-	if (!have_last_ || opts_.reuse.count() <= 0 || now - last_at_ >= opts_.reuse) {
-		last_text_ =
-			render_();  // a throw leaves the last text as it was (the GET gets 500)
-		last_at_ = now;
-		have_last_ = true;
-	}
-	return last_text_;
-}
-
-void HttpMetricsServer::start()
-{
-	if (!thread_.joinable())
-		thread_ = std::thread([this] { loop(); });
-}
-
-void HttpMetricsServer::stop()
-{
-	if (!thread_.joinable())
-		return;
-	const uint64_t one = 1;
-	(void)!::write(wake_fd_.get(), &one, sizeof one);
-	thread_.join();
-}
-
 namespace {
-
-// Expired connections go, whatever they were doing: reset (SO_LINGER 0), so that no
-// unsent reply stays queued in the kernel for a client that does not read.
-void drop_expired(std::vector<Conn> &conns, Clock::time_point now)
-{
-	conns.erase(std::remove_if(conns.begin(), conns.end(),
-				   [&](const Conn &c) {
-					   if (c.deadline > now)
-						   return false;
-					   const linger l{1, 0};
-					   (void)::setsockopt(c.fd.get(), SOL_SOCKET, SO_LINGER, &l,
-							      sizeof l);
-					   return true;
-				   }),
-		    conns.end());
-}
-
-// Fills pfds: the wake eventfd, the listener, then connection i at i + 2. Returns the poll
-// timeout in ms: until the nearest deadline, at most 60 s.
-int fill_poll_set(const std::vector<Conn> &conns, int wake_fd, int listen_fd,
-		  std::vector<pollfd> &pfds, Clock::time_point now)
-{
-	pfds.clear();
-	pfds.push_back({wake_fd, POLLIN, 0});
-	pfds.push_back({listen_fd, POLLIN, 0});
-	auto next = now + std::chrono::hours(1);
-	for (const Conn &c : conns) {
-		pfds.push_back(
-			{c.fd.get(), static_cast<short>(c.replying() ? POLLOUT : POLLIN), 0});
-		next = std::min(next, c.deadline);
-	}
-	const auto wait =
-		std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
-	return static_cast<int>(std::min<int64_t>(wait, 60000));
-}
 
 // Reads what the client sent; once the head is complete (or over max_request_bytes) the
 // reply is set, to be sent when the socket is writable. False: the connection goes.
@@ -315,68 +194,207 @@ bool send_some(Conn &c)
 	return true;
 }
 
+}  // namespace
+
+// One HttpMetricsServer's state on the loop: the listening socket, the connections (by fd)
+// and the last render.
+class HttpSource final : public EventSource {
+public:
+	HttpSource(HttpMetricsOptions o, UniqueFd listen_fd, HttpMetricsServer::Render render)
+	    : opts_(std::move(o)), listen_fd_(std::move(listen_fd)), render_(std::move(render))
+	{
+		opts_.max_connections = std::max<size_t>(opts_.max_connections, 1);
+		opts_.max_request_bytes = std::max<size_t>(opts_.max_request_bytes, 64);
+	}
+
+protected:
+	void on_attach(EventLoop &loop) override
+	{
+		(void)loop.watch(listen_fd_.get(), EPOLLIN, *this);
+	}
+	void on_ready(int fd, uint32_t events) override;
+	std::chrono::milliseconds on_tick() override;
+	void on_detach() override { conns_.clear(); }
+
+private:
+	using ConnMap = std::map<int, Conn>;
+
+	void accept_all();
+	// Makes room for one more: the oldest connection still sending its request goes. False
+	// when every connection is being answered.
+	bool evict_one();
+	void drop(ConnMap::iterator it)
+	{
+		loop()->unwatch(it->first);
+		conns_.erase(it);
+	}
+	std::string render_reused();  // render_(), or its last text while younger than opts_.reuse
+
+	HttpMetricsOptions opts_;
+	UniqueFd listen_fd_;
+	HttpMetricsServer::Render render_;
+	const HttpMetricsServer::Render reused_ = [this] { return render_reused(); };
+	std::string last_text_;
+	Clock::time_point last_at_{};
+	bool have_last_ = false;
+	ConnMap conns_;
+};
+
+std::string HttpSource::render_reused()
+{
+	const Clock::time_point now = Clock::now();
+	if (!have_last_ || opts_.reuse.count() <= 0 || now - last_at_ >= opts_.reuse) {
+		last_text_ =
+			render_();  // a throw leaves the last text as it was (the GET gets 500)
+		last_at_ = now;
+		have_last_ = true;
+	}
+	return last_text_;
+}
+
+// A connection's socket is ready: receive its request (and answer at once), or send more of
+// the reply; it goes when done or failed.
+void HttpSource::on_ready(int fd, uint32_t /*events: receive and send tell*/)
+{
+	if (fd == listen_fd_.get()) {
+		accept_all();
+		return;
+	}
+	auto it = conns_.find(fd);
+	if (it == conns_.end())
+		return;
+	Conn &c = it->second;
+	const bool was_replying = c.replying();
+	bool keep = was_replying || receive(c, opts_, reused_);
+	if (keep && c.replying())
+		keep = send_some(c);
+	if (!keep)
+		drop(it);
+	else if (!was_replying && c.replying())
+		loop()->rewatch(fd, EPOLLOUT);
+}
+
+// Expired connections go, whatever they were doing: reset (SO_LINGER 0), so that no unsent
+// reply stays queued in the kernel for a client that does not read. The wait: until the
+// nearest deadline.
+std::chrono::milliseconds HttpSource::on_tick()
+{
+	const auto now = Clock::now();
+	auto next = now + std::chrono::hours(1);
+	for (auto it = conns_.begin(); it != conns_.end();) {
+		if (it->second.deadline > now) {
+			next = std::min(next, it->second.deadline);
+			++it;
+			continue;
+		}
+		const linger l{1, 0};
+		(void)::setsockopt(it->first, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+		loop()->unwatch(it->first);
+		it = conns_.erase(it);
+	}
+	return std::chrono::duration_cast<std::chrono::milliseconds>(next - now) +
+	       std::chrono::milliseconds(1);
+}
+
+bool HttpSource::evict_one()
+{
+	auto oldest = conns_.end();
+	for (auto it = conns_.begin(); it != conns_.end(); ++it)
+		if (!it->second.replying() &&
+		    (oldest == conns_.end() || it->second.deadline < oldest->second.deadline))
+			oldest = it;
+	if (oldest == conns_.end())
+		return false;
+	drop(oldest);
+	return true;
+}
+
 // Accepts every pending connection. Full: the oldest connection still sending its request
 // makes room; when all are being answered, the new one gets a short 503 (best effort) instead.
-void accept_all(int listen_fd, std::vector<Conn> &conns, const HttpMetricsOptions &o)
+void HttpSource::accept_all()
 {
 	for (;;) {
-		UniqueFd fd(::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+		UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr,
+				      SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (!fd)
 			break;
-		if (conns.size() >= o.max_connections) {
-			auto oldest = conns.end();
-			for (auto it = conns.begin(); it != conns.end(); ++it)
-				if (!it->replying() &&
-				    (oldest == conns.end() || it->deadline < oldest->deadline))
-					oldest = it;
-			if (oldest == conns.end()) {
-				const std::string r =
-					plain(503, "Service Unavailable", "too many connections\n");
-				(void)!::send(fd.get(), r.data(), r.size(),
-					      MSG_DONTWAIT | MSG_NOSIGNAL);
-				continue;
-			}
-			conns.erase(oldest);
+		if (conns_.size() >= opts_.max_connections && !evict_one()) {
+			const std::string r =
+				plain(503, "Service Unavailable", "too many connections\n");
+			(void)!::send(fd.get(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+			continue;
 		}
-		Conn c;
+		const int n = fd.get();
+		if (!loop()->watch(n, EPOLLIN, *this))
+			continue;
+		Conn &c = conns_[n];
 		c.fd = std::move(fd);
-		c.deadline = Clock::now() + o.timeout;
-		conns.push_back(std::move(c));
+		c.deadline = Clock::now() + opts_.timeout;
 	}
 }
 
-}  // namespace
-
-void HttpMetricsServer::loop()
+Result<std::unique_ptr<HttpMetricsServer>> HttpMetricsServer::listen(const HttpMetricsOptions &o,
+								     Render render)
 {
-	std::vector<Conn> conns;
-	std::vector<pollfd> pfds;
-	conns.reserve(opts_.max_connections);
-	const Render render = [this] { return render_reused(); };
-	for (;;) {
-		const auto now = Clock::now();
-		drop_expired(conns, now);
-		const int wait_ms =
-			fill_poll_set(conns, wake_fd_.get(), listen_fd_.get(), pfds, now);
-		const int n = ::poll(pfds.data(), pfds.size(), wait_ms);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n <= 0)
-			continue;
-		if (pfds[0].revents)
-			break;  // stop()
-		// Connections first (their pollfd indexes are i + 2), then new ones.
-		std::vector<bool> drop(conns.size(), false);
-		for (size_t i = 0; i < conns.size(); i++)
-			if (pfds[i + 2].revents)
-				drop[i] = conns[i].replying() ? !send_some(conns[i])
-							      : !receive(conns[i], opts_, render);
-		for (size_t i = conns.size(); i-- > 0;)
-			if (drop[i])
-				conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
-		if (pfds[1].revents & POLLIN)
-			accept_all(listen_fd_.get(), conns, opts_);
+	auto a = parse_listen_address(o.listen);
+	if (!a)
+		return std::move(a).error();
+	UniqueFd fd(::socket(a->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+	if (!fd)
+		return errno_error(errno, "--metrics-listen " + a->text + ": socket");
+	const int one = 1;
+	// Rebinding while old connections linger in TIME_WAIT (a restart); a listening socket
+	// still refuses the bind on Linux.
+	(void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&a->addr), a->len) != 0) {
+		const int e = errno;
+		if (e == EADDRINUSE)
+			return guidance_errno(
+				e,
+				"--metrics-listen " + a->text +
+					": address already in use (another kvfdpd or exporter?); choose a free port");
+		if (e == EADDRNOTAVAIL)
+			return guidance_errno(
+				e,
+				"--metrics-listen " + a->text +
+					": no interface has this address; use 127.0.0.1 or an address of this host");
+		return errno_error(e, "--metrics-listen " + a->text + ": bind");
 	}
+	if (::listen(fd.get(), 128) != 0)
+		return errno_error(errno, "--metrics-listen " + a->text + ": listen");
+	sockaddr_storage bound{};
+	socklen_t blen = sizeof bound;
+	uint16_t port = 0;
+	if (::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &blen) == 0)
+		port = ntohs(bound.ss_family == AF_INET6
+				     ? reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port
+				     : reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+	std::string text = a->text.substr(0, a->text.rfind(':') + 1) + std::to_string(port);
+	return std::unique_ptr<HttpMetricsServer>(new HttpMetricsServer(
+		port, std::move(text),
+		std::make_unique<HttpSource>(o, std::move(fd), std::move(render))));
+}
+
+HttpMetricsServer::HttpMetricsServer(uint16_t port, std::string address,
+				     std::unique_ptr<HttpSource> source)
+    : port_(port), address_(std::move(address)), source_(std::move(source))
+{
+}
+
+HttpMetricsServer::~HttpMetricsServer()
+{
+	stop();
+}
+
+void HttpMetricsServer::start(EventLoop &loop)
+{
+	loop.attach(*source_);
+}
+
+void HttpMetricsServer::stop()
+{
+	if (EventLoop *loop = source_->loop())
+		loop->detach(*source_);
 }
 
 }  // namespace kvfdp::daemon

@@ -1,5 +1,6 @@
 // HttpMetricsServer: GET /metrics in the Prometheus text format (kvfdpd --metrics-listen),
-// served by one poll() thread of its own, off the data path. Every connection is bounded:
+// served on kvfdpd's control-plane event loop (event_loop.hpp, shared with the control socket),
+// off the data path. Every connection is bounded:
 // its request may be at most max_request_bytes, it must arrive and its reply be taken within
 // timeout, and at most max_connections are open at once (a new one evicts the oldest that is
 // still sending its request, else is refused with 503). One request per connection
@@ -14,10 +15,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "userspace/daemon/ctl/event_loop.hpp"
 
 namespace kvfdp::daemon {
 
@@ -40,41 +41,34 @@ struct ListenAddress {
 };
 [[nodiscard]] Result<ListenAddress> parse_listen_address(const std::string &text);
 
+class HttpSource;  // http_metrics.cpp: the connections, on the loop
+
 class HttpMetricsServer {
 public:
-	// Returns the exposition text; called on the server thread for a GET /metrics, at most once
-	// per HttpMetricsOptions::reuse (later GETs in the interval get the same text).
+	// Returns the exposition text; called on the loop's thread for a GET /metrics, at most
+	// once per HttpMetricsOptions::reuse (later GETs in the interval get the same text).
 	using Render = std::function<std::string()>;
 
 	// Binds and listens now (so a port in use is refused before anything else starts);
 	// requests are served after start().
 	[[nodiscard]] static Result<std::unique_ptr<HttpMetricsServer>>
 	listen(const HttpMetricsOptions &o, Render render);
-	~HttpMetricsServer();
+	~HttpMetricsServer();  // stop()
 	HttpMetricsServer(const HttpMetricsServer &) = delete;
 	HttpMetricsServer &operator=(const HttpMetricsServer &) = delete;
 
-	void start();
-	void stop();  // closes every connection; idempotent
+	// Serves on loop (from its next turn, or once it starts).
+	void start(EventLoop &loop);
+	void stop();  // off the loop, every connection closed; idempotent
 	[[nodiscard]] uint16_t port() const { return port_; }
 	[[nodiscard]] const std::string &address() const { return address_; }
 
 private:
-	HttpMetricsServer(HttpMetricsOptions o, UniqueFd listen_fd, UniqueFd wake_fd, uint16_t port,
-			  std::string address, Render render);
-	void loop();
-	std::string render_reused();  // render_(), or its last text while younger than opts_.reuse
+	HttpMetricsServer(uint16_t port, std::string address, std::unique_ptr<HttpSource> source);
 
-	HttpMetricsOptions opts_;
-	UniqueFd listen_fd_;
-	UniqueFd wake_fd_;
 	uint16_t port_;
 	std::string address_;
-	Render render_;
-	std::string last_text_;
-	std::chrono::steady_clock::time_point last_at_{};
-	bool have_last_ = false;
-	std::thread thread_;
+	std::unique_ptr<HttpSource> source_;
 };
 
 // The reply to one complete request head (request line and headers): status line, headers
