@@ -1,10 +1,12 @@
 // The metric families and their Prometheus text rendering.
 #include "proto/metrics.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "nvme/waf.hpp"
 #include "placement/classes.hpp"
+#include "proto/policy_reply.hpp"
 #include "proto/twin_stats.hpp"
 #include "proto/u128_json.hpp"
 
@@ -44,6 +46,13 @@ std::string fixed(double v, int digits)
 {
 	char buf[48];
 	std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+	return buf;
+}
+
+std::string g17(double v)
+{
+	char buf[64];
+	std::snprintf(buf, sizeof buf, "%.17g", v);
 	return buf;
 }
 
@@ -261,6 +270,39 @@ std::vector<MetricFamily> twin_families(const TwinStats &t)
 		add(h_reloc, {{"handle", std::to_string(h.handle)}}, h.relocated_bytes);
 	}
 	return {waf, host, media, saved, records, dropped, rate, memory, h_host, h_reloc};
+}
+
+std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
+{
+	auto life_bytes =
+		family("kvfdp_learned_lifetime_bytes", "gauge",
+		       "Estimated lifetime of a placement key's data, in device bytes written.");
+	auto life_s = family("kvfdp_learned_lifetime_seconds", "gauge",
+			     "The same lifetime in seconds at the recent write rate (0: unknown).");
+	auto share = family("kvfdp_learned_write_share", "gauge",
+			    "Decayed share of the device's writes.");
+	auto live = family("kvfdp_learned_live_bytes", "gauge",
+			   "Bytes written under the key and not yet died.");
+	for (const LearnedKey &k : l.keys) {
+		std::string writer = k.writer.value_or("");
+		writer.erase(std::remove(writer.begin(), writer.end(), '\n'), writer.end());
+		const std::vector<std::pair<std::string, std::string>> labels = {
+			{"writer", writer}, {"class", k.cls}, {"handle", std::to_string(k.handle)}};
+		life_bytes.samples.push_back({labels, g17(k.lifetime_bytes)});
+		life_s.samples.push_back({labels, g17(k.lifetime_s)});
+		share.samples.push_back({labels, g17(k.write_share)});
+		live.samples.push_back({labels, g17(static_cast<double>(k.live_bytes))});
+	}
+	auto groups =
+		family("kvfdp_learned_groups", "gauge", "Groups (handles the learner places on).");
+	groups.samples.push_back({{}, g17(l.groups)});
+	auto updates = family("kvfdp_ruh_updates_total", "counter",
+			      "Handles closed with RUH Update since start.");
+	updates.samples.push_back({{}, g17(static_cast<double>(l.ruh_updates))});
+	auto refused = family("kvfdp_ruh_update_refused_total", "counter",
+			      "Handles whose RUH Update the drive refused (left open).");
+	refused.samples.push_back({{}, g17(static_cast<double>(l.ruh_update_refused))});
+	return {life_bytes, life_s, share, live, groups, updates, refused};
 }
 
 }  // namespace kvfdp::proto

@@ -16,7 +16,8 @@
 
 namespace kvfdp::proto {
 
-struct TwinStats;  // proto/twin_stats.hpp
+struct TwinStats;      // proto/twin_stats.hpp
+struct LearnedPolicy;  // proto/policy_reply.hpp
 
 struct MetricSample {
 	std::vector<std::pair<std::string, std::string>> labels;  // in print order
@@ -75,5 +76,11 @@ struct MetricsInput {
 // kvfdp_twin_memory_bytes, and the placed copy's per handle: kvfdp_twin_handle_host_bytes_total
 // and kvfdp_twin_handle_relocated_bytes_total ({handle}; docs/twin.md, Noisy handles).
 [[nodiscard]] std::vector<MetricFamily> twin_families(const TwinStats &t);
+// --placement learned's, from the policy reply's learned object: per key ({writer, class,
+// handle}; an unnamed writer is "", a newline in a name is dropped)
+// kvfdp_learned_lifetime_bytes, kvfdp_learned_lifetime_seconds, kvfdp_learned_write_share and
+// kvfdp_learned_live_bytes; kvfdp_learned_groups, kvfdp_ruh_updates_total and
+// kvfdp_ruh_update_refused_total. Values are written %.17g.
+[[nodiscard]] std::vector<MetricFamily> learned_families(const LearnedPolicy &l);
 
 }  // namespace kvfdp::proto

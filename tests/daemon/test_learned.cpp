@@ -15,6 +15,8 @@
 
 #include "nvme/backends.hpp"
 #include "nvme/model/model_device.hpp"
+#include "proto/metrics.hpp"
+#include "proto/policy_reply.hpp"
 #include "tests/daemon/bench_rig.hpp"
 #include "tests/model/model_io.hpp"
 #include "tests/support/temp_files.hpp"
@@ -112,6 +114,12 @@ std::vector<uint16_t> staging_stops(LearnedPlacement &lp, uint64_t *engine_done,
 	return {};
 }
 
+// The kvfdp_learned_* text of lp, as kvfdpd's metrics render it.
+std::string learned_text(const LearnedPlacement &lp, WriterNames &names)
+{
+	return proto::render_metrics(proto::learned_families(lp.policy(names)));
+}
+
 std::map<uint32_t, uint16_t> handles_by_writer(const json &p)
 {
 	std::map<uint32_t, uint16_t> m;
@@ -196,9 +204,9 @@ TEST_CASE(
 	INFO(p.dump(1));
 	CHECK(p["groups"] == 1);
 	CHECK(p["ruh_updates"].get<uint64_t>() >= 1);
-	CHECK(lp->metrics_text(names).find("kvfdp_ruh_updates_total " +
-					   std::to_string(lp->ruh_updates()) + "\n") !=
-	      std::string::npos);
+	CHECK(learned_text(*lp, names)
+		      .find("kvfdp_ruh_updates_total " + std::to_string(lp->ruh_updates()) +
+			    "\n") != std::string::npos);
 }
 
 TEST_CASE("learned placement: a handle handed from one group to another is closed with RUH Update")
@@ -324,7 +332,7 @@ TEST_CASE("learned placement: a drive that refuses RUH Update is counted and kee
 	WriterNames names;
 	const json p = lp->policy_json(names);
 	CHECK(p["ruh_update_refused"] == 1);
-	CHECK(lp->metrics_text(names).find("kvfdp_ruh_update_refused_total 1\n") !=
+	CHECK(learned_text(*lp, names).find("kvfdp_ruh_update_refused_total 1\n") !=
 	      std::string::npos);
 }
 
@@ -373,7 +381,7 @@ TEST_CASE("learned placement: a fixed handle from the config wins over what is m
 			seen = true;
 		}
 	CHECK(seen);
-	const std::string m = lp->metrics_text(names);
+	const std::string m = learned_text(*lp, names);
 	CHECK(m.find("kvfdp_learned_lifetime_bytes{writer=\"logs\",class=\"not_set\",handle=\"3\"}") !=
 	      std::string::npos);
 	CHECK(m.find("kvfdp_ruh_updates_total ") != std::string::npos);
@@ -396,4 +404,52 @@ TEST_CASE("learned placement: place and discard allocate nothing")
 	}
 	CHECK(test::allocation_count() == before);
 	CHECK(sink < 4);
+}
+
+TEST_CASE("learned placement: the kvfdp_learned_* families' text, byte for byte")
+{
+	proto::LearnedPolicy l;
+	l.groups = 2;
+	l.ruh_updates = 5;
+	l.ruh_update_refused = 1;
+	proto::LearnedKey named;
+	named.writer = "a\"b\\c\nd";  // quote and backslash escaped, the newline dropped
+	named.cls = "short";
+	named.handle = 3;
+	named.lifetime_bytes = 1.5e9;
+	named.lifetime_s = 0.25;
+	named.write_share = 0.1;
+	named.live_bytes = 4096;
+	proto::LearnedKey unnamed;
+	unnamed.cls = "not_set";
+	l.keys = {named, unnamed};
+	// What kvfdpd wrote before the families moved to proto/metrics (learned.cpp's own lines).
+	const char *want =
+		R"txt(# HELP kvfdp_learned_lifetime_bytes Estimated lifetime of a placement key's data, in device bytes written.
+# TYPE kvfdp_learned_lifetime_bytes gauge
+kvfdp_learned_lifetime_bytes{writer="a\"b\\cd",class="short",handle="3"} 1500000000
+kvfdp_learned_lifetime_bytes{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_lifetime_seconds The same lifetime in seconds at the recent write rate (0: unknown).
+# TYPE kvfdp_learned_lifetime_seconds gauge
+kvfdp_learned_lifetime_seconds{writer="a\"b\\cd",class="short",handle="3"} 0.25
+kvfdp_learned_lifetime_seconds{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_write_share Decayed share of the device's writes.
+# TYPE kvfdp_learned_write_share gauge
+kvfdp_learned_write_share{writer="a\"b\\cd",class="short",handle="3"} 0.10000000000000001
+kvfdp_learned_write_share{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_live_bytes Bytes written under the key and not yet died.
+# TYPE kvfdp_learned_live_bytes gauge
+kvfdp_learned_live_bytes{writer="a\"b\\cd",class="short",handle="3"} 4096
+kvfdp_learned_live_bytes{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_groups Groups (handles the learner places on).
+# TYPE kvfdp_learned_groups gauge
+kvfdp_learned_groups 2
+# HELP kvfdp_ruh_updates_total Handles closed with RUH Update since start.
+# TYPE kvfdp_ruh_updates_total counter
+kvfdp_ruh_updates_total 5
+# HELP kvfdp_ruh_update_refused_total Handles whose RUH Update the drive refused (left open).
+# TYPE kvfdp_ruh_update_refused_total counter
+kvfdp_ruh_update_refused_total 1
+)txt";
+	CHECK(proto::render_metrics(proto::learned_families(l)) == want);
 }

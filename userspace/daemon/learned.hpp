@@ -69,12 +69,11 @@ public:
 	void start();
 	void stop();
 
-	// `kvfdp policy`'s learned part: the groups and every key, named by names.
+	// `kvfdp policy`'s learned part: the groups and every key, named by names; also what
+	// the kvfdp_learned_* metric families are rendered from (proto::learned_families).
 	[[nodiscard]] proto::LearnedPolicy policy(WriterNames &names) const;
 	// The same as JSON.
 	[[nodiscard]] nlohmann::json policy_json(WriterNames &names) const;
-	// Prometheus lines: per-key lifetime, share and live bytes; RUH Update counts.
-	[[nodiscard]] std::string metrics_text(WriterNames &names) const;
 
 	[[nodiscard]] uint64_t ruh_updates() const
 	{

@@ -88,9 +88,10 @@ std::string metrics_exposition(State &s)
 	for (auto &f : dev)
 		fams.push_back(std::move(f));
 	fams.push_back(daemon_up_family(true));
+	if (s.learned)  // --placement learned: kvfdp_learned_* per key
+		for (auto &f : learned_families(s.learned->policy(s.tagger.writer_names())))
+			fams.push_back(std::move(f));
 	std::string text = render_metrics(fams);
-	if (s.learned)  // --placement learned: kvfdp_learned_* per key (learned.hpp)
-		text += s.learned->metrics_text(s.tagger.writer_names());
 	if (s.twin)  // kvfdp_twin_*: the live WAF twin (docs/twin.md)
 		text += twin::metrics_text(s.twin->report());
 	return text;

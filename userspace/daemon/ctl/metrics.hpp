@@ -11,6 +11,7 @@ using proto::daemon_up_family;
 using proto::fdp_stats_families;
 using proto::format_metrics;
 using proto::has_family;
+using proto::learned_families;
 using proto::MetricFamily;
 using proto::MetricSample;
 using proto::MetricsInput;
