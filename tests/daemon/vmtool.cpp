@@ -36,6 +36,7 @@ int usage()
 	std::fprintf(
 		stderr,
 		"usage: kvfdp-daemon-vmtool write PATH HINT KIB [--direct] [--seed N] [--chunk KIB] [--until STOPFILE [--max-s S]]\n"
+		"                                    [--overwrite] [--shuffle] [--passes N]\n"
 		"       kvfdp-daemon-vmtool verify PATH SEED          (exit 0 if PATH holds write's content for SEED)\n"
 		"       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
 		"       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
@@ -64,9 +65,32 @@ void fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t off)
 	}
 }
 
+// The chunk offsets of one pass over total bytes: in order, or with shuffle a pseudo-random
+// permutation drawn from (seed, pass), a new one each pass.
+void pass_order(std::vector<uint64_t> &offs, uint64_t total, size_t chunk, bool shuffle,
+		uint64_t seed, uint64_t pass)
+{
+	offs.clear();
+	for (uint64_t off = 0; off < total; off += chunk)
+		offs.push_back(off);
+	if (!shuffle)
+		return;
+	uint64_t x = (seed + 1) * 0x9E3779B97F4A7C15ull ^ (pass + 1) * 0xD1B54A32D192ED03ull;
+	for (size_t i = offs.size(); i > 1; i--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		std::swap(offs[i - 1], offs[x % i]);
+	}
+}
+
 // Writes KIB of fill(seed) content. With --until STOPFILE the writer is bounded by time, not
 // size: past KIB it wraps to offset 0 and rewrites the same bytes, until STOPFILE exists (or
 // --max-s passes, an error), so it is certainly still writing whenever the scenario acts.
+// --overwrite rewrites an existing file's bytes where they are (no O_CREAT, no O_TRUNC: on
+// ext4 or XFS the same blocks, so the same LBAs); --shuffle writes each pass's chunks in a
+// pseudo-random order (data that dies out of write order); --passes N writes N passes. The
+// content is the same in every pass, so verify PATH SEED holds after any of them.
 int cmd_write(int argc, char **argv)
 {
 	if (argc < 5)
@@ -79,9 +103,17 @@ int cmd_write(int argc, char **argv)
 	size_t chunk = 1 << 20;
 	const char *until = nullptr;
 	uint64_t max_s = 300;
+	bool overwrite = false, shuffle = false;
+	uint64_t npasses = 1;
 	for (int i = 5; i < argc; i++) {
 		if (!std::strcmp(argv[i], "--direct"))
 			direct = true;
+		else if (!std::strcmp(argv[i], "--overwrite"))
+			overwrite = true;
+		else if (!std::strcmp(argv[i], "--shuffle"))
+			shuffle = true;
+		else if (!std::strcmp(argv[i], "--passes") && i + 1 < argc)
+			npasses = std::strtoull(argv[++i], nullptr, 0);
 		else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = std::strtoull(argv[++i], nullptr, 0);
 		else if (!std::strcmp(argv[i], "--chunk") && i + 1 < argc)
@@ -93,9 +125,10 @@ int cmd_write(int argc, char **argv)
 		else
 			return usage();
 	}
-	if (kib == 0 || chunk == 0 || chunk % 4096)
+	if (kib == 0 || chunk == 0 || chunk % 4096 || npasses == 0 || (until && npasses != 1))
 		return usage();
-	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | (direct ? O_DIRECT : 0), 0644);
+	const int flags = (overwrite ? 0 : O_CREAT | O_TRUNC) | (direct ? O_DIRECT : 0);
+	int fd = open(path, flags | O_WRONLY, 0644);
 	if (fd < 0) {
 		std::fprintf(stderr, "write: open %s: %s\n", path, std::strerror(errno));
 		return 1;
@@ -112,8 +145,10 @@ int cmd_write(int argc, char **argv)
 	const uint64_t total = kib << 10;
 	const time_t t0 = time(nullptr);
 	uint64_t written = 0, passes = 0;
+	std::vector<uint64_t> offs;
 	for (;;) {
-		for (uint64_t off = 0; off < total; off += chunk) {
+		pass_order(offs, total, chunk, shuffle, seed, passes);
+		for (const uint64_t off : offs) {
 			if (until && access(until, F_OK) == 0)
 				goto stopped;
 			const size_t n =
@@ -128,9 +163,10 @@ int cmd_write(int argc, char **argv)
 			}
 			written += n;
 		}
-		passes++;
-		if (!until)
+		if (++passes == npasses && !until)
 			break;
+		if (!until)
+			continue;
 		if (static_cast<uint64_t>(time(nullptr) - t0) >= max_s) {
 			std::fprintf(stderr, "write: %s: %s did not appear within --max-s %llu\n",
 				     path, until, static_cast<unsigned long long>(max_s));
