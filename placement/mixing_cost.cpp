@@ -97,7 +97,6 @@ LogAt log_at(const CostCurve &c, double v, unsigned age_shift)
 		if (at(i).space < at(best).space)
 			best = i;
 	return at(best);
-	return at(kCostGrid - 1);
 }
 
 }  // namespace
