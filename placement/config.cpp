@@ -142,6 +142,16 @@ Result<void> parse_watch(const std::string &source, const toml::node &v, PolicyC
 	return ok();
 }
 
+// A size value: an integer of bytes (0 or more), or a string parse_size reads ("512K", "64MiB").
+Result<uint64_t> size_of(const toml::node &v)
+{
+	if (auto i = v.value<int64_t>(); v.is_integer() && i && *i >= 0)
+		return static_cast<uint64_t>(*i);
+	if (auto str = v.value<std::string>(); v.is_string() && str)
+		return parse_size(*str);
+	return make_error(std::errc::invalid_argument, "not a size");
+}
+
 // metrics_listen = "127.0.0.1:9477" (top level): the address kvfdpd serves /metrics on.
 Result<void> parse_metrics_listen(const std::string &source, const toml::node &v, PolicyConfig &cfg)
 {
@@ -153,6 +163,20 @@ Result<void> parse_metrics_listen(const std::string &source, const toml::node &v
 			"\"HOST:PORT\" or \"[IPV6]:PORT\", e.g. \"127.0.0.1:9477\"");
 	cfg.metrics_listen = *s;
 	cfg.metrics_listen_line = line_of(v);
+	return ok();
+}
+
+// twin_memory = "64M" (top level): the live WAF twin's memory bound; 0 runs without it.
+Result<void> parse_twin_memory(const std::string &source, const toml::node &v, PolicyConfig &cfg)
+{
+	Result<uint64_t> n = size_of(v);
+	if (!n)
+		return key_error(
+			source, line_of(v), "twin_memory",
+			"must be a size above the first [table], such as \"64M\" or \"256M\" (0: "
+			"no twin)");
+	cfg.twin_memory = *n;
+	cfg.twin_memory_line = line_of(v);
 	return ok();
 }
 
@@ -192,11 +216,7 @@ Result<void> parse_device(const std::string &source, const toml::node &v, Policy
 				cfg.devices.push_back(*p);
 			}
 		} else if (dname == "stripe_size") {
-			Result<uint64_t> n = make_error(std::errc::invalid_argument, "");
-			if (auto i = dv.value<int64_t>(); dv.is_integer() && i && *i > 0)
-				n = static_cast<uint64_t>(*i);
-			else if (auto str = dv.value<std::string>(); dv.is_string() && str)
-				n = parse_size(*str);
+			Result<uint64_t> n = size_of(dv);
 			if (!n || *n == 0 || *n % 4096)
 				return key_error(
 					source, line_of(dv), "device.stripe_size",
@@ -368,11 +388,13 @@ Result<PolicyConfig> parse_config(std::string_view text, const std::string &sour
 			r = parse_metrics_listen(source, v, cfg);
 		else if (key == "require_tagger")
 			r = parse_require_tagger(source, v, cfg);
+		else if (key == "twin_memory")
+			r = parse_twin_memory(source, v, cfg);
 		else
 			return key_error(
 				source, line_of(v), key,
 				"unknown table (known: placement, watch, rule, writer, device) or top-level key "
-				"(known: metrics_listen, require_tagger)");
+				"(known: metrics_listen, require_tagger, twin_memory)");
 		if (!r)
 			return std::move(r).error();
 	}

@@ -1,6 +1,6 @@
 // kvfdpd's policy config (TOML): [placement] class = handle, [watch] dir, [[rule]] directory
-// rules, [[writer]] named writers, [device] paths and stripe_size, the top-level metrics_listen
-// and require_tagger.
+// rules, [[writer]] named writers, [device] paths and stripe_size, the top-level metrics_listen,
+// require_tagger and twin_memory.
 // The one parser kvfdpd and `kvfdp policy` use.
 // docs/placement.md describes writers and how rules apply.
 #pragma once
@@ -61,6 +61,10 @@ struct PolicyConfig {
 	// not active fails (exit 1) instead of serving DEGRADED; read at start only.
 	bool require_tagger = false;
 	int require_tagger_line = 0;
+	// twin_memory (top level): kvfdpd's --twin-memory where the command line gives none (the
+	// live WAF twin's memory bound in bytes, 0: no twin); read at start only.
+	std::optional<uint64_t> twin_memory;
+	int twin_memory_line = 0;
 };
 
 // An error that is its message alone (no errno text appended): configuration mistakes.

@@ -1,8 +1,8 @@
 // The real kvfdpd binary's start-time refusals: a bad command line exits 2 (never CLI11's
-// own codes), a bad config, socket path, --ready-file or require_tagger with --no-tagger
-// exits 1, each with one line on stderr and before anything is made: no model --file, no
-// socket, no ublk device (each case is refused before /dev/ublk-control is opened, so it
-// runs on any machine).
+// own codes); a bad config, socket path, --ready-file or require_tagger with --no-tagger exits
+// 1 before anything is made (no model --file, no socket, no ublk device), and a twin_memory
+// too small for one RU exits 1 once the device is open. Each is one line on stderr and is
+// refused before /dev/ublk-control is opened, so every case runs on any machine.
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -380,5 +381,33 @@ TEST_CASE(
 		CHECK(r.rc == 2);
 		CHECK(one_line(r.err));
 		CHECK(r.err.find(args[0] + " excludes " + args[2]) != std::string::npos);
+	}
+}
+
+TEST_CASE("kvfdpd: twin_memory in the config is --twin-memory where the command line gives none")
+{
+	TempDir d;
+	const std::string img = d.path + "/model.img";
+	const std::string sock = d.path + "/kvfdpd.sock";
+	const std::string cfg = d.path + "/kvfdp.toml";
+	write_file(cfg, "twin_memory = \"2K\"\n[placement]\nshort = 1\n");
+	// A given bound too small for one RU stops the start (the twin is planned before
+	// /dev/ublk-control is opened, so this runs on any machine); the option wins over the key.
+	const std::pair<std::vector<std::string>, std::string> cases[] = {
+		{{"--config", cfg},
+		 "twin: a memory bound of 2.0 KiB is too small for one reclaim unit"},
+		{{"--config", cfg, "--twin-memory", "4K"},
+		 "twin: a memory bound of 4.0 KiB is too small for one reclaim unit"},
+	};
+	for (const auto &[extra, says] : cases) {
+		std::vector<std::string> args{"--backend", "model",       "--file",   img, "--size",
+					      "64M",       "--no-tagger", "--socket", sock};
+		args.insert(args.end(), extra.begin(), extra.end());
+		Ran r = kvfdpd(args);
+		INFO(extra.back() << ": rc " << r.rc << ", stderr: " << r.err);
+		CHECK(r.rc == 1);
+		CHECK(one_line(r.err));
+		CHECK(r.err.find(says) != std::string::npos);
+		CHECK_FALSE(exists(sock));
 	}
 }

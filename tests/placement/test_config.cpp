@@ -178,6 +178,32 @@ TEST_CASE("config: [device] paths (a stripe when two or more) and stripe_size")
 	      std::string::npos);
 }
 
+TEST_CASE("config: twin_memory, a top-level key, is kvfdpd's --twin-memory from the file")
+{
+	auto cfg = parse_config("twin_memory = \"256M\"\n[placement]\nshort = 1\n", "f");
+	REQUIRE(cfg.ok());
+	REQUIRE(cfg->twin_memory.has_value());
+	CHECK(*cfg->twin_memory == 256ull << 20);
+	CHECK(cfg->twin_memory_line == 1);
+	cfg = parse_config("# no twin\ntwin_memory = 0\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->twin_memory == std::optional<uint64_t>(0));
+	CHECK(cfg->twin_memory_line == 2);
+	cfg = parse_config("twin_memory = 67108864\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(cfg->twin_memory == std::optional<uint64_t>(64ull << 20));
+	cfg = parse_config("[placement]\nshort = 1\n", "f");
+	REQUIRE(cfg.ok());
+	CHECK(!cfg->twin_memory.has_value());
+	for (const char *bad : {"twin_memory = \"lots\"\n", "twin_memory = -1\n",
+				"twin_memory = true\n", "twin_memory = 1.5\n"})
+		CHECK(error_of(bad).find(
+			      "kvfdp.toml:1: twin_memory: must be a size above the first "
+			      "[table], such as \"64M\"") != std::string::npos);
+	CHECK(error_of("[placement]\ntwin_memory = \"64M\"\n").find("placement.twin_memory") !=
+	      std::string::npos);
+}
+
 TEST_CASE("config: metrics_listen, a top-level key, is kvfdpd's --metrics-listen from the file")
 {
 	auto cfg = parse_config(
@@ -197,7 +223,7 @@ TEST_CASE("config: metrics_listen, a top-level key, is kvfdpd's --metrics-listen
 	CHECK(error_of("[watch]\nmetrics_listen = \"9477\"\n")
 		      .find("watch.metrics_listen: unknown key") != std::string::npos);
 	CHECK(error_of("metrics = 1\n")
-		      .find("or top-level key (known: metrics_listen, require_tagger)") !=
+		      .find("or top-level key (known: metrics_listen, require_tagger, twin_memory)") !=
 	      std::string::npos);
 }
 

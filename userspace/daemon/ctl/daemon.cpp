@@ -123,6 +123,29 @@ Result<UniqueFd> open_when_present(const std::string &path, int flags)
 	return errno_error(ENOENT, "open " + path + " (the node never appeared)");
 }
 
+// The config's top-level keys stand in for their options where the command line gives none
+// (read at start only).
+Result<void> top_level_keys(State &s, const PolicyConfig &cfg)
+{
+	if (s.opts.metrics_listen.empty() && !cfg.metrics_listen.empty()) {
+		if (auto a = parse_listen_address(cfg.metrics_listen); !a)
+			return fail(cfg.source + ":" + std::to_string(cfg.metrics_listen_line) +
+				    ": metrics_listen: " + a.error().message());
+		s.opts.metrics_listen = cfg.metrics_listen;
+	}
+	// A twin bound given either way makes a refused twin plan stop the start.
+	if (!s.opts.twin.memory_given && cfg.twin_memory) {
+		s.opts.twin.memory_bytes = *cfg.twin_memory;
+		s.opts.twin.memory_given = true;
+	}
+	if (!s.opts.require_tagger && cfg.require_tagger) {
+		s.opts.require_tagger = true;
+		s.opts.require_tagger_from =
+			cfg.source + ":" + std::to_string(cfg.require_tagger_line);
+	}
+	return ok();
+}
+
 // What can be checked before the backend is opened (opening the model or file backend
 // creates its data file): the config parses and, where the options decide the handles,
 // fits them; --ready-file can be written.
@@ -148,20 +171,9 @@ Result<void> check_before_open(State &s)
 			"or more namespaces), or drop it");
 	if (!b.stripe_bytes && b.members.size() >= 2)
 		b.stripe_bytes = cfg->stripe_bytes;
-	// metrics_listen stands in for --metrics-listen where the command line gives none (start only).
-	if (s.opts.metrics_listen.empty() && !cfg->metrics_listen.empty()) {
-		if (auto a = parse_listen_address(cfg->metrics_listen); !a)
-			return fail(cfg->source + ":" + std::to_string(cfg->metrics_listen_line) +
-				    ": metrics_listen: " + a.error().message());
-		s.opts.metrics_listen = cfg->metrics_listen;
-	}
-	// require_tagger stands in for --require-tagger (start only); with --no-tagger neither can
-	// be met, which is refused here, before anything is made.
-	if (!s.opts.require_tagger && cfg->require_tagger) {
-		s.opts.require_tagger = true;
-		s.opts.require_tagger_from =
-			cfg->source + ":" + std::to_string(cfg->require_tagger_line);
-	}
+	if (auto r = top_level_keys(s, *cfg); !r)
+		return r;
+	// With --no-tagger, require_tagger cannot be met: refused before anything is made.
 	if (s.opts.require_tagger && s.opts.no_tagger)
 		return fail(require_tagger_refusal(s.opts.require_tagger_from,
 						   "disabled with --no-tagger"));
