@@ -26,29 +26,13 @@ Result<std::unique_ptr<nvme::Device>> open_fdp_device(Context &ctx)
 	return d;
 }
 
-int run_configs(Context &ctx)
+// The configurations log as `kvfdp configs -o json` shows it, with the RUH usage beside it.
+json configs_json(const nvme::FdpConfigs &cfgs, const std::vector<uint8_t> &usage,
+		  const nvme::DeviceInfo &info)
 {
-	auto d = open_fdp_device(ctx);
-	if (!d)
-		return ctx.fail(d.error());
-	nvme::Device &dev = **d;
-	auto raw = dev.log_page(nvme::kLidFdpConfigs);
-	if (!raw)
-		return ctx.fail(raw.error());
-	auto cfgs = nvme::parse_fdp_configs(*raw);
-	if (!cfgs)
-		return ctx.fail(cfgs.error());
-	std::vector<uint8_t> usage;
-	auto uraw = dev.log_page(nvme::kLidRuhUsage);
-	if (uraw) {
-		auto u = nvme::parse_ruh_usage(*uraw);
-		if (u)
-			usage = std::move(u).value();
-	}
-	const auto &info = dev.info();
 	json jc = json::array();
-	for (size_t i = 0; i < cfgs->configs.size(); i++) {
-		const auto &c = cfgs->configs[i];
+	for (size_t i = 0; i < cfgs.configs.size(); i++) {
+		const auto &c = cfgs.configs[i];
 		json ruhs = json::array();
 		for (size_t h = 0; h < c.ruht.size(); h++)
 			ruhs.push_back({{"ruhid", h},
@@ -71,20 +55,22 @@ int run_configs(Context &ctx)
 	json ju = json::array();
 	for (size_t h = 0; h < usage.size(); h++)
 		ju.push_back({{"ruhid", h}, {"ruha", usage[h]}, {"usage", ruha_name(usage[h])}});
-	json doc = {{"device", display_path(info)},
-		    {"fdp_enabled", info.fdp_enabled},
-		    {"version", cfgs->version},
-		    {"ncfg", cfgs->configs.size()},
-		    {"configs", jc},
-		    {"nruh", usage.size()},
-		    {"ruhus", ju}};
-	if (ctx.json()) {
-		ctx.print_json(doc);
-		return kExitOk;
-	}
-	ctx.out << display_path(info) << ": " << cfgs->configs.size()
-		<< " FDP configuration(s), FDP " << (info.fdp_enabled ? "enabled" : "disabled")
-		<< "\n";
+	return {{"device", display_path(info)},
+		{"fdp_enabled", info.fdp_enabled},
+		{"version", cfgs.version},
+		{"ncfg", cfgs.configs.size()},
+		{"configs", jc},
+		{"nruh", usage.size()},
+		{"ruhus", ju}};
+}
+
+// The text view: one row per configuration, then the active one's handles.
+void print_configs(Context &ctx, const json &doc, const std::vector<uint8_t> &usage)
+{
+	const json &jc = doc["configs"];
+	ctx.out << doc["device"].get<std::string>() << ": " << jc.size()
+		<< " FDP configuration(s), FDP "
+		<< (doc["fdp_enabled"] == true ? "enabled" : "disabled") << "\n";
 	Table t({{"CFG", Align::right},
 		 {"ACTIVE"},
 		 {"VALID"},
@@ -114,6 +100,29 @@ int run_configs(Context &ctx)
 		}
 		h.render(ctx.out, ctx.table_width());
 	}
+}
+
+int run_configs(Context &ctx)
+{
+	auto d = open_fdp_device(ctx);
+	if (!d)
+		return ctx.fail(d.error());
+	nvme::Device &dev = **d;
+	auto raw = dev.log_page(nvme::kLidFdpConfigs);
+	if (!raw)
+		return ctx.fail(raw.error());
+	auto cfgs = nvme::parse_fdp_configs(*raw);
+	if (!cfgs)
+		return ctx.fail(cfgs.error());
+	std::vector<uint8_t> usage;
+	if (auto uraw = dev.log_page(nvme::kLidRuhUsage))
+		if (auto u = nvme::parse_ruh_usage(*uraw))
+			usage = std::move(u).value();
+	const json doc = configs_json(*cfgs, usage, dev.info());
+	if (ctx.json())
+		ctx.print_json(doc);
+	else
+		print_configs(ctx, doc, usage);
 	return kExitOk;
 }
 
