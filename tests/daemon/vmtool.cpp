@@ -17,6 +17,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -911,47 +913,50 @@ int cmd_chunks(int argc, char **argv)
 	return 0;
 }
 
+int cmd_ctl(int argc, char **argv)
+{
+	if (argc != 4)
+		return usage();
+	std::string reply;
+	if (!request(argv[2], argv[3], reply))
+		return 1;
+	std::printf("%s\n", reply.c_str());
+	json j = json::parse(reply, nullptr, false);
+	return !j.is_discarded() && j.value("ok", false) ? 0 : 1;
+}
+
+int cmd_snap(int argc, char **argv)
+{
+	if (argc != 5)
+		return usage();
+	json d;
+	if (!get_data(argv[2], argv[3], d))
+		return 1;
+	std::ofstream(argv[4]) << d.dump() << "\n";
+	return 0;
+}
 }  // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return usage();
-	const std::string cmd = argv[1];
-	if (cmd == "write")
-		return cmd_write(argc, argv);
-	if (cmd == "verify")
-		return cmd_verify(argc, argv);
-	if (cmd == "ctl" && argc == 4) {
-		std::string reply;
-		if (!request(argv[2], argv[3], reply))
-			return 1;
-		std::printf("%s\n", reply.c_str());
-		json j = json::parse(reply, nullptr, false);
-		return !j.is_discarded() && j.value("ok", false) ? 0 : 1;
-	}
-	if (cmd == "snap" && argc == 5) {
-		json d;
-		if (!get_data(argv[2], argv[3], d))
-			return 1;
-		std::ofstream(argv[4]) << d.dump() << "\n";
-		return 0;
-	}
-	if (cmd == "placement")
-		return cmd_placement(argc, argv);
-	if (cmd == "get")
-		return cmd_get(argc, argv);
-	if (cmd == "members")
-		return cmd_members(argc, argv);
-	if (cmd == "extents")
-		return cmd_extents(argc, argv);
-	if (cmd == "file-seen")
-		return cmd_file_seen(argc, argv);
-	if (cmd == "notify-listen")
-		return cmd_notify_listen(argc, argv);
-	if (cmd == "chunks")
-		return cmd_chunks(argc, argv);
-	if (cmd == "mark")
-		return cmd_mark(argc, argv);
+	static const std::pair<std::string_view, int (*)(int, char **)> kCommands[] = {
+		{"write", cmd_write},
+		{"verify", cmd_verify},
+		{"ctl", cmd_ctl},
+		{"snap", cmd_snap},
+		{"placement", cmd_placement},
+		{"get", cmd_get},
+		{"members", cmd_members},
+		{"extents", cmd_extents},
+		{"file-seen", cmd_file_seen},
+		{"notify-listen", cmd_notify_listen},
+		{"chunks", cmd_chunks},
+		{"mark", cmd_mark},
+	};
+	for (const auto &[name, run] : kCommands)
+		if (argv[1] == name)
+			return run(argc, argv);
 	return usage();
 }
