@@ -260,6 +260,31 @@ const char *fdp_event_name(uint8_t type)
 	}
 }
 
+uint64_t fdp_event_time(const FdpEvent &e)
+{
+	uint64_t ms = 0;
+	for (int i = 5; i >= 0; i--)
+		ms = ms << 8 | e.timestamp[i];
+	return ms;
+}
+
+void set_fdp_event_time(FdpEvent &e, uint64_t ms)
+{
+	for (int i = 0; i < 6; i++)
+		e.timestamp[i] = static_cast<uint8_t>(ms >> (8 * i));
+}
+
+uint16_t fdp_event_nlbam(const FdpEvent &e)
+{
+	return static_cast<uint16_t>(e.type_specific[2] | e.type_specific[3] << 8);
+}
+
+void set_fdp_event_nlbam(FdpEvent &e, uint16_t nlbam)
+{
+	e.type_specific[2] = static_cast<uint8_t>(nlbam);
+	e.type_specific[3] = static_cast<uint8_t>(nlbam >> 8);
+}
+
 Result<IdCtrl> parse_id_ctrl(std::span<const uint8_t> buf)
 {
 	if (buf.size() < kIdCtrlVwc + 1)

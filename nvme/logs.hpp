@@ -86,6 +86,13 @@ struct FdpStats {
 [[nodiscard]] std::vector<uint8_t> encode_fdp_events(std::span<const FdpEvent> events);
 // "ru-not-fully-written", "invalid-pid", ... or "unknown".
 [[nodiscard]] const char *fdp_event_name(uint8_t type);
+// The event's Timestamp (the Timestamp feature's format): its 48-bit millisecond count.
+[[nodiscard]] uint64_t fdp_event_time(const FdpEvent &e);
+void set_fdp_event_time(FdpEvent &e, uint64_t ms);
+// Media Reallocated (kFdpEventMediaReallocated): its type-specific NLBAM, the number of LBAs
+// the controller moved (bytes 2-3, little-endian; byte 0 flags, bytes 4-11 an LBA if LBAV).
+[[nodiscard]] uint16_t fdp_event_nlbam(const FdpEvent &e);
+void set_fdp_event_nlbam(FdpEvent &e, uint16_t nlbam);
 
 // --- Identify -------------------------------------------------------------------------------
 struct IdCtrl {

@@ -431,6 +431,8 @@ void to_json(json &j, const StatsReply &v)
 		j["members"] = *v.members;
 	if (v.twin)
 		j[kTwinKey] = *v.twin;
+	if (v.drive_handles)
+		j[kDriveHandlesKey] = *v.drive_handles;
 }
 
 void from_json(const json &j, StatsReply &v)
@@ -445,6 +447,7 @@ void from_json(const json &j, StatsReply &v)
 			v.members->push_back(m.get<StatsMember>());
 	}
 	read_field(j, kTwinKey, v.twin);
+	read_array(j, kDriveHandlesKey, v.drive_handles);
 }
 
 bool has_fdp_counters(const json &j)

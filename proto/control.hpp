@@ -236,6 +236,9 @@ struct StatsReply {
 	std::optional<double> waf;
 	std::optional<std::vector<StatsMember>> members;
 	std::optional<TwinStats> twin;  // kvfdpd's live WAF twin, when it runs one
+	// The drive's own per-handle relocations (Media Reallocated events of log 0x23) beside
+	// kvfdpd's host bytes per handle, when kvfdpd reads them (docs/twin.md, Noisy handles).
+	std::optional<std::vector<TwinHandle>> drive_handles;
 };
 void to_json(nlohmann::json &j, const StatsMember &v);
 void from_json(const nlohmann::json &j, StatsMember &v);

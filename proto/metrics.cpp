@@ -272,6 +272,17 @@ std::vector<MetricFamily> twin_families(const TwinStats &t)
 	return {waf, host, media, saved, records, dropped, rate, memory, h_host, h_reloc};
 }
 
+MetricFamily drive_handle_family(const std::vector<TwinHandle> &handles)
+{
+	auto f = family(
+		"kvfdp_drive_handle_relocated_bytes_total", "counter",
+		"Bytes the drive reports it relocated out of each handle's reclaim units (FDP events log "
+		"0x23, Media Reallocated; docs/twin.md, Noisy handles).");
+	for (const TwinHandle &h : handles)
+		add(f, {{"handle", std::to_string(h.handle)}}, h.relocated_bytes);
+	return f;
+}
+
 std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 {
 	auto life_bytes =

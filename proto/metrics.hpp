@@ -17,6 +17,7 @@
 namespace kvfdp::proto {
 
 struct TwinStats;      // proto/twin_stats.hpp
+struct TwinHandle;     // proto/twin_stats.hpp
 struct LearnedPolicy;  // proto/policy_reply.hpp
 
 struct MetricSample {
@@ -76,6 +77,9 @@ struct MetricsInput {
 // kvfdp_twin_memory_bytes, and the placed copy's per handle: kvfdp_twin_handle_host_bytes_total
 // and kvfdp_twin_handle_relocated_bytes_total ({handle}; docs/twin.md, Noisy handles).
 [[nodiscard]] std::vector<MetricFamily> twin_families(const TwinStats &t);
+// The drive's own relocations per handle (the stats reply's drive_handles: Media Reallocated
+// events of the FDP events log): kvfdp_drive_handle_relocated_bytes_total{handle}.
+[[nodiscard]] MetricFamily drive_handle_family(const std::vector<TwinHandle> &handles);
 // --placement learned's, from the policy reply's learned object: per key ({writer, class,
 // handle}; an unnamed writer is "", a newline in a name is dropped)
 // kvfdp_learned_lifetime_bytes, kvfdp_learned_lifetime_seconds, kvfdp_learned_write_share and

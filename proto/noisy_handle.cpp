@@ -33,15 +33,27 @@ std::optional<NoisyHandle> find_noisy_handle(const std::vector<TwinHandle> &hand
 			   static_cast<double>(top->host_bytes) / static_cast<double>(host)};
 }
 
+std::optional<NoisyHandle> find_noisy_handle(const std::optional<std::vector<TwinHandle>> &drive,
+					     const std::vector<TwinHandle> &twin)
+{
+	if (drive)
+		if (auto n = find_noisy_handle(*drive)) {
+			n->drive = true;
+			return n;
+		}
+	return find_noisy_handle(twin);
+}
+
 std::string noisy_handle_line(const NoisyHandle &n)
 {
 	char line[320];
 	std::snprintf(
 		line, sizeof line,
-		"handle %u takes %.0f%% of the twin's GC relocations (%.0f%% of host writes): its data dies out "
+		"handle %u takes %.0f%% of the %s GC relocations (%.0f%% of host writes): its data dies out "
 		"of write order and GC's copies of it raise every handle's WAF; give its writers/classes "
 		"placements of their own, or the drive more free space (docs/twin.md, Noisy handles)",
-		n.handle, 100 * n.relocated_share, 100 * n.host_share);
+		n.handle, 100 * n.relocated_share, n.drive ? "drive's (FDP events log)" : "twin's",
+		100 * n.host_share);
 	return line;
 }
 
@@ -50,6 +62,7 @@ nlohmann::json noisy_handle_json(const NoisyHandle &n)
 	return {{"handle", n.handle},
 		{"relocated_share", n.relocated_share},
 		{"host_share", n.host_share},
+		{"source", n.drive ? "drive" : "twin"},
 		{"warning", noisy_handle_line(n)}};
 }
 

@@ -29,6 +29,7 @@ struct NoisyHandle {
 	uint32_t handle = 0;
 	double relocated_share = 0;
 	double host_share = 0;
+	bool drive = false;  // the figures are the drive's own (FDP events log), not the twin's
 };
 
 // The handle that takes more than kNoisyMinShare of the relocated bytes and at least
@@ -36,9 +37,15 @@ struct NoisyHandle {
 // kNoisyMinRelocatedPerHost of the host bytes and two or more handles were written; else none
 // (an idle twin, a balanced one, or one handle doing everything).
 [[nodiscard]] std::optional<NoisyHandle> find_noisy_handle(const std::vector<TwinHandle> &handles);
+// The rule on the drive's own figures (the stats reply's drive_handles) where it names a
+// handle there, else on the twin's; none without either.
+[[nodiscard]] std::optional<NoisyHandle>
+find_noisy_handle(const std::optional<std::vector<TwinHandle>> &drive,
+		  const std::vector<TwinHandle> &twin);
 // Its one line: what it takes, why, what to do.
 [[nodiscard]] std::string noisy_handle_line(const NoisyHandle &n);
-// {"handle", "relocated_share", "host_share", "warning": noisy_handle_line}.
+// {"handle", "relocated_share", "host_share", "source": "drive" | "twin", "warning":
+// noisy_handle_line}.
 [[nodiscard]] nlohmann::json noisy_handle_json(const NoisyHandle &n);
 
 }  // namespace kvfdp::proto

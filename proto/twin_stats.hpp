@@ -13,6 +13,8 @@ namespace kvfdp::proto {
 
 // The key of the twin's object in the stats reply and in `kvfdp stats -o json`.
 inline constexpr const char *kTwinKey = "twin";
+// The stats reply's per-handle relocations the drive itself reports (FDP events log).
+inline constexpr const char *kDriveHandlesKey = "drive_handles";
 
 // One copy of the model: its WAF (empty until something was written), its projected media
 // and relocated bytes.

@@ -35,10 +35,10 @@ std::string waf_text(const std::optional<double> &waf)
 	return buf;
 }
 
-// "relocated by handle" and the handles GC copied from or the host wrote through, with
-// their share of the copies (docs/twin.md, Noisy handles); "" without per-handle figures or
-// while GC has copied nothing.
-std::string handles_text(const std::vector<TwinHandle> &handles)
+// head and the handles GC copied from or the host wrote through, with their share of the
+// copies (docs/twin.md, Noisy handles); "" without per-handle figures or while GC has copied
+// nothing.
+std::string handles_text(const char *head, const std::vector<TwinHandle> &handles)
 {
 	uint64_t all = 0;
 	for (const TwinHandle &h : handles)
@@ -59,8 +59,6 @@ std::string handles_text(const std::vector<TwinHandle> &handles)
 	}
 	if (list.empty())
 		return {};
-	char head[32];
-	std::snprintf(head, sizeof head, "  %-22s ", "relocated by handle");
 	return head + list + "\n";
 }
 
@@ -88,7 +86,14 @@ std::string twin_text(const TwinStats &t)
 	std::snprintf(line, sizeof line, "  %-22s %.0f (%.0f dropped: ring full)\n", "records",
 		      static_cast<double>(t.records), static_cast<double>(t.dropped));
 	out += line;
-	return out + handles_text(t.handles);
+	std::snprintf(line, sizeof line, "  %-22s ", "relocated by handle");
+	return out + handles_text(line, t.handles);
+}
+
+std::string drive_handles_text(const std::vector<TwinHandle> &handles)
+{
+	return handles_text("relocated by handle, as the drive reports (FDP events log): ",
+			    handles);
 }
 
 std::string twin_text(const nlohmann::json &twin)

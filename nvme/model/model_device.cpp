@@ -40,6 +40,11 @@ struct Published {
 	// Host events (Invalid Placement Identifier): the PID of the newest kFdpEventsMax.
 	std::atomic<uint16_t> event_pid[nvme::kFdpEventsMax] = {};
 	std::atomic<uint32_t> nevents{0};  // ever logged
+	// Controller events (Media Reallocated): handle and LBAs moved of the newest
+	// kFdpEventsMax; event i (from 0) has Timestamp i + 1, the model's clock.
+	std::atomic<uint16_t> ctrl_handle[nvme::kFdpEventsMax] = {};
+	std::atomic<uint16_t> ctrl_nlbam[nvme::kFdpEventsMax] = {};
+	std::atomic<uint64_t> nctrl{0};  // ever logged
 };
 
 // What the device and its queue share. The FTL has one owner: the one open IoQueue, which
@@ -56,6 +61,9 @@ struct State {
 	// the owner before its next I/O (or when the next queue opens).
 	std::unique_ptr<std::atomic<uint8_t>[]> update_req;
 	std::atomic<bool> update_pending{false};
+	// The owner's: each handle's relocated bytes (and their sum) already logged as events.
+	std::vector<uint64_t> reloc_logged;
+	uint64_t reloc_logged_all = 0;
 };
 
 // A consistent copy of Published, taken by a reader.
@@ -64,6 +72,9 @@ struct View {
 	std::vector<uint64_t> handle;  // as Published::handle
 	uint16_t event_pid[nvme::kFdpEventsMax] = {};
 	uint32_t nevents = 0;
+	uint16_t ctrl_handle[nvme::kFdpEventsMax] = {};
+	uint16_t ctrl_nlbam[nvme::kFdpEventsMax] = {};
+	uint64_t nctrl = 0;
 };
 
 View read_view(const State &st)
@@ -83,6 +94,11 @@ View read_view(const State &st)
 		v.nevents = p.nevents.load(std::memory_order_relaxed);
 		for (uint32_t i = 0; i < nvme::kFdpEventsMax; i++)
 			v.event_pid[i] = p.event_pid[i].load(std::memory_order_relaxed);
+		v.nctrl = p.nctrl.load(std::memory_order_relaxed);
+		for (uint32_t i = 0; i < nvme::kFdpEventsMax; i++) {
+			v.ctrl_handle[i] = p.ctrl_handle[i].load(std::memory_order_relaxed);
+			v.ctrl_nlbam[i] = p.ctrl_nlbam[i].load(std::memory_order_relaxed);
+		}
 		std::atomic_thread_fence(std::memory_order_acquire);
 		if (p.seq.load(std::memory_order_relaxed) == s0)
 			return v;
@@ -103,6 +119,38 @@ void publish(State &st, uint32_t h)
 	p.erased_bytes.store(f.stats().erased_bytes, std::memory_order_relaxed);
 	p.handle[h].store(f.ruamw(h) | (f.handle_used(h) ? kUsedBit : 0),
 			  std::memory_order_relaxed);
+	p.seq.store(s + 2, std::memory_order_release);
+}
+
+// The owner logs what GC relocated since it last looked as Media Reallocated events, one per
+// handle whose RUs it copied from (split at NLBAM's 16 bits), under the sequence lock like
+// publish(). Nothing to do, and no handle scanned, while GC copied nothing.
+void log_relocations(State &st)
+{
+	const Ftl &f = *st.ftl;
+	if (f.stats().relocated_bytes == st.reloc_logged_all)
+		return;
+	st.reloc_logged_all = f.stats().relocated_bytes;
+	Published &p = st.pub;
+	const uint64_t s = p.seq.load(std::memory_order_relaxed);
+	p.seq.store(s + 1, std::memory_order_relaxed);
+	std::atomic_thread_fence(std::memory_order_release);
+	uint64_t n = p.nctrl.load(std::memory_order_relaxed);
+	for (uint32_t h = 0; h < f.handles(); h++) {
+		const uint64_t now = f.handle_stats(h).relocated_bytes;
+		uint64_t lbas = (now - st.reloc_logged[h]) / st.info.lba_size;
+		st.reloc_logged[h] = now;
+		while (lbas) {
+			const auto nlbam = static_cast<uint16_t>(std::min<uint64_t>(lbas, 0xFFFF));
+			p.ctrl_handle[n % nvme::kFdpEventsMax].store(static_cast<uint16_t>(h),
+								     std::memory_order_relaxed);
+			p.ctrl_nlbam[n % nvme::kFdpEventsMax].store(nlbam,
+								    std::memory_order_relaxed);
+			n++;
+			lbas -= nlbam;
+		}
+	}
+	p.nctrl.store(n, std::memory_order_relaxed);
 	p.seq.store(s + 2, std::memory_order_release);
 }
 
@@ -209,6 +257,7 @@ private:
 				h = 0;
 			}
 			r = st_->ftl->write(h, req.slba, req.nlb);
+			log_relocations(*st_);
 			publish(*st_, h);
 			return r == -ENOSPC ? kStatusCapacityExceeded : r;
 		}
@@ -305,8 +354,8 @@ public:
 		}
 		case nvme::kLidFdpEvents: {
 			std::vector<nvme::FdpEvent> ev;
+			const View v = read_view(*st_);
 			if (lsp & nvme::kLspFdpHostEvents) {
-				const View v = read_view(*st_);
 				const uint32_t n = std::min(v.nevents, nvme::kFdpEventsMax);
 				for (uint32_t i = v.nevents - n; i < v.nevents; i++) {
 					nvme::FdpEvent e{};
@@ -316,8 +365,9 @@ public:
 					e.nsid = st_->info.nsid;
 					ev.push_back(e);
 				}
+			} else {
+				ev = controller_events(v);
 			}
-			// The model raises no controller events (it never reallocates media).
 			return nvme::encode_fdp_events(ev);
 		}
 		default:
@@ -325,6 +375,28 @@ public:
 					  "model: log page " + std::to_string(lid) +
 						  " is not an FDP log (0x20-0x23)");
 		}
+	}
+
+	// Media Reallocated, oldest first: GC's copies out of a handle's RUs (log_relocations).
+	std::vector<nvme::FdpEvent> controller_events(const View &v) const
+	{
+		std::vector<nvme::FdpEvent> ev;
+		const uint64_t n = std::min<uint64_t>(v.nctrl, nvme::kFdpEventsMax);
+		for (uint64_t i = v.nctrl - n; i < v.nctrl; i++) {
+			const uint16_t h = v.ctrl_handle[i % nvme::kFdpEventsMax];
+			nvme::FdpEvent e{};
+			e.type = nvme::kFdpEventMediaReallocated;
+			e.flags = nvme::kFdpEventFlagPiv | nvme::kFdpEventFlagNsidv |
+				  nvme::kFdpEventFlagLv;
+			e.pid = pid_of(st_->info, h);
+			nvme::set_fdp_event_time(e, i + 1);
+			e.nsid = st_->info.nsid;
+			nvme::set_fdp_event_nlbam(e, v.ctrl_nlbam[i % nvme::kFdpEventsMax]);
+			e.rgid = static_cast<uint16_t>(h / st_->info.nruh);
+			e.ruhid = static_cast<uint8_t>(h % st_->info.nruh);
+			ev.push_back(e);
+		}
+		return ev;
 	}
 
 	// Applied at once when no queue is open (this thread owns the FTL meanwhile);
@@ -402,6 +474,7 @@ Result<std::unique_ptr<nvme::Device>> open_model_device(const ModelDeviceOptions
 	const uint32_t nh = st->ftl->handles();
 	st->pub.handle = std::make_unique<std::atomic<uint64_t>[]>(nh);
 	st->update_req = std::make_unique<std::atomic<uint8_t>[]>(nh);
+	st->reloc_logged.assign(nh, 0);
 	for (uint32_t h = 0; h < nh; h++)
 		st->pub.handle[h].store(st->ftl->ruamw(h), std::memory_order_relaxed);
 	nvme::DeviceInfo &info = st->info;

@@ -482,6 +482,48 @@ TEST_CASE(
 }
 
 TEST_CASE(
+	"cli: status takes the drive's own per-handle relocations first, the twin's where the drive's name none")
+{
+	// The drive's Media Reallocated figures name handle 1; the twin's name handle 3.
+	auto stats_with = [](const std::string &drive) {
+		return R"({"ok":true,"data":{"hbmw":12632064,"mbmw":12632064,"mbe":0,"waf":1.0,"twin":{"rate":1,)"
+		       R"("host_bytes":4294967296,"handles":[{"handle":0,"host_bytes":1073741824,"relocated_bytes":0},)"
+		       R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":1073741824}]},"drive_handles":)" +
+		       drive + "}}";
+	};
+	auto replies = all_replies();
+	replies["stats"] =
+		stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":0},)"
+			   R"({"handle":1,"host_bytes":3221225472,"relocated_bytes":536870912}])");
+	FakeDaemon drive(replies);
+	Ran r = ask(drive, {"status"});
+	INFO(r.out);
+	REQUIRE(r.rc == kExitOk);
+	const std::string warning =
+		"warning: handle 1 takes 100% of the drive's (FDP events log) GC relocations (75% of "
+		"host writes)";
+	REQUIRE(r.out.find(warning) != std::string::npos);
+	CHECK(r.out.find("warning:") == r.out.rfind("warning:"));  // exactly one line
+	auto doc = json::parse(ask(drive, {"status", "-o", "json"}).out);
+	CHECK(doc["noisy_handle"]["source"] == "drive");
+	// kvfdp stats prints the drive's line once it reported relocations, and carries them.
+	r = ask(drive, {"stats"});
+	CHECK(r.out.find("relocated by handle, as the drive reports (FDP events log): 0: 0 B (0%), "
+			 "1: 512.00 MiB (100%)\n") != std::string::npos);
+	CHECK(json::parse(ask(drive, {"stats", "-o", "json"})
+				  .out)["drive_handles"][1]["relocated_bytes"] == 536870912);
+
+	replies["stats"] =
+		stats_with(R"([{"handle":0,"host_bytes":1073741824,"relocated_bytes":0},)"
+			   R"({"handle":1,"host_bytes":3221225472,"relocated_bytes":0}])");
+	FakeDaemon quiet(replies);
+	r = ask(quiet, {"status"});
+	CHECK(r.out.find("warning: handle 3 takes 100% of the twin's GC relocations") !=
+	      std::string::npos);
+	CHECK(ask(quiet, {"stats"}).out.find("as the drive reports") == std::string::npos);
+}
+
+TEST_CASE(
 	"cli: metrics from kvfdpd print kvfdpd's text as it is, nothing rebuilt from other replies")
 {
 	// kvfdpd's text as its renderer writes it (proto/metrics.hpp), without the RUH families

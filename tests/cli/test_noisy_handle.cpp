@@ -68,3 +68,24 @@ TEST_CASE("noisy handle: an idle twin, GC below 5% of host bytes, or one handle 
 	// Every write on one handle: nothing to separate.
 	CHECK_FALSE(find_noisy_handle({{0, 0, 0}, {1, 10 * kGiB, 5 * kGiB}}));
 }
+
+TEST_CASE("noisy handle: the drive's own figures first, the twin's where the drive names none")
+{
+	const std::vector<TwinHandle> noisy3 = {{0, 2 * kGiB, kGiB / 16}, {3, 2 * kGiB, kGiB}};
+	const std::vector<TwinHandle> noisy0 = {{0, 2 * kGiB, kGiB}, {3, 2 * kGiB, kGiB / 16}};
+	const std::vector<TwinHandle> quiet = {{0, 2 * kGiB, 0}, {3, 2 * kGiB, 0}};
+	const auto d = find_noisy_handle(std::optional(noisy0), noisy3);
+	REQUIRE(d);
+	CHECK(d->handle == 0);
+	CHECK(d->drive);
+	CHECK(noisy_handle_json(*d)["source"] == "drive");
+	CHECK(noisy_handle_line(*d).find("of the drive's (FDP events log) GC relocations") !=
+	      std::string::npos);
+	const auto t = find_noisy_handle(std::optional(quiet), noisy3);
+	REQUIRE(t);
+	CHECK(t->handle == 3);
+	CHECK_FALSE(t->drive);
+	CHECK(noisy_handle_line(*t).find("of the twin's GC relocations") != std::string::npos);
+	CHECK(find_noisy_handle(std::nullopt, noisy3)->handle == 3);
+	CHECK_FALSE(find_noisy_handle(std::optional(quiet), quiet));
+}

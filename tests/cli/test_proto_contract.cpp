@@ -178,6 +178,7 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 		      0,
 		      lifetime_waf(2, 3),
 		      std::nullopt,
+		      std::nullopt,
 		      std::nullopt};
 	const json sj = st;
 	CHECK(sj["hbmw"] == "18446744073709551621");  // past 64 bits: a decimal string
@@ -218,6 +219,16 @@ TEST_CASE("proto: a full status reply reads back to the same JSON")
 	REQUIRE(odd.twin->handles.size() == 1);
 	CHECK(odd.twin->handles[0].handle == 2);
 	CHECK(odd.twin->handles[0].host_bytes == 0);
+
+	// The drive's own per-handle relocations: absent unless kvfdpd read them; read back the same.
+	CHECK_FALSE(json(StatsReply{}).contains(kDriveHandlesKey));
+	StatsReply dr;
+	dr.drive_handles = std::vector<TwinHandle>{{0, 805306368, 0}, {1, 268435456, 106258176}};
+	const json drj = dr;
+	CHECK(drj[kDriveHandlesKey][1] ==
+	      json{{"handle", 1}, {"host_bytes", 268435456}, {"relocated_bytes", 106258176}});
+	CHECK(json(reply_as<StatsReply>(drj)) == drj);
+	CHECK_FALSE(reply_as<StatsReply>(json{{kDriveHandlesKey, 5}}).drive_handles);
 }
 
 TEST_CASE("proto: replies are read leniently: missing or mistyped keys keep their defaults")

@@ -51,6 +51,16 @@ TEST_CASE("twin metrics: per handle, the host bytes and the bytes GC relocated, 
 	CHECK(m.find("\nkvfdp_twin_handle_relocated_bytes_total ") == std::string::npos);
 }
 
+TEST_CASE("drive metrics: per handle, the bytes the drive reports it relocated, as a counter")
+{
+	const std::string m = render_metrics({drive_handle_family(noisy_twin().handles)});
+	CHECK(has_line(m, "# TYPE kvfdp_drive_handle_relocated_bytes_total counter"));
+	CHECK(has_line(m, "kvfdp_drive_handle_relocated_bytes_total{handle=\"1\"} 16777216"));
+	CHECK(has_line(m, "kvfdp_drive_handle_relocated_bytes_total{handle=\"3\"} 234881024"));
+	CHECK(m.find("kvfdp_drive_handle_relocated_bytes_total{handle=\"2\"}") ==
+	      std::string::npos);
+}
+
 TEST_CASE("twin metrics: the projection's families keep their text")
 {
 	const std::string m = render_metrics(twin_families(noisy_twin()));
@@ -89,7 +99,9 @@ TEST_CASE("metrics: every family name has one home among proto/metrics' tables")
 	count(fdp_stats_families(st, false));
 	count({daemon_up_family(true)});
 	count(twin_families(noisy_twin()));
+	count({drive_handle_family(noisy_twin().handles)});
 	CHECK(homes.count("kvfdp_twin_handle_relocated_bytes_total") == 1);
+	CHECK(homes.count("kvfdp_drive_handle_relocated_bytes_total") == 1);
 	CHECK(homes.count("kvfdp_handle_bytes_total") == 1);
 	for (const auto &[name, n] : homes)
 		CHECK_MESSAGE(n == 1, name);

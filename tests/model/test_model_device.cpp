@@ -281,6 +281,72 @@ TEST_CASE("model device: WAF from the statistics log after overwrites is above 1
 	CHECK(stats->mbe % (256u << 10) == 0);
 }
 
+// Reads the controller events (log 0x23, LSP 0) newer than *seen: their LBAs moved by PID.
+void take_relocations(nvme::Device &dev, uint64_t *seen, uint64_t *lbas_by_pid, size_t npid)
+{
+	auto el = dev.log_page(nvme::kLidFdpEvents, 0);
+	REQUIRE(el.ok());
+	auto ev = nvme::parse_fdp_events(*el);
+	REQUIRE(ev.ok());
+	for (const nvme::FdpEvent &e : *ev) {
+		const uint64_t t = nvme::fdp_event_time(e);
+		if (t <= *seen)
+			continue;
+		CHECK(t == *seen + 1);  // the model's clock: one tick per event, none skipped
+		*seen = t;
+		CHECK(e.type == nvme::kFdpEventMediaReallocated);
+		CHECK((e.flags & nvme::kFdpEventFlagPiv) != 0);
+		CHECK(e.nsid == 1);
+		CHECK(e.ruhid == e.pid);  // one reclaim group: the PID is the RUH
+		REQUIRE(e.pid < npid);
+		CHECK(nvme::fdp_event_nlbam(e) > 0);
+		lbas_by_pid[e.pid] += nvme::fdp_event_nlbam(e);
+	}
+}
+
+TEST_CASE("model device: GC's copies are Media Reallocated events with the handle's PID and NLBAM")
+{
+	Opened m;
+	const uint64_t nlb = m.dev->info().nlb;
+	std::vector<uint8_t> buf(4096, 1);
+	// Handle 0 fills the lower half once (its RUs stay whole); handle 1 churns the upper half.
+	for (uint64_t lba = 0; lba < nlb / 2; lba++)
+		REQUIRE(io(*m.q, nvme::IoOp::write, 0, lba, 1, buf.data()) == 0);
+	uint64_t seen = 0, lbas[4] = {};
+	uint64_t x = 777;
+	for (uint64_t i = 0; i < 3 * nlb; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		const uint64_t lba = nlb / 2 + (x >> 33) % (nlb / 2);
+		REQUIRE(io(*m.q, nvme::IoOp::write, 1, lba, 1, buf.data()) == 0);
+		take_relocations(*m.dev, &seen, lbas, 4);
+	}
+	auto sl = m.dev->log_page(nvme::kLidFdpStats);
+	REQUIRE(sl.ok());
+	auto stats = nvme::parse_fdp_stats(*sl);
+	REQUIRE(stats.ok());
+	REQUIRE(stats->mbmw > stats->hbmw);
+	// The events are handle 1's; the GC stream's own later copies belong to no handle
+	// (model::HandleStats) and raise none.
+	CHECK(lbas[1] > 0);
+	CHECK(nvme::u128{lbas[1]} * 4096 <= stats->mbmw - stats->hbmw);
+	CHECK(lbas[0] == 0);
+	CHECK(lbas[2] + lbas[3] == 0);
+	// The log keeps the newest kFdpEventsMax, oldest first; host events are apart.
+	REQUIRE(seen > nvme::kFdpEventsMax);
+	auto el = m.dev->log_page(nvme::kLidFdpEvents, 0);
+	REQUIRE(el.ok());
+	auto ev = nvme::parse_fdp_events(*el);
+	REQUIRE(ev.ok());
+	REQUIRE(ev->size() == nvme::kFdpEventsMax);
+	CHECK(nvme::fdp_event_time(ev->front()) == seen - nvme::kFdpEventsMax + 1);
+	CHECK(nvme::fdp_event_time(ev->back()) == seen);
+	auto host = m.dev->log_page(nvme::kLidFdpEvents, nvme::kLspFdpHostEvents);
+	REQUIRE(host.ok());
+	auto hev = nvme::parse_fdp_events(*host);
+	REQUIRE(hev.ok());
+	CHECK(hev->empty());
+}
+
 TEST_CASE("model device: one I/O queue at a time; the next one carries on the same FTL")
 {
 	Opened m;

@@ -142,6 +142,11 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 		if (!ctx.json())
 			t.render(ctx.out, ctx.table_width());
 	}
+	if (reply.drive_handles) {  // the drive's own relocations per handle (docs/twin.md)
+		doc[proto::kDriveHandlesKey] = *reply.drive_handles;
+		if (!ctx.json())
+			ctx.out << proto::drive_handles_text(*reply.drive_handles);
+	}
 	if (reply.twin) {
 		doc[proto::kTwinKey] = *reply.twin;
 		if (!ctx.json())

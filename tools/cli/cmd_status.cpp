@@ -188,18 +188,20 @@ void print_daemon_human(Context &ctx, const json &d)
 		ctx.out << "warning: " << it->value("warning", std::string()) << '\n';
 }
 
-// The live twin's noisy handle (docs/twin.md, Noisy handles) into d: kvfdpd's stats reply,
-// when it carries the twin, gives the per-handle relocations. Nothing without a twin, or
-// when the stats request fails (status reports what it has).
+// A noisy handle (docs/twin.md, Noisy handles) into d: kvfdpd's stats reply gives the
+// per-handle relocations the drive reports (its FDP events log), tried first, and the live
+// twin's. Nothing without either, or when the stats request fails (status reports what it has).
 void add_noisy_handle(Context &ctx, json &d)
 {
 	const auto stats = ctx.ask_daemon(proto::cmd::kStats);
 	if (!stats.ok)
 		return;
 	const auto reply = proto::reply_as<proto::StatsReply>(stats.data);
-	if (!reply.twin)
+	if (!reply.twin && !reply.drive_handles)
 		return;
-	const auto noisy = proto::find_noisy_handle(reply.twin->handles);
+	const auto noisy = proto::find_noisy_handle(reply.drive_handles,
+						    reply.twin ? reply.twin->handles
+							       : std::vector<proto::TwinHandle>{});
 	d[proto::kNoisyHandleKey] = noisy ? proto::noisy_handle_json(*noisy) : json(nullptr);
 }
 

@@ -162,9 +162,9 @@ bool stats_json(State &s, json &out, std::string &err)
 		err = "decoding the FDP statistics log failed: " + st.error().message();
 		return false;
 	}
-	proto::StatsReply r{st->hbmw,     st->mbmw,
-			    st->mbe,      proto::lifetime_waf(st->hbmw, st->mbmw),
-			    std::nullopt, std::nullopt};
+	proto::StatsReply r{
+		st->hbmw,     st->mbmw,     st->mbe,     proto::lifetime_waf(st->hbmw, st->mbmw),
+		std::nullopt, std::nullopt, std::nullopt};
 	// A stripe: the totals above are the members' sums (nvme/stripe.hpp); each member's own.
 	if (const nvme::StripeDevice *sd = nvme::as_stripe(*s.device)) {
 		auto ms = read_member_stats(*sd);
@@ -176,6 +176,8 @@ bool stats_json(State &s, json &out, std::string &err)
 	}
 	if (s.twin)  // the live WAF twin's projection (docs/twin.md)
 		r.twin = twin::report_stats(s.twin->report());
+	if (s.drive_relocations)  // the drive's own, per handle (docs/twin.md, Noisy handles)
+		r.drive_handles = s.drive_relocations->report(*s.device, snapshot(s));
 	out = r;
 	return true;
 }

@@ -674,6 +674,13 @@ Result<void> prepare_serving(State &s)
 	if (!twin)  // the live WAF twin (docs/twin.md)
 		return std::move(twin).error();
 	s.twin = std::move(*twin);
+	if (s.nruh > 0 && !nvme::as_stripe(*s.device)) {  // docs/twin.md, Noisy handles
+		std::vector<uint16_t> pids;
+		for (const nvme::Handle &h : s.handles)
+			pids.push_back(h.pid);
+		s.drive_relocations = std::make_unique<DriveRelocations>(
+			std::move(pids), s.info.nsid, s.info.lba_size);
+	}
 	if (auto g = reload_policy(s); !g)
 		return std::move(g).error();
 	auto ctrl = ublk::Control::open();

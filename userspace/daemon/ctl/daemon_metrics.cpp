@@ -91,6 +91,9 @@ std::string metrics_exposition(State &s)
 	if (s.learned)  // --placement learned: kvfdp_learned_* per key
 		for (auto &f : learned_families(s.learned->policy(s.tagger.writer_names())))
 			fams.push_back(std::move(f));
+	if (s.drive_relocations)  // the drive's Media Reallocated events (docs/twin.md)
+		if (const auto d = s.drive_relocations->report(*s.device, in.counters))
+			fams.push_back(proto::drive_handle_family(*d));
 	std::string text = render_metrics(fams);
 	if (s.twin)  // kvfdp_twin_*: the live WAF twin (docs/twin.md)
 		text += twin::metrics_text(s.twin->report());

@@ -15,6 +15,7 @@
 #include "userspace/daemon/ctl/control_server.hpp"
 #include "userspace/daemon/io/counters.hpp"
 #include "userspace/daemon/ctl/daemon.hpp"
+#include "userspace/daemon/ctl/drive_relocations.hpp"
 #include "userspace/daemon/ctl/event_loop.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/policy.hpp"
@@ -49,6 +50,8 @@ struct State {
 	TaggerOwner tagger;
 	std::unique_ptr<LearnedPlacement> learned;  // --placement learned, else null
 	std::unique_ptr<twin::Twin> twin;           // the live WAF twin (docs/twin.md), else null
+	// The drive's Media Reallocated events per handle (FDP, one namespace), else null.
+	std::unique_ptr<DriveRelocations> drive_relocations;
 	std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 	std::chrono::system_clock::time_point started_wall =
 		std::chrono::system_clock::now();  // kvfdp_start_time_seconds
