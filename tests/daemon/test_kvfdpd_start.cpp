@@ -393,13 +393,22 @@ TEST_CASE("kvfdpd: twin_memory in the config is --twin-memory where the command 
 	write_file(cfg, "twin_memory = \"2K\"\n[placement]\nshort = 1\n");
 	// A given bound too small for one RU stops the start (the twin is planned before
 	// /dev/ublk-control is opened, so this runs on any machine); the option wins over the key.
-	const std::pair<std::vector<std::string>, std::string> cases[] = {
-		{{"--config", cfg},
-		 "twin: a memory bound of 2.0 KiB is too small for one reclaim unit"},
-		{{"--config", cfg, "--twin-memory", "4K"},
-		 "twin: a memory bound of 4.0 KiB is too small for one reclaim unit"},
+	// The line names where the bound came from, and what to raise: the key, or the option.
+	struct Case {
+		std::vector<std::string> extra;
+		std::string says, raise, not_says;
 	};
-	for (const auto &[extra, says] : cases) {
+	const Case cases[] = {
+		{{"--config", cfg},
+		 cfg + ":1: twin_memory: twin: a memory bound of 2.0 KiB is too small for one reclaim unit",
+		 "raise twin_memory to at least",
+		 "--twin-memory"},
+		{{"--config", cfg, "--twin-memory", "4K"},
+		 "twin: a memory bound of 4.0 KiB is too small for one reclaim unit",
+		 "raise --twin-memory to at least",
+		 "twin_memory"},
+	};
+	for (const auto &[extra, says, raise, not_says] : cases) {
 		std::vector<std::string> args{"--backend", "model",       "--file",   img, "--size",
 					      "64M",       "--no-tagger", "--socket", sock};
 		args.insert(args.end(), extra.begin(), extra.end());
@@ -408,6 +417,8 @@ TEST_CASE("kvfdpd: twin_memory in the config is --twin-memory where the command 
 		CHECK(r.rc == 1);
 		CHECK(one_line(r.err));
 		CHECK(r.err.find(says) != std::string::npos);
+		CHECK(r.err.find(raise) != std::string::npos);
+		CHECK(r.err.find(not_says) == std::string::npos);
 		CHECK_FALSE(exists(sock));
 	}
 }

@@ -195,10 +195,10 @@ TEST_CASE(
 	nvme::DeviceInfo fdp = file;
 	fdp.fdp_enabled = true;
 	fdp.ru_size = 1 << 20;
-	auto off = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{0, true, 0});
+	auto off = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{0, true, 0, {}});
 	REQUIRE(off);
 	CHECK(*off == nullptr);
-	auto given = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{4096, true, 0});
+	auto given = twin::twin_for(fdp, 8, 0.28, twin::TwinSettings{4096, true, 0, {}});
 	REQUIRE_FALSE(given);
 	CHECK(given.error().message().rfind(
 		      "twin: a memory bound of 4.0 KiB is too small for one reclaim unit", 0) == 0);

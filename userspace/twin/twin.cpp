@@ -2,12 +2,25 @@
 #include "userspace/twin/twin.hpp"
 
 #include <chrono>
+#include <string_view>
 
 #include "common/log.hpp"
 
 namespace kvfdp::twin {
 
 namespace {
+
+// A refused plan's line, for a bound that the config gave: it names the file's line and key
+// where the plan's own line says --twin-memory.
+Error from_config(const Error &e, const std::string &from)
+{
+	std::string m = e.message();
+	static constexpr std::string_view kOption = "--twin-memory";
+	for (size_t at = m.find(kOption); at != std::string::npos; at = m.find(kOption, at))
+		m.replace(at, kOption.size(), "twin_memory");
+	return guidance_error(std::errc::invalid_argument, from + ": " + m);
+}
+
 // Records taken from a ring per pass (a fixed buffer on the twin thread's stack).
 constexpr uint32_t kBatch = 256;
 }  // namespace
@@ -149,6 +162,8 @@ Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nr
 	o.memory_bytes = s.memory_bytes;
 	auto t = Twin::create(o);
 	if (!t) {
+		if (s.memory_given && !s.memory_from.empty())
+			return from_config(t.error(), s.memory_from);
 		if (s.memory_given)
 			return std::move(t).error();
 		log::warn("%s (running without the twin)", t.error().message().c_str());

@@ -33,6 +33,9 @@ struct TwinSettings {
 	uint64_t memory_bytes = kDefaultMemoryBytes;  // 0: no twin
 	bool memory_given = false;  // --twin-memory was given: a refused plan stops the start
 	double op = 0;  // the drive's over-provisioning; 0: the model backend's --op, else 0.07
+	// Where the bound came from when not from --twin-memory ("FILE:LINE: twin_memory"): a
+	// refused plan's line then names that instead.
+	std::string memory_from;
 };
 
 class Twin {

@@ -137,6 +137,8 @@ Result<void> top_level_keys(State &s, const PolicyConfig &cfg)
 	if (!s.opts.twin.memory_given && cfg.twin_memory) {
 		s.opts.twin.memory_bytes = *cfg.twin_memory;
 		s.opts.twin.memory_given = true;
+		s.opts.twin.memory_from =
+			cfg.source + ":" + std::to_string(cfg.twin_memory_line) + ": twin_memory";
 	}
 	if (!s.opts.require_tagger && cfg.require_tagger) {
 		s.opts.require_tagger = true;
