@@ -255,6 +255,12 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 				 twin::TwinSettings{});  // the live WAF twin's families
 	REQUIRE(tw.ok());
 	s.twin = std::move(*tw);
+	// The drive's own relocations per handle (its FDP events log), as kvfdpd counts them.
+	std::vector<uint16_t> pids;
+	for (const nvme::Handle &h : s.handles)
+		pids.push_back(h.pid);
+	s.drive_relocations =
+		std::make_unique<DriveRelocations>(std::move(pids), s.info.nsid, s.info.lba_size);
 	auto srv = serve({}, [&s] { return metrics_exposition(s); });
 	const std::string r = ask(srv->port(), "GET /metrics HTTP/1.1\r\n\r\n");
 	REQUIRE(r.rfind("HTTP/1.1 200 OK", 0) == 0);
@@ -264,9 +270,12 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 	      "kvfdp_stale_tags_total", "kvfdp_start_time_seconds", "kvfdp_ruh_ruamw_bytes",
 	      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes",
 	      "kvfdp_daemon_up", "kvfdp_learned_lifetime_seconds", "kvfdp_twin_waf",
-	      "kvfdp_twin_saved_bytes"})
+	      "kvfdp_twin_saved_bytes", "kvfdp_drive_handle_relocated_bytes_total"})
 		CHECK_MESSAGE(has_family(text, f), f);
 	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"7\",") != std::string::npos);
+	// Every handle, 0 before the model's GC has moved anything.
+	CHECK(text.find("\nkvfdp_drive_handle_relocated_bytes_total{handle=\"7\"} 0\n") !=
+	      std::string::npos);
 	CHECK(text.find("\nkvfdp_daemon_up 1\n") != std::string::npos);
 	// Each family once.
 	size_t n = 0;
