@@ -2,8 +2,9 @@
 # kvfdp developer entry point.
 #   ./tools/dev.sh setup   install missing Debian packages (never upgrades)
 #   ./tools/dev.sh build   configure and build into build/ (binaries in build/bin)
-#   ./tools/dev.sh test    setup + build, then the full test suite (every label but bench); fails
-#                          when a test skips for a capability the run requires (docs/build.md)
+#   ./tools/dev.sh test    setup + build (downloading the VM guests' debs meanwhile), then the full
+#                          test suite (every label but bench); fails when a test skips for a
+#                          capability the run requires (docs/build.md)
 #   ./tools/dev.sh demo    setup + build, then the main job on the embedded default
 #   ./tools/dev.sh bench   setup + build, then the bench-labelled figures
 #   ./tools/dev.sh package setup + build, then kvfdp_<version>_amd64.deb and libkvgpu-dev_<version>_amd64.deb
@@ -33,10 +34,49 @@ do_setup() {
 	fi
 }
 
+# do_build [--vm-prefetch]: configure and build; --vm-prefetch downloads the VM guests' debs
+# meanwhile (start_vm_prefetch).
 do_build() {
 	say "configure + build in $BUILD_DIR (-j$JOBS)"
 	cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	[ "${1:-}" != --vm-prefetch ] || start_vm_prefetch
 	cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+# The VM tests' debs (each kernel of the matrix, the guest's tools, the systemd guest's system)
+# download while the CPU-bound build leaves the network idle: each vm_artefacts* fixture's own
+# command (ctest's, so the matrix is tests/vm/CMakeLists.txt's) with --download-only, one after
+# another, in the background. Its result changes nothing: the fixtures still resolve, download
+# what is missing, build the layers and report under ctest (docs/vm.md, what the suite costs).
+VM_PREFETCH_PID=
+vm_prefetch() {
+	local t0=$SECONDS c n=0 failed=0
+	while IFS= read -r c; do
+		echo "+ $c --download-only"
+		eval "nice -n 10 $c --download-only --quiet" </dev/null || failed=$((failed + 1))
+		n=$((n + 1))
+	done < <(cd "$BUILD_DIR" && ctest --show-only=json-v1 -R '^vm_artefacts' | python3 -c '
+import json, shlex, sys
+for t in json.load(sys.stdin)["tests"]:
+    print(shlex.join(t["command"]))')
+	echo "the debs of $n vm_artefacts fixtures fetched in $((SECONDS - t0)) s, $failed failed (the fixtures retry)"
+}
+start_vm_prefetch() {
+	local log=$BUILD_DIR/vm/prefetch.log
+	mkdir -p "$BUILD_DIR/vm"
+	# its own process group (set -m), so that an exit before the build ends stops all of it
+	set -m
+	vm_prefetch > "$log" 2>&1 &
+	VM_PREFETCH_PID=$!
+	set +m
+	trap '[ -z "$VM_PREFETCH_PID" ] || kill -- -"$VM_PREFETCH_PID" 2>/dev/null || true' EXIT
+	say "downloading the VM guests' debs in the background (log $log)"
+}
+finish_vm_prefetch() {
+	[ -n "$VM_PREFETCH_PID" ] || return 0
+	wait "$VM_PREFETCH_PID" || true
+	VM_PREFETCH_PID=
+	say "VM debs: $(tail -n 1 "$BUILD_DIR/vm/prefetch.log")"
 }
 
 # NVIDIA GPUs on the PCI bus (vendor 0x10de, display class), driver or not.
@@ -117,7 +157,7 @@ cmd=${1:-}
 case "$cmd" in
 setup) do_setup ;;
 build) do_build ;;
-test) do_setup; do_build; do_test ;;
+test) do_setup; do_build --vm-prefetch; finish_vm_prefetch; do_test ;;
 demo) do_setup; do_build; do_demo ;;
 bench) do_setup; do_build; do_bench ;;
 package) do_setup; do_build; do_package ;;
