@@ -14,7 +14,7 @@ if(NOT KVFDP_FULL_DEBUGINFO)
 endif()
 
 # kvfdp_precompile(TARGET HEADER...): the headers parsed once for TARGET instead of once per file
-# (nlohmann/json costs about 2.4 s of every file that includes it, CLI11 about 7 s). Called at
+# (nlohmann/json costs about 2.4 s of every file that includes it). Called at
 # the end of the top-level CMakeLists, once every target exists; tools/cli and tests/cli
 # precompile theirs in their own CMakeLists.
 function(kvfdp_precompile target)
