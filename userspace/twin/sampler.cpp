@@ -110,19 +110,21 @@ model::ModelConfig sampled_config(const TwinGeometry &g, const TwinPlan &p, uint
 
 namespace {
 
-// The geometry checks and the sampling granularity, before any rate is chosen.
-Result<TwinPlan> base_plan(const TwinGeometry &g)
+// The geometry checks and the sampling granularity, before any rate is chosen; `bound` names
+// the memory bound in the refusals (the option or the config key that set it).
+Result<TwinPlan> base_plan(const TwinGeometry &g, std::string_view bound)
 {
 	const uint32_t mu = std::max<uint32_t>(4096, g.lba_size);
 	if (g.ru_size == 0 || g.nlb == 0 || g.lba_size == 0)
 		return guidance_error(
 			std::errc::invalid_argument,
-			"twin: the device reports no reclaim unit size or capacity; run with --twin-memory 0");
+			"twin: the device reports no reclaim unit size or capacity; run with " +
+				std::string(bound) + " 0");
 	if (g.ru_size % mu)
 		return guidance_error(std::errc::invalid_argument,
 				      "twin: the RU size " + std::to_string(g.ru_size) +
 					      " is not a multiple of " + std::to_string(mu) +
-					      " bytes; run with --twin-memory 0");
+					      " bytes; run with " + std::string(bound) + " 0");
 	TwinPlan p;
 	p.model.mapping_unit = mu;
 	p.ru_units = static_cast<uint32_t>(std::min<uint64_t>(g.ru_size / mu, UINT32_MAX));
@@ -149,7 +151,7 @@ Result<void> finish_plan(const TwinGeometry &g, TwinPlan &p, uint32_t k)
 
 Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units)
 {
-	auto p = base_plan(g);
+	auto p = base_plan(g, "--twin-memory");
 	if (!p)
 		return p;
 	if (sampled_ru_units == 0 || sampled_ru_units > p->ru_units)
@@ -162,9 +164,9 @@ Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units)
 	return p;
 }
 
-Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes)
+Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes, std::string_view bound)
 {
-	auto base = base_plan(g);
+	auto base = base_plan(g, bound);
 	if (!base)
 		return base;
 	TwinPlan &p = *base;
@@ -190,8 +192,8 @@ Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes)
 				" is too small for one reclaim unit: the smallest sampled model of this drive (" +
 				std::to_string(rus) + " RUs of one " + std::to_string(mu) +
 				"-byte mapping unit, two copies) and its recent window need " +
-				mib(need) +
-				"; raise --twin-memory to at least that, or 0 to run without the twin");
+				mib(need) + "; raise " + std::string(bound) +
+				" to at least that, or 0 to run without the twin");
 	}
 	// The largest k that fits (memory grows with k), then down to one the model accepts.
 	uint32_t lo = 1, hi = p.ru_units;
@@ -209,10 +211,10 @@ Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes)
 			return p;
 		last = r.error().message();
 	}
-	return guidance_error(
-		std::errc::invalid_argument,
-		"twin: the sampled model of this drive is refused (" + last +
-			"); set --twin-op, or --twin-memory 0 to run without the twin");
+	return guidance_error(std::errc::invalid_argument,
+			      "twin: the sampled model of this drive is refused (" + last +
+				      "); set --twin-op, or " + std::string(bound) +
+				      " 0 to run without the twin");
 }
 
 }  // namespace kvfdp::twin

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "common/result.hpp"
 #include "nvme/model/config.hpp"
@@ -94,7 +95,9 @@ inline constexpr uint64_t kWindowRecordBytes = 20;
 [[nodiscard]] Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units);
 // The largest rate whose two models take at most memory_bytes less the recent window's
 // share. Refused in one line: an unknown RU size, or a bound too small for the smallest
-// sampled model (one mapping unit per RU) and the window, naming the bound that would do.
-[[nodiscard]] Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes);
+// sampled model (one mapping unit per RU) and the window, naming the bound that would do;
+// `bound` is what the refusals tell the user to change (the option, or a config key).
+[[nodiscard]] Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes,
+					 std::string_view bound = "--twin-memory");
 
 }  // namespace kvfdp::twin

@@ -2,7 +2,6 @@
 #include "userspace/twin/twin.hpp"
 
 #include <chrono>
-#include <string_view>
 
 #include "common/log.hpp"
 
@@ -10,24 +9,13 @@ namespace kvfdp::twin {
 
 namespace {
 
-// A refused plan's line, for a bound that the config gave: it names the file's line and key
-// where the plan's own line says --twin-memory.
-Error from_config(const Error &e, const std::string &from)
-{
-	std::string m = e.message();
-	static constexpr std::string_view kOption = "--twin-memory";
-	for (size_t at = m.find(kOption); at != std::string::npos; at = m.find(kOption, at))
-		m.replace(at, kOption.size(), "twin_memory");
-	return guidance_error(std::errc::invalid_argument, from + ": " + m);
-}
-
 // Records taken from a ring per pass (a fixed buffer on the twin thread's stack).
 constexpr uint32_t kBatch = 256;
 }  // namespace
 
 Result<std::unique_ptr<Twin>> Twin::create(const TwinOptions &o)
 {
-	auto plan = plan_twin(o.geometry, o.memory_bytes);
+	auto plan = plan_twin(o.geometry, o.memory_bytes, o.bound_name);
 	if (!plan)
 		return std::move(plan).error();
 	auto models = TwinModels::create(*plan);
@@ -160,10 +148,13 @@ Result<std::unique_ptr<Twin>> twin_for(const nvme::DeviceInfo &info, uint16_t nr
 				  : model_op > 0 ? model_op
 						 : 0.07};
 	o.memory_bytes = s.memory_bytes;
+	if (!s.memory_from.empty())
+		o.bound_name = "twin_memory";
 	auto t = Twin::create(o);
 	if (!t) {
-		if (s.memory_given && !s.memory_from.empty())
-			return from_config(t.error(), s.memory_from);
+		if (!s.memory_from.empty())  // a config key: the line says where it is
+			return guidance_error(std::errc::invalid_argument,
+					      s.memory_from + ": " + t.error().message());
 		if (s.memory_given)
 			return std::move(t).error();
 		log::warn("%s (running without the twin)", t.error().message().c_str());
