@@ -47,9 +47,8 @@ mkfs_mount() {  # $1 fs, $2 dev
 # writes two 5 MiB files that it deletes at the end of the round. The two write in 64 KiB
 # pieces side by side, so on one handle their data shares reclaim units. 16 rounds, about
 # 280 MiB in all on a 96 MiB namespace kept two-thirds full: the model garbage-collects, and
-# what it must copy depends on whether the engine's data shares units with the staging area's.
-# (28 rounds until 2026-12-05: the same verdicts, with twice the margin over the erase floor
-# below that 16 still keep; figures in docs/vm.md, what the suite costs.)
+# what it must copy depends on whether the engine's data shares units with the staging area's
+# (the margins of 16 rounds over the checks below: docs/vm.md, what the suite costs).
 workload() { two_lifetimes "$1" /mnt/kv 14 16 4096 5120; }  # $1: label
 
 # waf_of LABEL: the model's projected WAF (mbmw / hbmw) from `kvfdp stats`
