@@ -51,7 +51,7 @@ fi
 missing() { # prints the packages among "$@" that are not installed
 	local p
 	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+		grep -q 'install ok installed' <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" || echo "$p"
 	done
 }
 
@@ -75,7 +75,7 @@ fi
 mapfile -t want_main < <(missing "${BOOKWORM_PKGS[@]}")
 mapfile -t want_bp < <(missing "${BACKPORTS_PKGS[@]}")
 # qemu-system-x86 from bookworm itself (7.2) has no FDP; the VM tests need the backports one.
-if dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null | grep -q '^1:[0-7]\.'; then
+if grep -q '^1:[0-7]\.' <<<"$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null)"; then
 	log "error: qemu-system-x86 $(dpkg-query -W -f='${Version}' qemu-system-x86) is installed; the VM tests need"
 	log "  FDP emulation (QEMU 8.0+). Setup never upgrades a package: upgrade it yourself with"
 	log "  apt-get install -t bookworm-backports qemu-system-x86   and run setup again."
@@ -89,7 +89,7 @@ check_qemu() {
 		log "  qemu-system-x86 8.0+ from bookworm-backports"
 		exit 1
 	fi
-	if ! qemu-system-x86_64 -device nvme-subsys,help 2>/dev/null | grep -q fdp; then
+	if ! grep -q fdp <<<"$(qemu-system-x86_64 -device nvme-subsys,help 2>/dev/null)"; then
 		log "error: qemu-system-x86_64 ($(qemu-system-x86_64 --version 2>/dev/null | head -n 1)) has no FDP emulation;"
 		log "  the VM tests need qemu-system-x86 8.0+ from bookworm-backports"
 		exit 1
@@ -130,7 +130,7 @@ fi
 
 # Fresh machines have no package lists; refresh them once (this upgrades nothing).
 if [ $need_update -eq 1 ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ] ||
-	! apt-cache policy qemu-system-x86 2>/dev/null | grep -q bookworm-backports; then
+	! grep -q bookworm-backports <<<"$(apt-cache policy qemu-system-x86 2>/dev/null)"; then
 	log "apt-get update"
 	if ! apt-get -q -o DPkg::Lock::Timeout=300 update >/dev/null; then
 		log "error: apt-get update failed: the Debian archive (deb.debian.org, bookworm-backports) must be"
@@ -144,9 +144,9 @@ fi
 # the library to match, which refuse_upgrades refuses.
 pin_to_library() { # PKG LIB
 	local v i
-	dpkg-query -W -f='${Status}' "$2" 2>/dev/null | grep -q 'install ok installed' || return 0
+	grep -q 'install ok installed' <<<"$(dpkg-query -W -f='${Status}' "$2" 2>/dev/null)" || return 0
 	v=$(dpkg-query -W -f='${Version}' "$2")
-	apt-cache madison "$1" 2>/dev/null | grep -qF "| $v |" || return 0
+	grep -qF "| $v |" <<<"$(apt-cache madison "$1" 2>/dev/null)" || return 0
 	for i in "${!want_main[@]}"; do
 		[ "${want_main[$i]}" = "$1" ] && want_main[i]="$1=$v"
 	done
