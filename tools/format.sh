@@ -50,7 +50,7 @@ if [ $rc -ne 0 ] && [ ${#bad[@]} -eq 0 ]; then
 fi
 if [ ${#bad[@]} -gt 0 ]; then
 	echo "format.sh: ${#bad[@]} file(s) differ from .clang-format: run ./tools/format.sh"
-	printf '  %s\n' "${bad[@]}" | head -n 20
+	printf '  %s\n' "${bad[@]}" | head -n 20 || :
 	"$CF" --style=file "${bad[0]}" | diff -u "${bad[0]}" - | head -n 20 || :
 	exit 1
 fi
