@@ -155,7 +155,7 @@ void add_placement_options(CLI::App &app, CommandLine &c)
 		->capture_default_str();
 	c.twin_memory =
 		app.add_option(
-			   "--twin-memory", o.twin.memory_bytes,
+			   std::string(kvfdp::twin::kMemoryOption), o.twin.memory_bytes,
 			   "memory bound of the live WAF twin's two sampled models (suffixes allowed: "
 			   "64M); 0: no twin (docs/twin.md)")
 			->transform(size_value())

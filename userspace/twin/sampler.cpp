@@ -151,7 +151,7 @@ Result<void> finish_plan(const TwinGeometry &g, TwinPlan &p, uint32_t k)
 
 Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units)
 {
-	auto p = base_plan(g, "--twin-memory");
+	auto p = base_plan(g, kMemoryOption);
 	if (!p)
 		return p;
 	if (sampled_ru_units == 0 || sampled_ru_units > p->ru_units)

@@ -90,6 +90,10 @@ inline constexpr uint64_t kWindowRecordBytes = 20;
 	return memory_bytes / kWindowShare / kWindowRecordBytes;
 }
 
+// kvfdpd's option that sets the memory bound: what a refused plan tells the user to change,
+// unless the bound came from the config (TwinOptions::bound_name).
+inline constexpr std::string_view kMemoryOption = "--twin-memory";
+
 // The plan at sampled_ru_units mapping units per sampled RU (rate = that / the drive's);
 // the drive's own count is the whole drive, unsampled.
 [[nodiscard]] Result<TwinPlan> plan_twin_at(const TwinGeometry &g, uint32_t sampled_ru_units);
@@ -98,6 +102,6 @@ inline constexpr uint64_t kWindowRecordBytes = 20;
 // sampled model (one mapping unit per RU) and the window, naming the bound that would do;
 // `bound` is what the refusals tell the user to change (the option, or a config key).
 [[nodiscard]] Result<TwinPlan> plan_twin(const TwinGeometry &g, uint64_t memory_bytes,
-					 std::string_view bound = "--twin-memory");
+					 std::string_view bound = kMemoryOption);
 
 }  // namespace kvfdp::twin

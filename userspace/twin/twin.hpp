@@ -27,7 +27,7 @@ struct TwinOptions {
 	TwinGeometry geometry;
 	uint64_t memory_bytes = kDefaultMemoryBytes;  // bound of the two sampled models
 	uint32_t ring_records = 8192;                 // per queue (16 bytes each)
-	std::string bound_name = "--twin-memory";     // what a refused plan says to change
+	std::string bound_name{kMemoryOption};        // what a refused plan says to change
 };
 
 // kvfdpd's settings of the twin (--twin-memory, --twin-op).
