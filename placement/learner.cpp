@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/fnv.hpp"
+#include "placement/class_split.hpp"
 
 namespace kvfdp::placement {
 
@@ -48,7 +49,7 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 }
 
 constexpr const char *kMagic = "kvfdp-learner";
-constexpr int kVersion = 2;  // 1: no death-age histograms (still read)
+constexpr int kVersion = 3;  // 1: no death-age histograms, 2: no class split (both still read)
 
 // died_age counts (bytes / 512) x (age / 512).
 constexpr double kAgeUnit = 512.0 * 512.0;
@@ -68,6 +69,11 @@ struct Learner::KeyState {
 	double lifetime = 0;                     // estimate, device bytes (0: unknown)
 	uint32_t group = 0;
 	bool pinned = false;
+	// The class split (class_split.hpp): the clock at the first recompute that saw a write
+	// (written_once), and whether the key's class part was given up.
+	uint64_t first_write = 0;
+	bool written_once = false;
+	bool class_given_up = false;
 };
 
 Learner::Learner(const LearnerConfig &cfg)
@@ -403,6 +409,10 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 				     512.0 * static_cast<uint32_t>(n - st.seen_ages[b]);
 			st.seen_ages[b] = n;
 		}
+		if (!st.written_once && w > 0) {
+			st.written_once = true;
+			st.first_write = clock_.load(std::memory_order_relaxed);
+		}
 		st.seen_written = w;
 		st.seen_died = d;
 		st.seen_age = a;
@@ -527,7 +537,50 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	if (groups.empty() && !cands.empty())
 		groups.emplace_back();
 	join_minor(groups, minor, cands);
+	if (cfg_.grouping == Grouping::order)
+		split_classes(groups, cands, max_groups);
 	return groups;
+}
+
+// Step 2b: the class split (class_split.hpp) within the groups, all keys included.
+void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
+			    const std::vector<Cand> &cands, size_t max_groups)
+{
+	// Nothing is split before the device has written a reclaim unit: the learner starts as
+	// `none`, and before that no write share says anything.
+	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
+	    clock_.load(std::memory_order_relaxed) < cfg_.ru_bytes)
+		return;
+	// A key has its evidence once it has lived two of its lifetimes since its first write:
+	// by then its deaths cover its lifetime distribution, and its death order has settled.
+	constexpr double kEvidenceLifetimes = 2.0;
+	const double now = static_cast<double>(clock_.load(std::memory_order_relaxed));
+	std::vector<ClassKey> keys(cands.size());
+	for (uint32_t c = 0; c < cands.size(); c++) {
+		const KeyState &st = state_[cands[c].slot];
+		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
+		keys[c] = {k.writer,
+			   k.cls,
+			   cands[c].share,
+			   cands[c].life,
+			   death_order(st.ages),
+			   st.written_once && cands[c].life > 0 &&
+				   now - static_cast<double>(st.first_write) >=
+					   kEvidenceLifetimes * cands[c].life,
+			   st.class_given_up};
+	}
+	ClassSplitParams p;
+	p.max_groups = max_groups;
+	p.budget = static_cast<size_t>(cfg_.class_split_room * cfg_.op *
+				       static_cast<double>(cfg_.capacity_bytes) /
+				       static_cast<double>(cfg_.ru_bytes));
+	p.min_group_share = cfg_.min_group_share;
+	p.order_close = cfg_.order_gap / 4;
+	p.merge_ratio = cfg_.merge_ratio;
+	ClassSplitResult r = split_by_class(keys, std::move(groups), p);
+	for (uint32_t c : r.given_up)
+		state_[cands[c].slot].class_given_up = true;
+	groups = std::move(r.groups);
 }
 
 // Keys too small to shape the groups join the group whose lifetime is nearest theirs (one
@@ -779,6 +832,8 @@ Result<void> Learner::save(const std::string &path) const
 			for (unsigned b = 0; b < kAgeBuckets; b++)
 				body << ' ' << st.seen_ages[b] << ' ' << st.ages[b];
 			body << '\n';
+			body << "split " << st.written_once << ' ' << st.first_write << ' '
+			     << st.class_given_up << '\n';
 		}
 	}
 	std::string text = body.str();
@@ -823,6 +878,8 @@ struct SavedKey {
 	double share, num, den, life;
 	std::array<uint32_t, kAgeBuckets> seen_ages{};
 	std::array<double, kAgeBuckets> ages{};
+	bool written_once = false, class_given_up = false;
+	uint64_t first_write = 0;
 };
 
 struct SavedState {
@@ -876,8 +933,8 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 	int &version = out.version;
 	if (!(in >> magic >> version) || magic != kMagic)
 		return "not a kvfdp learner state file";
-	if (version != kVersion && version != 1)
-		return "version " + std::to_string(version) + ", this kvfdpd reads " +
+	if (version < 1 || version > kVersion)
+		return "version " + std::to_string(version) + ", this kvfdpd reads 1 to " +
 		       std::to_string(kVersion);
 	std::string word;
 	unsigned saved_nruh = 0;
@@ -903,6 +960,10 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 				if (!(in >> r.seen_ages[b] >> r.ages[b]) || !(r.ages[b] >= 0))
 					return "malformed ages line";
 		}
+		if (version >= 3 &&
+		    (!(in >> word >> r.written_once >> r.first_write >> r.class_given_up) ||
+		     word != "split"))
+			return "malformed split line";
 		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) ||
 		    out.keys.size() >= Learner::kMaxKeys)
 			return "key out of range";
@@ -966,6 +1027,9 @@ Result<void> Learner::load(const std::string &path)
 		ks.age_den = r.den;
 		ks.lifetime = r.life;
 		ks.group = r.group;
+		ks.written_once = r.written_once;
+		ks.first_write = r.first_write;
+		ks.class_given_up = r.class_given_up;
 		keys_.fetch_add(1, std::memory_order_relaxed);
 	}
 	clock_.store(saved.clock, std::memory_order_relaxed);

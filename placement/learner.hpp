@@ -3,7 +3,9 @@
 // die in clearly different orders, onto different handles (Grouping::order). Starts as `none`
 // (one group on one handle) and splits a group only where lifetimes differ by a ratio, or
 // where an in-order key shares it with an out-of-order one and the greedy-GC projection
-// (placement/mixing_cost.hpp) says the split pays. Two experimental groupings sit beside it:
+// (placement/mixing_cost.hpp) says the split pays; within a group, writers that give all
+// their data one hint class are split by class until measurement shows the parts die alike
+// (placement/class_split.hpp). Two experimental groupings sit beside it:
 // the projection choosing among whole fixed policies (Grouping::cost), and a fixed policy's
 // grouping chosen by measurement (Choice, placement/selector.hpp).
 // docs/placement.md "The learner" describes the estimates, the grouping and the state file.
@@ -111,6 +113,15 @@ struct LearnerConfig {
 	// key's deaths in its two heaviest adjacent age buckets) differ by this much; keys
 	// already apart stay apart down to half of it (mixing_cost.hpp, split_by_order).
 	double order_gap = 0.5;
+	// Grouping::order: within each group, the keys of writers that give all their data one
+	// hint class start split by class, as a per-hint policy splits them, while the groups'
+	// open reclaim units take at most this share of the over-provisioned space
+	// (op x capacity_bytes / ru_bytes units); a class part is given up for good once it and
+	// its group's main class have lived two of their lifetimes and die alike (death orders
+	// within order_gap / 4, lifetimes within merge_ratio). 0 turns it off. Data written
+	// mixed is expensive to part later; a split given up costs only its open unit
+	// (class_split.hpp, docs/placement.md "The class split").
+	double class_split_room = 0.5;
 	// A group gets its own handle only if it takes at least this share of the device's
 	// writes: every open handle keeps a reclaim unit open, spare space taken from garbage
 	// collection, which a group that writes little does not pay back.
@@ -273,6 +284,8 @@ private:
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	[[nodiscard]] bool needs_curves(std::span<const CostKey> keys) const;
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
+	void split_classes(std::vector<std::vector<uint32_t>> &groups,
+			   const std::vector<Cand> &cands, size_t max_groups);
 	void join_minor(std::vector<std::vector<uint32_t>> &groups,
 			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,

@@ -1,0 +1,58 @@
+// The class split: the split a per-hint policy makes, taken from the first recompute on and
+// given up where measurement shows it buys nothing. A pure function over the learner's keys
+// and groups: the learner (learner.cpp) keeps the state it needs (each key's first write,
+// and whether its part was given up), this file decides. docs/placement.md "The class
+// split" says why.
+//
+// Within each group the learner made, the keys of writers that give all their data one hint
+// class (a workload bucket: one class per stream, as LMCache's per-bucket placement IDs are)
+// are cut off by class, one part per class other than the group's main class (the class
+// with most of the group's writes), while:
+// - every part takes min_group_share of the device's writes;
+// - the groups, the parts included, fit in the handles and in `budget` (what the spare
+//   room holds in open reclaim units); a split that does not fit is not made at all;
+// - the part has not been given up.
+// A part is given up for good once it and the main class have lived `evidence` of their
+// lifetimes since their first writes (their death orders have settled) and they die alike:
+// death orders within order_close, mean lifetimes within merge_ratio.
+// The keys of a writer that labels its data with several classes stay where the learner
+// put them: such a writer guesses per chunk (and relabels as it learns), and the learner's
+// own measurements already separate its keys where their lifetimes differ.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kvfdp::placement {
+
+struct ClassKey {
+	uint64_t writer = 0;
+	uint8_t cls = 0;
+	double share = 0;         // decayed share of the device's writes
+	double life = 0;          // mean lifetime estimate, device bytes (0 unknown)
+	double order = 1;         // death_order() of its deaths (mixing_cost.hpp)
+	bool evidenced = false;   // has lived `evidence` of its lifetimes since its first write
+	bool given_up = false;    // its part was given up: it stays with its group
+};
+
+struct ClassSplitParams {
+	size_t max_groups = 1;  // handles the learner may use
+	size_t budget = 0;      // groups the split may leave in all (0: no split)
+	double min_group_share = 0.02;
+	double order_close = 0.125;
+	double merge_ratio = 1.5;
+};
+
+struct ClassSplitResult {
+	std::vector<std::vector<uint32_t>> groups;
+	std::vector<uint32_t> given_up;  // keys whose part was given up now
+};
+
+// groups: indexes into keys, as the learner grouped them (each key in one group).
+[[nodiscard]] ClassSplitResult split_by_class(std::span<const ClassKey> keys,
+					      std::vector<std::vector<uint32_t>> groups,
+					      const ClassSplitParams &p);
+
+}  // namespace kvfdp::placement
