@@ -44,7 +44,8 @@ unsigned class_index(uint8_t cls)
 }  // namespace
 
 ClassSplitResult split_by_class(std::span<const ClassKey> keys,
-				std::vector<std::vector<uint32_t>> groups, const ClassSplitParams &p)
+				std::vector<std::vector<uint32_t>> groups,
+				const ClassSplitParams &p)
 {
 	ClassSplitResult out;
 	// Writers that label their data with one class only.
@@ -86,7 +87,8 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 				given_up.insert(given_up.end(), part.keys.begin(), part.keys.end());
 				continue;
 			}
-			if (part.share >= p.min_group_share * total && part.keys.size() < groups[g].size())
+			if (part.share >= p.min_group_share * total &&
+			    part.keys.size() < groups[g].size())
 				cuts.push_back(part.keys);
 		}
 	}

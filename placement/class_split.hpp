@@ -30,11 +30,11 @@ namespace kvfdp::placement {
 struct ClassKey {
 	uint64_t writer = 0;
 	uint8_t cls = 0;
-	double share = 0;         // decayed share of the device's writes
-	double life = 0;          // mean lifetime estimate, device bytes (0 unknown)
-	double order = 1;         // death_order() of its deaths (mixing_cost.hpp)
-	bool evidenced = false;   // has lived `evidence` of its lifetimes since its first write
-	bool given_up = false;    // its part was given up: it stays with its group
+	double share = 0;        // decayed share of the device's writes
+	double life = 0;         // mean lifetime estimate, device bytes (0 unknown)
+	double order = 1;        // death_order() of its deaths (mixing_cost.hpp)
+	bool evidenced = false;  // has lived `evidence` of its lifetimes since its first write
+	bool given_up = false;   // its part was given up: it stays with its group
 };
 
 struct ClassSplitParams {

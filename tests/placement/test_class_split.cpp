@@ -13,8 +13,7 @@ using namespace kvfdp::placement;
 
 namespace {
 
-ClassKey key(uint64_t writer, uint8_t cls, double share, double order = 1.0,
-	     bool evidenced = false)
+ClassKey key(uint64_t writer, uint8_t cls, double share, double order = 1.0, bool evidenced = false)
 {
 	ClassKey k;
 	k.writer = writer;
