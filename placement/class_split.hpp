@@ -12,9 +12,10 @@
 // - the groups, the parts included, fit in the handles and in `budget` (what the spare
 //   room holds in open reclaim units); a split that does not fit is not made at all;
 // - the part has not been given up.
-// A part is given up for good once it and the main class have lived `evidence` of their
-// lifetimes since their first writes (their death orders have settled) and they die alike:
-// death orders within order_close, mean lifetimes within merge_ratio.
+// A part is given up for good once its keys and the main class's are all `evidenced` (the
+// learner: each has lived two of its lifetimes since its first write, so its death order
+// has settled) and they die alike: death orders within order_close, mean lifetimes within
+// merge_ratio.
 // The keys of a writer that labels its data with several classes stay where the learner
 // put them: such a writer guesses per chunk (and relabels as it learns), and the learner's
 // own measurements already separate its keys where their lifetimes differ.
@@ -33,7 +34,7 @@ struct ClassKey {
 	double share = 0;        // decayed share of the device's writes
 	double life = 0;         // mean lifetime estimate, device bytes (0 unknown)
 	double order = 1;        // death_order() of its deaths (mixing_cost.hpp)
-	bool evidenced = false;  // has lived `evidence` of its lifetimes since its first write
+	bool evidenced = false;  // its death order has settled (the learner decides when)
 	bool given_up = false;   // its part was given up: it stays with its group
 };
 
