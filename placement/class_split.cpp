@@ -56,7 +56,7 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 		total += k.share;
 	}
 	auto one_class = [&](const ClassKey &k) {
-		const uint32_t m = classes_of[k.writer];
+		const uint32_t m = classes_of.at(k.writer);
 		return (m & (m - 1)) == 0;
 	};
 

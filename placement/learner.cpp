@@ -69,10 +69,9 @@ struct Learner::KeyState {
 	double lifetime = 0;                     // estimate, device bytes (0: unknown)
 	uint32_t group = 0;
 	bool pinned = false;
-	// The class split (class_split.hpp): the clock at the first recompute that saw a write
-	// (written_once), and whether the key's class part was given up.
+	// The class split (class_split.hpp): the clock at the first recompute that saw the key
+	// written (meaningful once seen_written > 0), and whether its class part was given up.
 	uint64_t first_write = 0;
-	bool written_once = false;
 	bool class_given_up = false;
 };
 
@@ -409,10 +408,8 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 				     512.0 * static_cast<uint32_t>(n - st.seen_ages[b]);
 			st.seen_ages[b] = n;
 		}
-		if (!st.written_once && w > 0) {
-			st.written_once = true;
+		if (st.seen_written == 0 && w > 0)
 			st.first_write = clock_.load(std::memory_order_relaxed);
-		}
 		st.seen_written = w;
 		st.seen_died = d;
 		st.seen_age = a;
@@ -548,13 +545,13 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 {
 	// Nothing is split before the device has written a reclaim unit: the learner starts as
 	// `none`, and before that no write share says anything.
+	const uint64_t now = clock_.load(std::memory_order_relaxed);
 	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
-	    clock_.load(std::memory_order_relaxed) < cfg_.ru_bytes)
+	    now < cfg_.ru_bytes)
 		return;
 	// A key has its evidence once it has lived two of its lifetimes since its first write:
 	// by then its deaths cover its lifetime distribution, and its death order has settled.
 	constexpr double kEvidenceLifetimes = 2.0;
-	const double now = static_cast<double>(clock_.load(std::memory_order_relaxed));
 	std::vector<ClassKey> keys(cands.size());
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const KeyState &st = state_[cands[c].slot];
@@ -564,8 +561,8 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   cands[c].share,
 			   cands[c].life,
 			   death_order(st.ages),
-			   st.written_once && cands[c].life > 0 &&
-				   now - static_cast<double>(st.first_write) >=
+			   st.seen_written > 0 && cands[c].life > 0 &&
+				   static_cast<double>(now - st.first_write) >=
 					   kEvidenceLifetimes * cands[c].life,
 			   st.class_given_up};
 	}
@@ -832,8 +829,7 @@ Result<void> Learner::save(const std::string &path) const
 			for (unsigned b = 0; b < kAgeBuckets; b++)
 				body << ' ' << st.seen_ages[b] << ' ' << st.ages[b];
 			body << '\n';
-			body << "split " << st.written_once << ' ' << st.first_write << ' '
-			     << st.class_given_up << '\n';
+			body << "split " << st.first_write << ' ' << st.class_given_up << '\n';
 		}
 	}
 	std::string text = body.str();
@@ -878,8 +874,8 @@ struct SavedKey {
 	double share, num, den, life;
 	std::array<uint32_t, kAgeBuckets> seen_ages{};
 	std::array<double, kAgeBuckets> ages{};
-	bool written_once = false, class_given_up = false;
-	uint64_t first_write = 0;
+	uint64_t first_write = 0;  // version 3; older files: written since clock 0
+	bool class_given_up = false;
 };
 
 struct SavedState {
@@ -961,8 +957,7 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 					return "malformed ages line";
 		}
 		if (version >= 3 &&
-		    (!(in >> word >> r.written_once >> r.first_write >> r.class_given_up) ||
-		     word != "split"))
+		    (!(in >> word >> r.first_write >> r.class_given_up) || word != "split"))
 			return "malformed split line";
 		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) ||
 		    out.keys.size() >= Learner::kMaxKeys)
@@ -1027,7 +1022,6 @@ Result<void> Learner::load(const std::string &path)
 		ks.age_den = r.den;
 		ks.lifetime = r.life;
 		ks.group = r.group;
-		ks.written_once = r.written_once;
 		ks.first_write = r.first_write;
 		ks.class_given_up = r.class_given_up;
 		keys_.fetch_add(1, std::memory_order_relaxed);
