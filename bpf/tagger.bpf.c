@@ -79,10 +79,12 @@ struct {
 	__type(value, __u32);
 } watched_fs SEC(".maps");
 
-/* (dev, ino) -> class: inodes with a policy (directory rules, the loader). */
+/* (dev, ino) -> class: inodes with a policy (directory rules, the loader). An LRU hash: when
+ * it is full the least recently used entry goes (a dead file's, under create + rename churn
+ * that no hook saw), so a new file's rule always applies. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KVFDP_INODE_MAP_ENTRIES);
 	__type(key, struct kvfdp_inode_key);
 	__type(value, __u32);
 } inode_policy SEC(".maps");
@@ -113,10 +115,29 @@ struct {
 	__type(value, __u32);
 } writer_cgroups SEC(".maps");
 
+/* (cgroup, writer directory) -> writer id: identities (KVFDP_WRITER_IDENT) and cgroup-pattern
+ * writers (KVFDP_WRITER_NAMED) userspace resolved for a raw id; later creates of that cgroup
+ * in that directory get the id here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KVFDP_IDENT_MAP_ENTRIES);
+	__type(key, struct kvfdp_ident_key);
+	__type(value, __u32);
+} writer_idents SEC(".maps");
+
+/* Directory (dev, ino) -> KVFDP_IDENT_DIR or KVFDP_IDENT_ROOT: what bounds a writer directory
+ * besides the filesystem root. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u32);
+} ident_dirs SEC(".maps");
+
 /* (dev, ino) -> writer id of the task that created the file (tag slots carry it). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, KVFDP_INODE_MAP_ENTRIES);
 	__type(key, struct kvfdp_inode_key);
 	__type(value, __u32);
 } inode_writer SEC(".maps");
@@ -124,7 +145,7 @@ struct {
 /* (dev, ino) -> bytes written by tagged requests. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, KVFDP_INODE_MAP_ENTRIES);
 	__type(key, struct kvfdp_inode_key);
 	__type(value, __u64);
 } inode_bytes SEC(".maps");
@@ -564,15 +585,20 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 struct dir_walk {
 	__u64 dentry;  /* the next directory to look at; 0 = done */
 	__u64 subtree; /* inode of the nearest directory with a rule or writer, or 0 */
+	__u64 child;   /* inode of the directory looked at before dentry (0 at the first) */
+	__u64 wdir;    /* the writer directory (kvfdp_event.writer_dir_ino) */
 	__u32 dev;
 	__u32 cls;    /* the nearest rule's class */
 	__u32 writer; /* the nearest writer directory's writer id */
-	__u32 found;  /* bit 0: a rule, bit 1: a writer directory */
+	__u32 found;  /* bit 0: a rule, bit 1: a writer directory, bit 2: the writer directory */
 };
 
-/* One directory of the walk: takes the nearest directory rule and writer directory, then
- * steps to the parent (stops at the filesystem root). A global function, checked once by
- * the verifier (like kvfdp_classify_bio). */
+#define KVFDP_FOUND_ALL 7
+
+/* One directory of the walk: takes the nearest directory rule, writer directory and identity
+ * directory (or, at the filesystem root or an identity root, the child it came from), then
+ * steps to the parent (stops at the filesystem root). A global function, checked once by the
+ * verifier (like kvfdp_classify_bio). */
 __noinline int kvfdp_dir_step(struct dir_walk *w)
 {
 	struct kvfdp_inode_key k = {};
@@ -584,6 +610,7 @@ __noinline int kvfdp_dir_step(struct dir_walk *w)
 	d = (struct dentry *)w->dentry;
 	k.dev = w->dev;
 	k.ino = BPF_CORE_READ(d, d_inode, i_ino);
+	p = BPF_CORE_READ(d, d_parent);
 	if (!(w->found & 1)) {
 		v = bpf_map_lookup_elem(&dir_rules, &k);
 		if (v) {
@@ -602,9 +629,30 @@ __noinline int kvfdp_dir_step(struct dir_walk *w)
 				w->subtree = k.ino;
 		}
 	}
-	p = BPF_CORE_READ(d, d_parent);
-	w->dentry = (p && p != d && w->found != 3) ? (__u64)p : 0;
+	if (!(w->found & 4)) {
+		v = bpf_map_lookup_elem(&ident_dirs, &k);
+		if (v && *v == KVFDP_IDENT_DIR) {
+			w->wdir = k.ino;
+			w->found |= 4;
+		} else if ((v && *v == KVFDP_IDENT_ROOT) || !p || p == d) {
+			w->wdir = w->child; /* 0: the file sits in the root itself */
+			w->found |= 4;
+		}
+	}
+	w->child = k.ino;
+	w->dentry = (p && p != d && w->found != KVFDP_FOUND_ALL) ? (__u64)p : 0;
 	return 0;
+}
+
+/* A per-inode map's insert, counted: a new entry (added), or a failed insert. An entry of the
+ * same key (an inode number reused under a record no hook removed) is replaced. */
+static __always_inline void inode_map_put(void *map, struct kvfdp_inode_key *key, __u32 *val,
+					  __u32 added, __u32 failed)
+{
+	if (bpf_map_update_elem(map, key, val, BPF_NOEXIST) == 0)
+		stat_inc(added);
+	else if (bpf_map_update_elem(map, key, val, BPF_ANY) != 0)
+		stat_inc(failed);
 }
 
 /* The creating task's cgroup v2 id, where the kernel has the helper (CO-RE check). */
@@ -641,14 +689,29 @@ static __always_inline int on_open_exit(long ret)
 	for (int i = 0; i < KVFDP_MAX_DIR_DEPTH && w.dentry; i++)
 		kvfdp_dir_step(&w);
 	if ((w.found & 1) && w.cls < KVFDP_NR_CLASSES)
-		bpf_map_update_elem(&inode_policy, &key, &w.cls, BPF_ANY);
-	else if (!w.found && !fs_watched(key.dev))
+		inode_map_put(&inode_policy, &key, &w.cls, KVFDP_STAT_POLICY_ADDED,
+			      KVFDP_STAT_POLICY_FAILED);
+	else if (!(w.found & 3) && !fs_watched(key.dev))
 		return 0;
 	cg = current_cgroup();
 	named = bpf_map_lookup_elem(&writer_cgroups, &cg);
-	writer = (w.found & 2) ? w.writer : named ? *named : cg ? kvfdp_writer_of_cgroup(cg) : 0;
+	if (w.found & 2) {
+		writer = w.writer;
+	} else if (named) {
+		writer = *named;
+	} else if (cg) {
+		struct kvfdp_ident_key ik = {.cgroup_id = cg, .dir_ino = w.wdir, .dev = key.dev};
+		__u32 *ident = bpf_map_lookup_elem(&writer_idents, &ik);
+
+		if (ident)
+			stat_inc(KVFDP_STAT_IDENT_HIT);
+		writer = ident ? *ident : kvfdp_writer_of_cgroup(cg);
+	} else {
+		writer = 0;
+	}
 	if (writer)
-		bpf_map_update_elem(&inode_writer, &key, &writer, BPF_ANY);
+		inode_map_put(&inode_writer, &key, &writer, KVFDP_STAT_WRITER_ADDED,
+			      KVFDP_STAT_WRITER_FAILED);
 	e = event_reserve(KVFDP_EV_CREATE, KVFDP_HOOK_SYSCALL_TP);
 	if (!e)
 		return 0;
@@ -659,6 +722,7 @@ static __always_inline int on_open_exit(long ret)
 	e->writer = writer;
 	e->cgroup_id = cg;
 	e->subtree_ino = w.subtree;
+	e->writer_dir_ino = w.wdir;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -714,9 +778,11 @@ static __always_inline void on_unlink(struct inode *inode, __u32 hook)
 	e->bytes = bytes ? *bytes : 0;
 	bpf_ringbuf_submit(e, 0);
 	if (nlink <= 1) {
-		bpf_map_delete_elem(&inode_policy, &key);
+		if (bpf_map_delete_elem(&inode_policy, &key) == 0)
+			stat_inc(KVFDP_STAT_POLICY_REMOVED);
 		bpf_map_delete_elem(&inode_bytes, &key);
-		bpf_map_delete_elem(&inode_writer, &key);
+		if (bpf_map_delete_elem(&inode_writer, &key) == 0)
+			stat_inc(KVFDP_STAT_WRITER_REMOVED);
 	}
 }
 
@@ -732,6 +798,32 @@ SEC("kprobe/vfs_unlink")
 int BPF_KPROBE(kvfdp_kprobe_unlink, void *idmap, struct inode *dir, struct dentry *dentry)
 {
 	on_unlink(BPF_CORE_READ(dentry, d_inode), KVFDP_HOOK_KPROBE);
+	return 0;
+}
+
+/* RENAME_EXCHANGE (include/uapi/linux/fs.h): both names stay, nothing is replaced. */
+#define KVFDP_RENAME_EXCHANGE 2
+
+/* vfs_rename(struct renamedata *rd) (5.12+; CO-RE: older kernels have no struct renamedata and
+ * the program does nothing): a rename onto an existing name drops that file's link, as an
+ * unlink would. Without it a create + rename loop would leave every replaced file in the
+ * per-inode maps (they are LRU, so that costs old entries, never a new file's rule). */
+SEC("kprobe/vfs_rename")
+int BPF_KPROBE(kvfdp_kprobe_rename, void *rd)
+{
+	struct renamedata *r = rd;
+	struct inode *target;
+
+	if (!bpf_core_type_exists(struct renamedata) ||
+	    !bpf_core_field_exists(struct renamedata, new_dentry))
+		return 0;
+	if (BPF_CORE_READ(r, flags) & KVFDP_RENAME_EXCHANGE)
+		return 0;
+	target = BPF_CORE_READ(r, new_dentry, d_inode);
+	if (!target)
+		return 0;
+	stat_inc(KVFDP_STAT_RENAME_OVER);
+	on_unlink(target, KVFDP_HOOK_KPROBE);
 	return 0;
 }
 

@@ -33,18 +33,28 @@ struct kvfdp_disk_name {
 	char name[KVFDP_DISK_NAME_LEN]; /* NUL-padded */
 };
 
-/* Writer ids (tag slot, request record and event .writer): who created a file.
+/* Writer ids (tag slot, request record and event .writer): who created a file. Three
+ * disjoint spaces, told apart by the top two bits:
  * 0: unknown (created before the tagger watched, or on an unwatched filesystem);
- * KVFDP_WRITER_NAMED | n: named writer n (1-based) the loader put in dir_writers or
- * writer_cgroups; else kvfdp_writer_of_cgroup(the creating task's cgroup v2 id). */
+ * KVFDP_WRITER_NAMED | n (bit 31): named writer n (1-based), the config's [[writer]] n-1, put
+ *   in dir_writers, writer_cgroups or (cgroup patterns) writer_idents by the loader;
+ * KVFDP_WRITER_IDENT | h (bit 30): an identity, h = 30 bits of the FNV-1a hash of its string
+ *   (docs/bpf.md "Writer identity"; kvfdp_writer_of_identity), put in writer_idents by
+ *   userspace for a (cgroup, writer directory);
+ * else (bits 31 and 30 clear) kvfdp_writer_of_cgroup(the creating task's cgroup v2 id): a raw
+ *   id, until userspace names the cgroup. */
 #define KVFDP_WRITER_NAMED 0x80000000u
+#define KVFDP_WRITER_IDENT 0x40000000u
+#define KVFDP_WRITER_ID_MASK 0x3fffffffu /* the id bits of IDENT and raw ids */
 /* Directory levels walked up from a new file to find the nearest directory rule / writer
- * directory: rules and writer directories cover their whole subtree to this depth. */
+ * directory and its writer directory: rules and writer directories cover their whole subtree
+ * to this depth. */
 #define KVFDP_MAX_DIR_DEPTH 16
 
-static inline kvfdp_u32 kvfdp_writer_of_cgroup(kvfdp_u64 cgroup_id)
+/* 30 bits of a 64-bit value (its three 30-bit pieces xor-ed), never 0. */
+static inline kvfdp_u32 kvfdp_fold30(kvfdp_u64 v)
 {
-	kvfdp_u64 x = (cgroup_id ^ (cgroup_id >> 31)) & 0x7fffffffull;
+	kvfdp_u64 x = (v ^ (v >> 30) ^ (v >> 60)) & KVFDP_WRITER_ID_MASK;
 #ifdef __cplusplus
 	kvfdp_u32 w = static_cast<kvfdp_u32>(x);
 #else
@@ -53,6 +63,36 @@ static inline kvfdp_u32 kvfdp_writer_of_cgroup(kvfdp_u64 cgroup_id)
 
 	return w ? w : 1;
 }
+
+/* A raw writer id: 30 bits of a cgroup v2 id (the id itself below 2^30), never 0. */
+static inline kvfdp_u32 kvfdp_writer_of_cgroup(kvfdp_u64 cgroup_id)
+{
+	return kvfdp_fold30(cgroup_id);
+}
+
+/* The identity writer id of a 64-bit hash of an identity string: bit 30 | 30 bits. */
+static inline kvfdp_u32 kvfdp_writer_of_identity(kvfdp_u64 hash)
+{
+	return KVFDP_WRITER_IDENT | kvfdp_fold30(hash);
+}
+
+/* Whether a writer id is a raw cgroup-derived one (neither named nor an identity, not 0). */
+static inline int kvfdp_writer_is_raw(kvfdp_u32 writer)
+{
+	return writer && !(writer & (KVFDP_WRITER_NAMED | KVFDP_WRITER_IDENT));
+}
+
+/* Key of writer_idents: a creating task's cgroup and the new file's writer directory. */
+struct kvfdp_ident_key {
+	kvfdp_u64 cgroup_id;
+	kvfdp_u64 dir_ino; /* the writer directory's inode (kvfdp_event.writer_dir_ino), 0 none */
+	kvfdp_u32 dev;     /* its filesystem's s_dev */
+	kvfdp_u32 pad;     /* must be 0 */
+};
+
+/* ident_dirs values: how a directory bounds a writer directory. */
+#define KVFDP_IDENT_DIR 1  /* it is a writer directory ([[writer]] cgroup_pattern + dir) */
+#define KVFDP_IDENT_ROOT 2 /* its children are (watch_dir; the filesystem root always is) */
 
 /* Key of the inode-policy, directory-rule and per-inode byte maps. */
 struct kvfdp_inode_key {
@@ -89,8 +129,23 @@ enum kvfdp_stat {
 	KVFDP_STAT_INODE_DIO = 5,    /* bios resolved to an inode through iomap direct I/O */
 	KVFDP_STAT_INODE_NONE = 6,   /* bios with data but no inode (metadata, anonymous) */
 	KVFDP_STAT_DISK_LEARNED = 7, /* disk_names entries moved into disks by dev_t */
-	KVFDP_NR_STATS = 8,
+	/* The per-inode maps (inode_policy, inode_writer: LRU hashes of KVFDP_INODE_MAP_ENTRIES,
+	 * the least recently used entry goes when one is full). */
+	KVFDP_STAT_POLICY_ADDED = 8,   /* inode_policy entries created at file create */
+	KVFDP_STAT_POLICY_REMOVED = 9, /* inode_policy entries removed (last unlink, rename over) */
+	KVFDP_STAT_POLICY_FAILED = 10, /* inode_policy inserts that failed: a rule not applied */
+	KVFDP_STAT_WRITER_ADDED = 11,  /* inode_writer entries created at file create */
+	KVFDP_STAT_WRITER_REMOVED = 12, /* inode_writer entries removed */
+	KVFDP_STAT_WRITER_FAILED = 13,  /* inode_writer inserts that failed */
+	KVFDP_STAT_RENAME_OVER = 14,    /* renames onto an existing file (kprobe/vfs_rename) */
+	KVFDP_STAT_IDENT_HIT = 15,      /* creates whose writer came from writer_idents */
+	KVFDP_NR_STATS = 16,
 };
+
+/* Entries of each per-inode map (inode_policy, inode_writer, inode_bytes). */
+#define KVFDP_INODE_MAP_ENTRIES 65536
+/* Entries of writer_idents (an LRU hash: the least recently used (cgroup, directory) goes). */
+#define KVFDP_IDENT_MAP_ENTRIES 16384
 
 /* struct kvfdp_tag_slot.flags: how the inode was found. */
 #define KVFDP_SLOT_F_PAGE 0x1  /* page cache: page -> folio head -> mapping -> host */
@@ -112,7 +167,7 @@ enum kvfdp_event_type {
 enum kvfdp_event_hook {
 	KVFDP_HOOK_SYSCALL_TP = 1, /* syscall tracepoints */
 	KVFDP_HOOK_LSM = 2,        /* lsm/inode_unlink */
-	KVFDP_HOOK_KPROBE = 3,     /* kprobe/vfs_unlink */
+	KVFDP_HOOK_KPROBE = 3,     /* kprobe/vfs_unlink, kprobe/vfs_rename (a rename over a file) */
 	KVFDP_HOOK_FS_TP = 4,      /* raw_tp/ext4_unlink_enter, raw_tp/xfs_iunlink */
 };
 
@@ -131,6 +186,10 @@ struct kvfdp_event {
 	char comm[16];
 	kvfdp_u64 cgroup_id;   /* CREATE: the creating task's cgroup v2 id (0: unknown) */
 	kvfdp_u64 subtree_ino; /* CREATE: nearest ancestor directory with a rule or writer, or 0 */
+	/* CREATE: the writer directory: the nearest ancestor in ident_dirs as KVFDP_IDENT_DIR,
+	 * else the child of the filesystem root (or of a KVFDP_IDENT_ROOT directory) the file is
+	 * under; 0 when the file is in that root itself or deeper than KVFDP_MAX_DIR_DEPTH. */
+	kvfdp_u64 writer_dir_ino;
 };
 
 /* One classified request on the requests ring (record mode). */
@@ -152,10 +211,12 @@ static_assert(sizeof(kvfdp_disk) == 8, "disk ABI");
 static_assert(sizeof(kvfdp_inode_key) == 16, "inode key ABI");
 static_assert(sizeof(kvfdp_counter) == 16, "counter ABI");
 static_assert(sizeof(kvfdp_disk_name) == KVFDP_DISK_NAME_LEN, "disk name ABI");
-static_assert(sizeof(kvfdp_event) == 88, "event ABI");
+static_assert(sizeof(kvfdp_ident_key) == 24, "identity key ABI");
+static_assert(sizeof(kvfdp_event) == 96, "event ABI");
 static_assert(sizeof(kvfdp_rq_record) == 40, "record ABI");
 #else
-_Static_assert(sizeof(struct kvfdp_event) == 88, "event ABI");
+_Static_assert(sizeof(struct kvfdp_ident_key) == 24, "identity key ABI");
+_Static_assert(sizeof(struct kvfdp_event) == 96, "event ABI");
 _Static_assert(sizeof(struct kvfdp_rq_record) == 40, "record ABI");
 #endif
 

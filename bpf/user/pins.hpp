@@ -28,7 +28,8 @@ struct PinMeta {
 	uint8_t create_events;
 	char bio_hint_field[32];
 	char unlink_hook[64];
-	char notes[508];
+	char rename_hook[32];
+	char notes[476];
 };
 static_assert(sizeof(PinMeta) == 640, "PinMeta is pinned: its layout is part of the set's format");
 

@@ -293,6 +293,7 @@ Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_
 			bpf_map__set_max_entries(skel->maps.requests, o.record_ring_bytes);
 		bpf_program__set_autoload(skel->progs.kvfdp_lsm_unlink, with_lsm);
 		bpf_program__set_autoload(skel->progs.kvfdp_kprobe_unlink, o.allow_kprobe);
+		bpf_program__set_autoload(skel->progs.kvfdp_kprobe_rename, o.allow_kprobe);
 		int err = tagger::load(skel);
 		if (err) {
 			last_err = err;
@@ -350,6 +351,19 @@ void attach_unlink(tagger *skel, const TaggerOptions &o, int32_t xfs_off, Active
 	}
 	if (src.unlink_hook.empty())
 		add_note(notes, "no unlink hook: unlink events are off");
+	// A rename onto an existing file drops its link: seen only through the kprobe (the lsm
+	// hook cannot tell RENAME_EXCHANGE, which replaces nothing).
+	if (o.allow_kprobe) {
+		int err = attach(skel->progs.kvfdp_kprobe_rename, &skel->links.kvfdp_kprobe_rename);
+		if (err == 0)
+			src.rename_hook = "kprobe/vfs_rename";
+		else
+			add_note(notes,
+				 std::string("kprobe/vfs_rename refused at attach (") +
+					 std::strerror(-err) +
+					 "): a file replaced by a rename stays in the inode maps "
+					 "until they evict it");
+	}
 }
 
 // The syscall tracepoints, each one optional: fcntl (hint events) and the open/creat exits
@@ -391,6 +405,7 @@ std::string ActiveSources::describe() const
 	add(create_events, "create-events");
 	s += s.empty() ? "" : " ";
 	s += "unlink=" + (unlink_hook.empty() ? std::string("none") : unlink_hook);
+	s += " rename=" + (rename_hook.empty() ? std::string("none") : rename_hook);
 	return s;
 }
 
@@ -527,6 +542,7 @@ Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
 	sources_.hint_events = meta->hint_events;
 	sources_.create_events = meta->create_events;
 	sources_.unlink_hook = str_of(meta->unlink_hook, sizeof(meta->unlink_hook));
+	sources_.rename_hook = str_of(meta->rename_hook, sizeof(meta->rename_hook));
 	sources_.notes = str_of(meta->notes, sizeof(meta->notes));
 	impl_->pinned_at = o.pin_dir;
 	impl_->reopened = true;
@@ -551,6 +567,7 @@ Result<void> Tagger::pin(const TaggerOptions &o, uint64_t build)
 	meta.hint_events = sources_.hint_events;
 	meta.create_events = sources_.create_events;
 	copy_str(meta.unlink_hook, sizeof(meta.unlink_hook), sources_.unlink_hook);
+	copy_str(meta.rename_hook, sizeof(meta.rename_hook), sources_.rename_hook);
 	copy_str(meta.notes, sizeof(meta.notes), sources_.notes);
 	KVFDP_TRY(pin_meta(dir, meta));  // last: a set without meta is incomplete
 	impl_->pinned_at = dir;
@@ -724,6 +741,67 @@ uint32_t Tagger::inode_writer(uint32_t dev, uint64_t ino) const
 	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.inode_writer), &k, &v) != 0)
 		return 0;
 	return v;
+}
+
+bool Tagger::set_inode_writer(uint32_t dev, uint64_t ino, uint32_t writer)
+{
+	kvfdp_inode_key k{dev, 0, ino};
+	return bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.inode_writer), &k, &writer,
+				   BPF_EXIST) == 0;
+}
+
+Result<void> Tagger::set_identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir_ino,
+				  uint32_t writer)
+{
+	kvfdp_ident_key k{cgroup_id, dir_ino, dev, 0};
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.writer_idents), &k, &writer,
+				BPF_ANY) != 0)
+		return errno_error(errno,
+				   "tagger: set the writer of cgroup " + std::to_string(cgroup_id));
+	return ok();
+}
+
+uint32_t Tagger::identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir_ino) const
+{
+	kvfdp_ident_key k{cgroup_id, dir_ino, dev, 0};
+	uint32_t v = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.writer_idents), &k, &v) != 0)
+		return 0;
+	return v;
+}
+
+namespace {
+
+// Deletes every key of a hash map (fd), one get_next_key from the start each time.
+template <class Key> void clear_map(int fd)
+{
+	Key key{};
+	while (bpf_map_get_next_key(fd, nullptr, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			break;
+}
+
+}  // namespace
+
+void Tagger::clear_identities()
+{
+	clear_map<kvfdp_ident_key>(bpf_map__fd(impl_->skel->maps.writer_idents));
+}
+
+Result<void> Tagger::add_ident_dir(const std::string &dir, uint32_t kind)
+{
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.ident_dirs), &*k, &kind, BPF_ANY) !=
+	    0)
+		return errno_error(errno, "tagger: add identity directory " + dir);
+	return ok();
+}
+
+void Tagger::clear_ident_dirs()
+{
+	clear_map<kvfdp_inode_key>(bpf_map__fd(impl_->skel->maps.ident_dirs));
 }
 
 void Tagger::clear_dir_rules()

@@ -41,10 +41,11 @@ struct ActiveSources {
 	bool hint_events = false;    // sys_enter/exit_fcntl attached
 	bool create_events = false;  // at least one open/creat exit tracepoint attached
 	std::string unlink_hook;     // "lsm/inode_unlink", "kprobe/vfs_unlink" or "" (none)
+	std::string rename_hook;     // "kprobe/vfs_rename" or "" (a rename over a file unseen)
 	std::string notes;           // why something is off
 
 	// One line: "bio-hint(bio.bi_write_hint) page-inode dio-inode hint-events create-events
-	// unlink=lsm/...".
+	// unlink=lsm/... rename=kprobe/vfs_rename".
 	[[nodiscard]] std::string describe() const;
 };
 
@@ -95,6 +96,22 @@ public:
 	[[nodiscard]] Result<void> remove_writer_cgroup(uint64_t cgroup_id);
 	// The writer id the tagger recorded for the inode at creation, or 0.
 	[[nodiscard]] uint32_t inode_writer(uint32_t dev, uint64_t ino) const;
+	// Replaces the writer id of an inode that has one (a file created since the tagger
+	// watched); false when it has none (gone, or evicted).
+	bool set_inode_writer(uint32_t dev, uint64_t ino, uint32_t writer);
+
+	// Identities (docs/bpf.md "Writer identity"): files the cgroup creates in the writer
+	// directory (dev, dir_ino; 0: the filesystem's root itself) get writer from now on,
+	// instead of the cgroup's raw id. An LRU map of KVFDP_IDENT_MAP_ENTRIES.
+	[[nodiscard]] Result<void> set_identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir_ino,
+						uint32_t writer);
+	// The writer the map holds for (cgroup, dev, dir_ino), or 0.
+	[[nodiscard]] uint32_t identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir_ino) const;
+	void clear_identities();
+	// What bounds a writer directory (KVFDP_IDENT_DIR: dir is one; KVFDP_IDENT_ROOT: its
+	// children are), besides each filesystem's root.
+	[[nodiscard]] Result<void> add_ident_dir(const std::string &dir, uint32_t kind);
+	void clear_ident_dirs();
 
 	// Files created (open/creat with O_CREAT) anywhere in dir's subtree (KVFDP_MAX_DIR_DEPTH
 	// levels; the nearest rule wins) get cls from now on.
