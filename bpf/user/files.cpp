@@ -25,13 +25,34 @@ void LifetimeHistogram::add(uint64_t lifetime_ns)
 
 FileRecord &FileTable::record(const kvfdp_event &e)
 {
-	auto [it, fresh] = live_.try_emplace(Key{e.dev, e.ino});
-	FileRecord &r = it->second;
-	if (fresh) {
-		r.dev = e.dev;
-		r.ino = e.ino;
+	const Key key{e.dev, e.ino};
+	if (auto it = live_.find(key); it != live_.end())
+		return it->second.r;
+	while (live_.size() >= max_live_ && !order_.empty()) {
+		erase_live(live_.find(order_.begin()->second));
+		live_evictions_++;
 	}
+	auto it = live_.try_emplace(key).first;
+	it->second.seq = next_seq_++;
+	order_.emplace(it->second.seq, key);
+	FileRecord &r = it->second.r;
+	r.dev = e.dev;
+	r.ino = e.ino;
 	return r;
+}
+
+void FileTable::erase_live(std::map<Key, Live>::iterator it)
+{
+	if (it == live_.end())
+		return;
+	order_.erase(it->second.seq);
+	live_.erase(it);
+}
+
+void FileTable::set_writer(uint32_t dev, uint64_t ino, uint32_t writer)
+{
+	if (auto it = live_.find(Key{dev, ino}); it != live_.end())
+		it->second.r.writer = writer;
 }
 
 void FileTable::on_event(const kvfdp_event &e)
@@ -73,8 +94,8 @@ void FileTable::on_event(const kvfdp_event &e)
 			break;
 		FileRecord r;
 		if (it != live_.end()) {
-			r = std::move(it->second);
-			live_.erase(it);
+			r = std::move(it->second.r);
+			erase_live(it);
 		} else {
 			r.dev = e.dev;
 			r.ino = e.ino;
@@ -95,14 +116,14 @@ void FileTable::on_event(const kvfdp_event &e)
 
 void FileTable::refresh_bytes(const std::function<uint64_t(uint32_t, uint64_t)> &lookup)
 {
-	for (auto &[k, r] : live_)
-		r.bytes = lookup(k.first, k.second);
+	for (auto &[k, l] : live_)
+		l.r.bytes = lookup(k.first, k.second);
 }
 
 const FileRecord *FileTable::find_live(uint32_t dev, uint64_t ino) const
 {
 	auto it = live_.find(Key{dev, ino});
-	return it == live_.end() ? nullptr : &it->second;
+	return it == live_.end() ? nullptr : &it->second.r;
 }
 
 const FileRecord *FileTable::find_dead(uint32_t dev, uint64_t ino) const
@@ -117,8 +138,8 @@ std::vector<FileRecord> FileTable::live() const
 {
 	std::vector<FileRecord> out;
 	out.reserve(live_.size());
-	for (const auto &[k, r] : live_)
-		out.push_back(r);
+	for (const auto &[k, l] : live_)
+		out.push_back(l.r);
 	return out;
 }
 

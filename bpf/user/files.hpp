@@ -60,8 +60,16 @@ private:
 
 class FileTable {
 public:
-	// Keeps at most max_dead records of deleted files (oldest dropped first).
-	explicit FileTable(size_t max_dead = 4096) : max_dead_(max_dead) {}
+	// Records of live files kept at most (the tagger's per-inode maps hold as many).
+	static constexpr size_t kMaxLive = KVFDP_INODE_MAP_ENTRIES;
+
+	// Keeps at most max_dead records of deleted files (oldest dropped first) and max_live
+	// records of live ones: a create into a full table drops the oldest-created live record
+	// (a file whose unlink no hook saw, or simply the oldest) and counts it.
+	explicit FileTable(size_t max_dead = 4096, size_t max_live = kMaxLive)
+	    : max_dead_(max_dead), max_live_(max_live ? max_live : 1)
+	{
+	}
 
 	// Folds one event in; an UNLINK of the last link closes the record, adds its
 	// lifetime to its class's histogram and moves it to the dead list.
@@ -74,6 +82,12 @@ public:
 	[[nodiscard]] const FileRecord *find_dead(uint32_t dev, uint64_t ino) const;
 	[[nodiscard]] std::vector<FileRecord> live() const;
 	[[nodiscard]] const std::deque<FileRecord> &dead() const { return dead_; }
+	[[nodiscard]] size_t live_count() const { return live_.size(); }
+	[[nodiscard]] size_t max_live() const { return max_live_; }
+	// Live records dropped to keep the bound, since construction.
+	[[nodiscard]] uint64_t live_evictions() const { return live_evictions_; }
+	// Sets the writer of a live record (the tagger's event thread resolved its identity).
+	void set_writer(uint32_t dev, uint64_t ino, uint32_t writer);
 	[[nodiscard]] const LifetimeHistogram &histogram(uint8_t cls) const
 	{
 		return hist_[cls < KVFDP_NR_CLASSES ? cls : 0];
@@ -81,11 +95,20 @@ public:
 
 private:
 	using Key = std::pair<uint32_t, uint64_t>;
+	struct Live {
+		FileRecord r;
+		uint64_t seq = 0;  // order of creation: its key in order_
+	};
 	FileRecord &record(const kvfdp_event &e);
+	void erase_live(std::map<Key, Live>::iterator it);
 
-	std::map<Key, FileRecord> live_;
+	std::map<Key, Live> live_;
+	std::map<uint64_t, Key> order_;  // live records, oldest first
+	uint64_t next_seq_ = 0;
 	std::deque<FileRecord> dead_;
 	size_t max_dead_;
+	size_t max_live_;
+	uint64_t live_evictions_ = 0;
 	std::array<LifetimeHistogram, KVFDP_NR_CLASSES> hist_{};
 };
 

@@ -67,6 +67,36 @@ kvfdp_event ev(uint32_t type, uint64_t ino, uint64_t t_ns, uint32_t value, uint6
 
 }  // namespace
 
+TEST_CASE("bpf: file table keeps at most max_live live records, dropping the oldest created")
+{
+	FileTable ft(4, 3);
+	CHECK(ft.max_live() == 3);
+	for (uint64_t ino = 1; ino <= 3; ino++)
+		ft.on_event(ev(KVFDP_EV_CREATE, ino, ino * 1000, KVFDP_NO_CLASS));
+	// A hint of a live file and a re-create of an inode number do not count as new records.
+	ft.on_event(ev(KVFDP_EV_HINT, 1, 5000, KVFDP_CLASS_LONG));
+	ft.on_event(ev(KVFDP_EV_CREATE, 2, 6000, KVFDP_NO_CLASS));
+	CHECK(ft.live_count() == 3);
+	CHECK(ft.live_evictions() == 0);
+	// A fourth file (a rename storm whose replaced files no hook saw) drops the oldest: 1.
+	ft.on_event(ev(KVFDP_EV_CREATE, 4, 7000, KVFDP_NO_CLASS));
+	CHECK(ft.live_count() == 3);
+	CHECK(ft.live_evictions() == 1);
+	CHECK(ft.find_live(7 << 20, 1) == nullptr);
+	CHECK(ft.find_live(7 << 20, 4) != nullptr);
+	// An unlinked record leaves the order too: the next drops are 2, then 3, then the new ones.
+	ft.on_event(ev(KVFDP_EV_UNLINK, 4, 8000, 1));
+	for (uint64_t ino = 10; ino < 10'010; ino++)
+		ft.on_event(ev(KVFDP_EV_CREATE, ino, ino * 1000, KVFDP_NO_CLASS));
+	CHECK(ft.live_count() == 3);
+	CHECK(ft.live_evictions() == 1 + 10'000 - 1);
+	CHECK(ft.find_live(7 << 20, 10'009) != nullptr);
+	CHECK(ft.find_live(7 << 20, 2) == nullptr);
+	CHECK(ft.dead().size() == 1);  // evicted records are not deaths
+	ft.set_writer(7 << 20, 10'009, KVFDP_WRITER_IDENT | 5);
+	CHECK(ft.find_live(7 << 20, 10'009)->writer == (KVFDP_WRITER_IDENT | 5));
+}
+
 TEST_CASE("bpf: file table builds records and per-class lifetime histograms from events")
 {
 	FileTable ft(2);
