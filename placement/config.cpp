@@ -41,8 +41,8 @@ Error key_error(const std::string &source, int line, const std::string &key,
 const std::string kClassHelp = "unknown class (use not_set, none, short, medium, long, extreme)";
 
 // Checks and normalises an absolute path of a rule or writer: "" when fine, else what is
-// wrong. Collapses "//" and drops a trailing '/'.
-std::string check_path(std::string &path)
+// wrong. Collapses "//" and drops a trailing '/'. A pattern (cgroup_pattern) may hold '*'.
+std::string check_path(std::string &path, bool pattern = false)
 {
 	if (path.empty() || path[0] != '/')
 		return "must be an absolute path";
@@ -50,9 +50,13 @@ std::string check_path(std::string &path)
 		return "is " + std::to_string(path.size()) +
 		       " bytes long; a path must be shorter than " + std::to_string(PATH_MAX) +
 		       " (PATH_MAX)";
-	if (path.find_first_of("*?[]") != std::string::npos)
+	if (pattern && path.find_first_of("?[]") != std::string::npos)
+		return "contains ? [ or ]: a cgroup pattern has only * (within a component) and ** "
+		       "(across components)";
+	if (!pattern && path.find_first_of("*?[]") != std::string::npos)
 		return "contains a glob character (* ? [ ]): rules name one directory, which covers "
-		       "its whole subtree; write that directory's path";
+		       "its whole subtree; write that directory's path (a [[writer]] may match cgroups "
+		       "with cgroup_pattern)";
 	std::string norm;
 	size_t i = 0;
 	while (i < path.size()) {
@@ -73,13 +77,13 @@ std::string check_path(std::string &path)
 
 // A path member, checked and normalised by check_path.
 Result<std::string> path_value(const std::string &source, const toml::node &v,
-			       const std::string &key)
+			       const std::string &key, bool pattern = false)
 {
 	auto s = v.value<std::string>();
 	if (!v.is_string() || !s)
 		return key_error(source, line_of(v), key, "must be a string (an absolute path)");
 	std::string p = *s;
-	std::string why = check_path(p);
+	std::string why = check_path(p, pattern);
 	if (!why.empty())
 		return key_error(source, line_of(v), key, why);
 	return p;
@@ -301,11 +305,14 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 		w.line = line_of(wn);
 		for (auto &&[wk, wv] : *wt) {
 			const std::string k(wk.str());
-			if (k == "cgroup" || k == "dir") {
-				auto p = path_value(source, wv, wkey + "." + k);
+			if (k == "cgroup" || k == "dir" || k == "cgroup_pattern") {
+				auto p = path_value(source, wv, wkey + "." + k,
+						    k == "cgroup_pattern");
 				if (!p)
 					return std::move(p).error();
-				(k == "cgroup" ? w.cgroup : w.dir) = std::move(*p);
+				(k == "cgroup" ? w.cgroup
+				 : k == "dir"  ? w.dir
+					       : w.cgroup_pattern) = std::move(*p);
 			} else if (k == "name") {
 				auto s = wv.value<std::string>();
 				if (!wv.is_string() || !s || s->empty() || s->size() > 64 ||
@@ -327,26 +334,33 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 			} else {
 				return key_error(
 					source, line_of(wv), wkey + "." + k,
-					"unknown key (known: name, cgroup, dir, class, handle)");
+					"unknown key (known: name, cgroup, cgroup_pattern, dir, class, handle)");
 			}
 		}
-		if (w.cgroup.empty() == w.dir.empty())
+		if (!w.cgroup_pattern.empty() && !w.cgroup.empty())
+			return key_error(source, w.line, wkey,
+					 "give cgroup (one cgroup) or cgroup_pattern, not both");
+		if (w.cgroup_pattern.empty() && w.cgroup.empty() == w.dir.empty())
 			return key_error(
 				source, w.line, wkey,
 				"give exactly one of cgroup (a cgroup path like /kv.slice/vllm.service) "
-				"or dir (a directory)");
+				"or dir (a directory), or cgroup_pattern (with or without dir)");
 		if (w.cls && w.handle)
 			return key_error(source, w.line, wkey, "give class or handle, not both");
 		if (w.name.empty())
-			w.name = w.cgroup.empty() ? w.dir : w.cgroup;
+			w.name = writer_rule_label(w);
 		for (size_t j = 0; j < cfg.writers.size(); j++) {
 			const WriterRule &o = cfg.writers[j];
-			if (o.cgroup != w.cgroup || o.dir != w.dir)
+			if (o.cgroup != w.cgroup || o.dir != w.dir ||
+			    o.cgroup_pattern != w.cgroup_pattern)
 				continue;
 			if (o.cls != w.cls || o.handle != w.handle)
 				return key_error(
 					source, w.line, wkey,
-					(w.cgroup.empty() ? "dir " + w.dir : "cgroup " + w.cgroup) +
+					(!w.cgroup_pattern.empty()
+						 ? "cgroup_pattern " + writer_rule_label(w)
+					 : w.cgroup.empty() ? "dir " + w.dir
+							    : "cgroup " + w.cgroup) +
 						" is already writer[" + std::to_string(j) +
 						"] (line " + std::to_string(o.line) +
 						") with a different class or handle: give each writer one");
@@ -357,6 +371,13 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 }
 
 }  // namespace
+
+std::string writer_rule_label(const WriterRule &w)
+{
+	if (!w.cgroup_pattern.empty())
+		return w.dir.empty() ? w.cgroup_pattern : w.cgroup_pattern + "@" + w.dir;
+	return w.cgroup.empty() ? w.dir : w.cgroup;
+}
 
 Result<PolicyConfig> parse_config(std::string_view text, const std::string &source)
 {

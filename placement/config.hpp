@@ -27,14 +27,19 @@ struct DirRule {
 	int line = 0;  // config line, 0 if unknown
 };
 
-// A named writer: the files created by tasks of a cgroup, or created in a directory
-// subtree. Exactly one of cgroup / dir is set. A writer with a fixed class or handle is
-// placed there whatever the learner measures; otherwise the learner places its keys.
+// A named writer: the files created by tasks of a cgroup, created in a directory subtree, or
+// created by tasks of any cgroup a pattern matches (in a directory subtree, when dir is set
+// too). Set: cgroup, or dir, or cgroup_pattern with or without dir. A writer with a fixed
+// class or handle is placed there whatever the learner measures; otherwise the learner places
+// its keys. docs/bpf.md, "Writer identity".
 struct WriterRule {
-	std::string name;  // display name; defaults to the cgroup or dir path
+	std::string name;  // display name; defaults to writer_rule_label()
 	std::string
 		cgroup;   // cgroup v2 path as /proc/PID/cgroup shows it ("/kv.slice/vllm.service")
 	std::string dir;  // absolute directory: the subtree's files belong to this writer
+	// A cgroup path pattern ('*' within a component, '**' across): common/writer_identity.hpp
+	// cgroup_pattern_matches. With dir: only files under dir.
+	std::string cgroup_pattern;
 	std::optional<uint8_t> cls;      // fixed class: the class map's handle for it
 	std::optional<uint16_t> handle;  // fixed handle index
 	int line = 0;
@@ -66,6 +71,10 @@ struct PolicyConfig {
 	std::optional<uint64_t> twin_memory;
 	int twin_memory_line = 0;
 };
+
+// What a writer rule matches, for names and messages: the cgroup, the dir, or
+// "<cgroup_pattern>" / "<cgroup_pattern>@<dir>".
+[[nodiscard]] std::string writer_rule_label(const WriterRule &w);
 
 // An error that is its message alone (no errno text appended): configuration mistakes.
 [[nodiscard]] inline Error plain_error(std::string message)

@@ -82,11 +82,53 @@ TEST_CASE("config: writer mistakes are one line naming the key")
 		      .find("kvfdp.toml:3: writer[0].handle: must be a handle index") !=
 	      std::string::npos);
 	CHECK(error_of("[[writer]]\ndir = \"/a\"\nprio = 1\n")
-		      .find("writer[0].prio: unknown key (known: name, cgroup, dir, class, handle)") !=
-	      std::string::npos);
+		      .find("writer[0].prio: unknown key (known: name, cgroup, cgroup_pattern, dir, "
+			    "class, handle)") != std::string::npos);
 	CHECK(error_of("[[writer]]\ndir = \"relative\"\n")
 		      .find("writer[0].dir: must be an absolute path") != std::string::npos);
 	CHECK(error_of("writer = 1\n").find("writer: must be an array of tables") !=
+	      std::string::npos);
+}
+
+TEST_CASE("config: writers by cgroup pattern, with or without a directory")
+{
+	auto cfg = parse_config(R"([[writer]]
+name = "engine"
+cgroup_pattern = "/kubepods.slice/*/*pod*/cri-containerd-*.scope"
+dir = "/mnt/kv/engine/"
+
+[[writer]]
+cgroup_pattern = "/kubepods.slice/**"
+class = "long"
+)",
+				"kvfdp.toml");
+	REQUIRE_MESSAGE(cfg.ok(), cfg.error().message());
+	REQUIRE(cfg->writers.size() == 2);
+	CHECK(cfg->writers[0].cgroup_pattern == "/kubepods.slice/*/*pod*/cri-containerd-*.scope");
+	CHECK(cfg->writers[0].dir == "/mnt/kv/engine");
+	CHECK(cfg->writers[0].cgroup.empty());
+	CHECK(cfg->writers[0].name == "engine");
+	CHECK(cfg->writers[1].dir.empty());
+	CHECK(cfg->writers[1].name == "/kubepods.slice/**");  // the pattern when unnamed
+	CHECK(cfg->writers[1].cls == KVFDP_CLASS_LONG);
+	CHECK(writer_rule_label(cfg->writers[0]) ==
+	      "/kubepods.slice/*/*pod*/cri-containerd-*.scope@/mnt/kv/engine");
+
+	CHECK(error_of("[[writer]]\ncgroup_pattern = \"/a/*\"\ncgroup = \"/a/b\"\n")
+		      .find("kvfdp.toml:1: writer[0]: give cgroup (one cgroup) or cgroup_pattern, "
+			    "not both") != std::string::npos);
+	CHECK(error_of("[[writer]]\ncgroup_pattern = \"/a/pod?\"\n")
+		      .find("kvfdp.toml:2: writer[0].cgroup_pattern: contains ? [ or ]") !=
+	      std::string::npos);
+	CHECK(error_of("[[writer]]\ncgroup_pattern = \"kubepods/*\"\n")
+		      .find("writer[0].cgroup_pattern: must be an absolute path") !=
+	      std::string::npos);
+	// An exact cgroup is still one cgroup: no '*' there.
+	CHECK(error_of("[[writer]]\ncgroup = \"/kubepods.slice/*\"\n")
+		      .find("writer[0].cgroup: contains a glob character") != std::string::npos);
+	CHECK(error_of("[[writer]]\ncgroup_pattern = \"/a/*\"\nclass = \"short\"\n"
+		       "[[writer]]\ncgroup_pattern = \"/a/*\"\nclass = \"long\"\n")
+		      .find("writer[1]: cgroup_pattern /a/* is already writer[0]") !=
 	      std::string::npos);
 }
 
