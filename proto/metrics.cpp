@@ -316,4 +316,37 @@ std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 	return {life_bytes, life_s, share, live, groups, updates, refused};
 }
 
+std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)
+{
+	auto entries = family("kvfdp_tagger_table_entries", "gauge",
+			      "Entries of a bounded tagger table (BPF maps: added - removed).");
+	auto limit = family("kvfdp_tagger_table_limit", "gauge", "A tagger table's bound.");
+	auto evicted = family("kvfdp_tagger_table_evictions_total", "counter",
+			      "Entries a tagger table dropped to stay within its bound (BPF LRU "
+			      "maps: at least).");
+	auto failed = family("kvfdp_tagger_table_failed_inserts_total", "counter",
+			     "Inserts into a tagger BPF map that failed (a rule or writer not applied).");
+	for (const TableBound &t : b.tables) {
+		add(entries, {{"table", t.table}}, t.entries);
+		add(limit, {{"table", t.table}}, t.limit);
+		add(evicted, {{"table", t.table}}, t.evictions);
+		add(failed, {{"table", t.table}}, t.failed);
+	}
+	auto ids = family("kvfdp_writer_identities_total", "counter",
+			  "Writer identities: (cgroup, directory) pairs resolved (by_pattern: by a "
+			  "[[writer]] cgroup_pattern), raw ids left unresolved, files rewritten.");
+	add(ids, {{"result", "resolved"}}, b.identities_resolved);
+	add(ids, {{"result", "by_pattern"}}, b.identities_by_pattern);
+	add(ids, {{"result", "unresolved"}}, b.identities_unresolved);
+	add(ids, {{"result", "rewritten"}}, b.identities_rewritten);
+	auto early = family("kvfdp_writer_identity_early_bytes_total", "counter",
+			    "Bytes new files wrote under their raw cgroup id before their identity "
+			    "was applied (at least).");
+	add(early, {}, b.identity_early_bytes);
+	auto renames = family("kvfdp_tagger_renames_over_total", "counter",
+			      "Renames onto an existing file the tagger saw (kprobe/vfs_rename).");
+	add(renames, {}, b.renames_over);
+	return {entries, limit, evicted, failed, ids, early, renames};
+}
+
 }  // namespace kvfdp::proto

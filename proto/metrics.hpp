@@ -87,4 +87,28 @@ struct MetricsInput {
 // kvfdp_ruh_update_refused_total. Values are written %.17g.
 [[nodiscard]] std::vector<MetricFamily> learned_families(const LearnedPolicy &l);
 
+// One bounded table of the BPF tagger or its userspace side (docs/bpf.md, "Bounded state").
+struct TableBound {
+	std::string table;       // the label: file_table, inode_policy, cgroup_paths, ...
+	uint64_t entries = 0;    // now (the BPF maps: added - removed, at most limit)
+	uint64_t limit = 0;      // the bound
+	uint64_t evictions = 0;  // entries dropped to stay within it (the BPF maps: at least)
+	uint64_t failed = 0;     // inserts that failed (the BPF maps)
+};
+// The tagger's bounds and what its writer identities did.
+struct TaggerBounds {
+	std::vector<TableBound> tables;
+	uint64_t identities_resolved = 0;    // (cgroup, directory) pairs given an id
+	uint64_t identities_by_pattern = 0;  // of those, by a [[writer]] cgroup_pattern
+	uint64_t identities_unresolved = 0;  // raw ids left raw (no cgroup or directory name)
+	uint64_t identities_rewritten = 0;   // new files whose writer entry was rewritten
+	uint64_t identity_early_bytes = 0;   // bytes those files wrote with the raw id first
+	uint64_t renames_over = 0;           // renames onto an existing file the tagger saw
+};
+// kvfdp_tagger_table_entries, kvfdp_tagger_table_limit, kvfdp_tagger_table_evictions_total
+// and kvfdp_tagger_table_failed_inserts_total ({table}); kvfdp_writer_identities_total
+// ({result}: resolved, by_pattern, unresolved, rewritten),
+// kvfdp_writer_identity_early_bytes_total, kvfdp_tagger_renames_over_total.
+[[nodiscard]] std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b);
+
 }  // namespace kvfdp::proto

@@ -1,8 +1,9 @@
-// Writer ids -> names: [[writer]] entries and cgroup v2 paths.
+// Writer ids -> names: [[writer]] entries, identities and cgroup v2 paths.
 #include "userspace/daemon/writers.hpp"
 
+#include <cstdio>
+
 #include "bpf/tagger.h"
-#include "common/cgroups.hpp"
 
 namespace kvfdp::daemon {
 
@@ -16,35 +17,48 @@ void WriterNames::set_config(const placement::PolicyConfig &cfg)
 	std::lock_guard g(mu_);
 	named_.clear();
 	for (const placement::WriterRule &w : cfg.writers)
-		named_.push_back(!w.name.empty() ? w.name : !w.cgroup.empty() ? w.cgroup : w.dir);
+		named_.push_back(!w.name.empty() ? w.name : placement::writer_rule_label(w));
+}
+
+void WriterNames::set_identity_source(CgroupPaths *cgroups,
+				      std::function<std::string(uint32_t)> identity_name)
+{
+	std::lock_guard g(mu_);
+	cgroups_ = cgroups ? cgroups : &own_cgroups_;
+	identity_name_ = std::move(identity_name);
 }
 
 std::string WriterNames::name_of(uint32_t writer, uint64_t cgroup_id)
 {
 	if (writer == 0)
 		return "";
-	std::lock_guard g(mu_);
+	std::unique_lock g(mu_);
 	if (writer & KVFDP_WRITER_NAMED) {
 		const uint32_t i = (writer & ~KVFDP_WRITER_NAMED) - 1;
 		return i < named_.size() ? named_[i] : "writer " + std::to_string(i + 1);
 	}
-	const uint64_t id = cgroup_id ? cgroup_id : writer;
-	auto it = cgroups_.find(id);
-	if (it == cgroups_.end()) {
-		if (!root_looked_up_) {
-			auto r = cgroup2_mount();
-			root_ = r ? *r : "";
-			root_looked_up_ = true;
+	if (writer & KVFDP_WRITER_IDENT) {
+		const auto source = identity_name_;
+		g.unlock();
+		std::string s = source ? source(writer) : std::string();
+		if (s.empty()) {
+			char buf[32];
+			std::snprintf(buf, sizeof buf, "identity:%08x",
+				      writer & KVFDP_WRITER_ID_MASK);
+			s = buf;
 		}
-		std::string path;
-		if (!root_.empty()) {
-			auto p = cgroup_path_of(root_, id);
-			if (p)
-				path = *p;
-		}
-		it = cgroups_.emplace(id, path).first;
+		return s;
 	}
-	return it->second.empty() ? "cgroup:" + std::to_string(id) : it->second;
+	CgroupPaths *cgroups = cgroups_;
+	g.unlock();
+	const uint64_t id = cgroup_id ? cgroup_id : writer;
+	const std::string path = cgroups->resolve(id);
+	return path.empty() ? "cgroup:" + std::to_string(id) : path;
+}
+
+WriterNames::Stats WriterNames::stats()
+{
+	return Stats{own_cgroups_.stats()};
 }
 
 }  // namespace kvfdp::daemon

@@ -1,13 +1,15 @@
 // Writer names for kvfdpd's replies: the tagger's writer ids (bpf/tagger.h KVFDP_WRITER_*)
-// as the config's [[writer]] names or cgroup v2 paths. Off the data path; thread-safe.
+// as the config's [[writer]] names, identity strings or cgroup v2 paths. Off the data path;
+// thread-safe; every cache bounded.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/cgroups.hpp"
 #include "placement/config.hpp"
 
 namespace kvfdp::daemon {
@@ -17,19 +19,30 @@ namespace kvfdp::daemon {
 
 class WriterNames {
 public:
-	// Takes the names of the config's [[writer]] entries (name, else the cgroup or dir).
+	// Takes the names of the config's [[writer]] entries (name, else what it matches).
 	void set_config(const placement::PolicyConfig &cfg);
-	// A named writer's name; else the cgroup path of the id (cgroup_id when known, else the
-	// writer id's 31 bits, which equal the cgroup id below 2^31), "cgroup:<id>" when the
-	// cgroup is gone or no cgroup2 hierarchy is mounted; "" for 0 (unknown).
+	// Where identity names and cgroup paths come from: the tagger's identity resolver (its
+	// cgroup path cache, and its id -> identity string). Unset: this object's own cache, and
+	// identities unnamed. Both must outlive this object's use.
+	void set_identity_source(CgroupPaths *cgroups,
+				 std::function<std::string(uint32_t)> identity_name);
+	// A named writer's name; an identity's string ("identity:<hex>" when not resolved since
+	// kvfdpd started); else the cgroup path of the id (cgroup_id when known, else the raw
+	// id's 30 bits, which equal the cgroup id below 2^30), "cgroup:<id>" when the cgroup is
+	// gone or no cgroup2 hierarchy is mounted; "" for 0 (unknown).
 	[[nodiscard]] std::string name_of(uint32_t writer, uint64_t cgroup_id = 0);
+
+	struct Stats {
+		CgroupPaths::Stats cgroups;  // its own cache (unused once a source is set)
+	};
+	[[nodiscard]] Stats stats();
 
 private:
 	std::mutex mu_;
 	std::vector<std::string> named_;
-	std::map<uint64_t, std::string> cgroups_;  // id -> path, or "" when not found
-	std::string root_;                         // cgroup2 mount, looked up once
-	bool root_looked_up_ = false;
+	CgroupPaths own_cgroups_;
+	CgroupPaths *cgroups_ = &own_cgroups_;
+	std::function<std::string(uint32_t)> identity_name_;
 };
 
 }  // namespace kvfdp::daemon

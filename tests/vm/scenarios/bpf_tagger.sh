@@ -1,9 +1,9 @@
 #!/bin/sh
-# bpf_tagger: the BPF tagger in the guest (6.12, or 6.1 with --kernel 6.1) on the FDP namespace with XFS and ext4 (the host test binary, pointed at /dev/nvme0n1, whose requests issue on its hidden multipath path disk), and `kvfdp record` on the raw disk.
+# bpf_tagger: the BPF tagger in the guest (6.12, or 6.1 with --kernel 6.1) on the FDP namespace with XFS and ext4 (the host test binary, pointed at /dev/nvme0n1, whose requests issue on its hidden multipath path disk), writer identities and the bounded inode maps (test_bpf_identity), and `kvfdp record` on the raw disk.
 # vm-args: --lba 4096 --nsze 1G --timeout 180
 . /lib/kvfdp/vm-lib.sh
 
-need test_tagger
+need test_tagger test_bpf_identity
 modprobe xfs 2>/dev/null
 
 step "the namespace's request disks (NVMe multipath: the head nvme0n1 has no queues)"
@@ -24,6 +24,13 @@ echo "--- active sources"; cat "$OUT/sources.txt"
 check "both filesystems ran (xfs and ext4 sources lines)" test "$(grep -c 'active sources' "$OUT/sources.txt")" -eq 2
 check "an unlink hook is attached" sh -c "! grep -q 'unlink=none' '$OUT/sources.txt'"
 check "the requests were found on the hidden path disk" grep -q "nvme0c0n1 (hidden" "$OUT/sources.txt"
+
+step "writer identity: a restarted kubelet-named pod keeps its id; a create + rename storm keeps directory rules applying (ext4)"
+test_bpf_identity > "$OUT/test_identity.log" 2>&1
+rc=$?
+cat "$OUT/test_identity.log"
+expect_eq "test_bpf_identity exit status (77 = skipped)" "$rc" 0
+grep -q "rename=kprobe/vfs_rename" "$OUT/test_identity.log" && echo "rename hook: kprobe/vfs_rename" >> "$OUT/sources.txt"
 unset KVFDP_BPF_TEST_DISK
 
 step "kvfdp record on the raw namespace"

@@ -91,6 +91,9 @@ std::string metrics_exposition(State &s)
 	if (s.learned)  // --placement learned: kvfdp_learned_* per key
 		for (auto &f : learned_families(s.learned->policy(s.tagger.writer_names())))
 			fams.push_back(std::move(f));
+	if (s.tagger.active())  // the tagger's bounded tables and writer identities (docs/bpf.md)
+		for (auto &f : proto::tagger_bound_families(s.tagger.bounds()))
+			fams.push_back(std::move(f));
 	if (s.drive_relocations)  // the drive's Media Reallocated events (docs/twin.md)
 		if (const auto d = s.drive_relocations->report(*s.device, in.counters))
 			fams.push_back(proto::drive_handle_family(*d));

@@ -14,6 +14,7 @@
 
 #if KVFDP_WITH_BPF
 #include "bpf/user/files.hpp"
+#include "bpf/user/identity.hpp"
 #include "bpf/user/pins.hpp"
 #include "bpf/user/tagger.hpp"
 #include "userspace/daemon/ctl/files_reply.hpp"
@@ -39,6 +40,8 @@ struct TaggerOwner::Impl {
 	std::atomic<bool> events_stop{false};
 	std::string events_error;  // set (under files_mu) when polling the ring failed
 	WriterNames writers;       // names for the `files` reply
+	// Identities for raw writer ids (the events thread), and their names (the replies).
+	std::unique_ptr<bpf::IdentityResolver> identity;
 };
 
 void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std::string &pin_dir,
@@ -70,6 +73,10 @@ void TaggerOwner::load(bool disabled, uint32_t queues, uint32_t depth, const std
 		return;
 	}
 	m.tagger = std::make_unique<bpf::Tagger>(std::move(*t));
+	m.identity = std::make_unique<bpf::IdentityResolver>(*m.tagger);
+	bpf::IdentityResolver *ident = m.identity.get();
+	m.writers.set_identity_source(&ident->cgroups(),
+				      [ident](uint32_t w) { return ident->name_of(w); });
 	m.active = true;
 	const bpf::ActiveSources &src = m.tagger->sources();
 	if (src.bio_hint)
@@ -132,44 +139,17 @@ void TaggerOwner::watch_disk(const std::string &path)
 
 namespace {
 
-// The config's [[writer]] entries into the tagger: directories by path, cgroups by id (the
-// cgroup directory's inode). A missing directory or cgroup is logged and skipped.
-void apply_writers(TaggerOwner::Impl &m, const Policy *old_p, const Policy &p)
+// The config's [[writer]] entries as the tagger applies them (bpf/user/identity.hpp).
+std::vector<bpf::WriterSpec> writer_specs(const PolicyConfig &cfg)
 {
-	std::string root;
-	if (auto r = cgroup2_mount())
-		root = *r;
-	auto cgroup_id = [&](const std::string &path) -> Result<uint64_t> {
-		if (root.empty())
-			return make_error(std::errc::no_such_file_or_directory,
-					  "no cgroup2 hierarchy is mounted");
-		return cgroup_id_of(root, path);
-	};
-	if (old_p) {
-		for (const WriterRule &w : old_p->config.writers) {
-			if (!w.dir.empty())
-				(void)m.tagger->remove_writer_dir(w.dir);
-			else if (auto id = cgroup_id(w.cgroup))
-				(void)m.tagger->remove_writer_cgroup(*id);
-		}
-	} else {
-		m.tagger->clear_writers();
+	std::vector<bpf::WriterSpec> out;
+	for (size_t i = 0; i < cfg.writers.size(); i++) {
+		const WriterRule &w = cfg.writers[i];
+		out.push_back(bpf::WriterSpec{
+			w.name.empty() ? placement::writer_rule_label(w) : w.name, w.line, w.cgroup,
+			w.dir, w.cgroup_pattern, named_writer_id(i)});
 	}
-	for (size_t i = 0; i < p.config.writers.size(); i++) {
-		const WriterRule &w = p.config.writers[i];
-		const uint32_t id = named_writer_id(i);
-		Result<void> r = ok();
-		if (!w.dir.empty()) {
-			r = m.tagger->add_writer_dir(w.dir, id);
-		} else if (auto cg = cgroup_id(w.cgroup)) {
-			r = m.tagger->add_writer_cgroup(*cg, id);
-		} else {
-			r = std::move(cg).error();
-		}
-		if (!r)
-			log::warn("writer %s (line %d): %s; skipped", w.name.c_str(), w.line,
-				  r.error().message().c_str());
-	}
+	return out;
 }
 
 }  // namespace
@@ -191,7 +171,9 @@ void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 			log::warn("directory rule %s: %s", r.path.c_str(),
 				  res.error().message().c_str());
 	}
-	apply_writers(m, old_p, p);
+	for (const std::string &w :
+	     m.identity->configure(writer_specs(p.config), p.config.watch_dir))
+		log::warn("%s", w.c_str());
 }
 
 void TaggerOwner::start_events()
@@ -202,8 +184,17 @@ void TaggerOwner::start_events()
 	m.events_stop.store(false, std::memory_order_release);
 	m.events_thread = std::thread([&m] {
 		const bpf::EventCallback on_event = [&m](const kvfdp_event &e) {
+			// A raw writer id becomes its identity before the record is made (off the
+			// lock: it may read /proc and the mount root).
+			const uint32_t w = m.identity->on_create(e);
 			std::lock_guard<std::mutex> g(m.files_mu);
-			m.files.on_event(e);
+			if (w == e.writer) {
+				m.files.on_event(e);
+				return;
+			}
+			kvfdp_event c = e;
+			c.writer = w;
+			m.files.on_event(c);
 		};
 		while (!m.events_stop.load(std::memory_order_acquire)) {
 			const int n = m.tagger->poll(250, on_event);
@@ -251,6 +242,55 @@ json TaggerOwner::files(const FilesQuery &q)
 		{"files", json::array()}};
 }
 
+proto::TaggerBounds TaggerOwner::bounds()
+{
+	Impl &m = *impl_;
+	proto::TaggerBounds b;
+	if (!m.tagger)
+		return b;
+	{
+		std::lock_guard<std::mutex> g(m.files_mu);
+		b.tables.push_back({"file_table", m.files.live_count(), m.files.max_live(),
+				    m.files.live_evictions(), 0});
+	}
+	const bpf::TaggerStats st = m.tagger->stats();
+	// An LRU map's fill from its counters: added - removed, at most the bound; what is above
+	// the bound was evicted.
+	auto lru = [&st](const char *name, uint64_t limit, int added, int removed, int failed) {
+		const uint64_t a = st[added], r = st[removed];
+		const uint64_t net = a > r ? a - r : 0;
+		return proto::TableBound{name, std::min(net, limit), limit,
+					 net > limit ? net - limit : 0,
+					 failed >= 0 ? st[failed] : 0};
+	};
+	b.tables.push_back(lru("inode_policy", KVFDP_INODE_MAP_ENTRIES, KVFDP_STAT_POLICY_ADDED,
+			       KVFDP_STAT_POLICY_REMOVED, KVFDP_STAT_POLICY_FAILED));
+	b.tables.push_back(lru("inode_writer", KVFDP_INODE_MAP_ENTRIES, KVFDP_STAT_WRITER_ADDED,
+			       KVFDP_STAT_WRITER_REMOVED, KVFDP_STAT_WRITER_FAILED));
+	b.renames_over = st[KVFDP_STAT_RENAME_OVER];
+	if (m.identity) {
+		const bpf::IdentityStats is = m.identity->stats();
+		const uint64_t idents = is.resolved;
+		b.tables.push_back(
+			{"writer_idents", std::min<uint64_t>(idents, KVFDP_IDENT_MAP_ENTRIES),
+			 KVFDP_IDENT_MAP_ENTRIES,
+			 idents > KVFDP_IDENT_MAP_ENTRIES ? idents - KVFDP_IDENT_MAP_ENTRIES : 0,
+			 0});
+		b.tables.push_back({"cgroup_paths", is.cgroups.entries, is.cgroups.capacity,
+				    is.cgroups.evictions, 0});
+		b.tables.push_back(
+			{"identity_names", is.names, is.names_capacity, is.name_evictions, 0});
+		b.tables.push_back(
+			{"writer_dir_names", is.dirs, is.dirs_capacity, is.dir_evictions, 0});
+		b.identities_resolved = is.resolved;
+		b.identities_by_pattern = is.by_pattern;
+		b.identities_unresolved = is.unresolved;
+		b.identities_rewritten = is.rewritten;
+		b.identity_early_bytes = is.early_bytes;
+	}
+	return b;
+}
+
 #else  // the null tagger
 
 struct TaggerOwner::Impl {
@@ -289,6 +329,11 @@ std::string TaggerOwner::pinned_at() const
 bool TaggerOwner::reopened() const
 {
 	return false;
+}
+
+proto::TaggerBounds TaggerOwner::bounds()
+{
+	return {};
 }
 
 json TaggerOwner::files(const FilesQuery &)

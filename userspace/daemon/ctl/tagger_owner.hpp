@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bpf/tag.h"
+#include "proto/metrics.hpp"
 #include "userspace/daemon/ctl/files_query.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/writers.hpp"
@@ -38,7 +39,9 @@ public:
 	// Starts classifying requests of the disk at path; a failure turns tagging off.
 	void watch_disk(const std::string &path);
 	// Replaces old's directory rules (nullptr: every rule there is) and named writers
-	// ([[writer]] directories and cgroups) with p's.
+	// ([[writer]] directories, cgroups and cgroup patterns; every identity resolved so far is
+	// dropped, to be resolved again under p's rules) with p's. A writer that matches nothing
+	// now is one warning line each.
 	void apply_rules(const Policy *old_p, const Policy &p);
 	// The events thread: folds lifetime events into the per-file table until stop_events().
 	void start_events();
@@ -46,8 +49,11 @@ public:
 	// The data of the `files` reply: the query's rows, filtered and ranked over every record,
 	// with each file's writer named; or why there are none.
 	[[nodiscard]] nlohmann::json files(const FilesQuery &q);
-	// Names of writer ids: the policy's [[writer]] entries (apply_rules), cgroup paths.
+	// Names of writer ids: the policy's [[writer]] entries (apply_rules), identities, cgroup
+	// paths.
 	[[nodiscard]] WriterNames &writer_names();
+	// The bounded tables' fill, bounds and evictions, and what identities did (/metrics).
+	[[nodiscard]] proto::TaggerBounds bounds();
 
 	// Removes the pinned set (the device is gone): the programs detach at exit.
 	void unpin();
