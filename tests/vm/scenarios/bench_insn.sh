@@ -1,0 +1,98 @@
+#!/bin/sh
+# bench_insn: guest instructions per request, kernel and user, counted by the insn_count QEMU plugin
+# (tools/qemu-plugin; tools/bench/vm-insn.sh loads it and makes the table, docs/perf.md section 4).
+# Each fio job runs twice per target, with N1 and N2 requests, each run bracketed by kvfdp-insn-mark's
+# markers; (count(N2) - count(N1)) / (N2 - N1) cancels fio's start-up and exit. Targets: raw (/dev/ng0n1,
+# io_uring_cmd NVMe passthrough), block (/dev/nvme0n1, io_uring), and kvfdpd's /dev/ublkbN in its modes:
+# zc (the default: zero copy, BATCH_IO where offered, class map, tagger, twin), copy (--no-zero-copy),
+# nobatch (--no-batch-io, only where the driver offers BATCH_IO), learned (--placement learned),
+# notagger (--no-tagger), notwin (--twin-memory 0). (learned with --learn-period 3600: its regroup is periodic
+# work, not the request's, and would add a share that depends on the wall time.) The guest writes the brackets' labels, in order, to
+# $OUT/bench-phases.txt; the counts come back in $OUT/plugin/insn.txt.
+# Kernel arguments (init's environment): BENCH_TARGETS=raw:block:zc:... BENCH_JOBS=rand4k-qd1:...
+# BENCH_ROUNDS=1 (every target's jobs again, in the reverse order on even rounds).
+# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 1200
+. /lib/kvfdp/vm-lib.sh
+need_ublk
+need kvfdpd kvfdp-daemon-vmtool kvfdp-insn-mark kvfdp-ublk-features fio
+T=kvfdp-daemon-vmtool
+AREA=256M
+SOCK=/tmp/kvfdpd.sock # kvfdpd_start's
+PHASES=$OUT/bench-phases.txt
+: > "$PHASES"
+
+FEATURES=$(kvfdp-ublk-features 2>&1)
+echo "ublk features: $(echo $FEATURES)"
+TARGETS="raw block zc copy learned notagger notwin"
+echo "$FEATURES" | grep -qx BATCH_IO && TARGETS="raw block zc copy nobatch learned notagger notwin"
+[ -n "$BENCH_TARGETS" ] && TARGETS=$(echo "$BENCH_TARGETS" | tr : " ")
+JOBS=$(echo "${BENCH_JOBS:-rand4k-qd1:rand4k-qd32:seq128k-qd1:randread4k-qd1}" | tr : " ")
+ROUNDS=${BENCH_ROUNDS:-1}
+
+# fio's FDP placement on the passthrough engine (fio 3.34+: fdp=1); without it, plain io_uring_cmd
+RAW_FDP=""
+fio --cmdhelp=fdp 2>&1 | grep -q "^fdp " && RAW_FDP="--fdp=1 --fdp_pli=1"
+echo "raw target: io_uring_cmd ${RAW_FDP:-without FDP placement (this fio has no fdp option)}"
+
+check "fill the measured area" fio --name=fill --filename=/dev/nvme0n1 --rw=write --bs=1M --size=$AREA --direct=1 \
+	--ioengine=io_uring --iodepth=8 --output=/dev/null
+
+# ios FILE: the requests fio completed (read + write + trim total_ios of its JSON)
+ios() { awk '/"total_ios" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); s += a[2] } END { print s + 0 }' "$1"; }
+
+# measure TARGET JOB DEV ENGINE-ARGS...: the job twice, N1 and N2 requests, each between markers
+measure() {
+	t=$1 j=$2 dev=$3
+	shift 3
+	case $j in
+	rand4k-qd1) args="--rw=randwrite --bs=4k --iodepth=1" bs=4096 n1=500 n2=2500 ;;
+	rand4k-qd32) args="--rw=randwrite --bs=4k --iodepth=32" bs=4096 n1=500 n2=2500 ;;
+	seq128k-qd1) args="--rw=write --bs=128k --iodepth=1" bs=131072 n1=100 n2=500 ;;
+	randread4k-qd1) args="--rw=randread --bs=4k --iodepth=1" bs=4096 n1=500 n2=2500 ;;
+	*) die "unknown job $j" ;;
+	esac
+	for n in $n1 $n2; do
+		echo "$t $j $n" >> "$PHASES"
+		# shellcheck disable=SC2086
+		check "fio $j on $t, $n requests" kvfdp-insn-mark fio --name="$j" --filename="$dev" "$@" --size=$AREA \
+			--io_size=$((n * bs)) --randrepeat=1 --output-format=json --output="$OUT/fio-$t-$j-$n.json" $args
+		expect_eq "$t $j: fio completed $n requests" "$(ios "$OUT/fio-$t-$j-$n.json")" "$n"
+	done
+}
+
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	order=$TARGETS
+	[ $((r % 2)) = 0 ] && order=$(echo $TARGETS | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
+	for t in $order; do
+		step "round $r: $t"
+		KPID=""
+		case $t in
+		raw) ;;
+		block) ;;
+		zc) kvfdpd_start ;;
+		copy) kvfdpd_start --no-zero-copy ;;
+		nobatch) kvfdpd_start --no-batch-io ;;
+		learned) kvfdpd_start --placement learned --learn-state "" --learn-period 3600 ;;
+		notagger) kvfdpd_start --no-tagger ;;
+		notwin) kvfdpd_start --twin-memory 0 ;;
+		*) die "unknown target $t (raw block zc copy nobatch learned notagger notwin)" ;;
+		esac
+		if [ -n "$KPID" ]; then
+			$T snap $SOCK status "$OUT/status-start-$t-$r.json"
+			echo "$t: data path $($T get "$OUT/status-start-$t-$r.json" data_path mode)"
+		fi
+		for j in $JOBS; do
+			case $t in
+			# shellcheck disable=SC2086
+			raw) measure $t $j /dev/ng0n1 --ioengine=io_uring_cmd --cmd_type=nvme $RAW_FDP ;;
+			block) measure $t $j /dev/nvme0n1 --ioengine=io_uring --direct=1 ;;
+			*) measure $t $j "$UB" --ioengine=io_uring --direct=1 ;;
+			esac
+		done
+		[ -n "$KPID" ] && kvfdpd_stop "$t-$r"
+	done
+	r=$((r + 1))
+done
+echo "phases: $(wc -l < "$PHASES")"
+finish
