@@ -10,7 +10,7 @@
 # work, not the request's, and would add a share that depends on the wall time.) The guest writes the brackets' labels, in order, to
 # $OUT/bench-phases.txt; the counts come back in $OUT/plugin/insn.txt.
 # Kernel arguments (init's environment): BENCH_TARGETS=raw:block:zc:... BENCH_JOBS=rand4k-qd1:...
-# BENCH_ROUNDS=1 (every target's jobs again, in the reverse order on even rounds).
+# BENCH_ROUNDS=1 (every target's jobs again, in the reverse order on even rounds), BENCH_PROFILE=1.
 # vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 1200
 . /lib/kvfdp/vm-lib.sh
 need_ublk
@@ -28,6 +28,12 @@ echo "$FEATURES" | grep -qx BATCH_IO && TARGETS="raw block zc copy nobatch learn
 [ -n "$BENCH_TARGETS" ] && TARGETS=$(echo "$BENCH_TARGETS" | tr : " ")
 JOBS=$(echo "${BENCH_JOBS:-rand4k-qd1:rand4k-qd32:seq128k-qd1:randread4k-qd1}" | tr : " ")
 ROUNDS=${BENCH_ROUNDS:-1}
+
+# BENCH_PROFILE=1 (vm-insn.sh --profile): the kernel's symbols, for tools/bench/insn-profile.py
+if [ -n "$BENCH_PROFILE" ]; then
+	echo 0 > /proc/sys/kernel/kptr_restrict
+	cat /proc/kallsyms > "$OUT/kallsyms.txt"
+fi
 
 # fio's FDP placement on the passthrough engine (fio 3.34+: fdp=1); without it, plain io_uring_cmd
 RAW_FDP=""
