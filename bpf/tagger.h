@@ -76,6 +76,12 @@ static inline kvfdp_u32 kvfdp_writer_of_identity(kvfdp_u64 hash)
 	return KVFDP_WRITER_IDENT | kvfdp_fold30(hash);
 }
 
+/* The named writer id of the config's [[writer]] entry index (0-based). */
+static inline kvfdp_u32 kvfdp_writer_named(kvfdp_u32 index)
+{
+	return KVFDP_WRITER_NAMED | (index + 1);
+}
+
 /* Whether a writer id is a raw cgroup-derived one (neither named nor an identity, not 0). */
 static inline int kvfdp_writer_is_raw(kvfdp_u32 writer)
 {

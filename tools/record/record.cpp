@@ -3,9 +3,11 @@
 
 #include <cerrno>
 #include <ctime>
+#include <map>
 
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/tagger.hpp"
+#include "common/lru_map.hpp"
 
 namespace kvfdp::bpf {
 namespace {
@@ -15,6 +17,24 @@ uint64_t now_ns()
 	timespec ts{};
 	::clock_gettime(CLOCK_MONOTONIC, &ts);
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+// Writes "writer,name" for each writer id of the trace (names in double quotes, '"' doubled).
+Result<void> write_names(const std::string &path, const std::map<uint32_t, std::string> &names)
+{
+	std::FILE *f = std::fopen(path.c_str(), "w");
+	if (!f)
+		return errno_error(errno, "record: write " + path);
+	std::fputs("writer,name\n", f);
+	for (const auto &[w, n] : names) {
+		std::string q;
+		for (char c : n)
+			q += c == '"' ? std::string("\"\"") : std::string(1, c);
+		std::fprintf(f, "%u,\"%s\"\n", w, q.c_str());
+	}
+	if (std::fclose(f) != 0)
+		return errno_error(errno, "record: write " + path);
+	return ok();
 }
 
 }  // namespace
@@ -44,8 +64,10 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 	if (!tagger)
 		return std::move(tagger).error();
 	KVFDP_TRY(tagger->watch_disk_dev(*devt, KVFDP_DISK_RECORD));
+	IdentityResolver ident(*tagger);
 
 	RecordSummary sum;
+	sum.warnings = ident.configure(o.writers, o.watch_dir);
 	sum.sources = tagger->sources().describe();
 	uint64_t start = now_ns();
 	uint64_t end = o.duration_s > 0 ? start + static_cast<uint64_t>(o.duration_s * 1e9) : 0;
@@ -56,12 +78,39 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 	if (on_ready)
 		on_ready();
 
-	EventCallback no_event;
+	// A file's identity, by inode, for its requests issued before the resolver rewrote its
+	// writer entry (they carry the raw id); bounded like the tagger's own map.
+	LruMap<uint64_t, uint32_t> by_ino(KVFDP_INODE_MAP_ENTRIES);
+	std::map<uint32_t, std::string> names;  // writer ids of the trace (with --names)
+	EventCallback on_event = [&](const kvfdp_event &e) {
+		const uint32_t w = ident.on_create(e);
+		if (e.type == KVFDP_EV_CREATE && w != e.writer)
+			by_ino.put(e.ino, w);
+	};
+	auto name_of = [&](uint32_t w) -> std::string {
+		if (w & KVFDP_WRITER_NAMED) {
+			const uint32_t i = (w & ~KVFDP_WRITER_NAMED) - 1;
+			return i < o.writers.size() ? o.writers[i].label : "";
+		}
+		if (w & KVFDP_WRITER_IDENT)
+			return ident.name_of(w);
+		return ident.cgroups().resolve(w);
+	};
 	RecordCallback on_record = [&](const kvfdp_rq_record &r) {
 		uint64_t t_us = r.t_ns > start ? (r.t_ns - start) / 1000 : 0;
 		char op = r.op == 1 ? 'W' : 'D';
 		uint8_t cls = r.cls < KVFDP_NR_CLASSES ? r.cls : 0;
-		uint64_t nlb = write_record_row(out, t_us, op, r.sector, r.sectors, cls, r.writer);
+		uint32_t writer = r.writer;
+		if (kvfdp_writer_is_raw(writer) && r.ino) {
+			if (const uint32_t *w = by_ino.find(r.ino))
+				writer = *w;
+			else
+				sum.raw_rows++;
+		}
+		if (!o.names_out.empty() && writer && names.size() < KVFDP_IDENT_MAP_ENTRIES &&
+		    !names.count(writer))
+			names[writer] = name_of(writer);
+		uint64_t nlb = write_record_row(out, t_us, op, r.sector, r.sectors, cls, writer);
 		(op == 'W' ? sum.write_bytes : sum.discard_bytes)[cls] += nlb * 4096;
 		sum.rows++;
 	};
@@ -69,16 +118,18 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 		bool done = stop.load(std::memory_order_relaxed) || (end && now_ns() >= end);
 		if (done)
 			break;
-		int n = tagger->poll(100, no_event, on_record);
+		int n = tagger->poll(100, on_event, on_record);
 		if (n < 0 && n != -EINTR)
 			return errno_error(n, "record: poll the request ring");
 		if (n > 0 && std::fflush(out) != 0)
 			return errno_error(errno, "record: write the trace");
 	}
-	tagger->drain(no_event, on_record);
+	tagger->drain(on_event, on_record);
 	sum.dropped = tagger->stats()[KVFDP_STAT_RECORD_DROP];
 	if (std::fflush(out) != 0)
 		return errno_error(errno, "record: write the trace");
+	if (!o.names_out.empty())
+		KVFDP_TRY(write_names(o.names_out, names));
 	return sum;
 }
 

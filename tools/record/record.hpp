@@ -1,6 +1,8 @@
 // `kvfdp record`: a tagged block trace of one disk (CSV t_us,op,slba,nlb,class,writer) from
-// the BPF tagger's request records, for `kvfdp simulate --blk-trace`. writer is the tagger's
-// writer id of the request's file (a named [[writer]] or the creating cgroup; 0 unknown).
+// the BPF tagger's request records, for `kvfdp simulate --blk-trace`. writer is the writer id
+// kvfdpd would place the request's file by: a named [[writer]], the writer identity of its
+// creating cgroup and directory (docs/bpf.md, "Writer identity"), else the raw cgroup id; 0
+// unknown.
 #pragma once
 
 #include <array>
@@ -9,8 +11,10 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "bpf/tag.h"
+#include "bpf/user/identity.hpp"
 #include "common/result.hpp"
 
 namespace kvfdp::bpf {
@@ -19,6 +23,12 @@ struct RecordOptions {
 	std::string disk;       // a whole block device: /dev/nvme0n1, /dev/loop0, /dev/ublkb0
 	double duration_s = 0;  // 0 = until stop
 	uint32_t ring_bytes = 16u << 20;  // request ring (power of two)
+	// The config's [[writer]] entries and watch_dir, applied as kvfdpd applies them.
+	std::vector<WriterSpec> writers;
+	std::string watch_dir;
+	// Where to write the names of the writer ids the trace holds ("writer,name" CSV, at the
+	// end; "" none).
+	std::string names_out;
 };
 
 struct RecordSummary {
@@ -27,6 +37,10 @@ struct RecordSummary {
 	std::array<uint64_t, KVFDP_NR_CLASSES> write_bytes{};  // from the rows
 	std::array<uint64_t, KVFDP_NR_CLASSES> discard_bytes{};
 	std::string sources;  // ActiveSources::describe()
+	// Rows whose writer stayed a raw cgroup id: the file was written before its create event
+	// was read, or its cgroup or directory had no name (docs/bpf.md, "Writer identity").
+	uint64_t raw_rows = 0;
+	std::vector<std::string> warnings;  // one line per [[writer]] that matches nothing now
 };
 
 // The CSV header line (with newline).

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "bpf/user/writer_specs.hpp"
+#include "placement/config.hpp"
 #include "tools/record/record.hpp"
 
 namespace kvfdp::bpf {
@@ -25,6 +27,8 @@ struct RecordArgs {
 	std::string disk;
 	double duration = 0;
 	std::string out;
+	std::string config = placement::kDefaultConfigPath;
+	std::string names;
 };
 
 int run_record(const RecordArgs &a)
@@ -51,6 +55,17 @@ int run_record(const RecordArgs &a)
 	RecordOptions o;
 	o.disk = a.disk;
 	o.duration_s = a.duration;
+	o.names_out = a.names;
+	// The [[writer]] entries and watch_dir kvfdpd places by (none without a config file).
+	auto cfg = placement::load_config(a.config, a.config == placement::kDefaultConfigPath);
+	if (!cfg) {
+		std::fprintf(stderr, "kvfdp record: %s\n", cfg.error().message().c_str());
+		if (out != stdout)
+			std::fclose(out);
+		return 2;
+	}
+	o.writers = writer_specs(cfg->writers);
+	o.watch_dir = cfg->watch_dir;
 	auto r = record_trace(o, out, g_stop);
 	if (out != stdout)
 		std::fclose(out);
@@ -58,9 +73,14 @@ int run_record(const RecordArgs &a)
 		std::fprintf(stderr, "kvfdp record: %s\n", r.error().message().c_str());
 		return 1;
 	}
-	std::fprintf(stderr, "kvfdp record: %llu requests, %llu dropped; sources: %s\n",
+	for (const std::string &w : r->warnings)
+		std::fprintf(stderr, "kvfdp record: warning: %s\n", w.c_str());
+	std::fprintf(stderr,
+		     "kvfdp record: %llu requests, %llu dropped, %llu with a raw writer id; "
+		     "sources: %s\n",
 		     static_cast<unsigned long long>(r->rows),
-		     static_cast<unsigned long long>(r->dropped), r->sources.c_str());
+		     static_cast<unsigned long long>(r->dropped),
+		     static_cast<unsigned long long>(r->raw_rows), r->sources.c_str());
 	for (int c = 0; c < KVFDP_NR_CLASSES; c++)
 		if (r->write_bytes[c] || r->discard_bytes[c])
 			std::fprintf(stderr, "  class %d: %llu bytes written, %llu discarded\n", c,
@@ -81,6 +101,11 @@ void add_record_command(CLI::App &app, int &exit_code)
 		->required();
 	cmd->add_option("--duration", args->duration, "seconds to record (default: until Ctrl-C)");
 	cmd->add_option("--out", args->out, "CSV file to write (default: stdout)");
+	cmd->add_option("--config", args->config,
+			"kvfdpd's config, for its [[writer]] entries and watch_dir (default: " +
+				std::string(placement::kDefaultConfigPath) + " when it exists)");
+	cmd->add_option("--names", args->names,
+			"also write the trace's writer ids and their names (CSV writer,name) here");
 	cmd->callback([args, &exit_code] { exit_code = run_record(*args); });
 }
 

@@ -9,7 +9,7 @@ namespace kvfdp::daemon {
 
 uint32_t named_writer_id(size_t index)
 {
-	return KVFDP_WRITER_NAMED | static_cast<uint32_t>(index + 1);
+	return kvfdp_writer_named(static_cast<uint32_t>(index));
 }
 
 void WriterNames::set_config(const placement::PolicyConfig &cfg)

@@ -16,6 +16,7 @@
 #include "bpf/user/files.hpp"
 #include "bpf/user/identity.hpp"
 #include "bpf/user/pins.hpp"
+#include "bpf/user/writer_specs.hpp"
 #include "bpf/user/tagger.hpp"
 #include "userspace/daemon/ctl/files_reply.hpp"
 #include "userspace/daemon/writers.hpp"
@@ -137,23 +138,6 @@ void TaggerOwner::watch_disk(const std::string &path)
 	}
 }
 
-namespace {
-
-// The config's [[writer]] entries as the tagger applies them (bpf/user/identity.hpp).
-std::vector<bpf::WriterSpec> writer_specs(const PolicyConfig &cfg)
-{
-	std::vector<bpf::WriterSpec> out;
-	for (size_t i = 0; i < cfg.writers.size(); i++) {
-		const WriterRule &w = cfg.writers[i];
-		out.push_back(bpf::WriterSpec{
-			w.name.empty() ? placement::writer_rule_label(w) : w.name, w.line, w.cgroup,
-			w.dir, w.cgroup_pattern, named_writer_id(i)});
-	}
-	return out;
-}
-
-}  // namespace
-
 void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 {
 	Impl &m = *impl_;
@@ -172,7 +156,7 @@ void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
 				  res.error().message().c_str());
 	}
 	for (const std::string &w :
-	     m.identity->configure(writer_specs(p.config), p.config.watch_dir))
+	     m.identity->configure(bpf::writer_specs(p.config.writers), p.config.watch_dir))
 		log::warn("%s", w.c_str());
 }
 
