@@ -16,7 +16,8 @@ import os
 import sys
 
 KERNEL_BASE = 0xFFFF800000000000
-AREAS = (("io_uring", "io_uring"), ("io_", "io_uring"), ("__io_", "io_uring"), ("blk_", "block"),
+AREAS = (("native_queued_spin_lock_slowpath", "spin (waiting for another vCPU)"), ("bpf_prog_", "bpf"),
+         ("io_uring", "io_uring"), ("io_", "io_uring"), ("__io_", "io_uring"), ("blk_", "block"),
          ("__blk_", "block"), ("bio_", "block"), ("submit_bio", "block"), ("nvme_", "nvme"),
          ("ublk_", "ublk"), ("schedule", "sched"), ("__schedule", "sched"), ("pick_", "sched"),
          ("enqueue_", "sched"), ("dequeue_", "sched"), ("update_", "sched"), ("try_to_wake_up", "sched"),

@@ -11,7 +11,10 @@
 # $OUT/bench-phases.txt; the counts come back in $OUT/plugin/insn.txt.
 # Kernel arguments (init's environment): BENCH_TARGETS=raw:block:zc:... BENCH_JOBS=rand4k-qd1:...
 # BENCH_ROUNDS=1 (every target's jobs again, in the reverse order on even rounds), BENCH_PROFILE=1.
-# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --timeout 1200
+# The guest: one vCPU, TCG's instruction counter as its clock (--icount 3) and the namespace on QEMU's null-co
+# driver with a fixed 1 ms latency (--null-disk), so that what the guest does while a request waits does not
+# depend on how fast the host is (docs/perf.md section 4).
+# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --smp 1 --icount 3 --null-disk 1000000 --timeout 1200
 . /lib/kvfdp/vm-lib.sh
 need_ublk
 need kvfdpd kvfdp-daemon-vmtool kvfdp-insn-mark kvfdp-ublk-features fio
@@ -30,9 +33,10 @@ JOBS=$(echo "${BENCH_JOBS:-rand4k-qd1:rand4k-qd32:seq128k-qd1:randread4k-qd1}" |
 ROUNDS=${BENCH_ROUNDS:-1}
 
 # BENCH_PROFILE=1 (vm-insn.sh --profile): the kernel's symbols, for tools/bench/insn-profile.py
+# (dumped at the end, with the BPF programs' JIT images named, while kvfdpd's pinned tagger is loaded)
 if [ -n "$BENCH_PROFILE" ]; then
 	echo 0 > /proc/sys/kernel/kptr_restrict
-	cat /proc/kallsyms > "$OUT/kallsyms.txt"
+	echo 1 > /proc/sys/net/core/bpf_jit_kallsyms 2>/dev/null
 fi
 
 # fio's FDP placement on the passthrough engine (fio 3.34+: fdp=1); without it, plain io_uring_cmd
@@ -61,7 +65,7 @@ measure() {
 		echo "$t $j $n" >> "$PHASES"
 		# shellcheck disable=SC2086
 		check "fio $j on $t, $n requests" kvfdp-insn-mark fio --name="$j" --filename="$dev" "$@" --size=$AREA \
-			--io_size=$((n * bs)) --randrepeat=1 --output-format=json --output="$OUT/fio-$t-$j-$n.json" $args
+			--io_size=$((n * bs)) --randrepeat=1 --disk_util=0 --eta=never --output-format=json --output="$OUT/fio-$t-$j-$n.json" $args
 		expect_eq "$t $j: fio completed $n requests" "$(ios "$OUT/fio-$t-$j-$n.json")" "$n"
 	done
 }
@@ -88,6 +92,15 @@ while [ "$r" -le "$ROUNDS" ]; do
 			$T snap $SOCK status "$OUT/status-start-$t-$r.json"
 			echo "$t: data path $($T get "$OUT/status-start-$t-$r.json" data_path mode)"
 		fi
+		# a warm-up, not counted: fio's and kvfdpd's first touches of their pages
+		case $t in
+		raw) fdev=/dev/ng0n1 feng="--ioengine=io_uring_cmd --cmd_type=nvme" ;;
+		block) fdev=/dev/nvme0n1 feng="--ioengine=io_uring --direct=1" ;;
+		*) fdev=$UB feng="--ioengine=io_uring --direct=1" ;;
+		esac
+		# shellcheck disable=SC2086
+		check "warm-up on $t" fio --name=warm --filename="$fdev" $feng --rw=randwrite --bs=4k --iodepth=4 \
+			--size=$AREA --io_size=1M --disk_util=0 --eta=never --output=/dev/null
 		for j in $JOBS; do
 			case $t in
 			# shellcheck disable=SC2086
@@ -100,5 +113,6 @@ while [ "$r" -le "$ROUNDS" ]; do
 	done
 	r=$((r + 1))
 done
+[ -n "$BENCH_PROFILE" ] && cat /proc/kallsyms > "$OUT/kallsyms.txt"
 echo "phases: $(wc -l < "$PHASES")"
 finish
