@@ -27,6 +27,11 @@ std::string known_commands()
 	return s;
 }
 
+bool changes_state(std::string_view c)
+{
+	return c == cmd::kStop || c == cmd::kReload;
+}
+
 void to_json(json &j, const StopRequest &r)
 {
 	j = {{"force", r.force}};

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +36,16 @@ inline constexpr const char *kTwinWindow = "twin_window";  // proto/twin_window.
 }  // namespace cmd
 // "status, ruh, files, policy, reload, stop, stats, metrics, twin_window".
 [[nodiscard]] std::string known_commands();
+// Who may send what (docs/control.md, Access): the socket is root:kClientGroup 0660, so its
+// members send the read-only requests; those that change state (changes_state) need uid 0 or
+// kAdminGroup (both from sysusers.d/kvfdp.conf).
+inline constexpr const char *kClientGroup = "kvfdp";
+inline constexpr const char *kAdminGroup = "kvfdp-admin";
+// True for a request that changes kvfdpd's state: stop (with or without force), reload.
+[[nodiscard]] bool changes_state(std::string_view cmd);
+// The most bytes of one reply line, '\n' included (docs/control.md, Limits): kvfdpd never
+// sends a longer one, and the CLI reads none longer.
+inline constexpr size_t kMaxReplyBytes = 1u << 20;
 // The framing (docs/control.md, Framing): a request {"cmd":NAME,...}; a reply
 // {"ok":true,"data":{...}} or {"ok":false,"error":"..."}.
 inline constexpr const char *kCmdKey = "cmd";

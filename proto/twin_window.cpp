@@ -28,6 +28,36 @@ bool read_record(const json &e, TwinWindowRecord &r)
 
 }  // namespace
 
+void to_json(json &j, const TwinWindowRequest &r)
+{
+	j = json::object();
+	if (r.from)
+		j["from"] = *r.from;
+	j["max"] = r.max;
+}
+
+bool parse_twin_window_request(const json &args, TwinWindowRequest &r, std::string &error)
+{
+	r = {};
+	for (const char *key : {"from", "max"}) {
+		const auto it = args.is_object() ? args.find(key) : args.end();
+		if (it == args.end() || it->is_null())
+			continue;
+		if (!it->is_number_unsigned() &&
+		    !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
+			error = std::string("twin_window.") + key +
+				" must be a non-negative integer";
+			return false;
+		}
+		const uint64_t v = it->get<uint64_t>();
+		if (key[0] == 'f')
+			r.from = v;
+		else
+			r.max = v == 0 || v > kTwinWindowPage ? kTwinWindowPage : v;
+	}
+	return true;
+}
+
 void to_json(json &j, const TwinWindowModel &v)
 {
 	j = {{"logical_bytes", v.logical_bytes},
@@ -55,9 +85,11 @@ void to_json(json &j, const TwinWindow &v)
 	json recs = json::array();
 	for (const TwinWindowRecord &r : v.records)
 		recs.push_back(json::array({r.lba, r.nlb, r.handle, static_cast<unsigned>(r.op)}));
-	j = {{"rate", v.rate},     {"model", v.model},          {"capacity", v.capacity},
-	     {"total", v.total},   {"dropped", v.dropped},      {"span_ms", v.span_ms},
-	     {"age_ms", v.age_ms}, {"records", std::move(recs)}};
+	j = {{"rate", v.rate},         {"model", v.model},
+	     {"capacity", v.capacity}, {"total", v.total},
+	     {"dropped", v.dropped},   {"span_ms", v.span_ms},
+	     {"age_ms", v.age_ms},     {"first", v.first},
+	     {"next", v.next},         {"records", std::move(recs)}};
 }
 
 void from_json(const json &j, TwinWindow &v)
@@ -69,6 +101,8 @@ void from_json(const json &j, TwinWindow &v)
 	read_field(j, "dropped", v.dropped);
 	read_field(j, "span_ms", v.span_ms);
 	read_field(j, "age_ms", v.age_ms);
+	read_field(j, "first", v.first);
+	read_field(j, "next", v.next);
 	v.records.clear();
 	const auto it = j.is_object() ? j.find("records") : j.end();
 	if (it == j.end() || !it->is_array())

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kvfdp_build.hpp"
 #include "tests/cli/cli_test_util.hpp"
 #include "tools/cli/metrics.hpp"
 #include "tools/cli/table.hpp"
@@ -291,4 +292,17 @@ TEST_CASE("cli: policy check validates with kvfdpd's parser")
 	CHECK(show.out.find("\"extreme\"") != std::string::npos);
 	CHECK(run_cli({"policy", "check", (dir / "nope.toml").string()}).rc == kExitUsage);
 	fs::remove_all(dir);
+}
+
+TEST_CASE("cli: --version prints what the version subcommand prints, with no subcommand needed")
+{
+	const Ran flag = run_cli({"--version"});
+	CHECK(flag.rc == 0);
+	CHECK(flag.out == std::string("kvfdp ") + KVFDP_VERSION + "\n");
+	CHECK(flag.err.empty());
+	const Ran sub = run_cli({"version"});
+	CHECK(sub.rc == 0);
+	CHECK(sub.out == flag.out);
+	// Without either, a subcommand is still required (usage, exit 2).
+	CHECK(run_cli({}).rc == 2);
 }

@@ -31,3 +31,38 @@ TEST_CASE("cli: a connection the daemon refuses over its limits reports the daem
 		CHECK(r.err.find('\n') == r.err.size() - 1);
 	}
 }
+
+TEST_CASE(
+	"cli: kvfdp stop refused to a non-admin prints kvfdpd's one line naming the group, exit 1")
+{
+	// The server answers as kvfdpd answers a client outside kvfdp-admin (the real decision,
+	// access_refusal; test_daemon_control_root sees the server make it for another uid).
+	kvfdp::test::TempDir d;
+	const std::string path = d.path + "/kvfdpd.sock";
+	auto s = kvfdp::daemon::ControlServer::listen(path, [](std::string_view line) {
+		kvfdp::daemon::Request r;
+		std::string err;
+		if (!kvfdp::daemon::parse_request(line, r, err))
+			return kvfdp::daemon::reply_error(err);
+		const std::string why =
+			kvfdp::daemon::access_refusal(r.cmd, kvfdp::daemon::Peer{1000, false});
+		return why.empty() ? kvfdp::daemon::reply_ok(nlohmann::json::object())
+				   : kvfdp::daemon::reply_error(why);
+	});
+	REQUIRE_MESSAGE(s.ok(), s.error().message());
+	auto loop = kvfdp::daemon::EventLoop::create();
+	REQUIRE(loop.ok());
+	(*s)->start(**loop);
+	(*loop)->start();
+	for (const std::vector<std::string> &args :
+	     {std::vector<std::string>{"stop"}, std::vector<std::string>{"stop", "--force"}}) {
+		std::vector<std::string> a = args;
+		a.insert(a.end(), {"--socket", path});
+		Ran r = run_cli(a);
+		CHECK(r.rc == kExitError);
+		CHECK(r.out.empty());
+		CHECK(r.err ==
+		      "kvfdp: kvfdpd refused 'stop': stop needs root or membership of group kvfdp-admin "
+		      "(usermod -aG kvfdp-admin USER, then log in again); nothing was changed\n");
+	}
+}

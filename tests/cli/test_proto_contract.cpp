@@ -436,3 +436,46 @@ TEST_CASE("proto: a twin window reads back to the same JSON; a bad record is lef
 	CHECK(reply_as<TwinWindow>(json{{"records", 5}}).records.empty());
 	CHECK(reply_as<TwinWindow>(json{{"rate", "x"}}).rate == 0);
 }
+
+TEST_CASE("proto: a twin_window request's from and max; a bad one is refused in one line")
+{
+	TwinWindowRequest r;
+	std::string err;
+	REQUIRE(parse_twin_window_request(json::object(), r, err));
+	CHECK_FALSE(r.from);
+	CHECK(r.max == kTwinWindowPage);
+	REQUIRE(parse_twin_window_request(json(TwinWindowRequest{5, 10}), r, err));
+	CHECK(r.from == 5u);
+	CHECK(r.max == 10);
+	for (const json &max : {json(0), json(kTwinWindowPage + 1), json(1ull << 40)}) {
+		REQUIRE(parse_twin_window_request(json{{"max", max}}, r, err));
+		CHECK(r.max == kTwinWindowPage);
+	}
+	for (const char *key : {"from", "max"})
+		for (const json &bad : {json(-1), json("x"), json(1.5), json::array()}) {
+			CHECK_FALSE(parse_twin_window_request(json{{key, bad}}, r, err));
+			CHECK(err == std::string("twin_window.") + key +
+					     " must be a non-negative integer");
+		}
+	// A full page of the widest records fits one reply line.
+	TwinWindow w;
+	w.first = UINT64_MAX - kTwinWindowPage;
+	w.next = w.total = UINT64_MAX;
+	w.records.assign(kTwinWindowPage,
+			 {UINT64_MAX, UINT32_MAX, UINT16_MAX, TwinWindowOp::write_zeroes});
+	CHECK(json{{kOkKey, true}, {kDataKey, w}}.dump().size() + 1 < kMaxReplyBytes);
+	const TwinWindow back = reply_as<TwinWindow>(json(w));
+	CHECK(back.first == w.first);
+	CHECK(back.next == w.next);
+}
+
+TEST_CASE("proto: stop and reload change state; the other requests do not")
+{
+	CHECK(changes_state(cmd::kStop));
+	CHECK(changes_state(cmd::kReload));
+	for (const char *c : {cmd::kStatus, cmd::kRuh, cmd::kFiles, cmd::kPolicy, cmd::kStats,
+			      cmd::kMetrics, cmd::kTwinWindow, "stopp", ""})
+		CHECK_FALSE(changes_state(c));
+	CHECK(std::string(kAdminGroup) == "kvfdp-admin");
+	CHECK(std::string(kClientGroup) == "kvfdp");
+}

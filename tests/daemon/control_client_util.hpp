@@ -30,8 +30,9 @@ namespace kvfdp::test {
 // Reaching it means the server hung: the test fails then, it never waits this long otherwise.
 inline constexpr int kHangMs = 30000;
 
-// A ControlServer answering {"ok":true,"data":{"cmd":CMD,"n":N}} (N counts requests), on a
-// clock that is steady_clock plus what advance() added.
+// A ControlServer answering {"ok":true,"data":{"cmd":CMD,"n":N}} (N counts requests), and
+// {"cmd":"big"} with a data string of big_bytes when given, on a clock that is steady_clock plus
+// what advance() added.
 struct TestServer {
 	TempDir dir;
 	std::string path = dir.path + "/kvfdpd.sock";
@@ -41,7 +42,7 @@ struct TestServer {
 	std::unique_ptr<daemon::EventLoop> loop;  // the server's, started
 	std::unique_ptr<daemon::ControlServer> server;
 
-	explicit TestServer(daemon::ControlLimits limits)
+	explicit TestServer(daemon::ControlLimits limits, size_t big_bytes = 0)
 	{
 		auto off = offset_ms;
 		limits.now = [off] {
@@ -51,11 +52,13 @@ struct TestServer {
 		auto n = served;
 		auto s = daemon::ControlServer::listen(
 			path,
-			[n](std::string_view line) {
+			[n, big_bytes](std::string_view line) {
 				daemon::Request r;
 				std::string err;
 				if (!daemon::parse_request(line, r, err))
 					return daemon::reply_error(err);
+				if (big_bytes && r.cmd == "big")
+					return daemon::reply_ok(std::string(big_bytes, 'x'));
 				return daemon::reply_ok(
 					nlohmann::json{{"cmd", r.cmd}, {"n", (*n)++}});
 			},

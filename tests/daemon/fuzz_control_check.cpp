@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/twin_window.hpp"
 #include "userspace/daemon/ctl/control_proto.hpp"
 
 namespace kvfdp::test {
@@ -38,17 +39,24 @@ std::string check_reply(const std::string &reply)
 
 namespace {
 
-// The state-free part of kvfdpd's handle_line: parse, the files.limit argument, the
-// unknown-command reply; a known command answers with its name (its real data needs a
-// running daemon).
+// The state-free part of kvfdpd's handle_line, as a client outside kvfdp-admin sends it:
+// parse, the refusal of a request that changes state (the control server's), the files.limit
+// and twin_window arguments, the unknown-command reply; a known command answers with its name
+// (its real data needs a running daemon).
 std::string reply_for(std::string_view line)
 {
 	daemon::Request req;
 	std::string err;
 	if (!daemon::parse_request(line, req, err))
 		return daemon::reply_error(err);
+	if (const std::string why = daemon::access_refusal(req.cmd, daemon::Peer{1000, false});
+	    !why.empty())
+		return daemon::reply_error(why);
 	uint64_t limit = 1000;
 	if (!daemon::get_positive_arg(req, "limit", limit, err))
+		return daemon::reply_error(err);
+	proto::TwinWindowRequest page;
+	if (req.cmd == "twin_window" && !proto::parse_twin_window_request(req.args, page, err))
 		return daemon::reply_error(err);
 	static constexpr std::string_view kKnown[] = {"status", "ruh",     "files",
 						      "policy", "reload",  "stop",

@@ -171,3 +171,29 @@ TEST_CASE("control: fuzzed requests are accepted whole or refused with one line"
 	CHECK(accepted > 0);
 	CHECK(rejected > 0);
 }
+
+TEST_CASE("control: only root and the admin group may send the requests that change state")
+{
+	const std::optional<uint32_t> admin = 994;
+	CHECK(is_admin(0, 0, {}, std::nullopt));  // root, with or without the group
+	CHECK(is_admin(0, 100, {}, admin));
+	CHECK(is_admin(1000, 994, {}, admin));          // the primary group
+	CHECK(is_admin(1000, 1000, {27, 994}, admin));  // a supplementary group
+	CHECK(!is_admin(1000, 1000, {27, 995}, admin));
+	CHECK(!is_admin(1000, 994, {994}, std::nullopt));  // no admin group on the host: root only
+	CHECK(!is_admin(UINT32_MAX, 1000, {}, admin));     // credentials unknown
+
+	const Peer member{1000, false};
+	const Peer admin_peer{1000, true};
+	for (const char *cmd : {"stop", "reload"}) {
+		CHECK(access_refusal(cmd, admin_peer).empty());
+		const std::string why = access_refusal(cmd, member);
+		CHECK(why == std::string(cmd) +
+				     " needs root or membership of group kvfdp-admin (usermod -aG "
+				     "kvfdp-admin USER, then log in again); nothing was changed");
+		CHECK(why.find('\n') == std::string::npos);
+	}
+	for (const char *cmd :
+	     {"status", "ruh", "files", "policy", "stats", "metrics", "twin_window", "no-such-cmd"})
+		CHECK(access_refusal(cmd, member).empty());
+}

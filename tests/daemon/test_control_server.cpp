@@ -255,3 +255,20 @@ TEST_CASE("control socket: listen refuses a path that is too long, not a socket,
 	UniqueFd sc = connect_to(stale);
 	CHECK(ask(sc.get(), "{\"cmd\":\"status\"}")["data"]["x"] == 1);
 }
+
+TEST_CASE(
+	"control socket: a reply over max_reply is one error line instead; the connection stays usable")
+{
+	ControlLimits l = long_timeouts();
+	l.max_reply = 1000;
+	TestServer ts(l, 5000);
+	UniqueFd c = connect_to(ts.path);
+	const std::string want_size = std::to_string(reply_ok(std::string(5000, 'x')).size());
+	const json big = ask(c.get(), R"({"cmd":"big"})");
+	CHECK(big["ok"] == false);
+	CHECK(big.value("error", std::string()) ==
+	      "the reply to 'big' would be " + want_size +
+		      " bytes, over the control socket's bound of 1000 bytes per reply: ask for less "
+		      "(docs/control.md, Limits), or report it as a kvfdpd bug");
+	CHECK(ask(c.get(), R"({"cmd":"small"})")["data"]["cmd"] == "small");
+}

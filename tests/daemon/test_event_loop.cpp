@@ -37,6 +37,7 @@ ControlLimits patient_control()
 	ControlLimits l;
 	l.idle_timeout = l.incomplete_line_timeout = l.unread_reply_timeout =
 		std::chrono::minutes(10);
+	l.max_reply = 2 * kBig;  // kvfdpd's own are bounded lower; this tests the loop
 	return l;
 }
 

@@ -125,7 +125,7 @@ std::function<std::string()> probe_loop()
 				"losetup is not installed (util-linux; tools/setup.sh installs it)");
 		struct stat st {};
 		if (::stat("/dev/loop-control", &st) != 0) {
-			(void)std::system("modprobe loop >/dev/null 2>&1");
+			(void)!std::system("modprobe loop >/dev/null 2>&1");
 			if (::stat("/dev/loop-control", &st) != 0)
 				return std::string(
 					"no loop driver: /dev/loop-control is missing after modprobe loop");

@@ -36,7 +36,7 @@ struct TempDir {
 	~TempDir()
 	{
 		if (ok())
-			(void)std::system(("rm -rf '" + path + "'").c_str());
+			(void)!std::system(("rm -rf '" + path + "'").c_str());
 	}
 	TempDir(const TempDir &) = delete;
 	TempDir &operator=(const TempDir &) = delete;

@@ -155,3 +155,34 @@ TEST_CASE("twin window: the thread stamps what it drains, and the window's reply
 	CHECK(back.model.logical_bytes == w.model.logical_bytes);
 	CHECK(back.total == 101);
 }
+
+TEST_CASE(
+	"twin window: a page holds at most max records from a record number on, and says where the next starts")
+{
+	twin::Window w(10);
+	for (uint32_t i = 0; i < 25; i++)  // records 15..24 are held
+		w.push(write_of(i, 1, 0), i);
+	proto::TwinWindow p;
+	w.fill(p, 30, 0, 4);  // from an overwritten record: from the oldest held
+	CHECK(p.first == 15);
+	CHECK(p.next == 19);
+	REQUIRE(p.records.size() == 4);
+	CHECK(p.records[0].lba == 15);
+	CHECK(p.records[3].lba == 18);
+	CHECK(p.total == 25);
+	CHECK(p.span_ms == 9);  // the whole window's, not the page's
+	w.fill(p, 30, p.next, 4);
+	CHECK(p.first == 19);
+	CHECK(p.records.front().lba == 19);
+	w.fill(p, 30, 23, 4);  // the last page is short and ends at total
+	CHECK(p.first == 23);
+	CHECK(p.next == 25);
+	CHECK(p.records.size() == 2);
+	w.fill(p, 30, 99, 4);  // past the newest: nothing, next == total
+	CHECK(p.records.empty());
+	CHECK(p.first == 25);
+	CHECK(p.next == 25);
+	w.fill(p, 30);  // no page asked: every record held
+	CHECK(p.records.size() == 10);
+	CHECK(p.next == 25);
+}

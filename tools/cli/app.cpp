@@ -11,6 +11,7 @@
 
 #include "kvfdp_build.hpp"
 #include "proto/control.hpp"
+#include "proto/twin_window.hpp"
 #include "tools/sim/advise_cmd.hpp"
 #include "tools/sim/simulate_cmd.hpp"
 #if KVFDP_WITH_BPF
@@ -21,23 +22,51 @@ namespace kvfdp::cli {
 
 namespace {
 
+// A failed twin_window request as advise's error.
+Error twin_window_failure(const DaemonError &e)
+{
+	if (e.kind != DaemonFailure::unreachable)
+		return guidance_error(std::errc::io_error, e.message);
+	// The client's hint names --device, which advise does not take.
+	const std::string m = e.message.substr(0, e.message.find("; "));
+	return guidance_error(std::errc::no_such_device,
+			      m + "; is kvfdpd running? give its --socket, or advise on a recorded "
+				  "trace (--blk-trace FILE)");
+}
+
+// kvfdpd's twin window, page by page (docs/control.md, twin_window): from the oldest record
+// held up to the newest as of the first page. Records overwritten before their page was read
+// are counted in dropped.
+Result<proto::TwinWindow> fetch_twin_window(Context &ctx)
+{
+	proto::TwinWindow w;
+	proto::TwinWindowRequest req;  // from: the oldest held
+	for (;;) {
+		DaemonReply r = ctx.ask_daemon(proto::cmd::kTwinWindow, req);
+		if (!r.ok)
+			return twin_window_failure(r.error);
+		auto page = r.data.get<proto::TwinWindow>();
+		const uint64_t asked = req.from.value_or(page.first);
+		if (!req.from) {
+			w = std::move(page);
+		} else {
+			w.dropped += page.first > asked ? page.first - asked : 0;
+			w.records.insert(w.records.end(), page.records.begin(), page.records.end());
+			w.next = page.next;
+		}
+		// Done at the first page's newest, or when a page brings nothing new (an empty
+		// window, or a kvfdpd that sends the whole window at once: no "next").
+		if (w.next >= w.total || w.next <= asked)
+			return w;
+		req.from = w.next;
+	}
+}
+
 // `kvfdp advise --twin` asks kvfdpd at --socket for its twin's window (kvfdp_sim has no client).
 sim::TwinWindowClient twin_window_client(Context &ctx)
 {
 	return {[&ctx] { return ctx.socket_given; },
-		[&ctx]() -> Result<proto::TwinWindow> {
-			DaemonReply r = ctx.ask_daemon(proto::cmd::kTwinWindow);
-			if (r.ok)
-				return r.data.get<proto::TwinWindow>();
-			if (r.error.kind != DaemonFailure::unreachable)
-				return guidance_error(std::errc::io_error, r.error.message);
-			// The client's hint names --device, which advise does not take.
-			const std::string m = r.error.message.substr(0, r.error.message.find("; "));
-			return guidance_error(
-				std::errc::no_such_device,
-				m + "; is kvfdpd running? give its --socket, or advise on a recorded "
-				    "trace (--blk-trace FILE)");
-		}};
+		[&ctx]() -> Result<proto::TwinWindow> { return fetch_twin_window(ctx); }};
 }
 
 int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
@@ -51,6 +80,9 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 	if (setup)
 		setup(ctx);
 	app.require_subcommand(1);
+	// `kvfdp --version` prints what `kvfdp version` does (kvfdp_build.hpp's KVFDP_VERSION).
+	app.set_version_flag("--version", std::string("kvfdp ") + KVFDP_VERSION,
+			     "print the kvfdp version and exit");
 	// Global options may follow the subcommand: `kvfdp ruh --device /dev/ng0n1 -o json`.
 	app.fallthrough();
 	app.footer("Exit codes: 0 ok, 1 error, 2 usage, 3 no daemon/device, 4 unsupported "

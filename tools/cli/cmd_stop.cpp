@@ -45,7 +45,8 @@ void add_stop_command(CLI::App &app, Context &ctx)
 		"stop even while the disk is held: as SIGTERM does (a held disk is left, I/O held, for the next "
 		"kvfdpd unless kvfdpd runs with --force-remove)");
 	c->footer(
-		"Exit codes: 0 stopping, 1 refused (the line names what holds the disk), 3 no kvfdpd.");
+		"Needs root or membership of group kvfdp-admin. Exit codes: 0 stopping, 1 refused (the "
+		"line names what holds the disk, or the group needed), 3 no kvfdpd.");
 	c->callback([&ctx, o] { ctx.exit_code = run_stop(ctx, *o); });
 }
 

@@ -18,8 +18,6 @@ namespace kvfdp::cli {
 
 namespace {
 
-constexpr size_t kMaxReply = 16u << 20;
-
 struct Conn {
 	UniqueFd fd;
 	int err = 0;
@@ -61,7 +59,7 @@ DaemonReply connect_failure(const std::string &path, int err)
 	if (err == EACCES || err == EPERM)
 		return fail(DaemonFailure::denied,
 			    "cannot connect to kvfdpd at " + path + ": " + why +
-				    "; run as root or as a member of group kvfdp");
+				    "; run as root or as a member of group " + proto::kClientGroup);
 	return fail(DaemonFailure::unreachable,
 		    "no kvfdpd at " + path + " (" + why +
 			    "); is kvfdpd running? try --device /dev/ngXnY or --backend model");
@@ -127,10 +125,12 @@ std::optional<DaemonReply> read_reply_line(int fd, const std::string &path, cons
 					    "'; check the daemon's log (journalctl -u kvfdpd)");
 		}
 		reply.append(buf, static_cast<size_t>(n));
-		if (reply.size() > kMaxReply)
-			return fail(DaemonFailure::protocol,
-				    "kvfdpd's reply to '" + cmd +
-					    "' exceeds 16 MiB; this is a daemon bug");
+		if (reply.size() > proto::kMaxReplyBytes)
+			return fail(
+				DaemonFailure::protocol,
+				"kvfdpd's reply to '" + cmd + "' exceeds " +
+					std::to_string(proto::kMaxReplyBytes) +
+					" bytes, the most a reply may hold; this is a daemon bug");
 	}
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "kvfdp_build.hpp"
 #include "placement/size.hpp"
 #include "userspace/daemon/config.hpp"
 #include "userspace/daemon/ctl/daemon.hpp"
@@ -211,7 +212,7 @@ int parse_command_line(CLI::App &app, int argc, char **argv)
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
 		if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
-			return app.exit(e);  // --help
+			return app.exit(e);  // --help, --version
 		std::string what = e.what();
 		for (char &c : what)
 			if (c == '\n')
@@ -254,6 +255,9 @@ int main(int argc, char **argv)
 		     "Exposes an FDP namespace as /dev/ublkbN and places each write on the\n"
 		     "reclaim unit handle chosen by its file's lifetime class.",
 		     "kvfdpd"};
+	// `kvfdpd --version`: the one version fact (kvfdp_build.hpp), as `kvfdp --version` prints it.
+	app.set_version_flag("--version", std::string("kvfdpd ") + KVFDP_VERSION,
+			     "print the kvfdpd version and exit");
 	CommandLine c;
 	c.o.config_path = kvfdp::daemon::kDefaultConfigPath;
 	add_backend_options(app, c);

@@ -118,7 +118,7 @@ TwinReport Twin::report() const
 	return t;
 }
 
-proto::TwinWindow Twin::window() const
+proto::TwinWindow Twin::window(uint64_t from, uint64_t max) const
 {
 	const TwinPlan &p = models_->plan();
 	proto::TwinWindow w;
@@ -133,7 +133,7 @@ proto::TwinWindow Twin::window() const
 	for (const auto &r : rings_)
 		w.dropped += r->dropped();
 	std::lock_guard<std::mutex> lk(mu_);
-	window_.fill(w, now_ms());
+	window_.fill(w, now_ms(), from, max);
 	return w;
 }
 

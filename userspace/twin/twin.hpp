@@ -65,8 +65,9 @@ public:
 	[[nodiscard]] TwinReport report() const;
 	[[nodiscard]] const TwinPlan &plan() const { return models_->plan(); }
 	// The recent window (docs/advise.md, From a running kvfdpd): its records, the sampling
-	// rate and the sampled model's shape. Copies under the models' lock (the control thread).
-	[[nodiscard]] proto::TwinWindow window() const;
+	// rate and the sampled model's shape; at most max records from record number from on
+	// (Window::fill). Copies under the models' lock (the control thread).
+	[[nodiscard]] proto::TwinWindow window(uint64_t from = 0, uint64_t max = UINT64_MAX) const;
 
 private:
 	Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window_records);

@@ -1,6 +1,8 @@
 // Window: the slots and the reply's records.
 #include "userspace/twin/window.hpp"
 
+#include <algorithm>
+
 #include "userspace/twin/sampler.hpp"
 
 namespace kvfdp::twin {
@@ -18,14 +20,19 @@ Window::Window(uint64_t capacity)
 {
 }
 
-void Window::fill(proto::TwinWindow &w, uint32_t now_ms) const
+void Window::fill(proto::TwinWindow &w, uint32_t now_ms, uint64_t from, uint64_t max) const
 {
 	const uint64_t n = size();
+	const uint64_t oldest = total_ - n;
+	const uint64_t begin = std::clamp(from, oldest, total_) - oldest;  // index among those held
+	const uint64_t end = begin + std::min(max, n - begin);
 	w.capacity = capacity_;
 	w.total = total_;
+	w.first = oldest + begin;
+	w.next = oldest + end;
 	w.records.clear();
-	w.records.reserve(n);
-	for (uint64_t i = 0; i < n; i++) {
+	w.records.reserve(end - begin);
+	for (uint64_t i = begin; i < end; i++) {
 		const Record &r = at(i);
 		w.records.push_back(
 			{r.slba, r.nlb, r.handle, static_cast<proto::TwinWindowOp>(r.op)});

@@ -43,9 +43,12 @@ public:
 	{
 		return capacity_ * (sizeof(Record) + sizeof(uint32_t));
 	}
-	// The records held (oldest first), their count and span, the newest's age at now_ms.
-	// Allocates: the control thread's, never a queue's.
-	void fill(proto::TwinWindow &w, uint32_t now_ms) const;
+	// At most max of the records held (oldest first), from record number from on (one
+	// overwritten since: from the oldest held), with the numbers of the first and the next,
+	// the whole window's count and span, and the newest's age at now_ms. Allocates: the control
+	// thread's, never a queue's.
+	void fill(proto::TwinWindow &w, uint32_t now_ms, uint64_t from = 0,
+		  uint64_t max = UINT64_MAX) const;
 
 private:
 	[[nodiscard]] uint64_t index(uint64_t i) const { return (total_ - size() + i) % capacity_; }

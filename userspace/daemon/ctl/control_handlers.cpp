@@ -1,5 +1,7 @@
 // kvfdpd's control-socket requests (docs/control.md): status, ruh, stats, policy, metrics,
-// files, reload and stop, each answered as one JSON line from the running daemon's State.
+// files, twin_window, reload and stop, each answered as one JSON line from the running
+// daemon's State, each within proto::kMaxReplyBytes (files by its row cap, twin_window by pages,
+// policy and metrics cut to fit).
 #include "userspace/daemon/ctl/control_handlers.hpp"
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "proto/control.hpp"
 #include "proto/files_reply.hpp"
 #include "proto/policy_reply.hpp"
+#include "proto/twin_window.hpp"
 #include "userspace/daemon/ctl/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
@@ -219,6 +222,43 @@ proto::PolicyReply policy_reply(State &s)
 	return d;
 }
 
+// What a reply's data may take of proto::kMaxReplyBytes: the rest is the envelope, and the
+// escapes JSON adds to text (a metric line's quotes and newline).
+constexpr size_t kReplyDataBudget = proto::kMaxReplyBytes / 4 * 3;
+
+// The policy reply within kReplyDataBudget: learned keys past it are left out, the last ones
+// first (learned.key_count still counts them all; docs/control.md, policy).
+json bounded_policy(State &s)
+{
+	proto::PolicyReply d = policy_reply(s);
+	json j = d;
+	size_t size = j.dump().size();
+	if (size <= kReplyDataBudget || !d.learned)
+		return j;
+	json &keys = j["learned"]["keys"];
+	while (!keys.empty() && size > kReplyDataBudget) {
+		size -= keys.back().dump().size() + 1;
+		keys.erase(keys.size() - 1);
+	}
+	return j;
+}
+
+// The exposition within kReplyDataBudget: cut at a line, and a last comment line says so
+// (GET /metrics has every series; docs/control.md, metrics).
+std::string bounded_metrics(State &s)
+{
+	std::string text = metrics_exposition(s);
+	if (text.size() <= kReplyDataBudget)
+		return text;
+	const size_t total = text.size();
+	const size_t cut = text.rfind('\n', kReplyDataBudget - 256);
+	text.resize(cut == std::string::npos ? 0 : cut + 1);
+	text += "# kvfdp: the control socket's reply is bounded: " +
+		std::to_string(total - text.size()) +
+		" bytes of series left out; GET /metrics (kvfdpd --metrics-listen) serves them all\n";
+	return text;
+}
+
 // stop: refused while something holds the disk (one line naming it), unless "force": true;
 // else kvfdpd stops as on SIGTERM, which the main thread takes once this reply is queued.
 std::string stop_reply(State &s, const Request &req)
@@ -236,15 +276,20 @@ std::string stop_reply(State &s, const Request &req)
 	return reply_ok(proto::StopReply{bdev, force, (s.dev.flags & ublk::kFlagSafeStopDev) != 0});
 }
 
-// The twin's recent window for `kvfdp advise --twin` (docs/advise.md); refused without a twin.
-std::string twin_window_reply(const State &s)
+// A page of the twin's recent window for `kvfdp advise --twin` (docs/advise.md): at most
+// proto::kTwinWindowPage records from the request's "from"; refused without a twin.
+std::string twin_window_reply(const State &s, const Request &req)
 {
+	proto::TwinWindowRequest r;
+	std::string err;
+	if (!proto::parse_twin_window_request(req.args, r, err))
+		return reply_error(err);
 	if (!s.twin)
 		return reply_error(
 			"kvfdpd runs no WAF twin (no FDP placement, or --twin-memory 0), so it has no window to "
 			"advise from: restart kvfdpd on an FDP namespace without --twin-memory 0, or record a "
 			"trace (kvfdp record) and run kvfdp advise --blk-trace FILE");
-	return reply_ok(s.twin->window());
+	return reply_ok(s.twin->window(r.from.value_or(0), r.max));
 }
 
 }  // namespace
@@ -266,9 +311,9 @@ std::string handle_control_line(State &s, std::string_view line)
 		return stats_json(s, d, err) ? reply_ok(d) : reply_error(err);
 	}
 	if (req.cmd == proto::cmd::kPolicy)
-		return reply_ok(policy_reply(s));
+		return reply_ok(bounded_policy(s));
 	if (req.cmd == proto::cmd::kMetrics)
-		return reply_ok(proto::MetricsReply{metrics_exposition(s)});
+		return reply_ok(proto::MetricsReply{bounded_metrics(s)});
 	if (req.cmd == proto::cmd::kFiles) {
 		FilesQuery q;
 		if (!parse_files_query(req.args, q, err))
@@ -291,7 +336,7 @@ std::string handle_control_line(State &s, std::string_view line)
 	if (req.cmd == proto::cmd::kStop)
 		return stop_reply(s, req);
 	if (req.cmd == proto::cmd::kTwinWindow)
-		return twin_window_reply(s);
+		return twin_window_reply(s, req);
 	return reply_error("unknown cmd '" + req.cmd.substr(0, 64) +
 			   "'; known: " + proto::known_commands());
 }

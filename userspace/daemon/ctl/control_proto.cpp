@@ -1,6 +1,8 @@
 // Control protocol parsing and framing.
 #include "userspace/daemon/ctl/control_proto.hpp"
 
+#include <algorithm>
+
 #include "proto/control.hpp"
 
 namespace kvfdp::daemon {
@@ -28,6 +30,26 @@ bool parse_request(std::string_view line, Request &out, std::string &error)
 	out.cmd = it->get_ref<const std::string &>();
 	out.args = std::move(j);
 	return true;
+}
+
+bool is_admin(uint32_t uid, uint32_t gid, const std::vector<uint32_t> &groups,
+	      std::optional<uint32_t> admin_gid)
+{
+	if (uid == 0)
+		return true;
+	if (!admin_gid)
+		return false;
+	return gid == *admin_gid ||
+	       std::find(groups.begin(), groups.end(), *admin_gid) != groups.end();
+}
+
+std::string access_refusal(std::string_view cmd, const Peer &peer)
+{
+	if (peer.admin || !proto::changes_state(cmd))
+		return "";
+	const std::string g = proto::kAdminGroup;
+	return std::string(cmd) + " needs root or membership of group " + g + " (usermod -aG " + g +
+	       " USER, then log in again); nothing was changed";
 }
 
 std::string reply_ok(const nlohmann::json &data)

@@ -1,11 +1,14 @@
-// Control protocol (docs/control.md): JSON-lines request parsing, reply formatting, and
-// the per-connection line buffer with its 64 KiB limit. Pure; fuzzed by tests/daemon.
+// Control protocol (docs/control.md): JSON-lines request parsing, reply formatting, who may
+// send what, and the per-connection line buffer with its 64 KiB limit. Pure; fuzzed by
+// tests/daemon.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +32,22 @@ struct Request {
 // Optional positive integer argument: returns false (and sets error) when present but bad.
 [[nodiscard]] bool get_positive_arg(const Request &req, const char *key, uint64_t &value,
 				    std::string &error);
+
+// A control connection's peer, from its socket's credentials at accept (SO_PEERCRED,
+// SO_PEERGROUPS).
+struct Peer {
+	uint32_t uid = UINT32_MAX;  // UINT32_MAX: unknown
+	bool admin = false;         // may send the requests that change state
+};
+
+// Whether a peer of uid, primary gid and supplementary groups is an admin: uid 0, or
+// admin_gid (the admin group's gid, empty where it does not exist) is its gid or one of groups.
+[[nodiscard]] bool is_admin(uint32_t uid, uint32_t gid, const std::vector<uint32_t> &groups,
+			    std::optional<uint32_t> admin_gid);
+
+// The one-line refusal of request cmd from peer, "" when peer may send it: a request that
+// changes state (proto::changes_state) needs an admin.
+[[nodiscard]] std::string access_refusal(std::string_view cmd, const Peer &peer);
 
 // Splits a byte stream into lines of at most kMaxRequestLine bytes.
 class LineBuffer {

@@ -1,4 +1,5 @@
-// ControlServer: accept, read lines, answer, enforce the limits.
+// ControlServer: accept (reading the peer's credentials), read lines, answer, enforce the
+// limits and who may send what.
 #include "userspace/daemon/ctl/control_server.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <grp.h>
 #include <map>
 #include <string>
+#include <vector>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,7 +29,7 @@ constexpr uint32_t kUnknownUid = UINT32_MAX;
 
 struct Conn {
 	UniqueFd fd;
-	uint32_t uid = kUnknownUid;
+	Peer peer;  // its uid counts against max_per_uid
 	LineBuffer in;
 	std::string out;  // replies; out[0, sent) is sent already
 	size_t sent = 0;
@@ -50,13 +52,57 @@ struct Conn {
 	}
 };
 
-uint32_t peer_uid(int fd)
+// The supplementary groups of fd's peer as they were at its connect() (SO_PEERGROUPS, Linux
+// 4.13+; empty before, where only the primary gid counts).
+std::vector<uint32_t> peer_groups(int fd)
 {
+	std::vector<uint32_t> groups(64);
+	for (int tries = 0; tries < 2; tries++) {
+		socklen_t len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+		if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+			groups.resize(len / sizeof(gid_t));
+			return groups;
+		}
+		if (errno != ERANGE)
+			break;
+		groups.resize(len / sizeof(gid_t));  // len: the size needed
+	}
+	return {};
+}
+
+// fd's peer: its uid (kUnknownUid when unreadable) and whether it is an admin.
+Peer peer_of(int fd, std::optional<uint32_t> admin_gid)
+{
+	static_assert(sizeof(gid_t) == sizeof(uint32_t));
 	ucred cr{};
 	socklen_t len = sizeof(cr);
 	if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
-		return kUnknownUid;
-	return cr.uid;
+		return Peer{kUnknownUid, false};
+	const bool primary = cr.uid == 0 || (admin_gid && cr.gid == *admin_gid);
+	const std::vector<uint32_t> groups =
+		primary || !admin_gid ? std::vector<uint32_t>{} : peer_groups(fd);
+	return Peer{cr.uid, is_admin(cr.uid, cr.gid, groups, admin_gid)};
+}
+
+// Why the reply to line, of bytes, is not sent (max: the bound).
+std::string oversized(std::string_view line, size_t bytes, size_t max)
+{
+	Request req;
+	std::string err;
+	const std::string cmd = parse_request(line, req, err) ? req.cmd.substr(0, 64) : "?";
+	return "the reply to '" + cmd + "' would be " + std::to_string(bytes) +
+	       " bytes, over the control socket's bound of " + std::to_string(max) +
+	       " bytes per reply: ask for less (docs/control.md, Limits), or report it as a kvfdpd bug";
+}
+
+// The admin group's gid: limits' own, else proto::kAdminGroup's where it exists.
+std::optional<uint32_t> admin_gid_of(const ControlLimits &l)
+{
+	if (l.admin_gid)
+		return l.admin_gid;
+	if (const group *g = getgrnam(proto::kAdminGroup))
+		return static_cast<uint32_t>(g->gr_gid);
+	return std::nullopt;
 }
 
 std::string seconds(std::chrono::milliseconds ms)
@@ -82,7 +128,7 @@ void mkdir_parent(const std::string &path)
 	const std::string dir = path.substr(0, slash);
 	if (::mkdir(dir.c_str(), 0755) == 0) {
 		if (group *g = getgrnam("kvfdp"))
-			(void)::chown(dir.c_str(), 0, g->gr_gid);
+			(void)!::chown(dir.c_str(), 0, g->gr_gid);
 	}
 }
 
@@ -121,7 +167,8 @@ std::string admission_refusal(const ControlLimits &l, uint32_t uid, size_t open_
 class ControlSource final : public EventSource {
 public:
 	ControlSource(UniqueFd listen_fd, ControlServer::Handler handler, ControlLimits lim)
-	    : listen_fd_(std::move(listen_fd)), handler_(std::move(handler)), lim_(std::move(lim))
+	    : listen_fd_(std::move(listen_fd)), handler_(std::move(handler)), lim_(std::move(lim)),
+	      admin_gid_(admin_gid_of(lim_))
 	{
 	}
 	[[nodiscard]] int listen_fd() const { return listen_fd_.get(); }
@@ -158,7 +205,8 @@ private:
 	ConnMap::iterator close_conn(ConnMap::iterator it)
 	{
 		loop()->unwatch(it->first);
-		if (auto u = by_uid_.find(it->second.uid); u != by_uid_.end() && --u->second == 0)
+		if (auto u = by_uid_.find(it->second.peer.uid);
+		    u != by_uid_.end() && --u->second == 0)
 			by_uid_.erase(u);
 		return conns_.erase(it);
 	}
@@ -174,10 +222,22 @@ private:
 		loop()->rewatch(c.fd.get(), events);
 	}
 
-	std::string answer(std::string_view line)
+	// The handler's reply, or the refusal of a request peer may not send (the handler never
+	// sees it), or of a reply over max_reply. An admin's line is parsed once, by
+	// the handler.
+	std::string answer(std::string_view line, const Peer &peer)
 	{
 		try {
-			return handler_(line);
+			Request req;
+			std::string err;
+			if (!peer.admin && parse_request(line, req, err))
+				if (const std::string why = access_refusal(req.cmd, peer);
+				    !why.empty())
+					return reply_error(why);
+			std::string reply = handler_(line);
+			if (reply.size() > lim_.max_reply)
+				return reply_error(oversized(line, reply.size(), lim_.max_reply));
+			return reply;
 		} catch (const std::exception &e) {
 			return reply_error(std::string("internal error: ") + e.what());
 		} catch (...) {
@@ -191,7 +251,7 @@ private:
 		size_t n = 0;
 		std::string line;
 		while (c.queued() < lim_.max_queued_reply && c.in.next_line(line)) {
-			c.out += answer(line);
+			c.out += answer(line, c.peer);
 			n++;
 		}
 		return n;
@@ -247,10 +307,10 @@ private:
 					continue;
 				return;
 			}
-			const uint32_t uid = peer_uid(cfd.get());
-			const auto u = by_uid_.find(uid);
+			const Peer peer = peer_of(cfd.get(), admin_gid_);
+			const auto u = by_uid_.find(peer.uid);
 			const std::string why = admission_refusal(
-				lim_, uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
+				lim_, peer.uid, conns_.size(), u == by_uid_.end() ? 0 : u->second);
 			if (!why.empty()) {
 				// One line in the client's receive queue (read before it sees the close).
 				const std::string line = reply_error(why);
@@ -263,9 +323,9 @@ private:
 				continue;
 			Conn &c = conns_[fd];
 			c.fd = std::move(cfd);
-			c.uid = uid;
+			c.peer = peer;
 			c.last_progress = now;
-			by_uid_[uid]++;
+			by_uid_[peer.uid]++;
 		}
 	}
 
@@ -309,6 +369,7 @@ private:
 	UniqueFd listen_fd_;
 	const ControlServer::Handler handler_;
 	const ControlLimits lim_;
+	const std::optional<uint32_t> admin_gid_;  // admin_gid_of(lim_), once
 	const std::string too_long_ =
 		"request line exceeds " + std::to_string(kMaxRequestLine) + " bytes";
 	ConnMap conns_;
@@ -367,7 +428,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string &
 	auto server = std::unique_ptr<ControlServer>(
 		new ControlServer(path, std::move(fd), std::move(handler), std::move(limits)));
 	if (group *g = getgrnam("kvfdp"))
-		(void)::chown(path.c_str(), 0, g->gr_gid);
+		(void)!::chown(path.c_str(), 0, g->gr_gid);
 	if (::chmod(path.c_str(), 0660) < 0)
 		return errno_error(errno, "chmod " + path);
 	if (::listen(server->source_->listen_fd(), 64) < 0)

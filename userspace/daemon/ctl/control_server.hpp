@@ -1,7 +1,10 @@
 // ControlServer: the Unix socket (JSON lines), served on kvfdpd's control-plane event loop
-// (event_loop.hpp, shared with GET /metrics), off the I/O queues. Its limits (ControlLimits) keep any one client, or user, from
-// locking the others out: idle connections are closed, each non-root uid may hold a few
-// connections, and some are kept for root, so `kvfdp status` as root always gets in.
+// (event_loop.hpp, shared with GET /metrics), off the I/O queues. Its limits (ControlLimits)
+// keep any one client, or user, from locking the others out: idle connections are closed, each
+// non-root uid may hold a few connections, and some are kept for root, so `kvfdp status` as
+// root always gets in. It checks each peer's credentials at accept: only root and the admin
+// group may send the requests that change state (stop, reload); others get one refusal line
+// and the handler never sees the request.
 #pragma once
 
 #include <chrono>
@@ -9,11 +12,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
+#include "proto/control.hpp"
 #include "userspace/daemon/ctl/event_loop.hpp"
 
 namespace kvfdp::daemon {
@@ -24,11 +29,17 @@ struct ControlLimits {
 	size_t max_per_uid = 16;       // connections one non-root uid may hold
 	size_t max_queued_reply =
 		64 << 10;  // replies not yet read: no further request is answered past it
+	// One reply line's bytes at most: a longer one is answered by one error line instead.
+	size_t max_reply = proto::kMaxReplyBytes;
 	std::chrono::milliseconds idle_timeout{30000};             // no request under way
 	std::chrono::milliseconds incomplete_line_timeout{10000};  // a line started, no progress
 	std::chrono::milliseconds unread_reply_timeout{30000};     // replies queued, none read
 	// The clock the timeouts are measured on (tests move it); empty: steady_clock::now.
 	std::function<std::chrono::steady_clock::time_point()> now;
+	// The gid whose members, beside uid 0, may send the requests that change state
+	// (access_refusal); empty: proto::kAdminGroup's, looked up once at listen (none while that
+	// group does not exist).
+	std::optional<uint32_t> admin_gid;
 };
 
 // Why a new connection from uid is refused, as its one-line error reply; "" when it is
