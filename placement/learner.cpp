@@ -3,14 +3,19 @@
 // the estimates and the grouping rule.
 #include "placement/learner.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -27,6 +32,11 @@ namespace {
 constexpr uint32_t kSlots = 2 * Learner::kMaxKeys;  // power of two, at most half full
 constexpr uint32_t kMaxProbe = 64;                  // bounded data-path probe
 constexpr uint16_t kNoHandle = 0xFFFF;
+// The tag of a retired key's slot (a tombstone): probes pass it, a new key may claim it.
+// key_word() never gives it (its largest value is 2^63).
+constexpr uint64_t kRetired = ~uint64_t{0};
+// Claims that lose their CAS to another key retry the probe this many times, then overflow.
+constexpr uint32_t kMaxClaimTries = 4;
 
 uint32_t slot_hash(uint64_t word)
 {
@@ -49,7 +59,11 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 }
 
 constexpr const char *kMagic = "kvfdp-learner";
-constexpr int kVersion = 3;  // 1: no death-age histograms, 2: no class split (both still read)
+// 1: no death-age histograms, 2: no class split, 3: no device identity and no last write
+// (all still read)
+constexpr int kVersion = 4;
+// save()'s temporary files are named path + kTempInfix + a unique suffix.
+constexpr const char *kTempInfix = ".tmp.";
 
 // died_age counts (bytes / 512) x (age / 512).
 constexpr double kAgeUnit = 512.0 * 512.0;
@@ -73,6 +87,8 @@ struct Learner::KeyState {
 	// written (meaningful once seen_written > 0), and whether its class part was given up.
 	uint64_t first_write = 0;
 	bool class_given_up = false;
+	// The clock at the last recompute that saw the key write (retirement).
+	uint64_t last_write = 0;
 };
 
 Learner::Learner(const LearnerConfig &cfg)
@@ -95,6 +111,10 @@ Learner::Learner(const LearnerConfig &cfg)
 		cfg_.decay_capacity = 0.5;
 	if (!(cfg_.min_group_share >= 0))
 		cfg_.min_group_share = 0.02;
+	if (!(cfg_.retire_idle > 0))
+		cfg_.retire_idle = 2.0;
+	if (!(cfg_.retire_any >= cfg_.retire_idle))
+		cfg_.retire_any = std::max(16.0, cfg_.retire_idle);
 	const uint16_t base = base_handle();
 	for (auto &h : class_handle_)
 		h.store(base, std::memory_order_relaxed);
@@ -137,33 +157,46 @@ const Learner::Slot *Learner::find(Key k) const noexcept
 	return nullptr;
 }
 
+// A key not in the table claims the first retired or empty slot of its probe sequence, after
+// probing to the first empty slot (so it is not in the table further on).
 Learner::Slot *Learner::find_or_claim(Key k) noexcept
 {
 	const uint64_t word = key_word(k);
-	uint32_t i = slot_hash(word);
-	for (uint32_t n = 0; n < kMaxProbe; n++, i = (i + 1) & (kSlots - 1)) {
-		Slot &s = slots_[i];
-		uint64_t t = s.tag.load(std::memory_order_acquire);
-		if (t == word)
-			return &s;
-		if (t != 0)
-			continue;
-		if (keys_.load(std::memory_order_relaxed) >= kMaxKeys)
+	for (uint32_t tries = 0; tries < kMaxClaimTries; tries++) {
+		uint32_t i = slot_hash(word);
+		Slot *free = nullptr;
+		uint64_t expect = 0;
+		for (uint32_t n = 0; n < kMaxProbe; n++, i = (i + 1) & (kSlots - 1)) {
+			const uint64_t t = slots_[i].tag.load(std::memory_order_acquire);
+			if (t == word)
+				return &slots_[i];
+			if (t == kRetired && !free) {
+				free = &slots_[i];
+				expect = kRetired;
+			}
+			if (t != 0)
+				continue;
+			if (!free)
+				free = &slots_[i];
+			break;
+		}
+		if (!free || keys_.load(std::memory_order_relaxed) >= kMaxKeys)
 			return nullptr;
 		// The handle is set before the tag is published, so a reader that finds the key
 		// also finds its handle.
-		s.handle.store(initial_handle(k), std::memory_order_relaxed);
-		if (s.tag.compare_exchange_strong(t, word, std::memory_order_release,
-						  std::memory_order_acquire)) {
-			// Another thread racing for this empty slot with another key may have stored
-			// its handle in between: store ours again (recompute() corrects any reader
-			// that saw the other one meanwhile).
-			s.handle.store(initial_handle(k), std::memory_order_relaxed);
+		free->handle.store(initial_handle(k), std::memory_order_relaxed);
+		uint64_t t = expect;
+		if (free->tag.compare_exchange_strong(t, word, std::memory_order_release,
+						      std::memory_order_acquire)) {
+			// Another thread racing for this slot with another key may have stored its
+			// handle in between: store ours again (recompute() corrects any reader that
+			// saw the other one meanwhile).
+			free->handle.store(initial_handle(k), std::memory_order_relaxed);
 			keys_.fetch_add(1, std::memory_order_relaxed);
-			return &s;
+			return free;
 		}
 		if (t == word)  // another thread claimed it for the same key
-			return &s;
+			return free;
 	}
 	return nullptr;
 }
@@ -245,7 +278,9 @@ void Learner::set_pins(std::span<const Pin> pins)
 	for (uint32_t i = n; i < kMaxWriterPins; i++)
 		pin_writer_[i].store(0, std::memory_order_relaxed);
 	const uint16_t base = base_handle();
-	publish_class_defaults(base);
+	std::array<uint16_t, kNumClasses> bases{};
+	bases.fill(base);
+	publish_class_defaults(bases);
 	if (clock_.load(std::memory_order_relaxed) == 0) {
 		// Nothing written yet (the pins kvfdpd sets at start): no handle holds anyone's
 		// data, so these pins hand nothing over.
@@ -297,10 +332,10 @@ std::vector<uint16_t> RecomputeResult::to_close() const
 	return out;
 }
 
-void Learner::publish_class_defaults(uint16_t base)
+void Learner::publish_class_defaults(const std::array<uint16_t, kNumClasses> &base)
 {
 	for (unsigned c = 0; c < kNumClasses; c++) {
-		uint16_t h = base;
+		uint16_t h = base[c];
 		for (const Pin &p : pins_)
 			if (!p.writer && p.cls && *p.cls == c)
 				h = p.handle;
@@ -341,6 +376,7 @@ struct Learner::Cand {
 	double life;
 	double share;
 	uint16_t handle;
+	uint8_t cls = 0;
 };
 
 RecomputeResult Learner::recompute(double now_s)
@@ -357,7 +393,9 @@ RecomputeResult Learner::recompute(double now_s)
 		last_now_ = now_s;
 	last_clock_ = clock;
 
+	merge_duplicates();
 	std::vector<Cand> cands = fold(delta, out);
+	clear_tombstones();
 	std::vector<uint16_t> avail;
 	for (unsigned h = 0; h < std::max<unsigned>(cfg_.nruh, 1); h++)
 		if (usable(h))
@@ -384,16 +422,19 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 	const double alpha =
 		delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap))
 		      : 0.0;
+	const uint64_t clock = clock_.load(std::memory_order_relaxed);
 	std::vector<Cand> cands;
 	for (uint32_t i = 0; i < kSlots; i++) {
 		Slot &s = slots_[i];
 		const uint64_t tag = s.tag.load(std::memory_order_acquire);
-		if (tag == 0)
+		if (tag == 0 || tag == kRetired)
 			continue;
 		KeyState &st = state_[i];
 		const uint64_t w = s.written.load(std::memory_order_relaxed);
 		const uint64_t d = s.died.load(std::memory_order_relaxed);
 		const uint64_t a = s.died_age.load(std::memory_order_relaxed);
+		if (w != st.seen_written)
+			st.last_write = clock;
 		if (delta) {
 			const double dw = static_cast<double>(w - st.seen_written);
 			st.share = (1 - alpha) * st.share + alpha * dw / static_cast<double>(delta);
@@ -419,6 +460,10 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 		const double little = st.share > 0 ? live / st.share : 0.0;
 		const double deaths = st.age_den > 0 ? st.age_num / st.age_den : 0.0;
 		st.lifetime = std::max(little, deaths);
+		if (retires(st, w - std::min(w, d), clock)) {
+			retire(i);
+			continue;
+		}
 		const auto pin = pin_for(key_of(tag));
 		st.pinned = pin.has_value();
 		if (pin) {
@@ -428,10 +473,109 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 			}
 			continue;
 		}
-		cands.push_back(
-			{i, st.lifetime, st.share, s.handle.load(std::memory_order_relaxed)});
+		cands.push_back({i, st.lifetime, st.share, s.handle.load(std::memory_order_relaxed),
+				 key_of(tag).cls});
 	}
 	return cands;
+}
+
+// A key retires once it has written nothing for retire_idle capacities of device writes and
+// holds less than kRetireLive of the capacity live, or has written nothing for
+// retire_any capacities whatever it holds (docs/placement.md "Retirement").
+bool Learner::retires(const KeyState &st, uint64_t live, uint64_t clock) const
+{
+	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
+								   : (uint64_t{1} << 30));
+	const double idle = static_cast<double>(clock - std::min(clock, st.last_write));
+	if (!(idle >= cfg_.retire_idle * cap))
+		return false;
+	return static_cast<double>(live) < cap * kRetireLive || idle >= cfg_.retire_any * cap;
+}
+
+// Slot i's key leaves the table: its tag becomes a tombstone (finds pass it, a new key may
+// claim it) and its counters and estimates restart from zero for that next key. A place() or
+// died() that found the key just before may still add to the zeroed counters: a few bytes
+// counted for the slot's next key, never a wrong handle (a handle is one atomic word).
+void Learner::clear_slot(uint32_t i)
+{
+	Slot &s = slots_[i];
+	s.tag.store(kRetired, std::memory_order_release);
+	s.written.store(0, std::memory_order_relaxed);
+	s.died.store(0, std::memory_order_relaxed);
+	s.died_age.store(0, std::memory_order_relaxed);
+	for (unsigned b = 0; b < kAgeBuckets; b++)
+		ages_[size_t{i} * kAgeBuckets + b].store(0, std::memory_order_relaxed);
+	state_[i] = KeyState{};
+	keys_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Learner::retire(uint32_t i)
+{
+	clear_slot(i);
+	retired_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Two claims of one key can race with a retirement (one claims the tombstone the other had
+// passed) or with clear_tombstones() (one claims past a slot that turns empty, where finds
+// then stop), leaving the key in two slots. The data path uses the one find() reaches; the
+// other's counters and estimates are added to it and its slot is cleared. A copy find() does
+// not reach while the other is not in the table waits: the key's next claim makes the pair.
+void Learner::merge_duplicates()
+{
+	for (uint32_t i = 0; i < kSlots; i++) {
+		const uint64_t tag = slots_[i].tag.load(std::memory_order_acquire);
+		if (tag == 0 || tag == kRetired)
+			continue;
+		const Slot *f = find(key_of(tag));
+		if (!f || f == &slots_[i])
+			continue;
+		const auto j = static_cast<uint32_t>(f - slots_.get());
+		Slot &from = slots_[i], &to = slots_[j];
+		to.written.fetch_add(from.written.load(std::memory_order_relaxed),
+				     std::memory_order_relaxed);
+		to.died.fetch_add(from.died.load(std::memory_order_relaxed),
+				  std::memory_order_relaxed);
+		to.died_age.fetch_add(from.died_age.load(std::memory_order_relaxed),
+				      std::memory_order_relaxed);
+		KeyState &a = state_[j];
+		const KeyState &b = state_[i];
+		for (unsigned k = 0; k < kAgeBuckets; k++) {
+			ages_[size_t{j} * kAgeBuckets + k].fetch_add(
+				ages_[size_t{i} * kAgeBuckets + k].load(std::memory_order_relaxed),
+				std::memory_order_relaxed);
+			a.seen_ages[k] += b.seen_ages[k];
+			a.ages[k] += b.ages[k];
+		}
+		if (b.seen_written > 0)
+			a.first_write = a.seen_written > 0 ? std::min(a.first_write, b.first_write)
+							   : b.first_write;
+		a.seen_written += b.seen_written;
+		a.seen_died += b.seen_died;
+		a.seen_age += b.seen_age;
+		a.share += b.share;
+		a.age_num += b.age_num;
+		a.age_den += b.age_den;
+		a.last_write = std::max(a.last_write, b.last_write);
+		a.class_given_up = a.class_given_up || b.class_given_up;
+		clear_slot(i);
+	}
+}
+
+// Tombstones just before an empty slot end no probe that could reach a key (a key sits
+// where every slot from its hash on was taken when it was claimed): they become empty again,
+// so that probes stay short. Each is swapped with a CAS, so a tombstone a key claims in the
+// meantime stays claimed.
+void Learner::clear_tombstones()
+{
+	for (uint32_t i = 0; i < kSlots; i++) {
+		if (slots_[i].tag.load(std::memory_order_acquire) != 0)
+			continue;
+		for (uint32_t j = (i - 1) & (kSlots - 1); j != i; j = (j - 1) & (kSlots - 1)) {
+			uint64_t t = kRetired;
+			if (!slots_[j].tag.compare_exchange_strong(t, 0, std::memory_order_acq_rel))
+				break;
+		}
+	}
 }
 
 // Step 2: groups by lifetime ratio, or by what mixing costs (mixing_cost.hpp,
@@ -580,6 +724,32 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	groups = std::move(r.groups);
 }
 
+namespace {
+
+// Per class, the index of the group whose keys of that class take most of the writes; -1
+// where no key of the class writes.
+template <class Cand>
+std::array<int, kNumClasses> main_group_of_class(const std::vector<std::vector<uint32_t>> &groups,
+						 const std::vector<Cand> &cands)
+{
+	std::array<int, kNumClasses> best;
+	best.fill(-1);
+	std::array<double, kNumClasses> best_share{};
+	for (size_t g = 0; g < groups.size(); g++) {
+		std::array<double, kNumClasses> share{};
+		for (uint32_t c : groups[g])
+			share[cands[c].cls] += cands[c].share;
+		for (unsigned k = 0; k < kNumClasses; k++)
+			if (share[k] > best_share[k]) {
+				best_share[k] = share[k];
+				best[k] = static_cast<int>(g);
+			}
+	}
+	return best;
+}
+
+}  // namespace
+
 // Keys too small to shape the groups join the group whose lifetime is nearest theirs (one
 // with no lifetime yet joins the group with most writes, where `none` is).
 void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
@@ -600,10 +770,15 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 		}
 		return s > 0 ? std::exp(lw / s) : 1.0;
 	};
+	const std::array<int, kNumClasses> by_class = main_group_of_class(groups, cands);
 	for (uint32_t c : minor) {
 		size_t best = 0;
 		double best_d = std::numeric_limits<double>::infinity();
-		if (cands[c].life > 0)
+		if (!(cands[c].life > 0) && by_class[cands[c].cls] >= 0)
+			// Nothing known yet: the group of its class's writes (where a new key of its
+			// class is placed).
+			best = static_cast<size_t>(by_class[cands[c].cls]);
+		else if (cands[c].life > 0)
 			for (size_t g = 0; g < groups.size(); g++) {
 				if (groups[g].empty())
 					continue;
@@ -615,7 +790,8 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 				}
 			}
 		else
-			// Nothing known yet: the group that takes most writes (where `none` is).
+			// Nothing known of it or its class: the group that takes most writes (where
+			// `none` is).
 			for (size_t g = 0; g < groups.size(); g++)
 				if (share_of(groups[g]) > share_of(groups[best]))
 					best = g;
@@ -726,7 +902,12 @@ void Learner::publish(const std::vector<std::vector<uint32_t>> &groups,
 	}
 	if (groups.empty())
 		mask_set(used_lo_, used_hi_, biggest);
-	publish_class_defaults(biggest);
+	// A new key goes where its class's writes go, else where most writes go.
+	const std::array<int, kNumClasses> by_class = main_group_of_class(groups, cands);
+	std::array<uint16_t, kNumClasses> cls_handle{};
+	for (unsigned k = 0; k < kNumClasses; k++)
+		cls_handle[k] = by_class[k] >= 0 ? group_handle[by_class[k]] : biggest;
+	publish_class_defaults(cls_handle);
 }
 
 void Learner::set_device_valid(uint64_t bytes)
@@ -770,7 +951,7 @@ std::vector<KeyInfo> Learner::groups() const
 	for (uint32_t i = 0; i < kSlots; i++) {
 		const Slot &s = slots_[i];
 		const uint64_t tag = s.tag.load(std::memory_order_acquire);
-		if (tag == 0)
+		if (tag == 0 || tag == kRetired)
 			continue;
 		const KeyState &st = state_[i];
 		KeyInfo k;
@@ -802,6 +983,97 @@ std::vector<KeyInfo> Learner::groups() const
 
 // ---- soft state ----
 
+namespace {
+
+// A temporary file beside path with a name no other save uses (pid, a counter and random
+// bits), created exclusively, never through a link, mode 0600. Retries a name taken.
+Result<std::pair<int, std::string>> create_temp(const std::string &path)
+{
+	static std::atomic<uint64_t> counter{0};
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t rnd = 0;
+		if (::getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+			rnd = static_cast<uint64_t>(::time(nullptr)) * 0x9E3779B97F4A7C15ull;
+		char suffix[64];
+		std::snprintf(suffix, sizeof(suffix), "%s%d.%llu.%08llx", kTempInfix,
+			      static_cast<int>(::getpid()),
+			      static_cast<unsigned long long>(counter.fetch_add(1)),
+			      static_cast<unsigned long long>(rnd & 0xFFFFFFFF));
+		const std::string tmp = path + suffix;
+		const int fd = ::open(tmp.c_str(),
+				      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return std::pair{fd, tmp};
+		if (errno != EEXIST)
+			return errno_error(errno, "write learned state " + tmp);
+	}
+	return errno_error(EEXIST, "write learned state " + path + kTempInfix + "*");
+}
+
+// Writes text to path so that a crash leaves the old file or the new one whole: a new
+// temporary file, fsync'ed, renamed over path, then the directory fsync'ed so the rename
+// itself is on disk.
+Result<void> write_atomically(const std::string &path, const std::string &text)
+{
+	auto t = create_temp(path);
+	if (!t)
+		return std::move(t).error();
+	const auto [fd, tmp] = *t;
+	auto fail = [&, fd = fd, tmp = tmp](int e, const std::string &what) -> Result<void> {
+		if (fd >= 0)
+			::close(fd);
+		::unlink(tmp.c_str());
+		return errno_error(e, what);
+	};
+	size_t off = 0;
+	while (off < text.size()) {
+		const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(errno, "write learned state " + tmp);
+		}
+		off += static_cast<size_t>(n);
+	}
+	if (::fsync(fd) != 0)
+		return fail(errno, "write learned state " + tmp);
+	if (::close(fd) != 0) {
+		const int e = errno;
+		::unlink(tmp.c_str());
+		return errno_error(e, "write learned state " + tmp);
+	}
+	if (::rename(tmp.c_str(), path.c_str()) != 0) {
+		const int e = errno;
+		::unlink(tmp.c_str());
+		return errno_error(e, "rename learned state to " + path);
+	}
+	const size_t slash = path.rfind('/');
+	const std::string dir = slash == std::string::npos ? "."
+				: slash == 0               ? "/"
+							   : path.substr(0, slash);
+	const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno_error(errno, "open " + dir + " to sync the learned state's rename");
+	const int r = ::fsync(dfd);
+	const int e = errno;
+	::close(dfd);
+	if (r != 0)
+		return errno_error(e, "sync " + dir + " after renaming the learned state");
+	return ok();
+}
+
+}  // namespace
+
+void Learner::set_device_identity(std::string id)
+{
+	for (char &c : id)
+		if (std::isspace(static_cast<unsigned char>(c)) ||
+		    !std::isprint(static_cast<unsigned char>(c)))
+			c = '_';
+	std::lock_guard lock(mu_);
+	device_ = std::move(id);
+}
+
 Result<void> Learner::save(const std::string &path) const
 {
 	std::ostringstream body;
@@ -809,13 +1081,14 @@ Result<void> Learner::save(const std::string &path) const
 	{
 		std::lock_guard lock(mu_);
 		body << kMagic << ' ' << kVersion << '\n';
+		body << "device " << (device_.empty() ? std::string("-") : device_) << '\n';
 		body << "nruh " << cfg_.nruh << '\n';
 		body << "clock " << clock_.load(std::memory_order_relaxed) << ' ' << last_clock_
 		     << ' ' << write_rate_ << ' ' << used_lo_ << ' ' << used_hi_ << '\n';
 		for (uint32_t i = 0; i < kSlots; i++) {
 			const Slot &s = slots_[i];
 			const uint64_t tag = s.tag.load(std::memory_order_acquire);
-			if (tag == 0)
+			if (tag == 0 || tag == kRetired)
 				continue;
 			const KeyState &st = state_[i];
 			body << "key " << tag << ' ' << s.handle.load(std::memory_order_relaxed)
@@ -830,41 +1103,32 @@ Result<void> Learner::save(const std::string &path) const
 				body << ' ' << st.seen_ages[b] << ' ' << st.ages[b];
 			body << '\n';
 			body << "split " << st.first_write << ' ' << st.class_given_up << '\n';
+			body << "written " << st.last_write << '\n';
 		}
 	}
 	std::string text = body.str();
 	text += "end " + std::to_string(kvfdp::fnv1a(text)) + "\n";
-	const std::string tmp = path + ".tmp";
-	const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return errno_error(errno, "write learned state " + tmp);
-	size_t off = 0;
-	while (off < text.size()) {
-		const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			const int e = errno;
-			::close(fd);
-			::unlink(tmp.c_str());
-			return errno_error(e, "write learned state " + tmp);
-		}
-		off += static_cast<size_t>(n);
-	}
-	if (::fsync(fd) != 0 || ::close(fd) != 0) {
-		const int e = errno;
-		::unlink(tmp.c_str());
-		return errno_error(e, "write learned state " + tmp);
-	}
-	if (::rename(tmp.c_str(), path.c_str()) != 0) {
-		const int e = errno;
-		::unlink(tmp.c_str());
-		return errno_error(e, "rename learned state to " + path);
-	}
-	return ok();
+	return write_atomically(path, text);
 }
 
 namespace {
+
+// Removes the temporary files earlier saves to path left (a crash between create and
+// rename): path + kTempInfix + anything, in path's directory.
+void remove_stale_temps(const std::string &path)
+{
+	const size_t slash = path.rfind('/');
+	const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+	const std::string prefix =
+		(slash == std::string::npos ? path : path.substr(slash + 1)) + kTempInfix;
+	DIR *d = ::opendir(dir.c_str());
+	if (!d)
+		return;
+	while (const dirent *e = ::readdir(d))
+		if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+			::unlinkat(::dirfd(d), e->d_name, 0);
+	::closedir(d);
+}
 
 // One key line of a state file.
 struct SavedKey {
@@ -876,10 +1140,12 @@ struct SavedKey {
 	std::array<double, kAgeBuckets> ages{};
 	uint64_t first_write = 0;  // version 3; older files: written since clock 0
 	bool class_given_up = false;
+	std::optional<uint64_t> last_write;  // version 4; older files: the saved clock
 };
 
 struct SavedState {
 	int version = 0;
+	std::string device;  // version 4; "" older files
 	uint64_t clock = 0, last_clock = 0, used_lo = 0, used_hi = 0;
 	double rate = 0;
 	std::vector<SavedKey> keys;
@@ -933,6 +1199,10 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 		return "version " + std::to_string(version) + ", this kvfdpd reads 1 to " +
 		       std::to_string(kVersion);
 	std::string word;
+	if (version >= 4 && (!(in >> word >> out.device) || word != "device"))
+		return "no device line";
+	if (out.device == "-")
+		out.device.clear();
 	unsigned saved_nruh = 0;
 	if (!(in >> word >> saved_nruh) || word != "nruh")
 		return "no nruh line";
@@ -959,6 +1229,12 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 		if (version >= 3 &&
 		    (!(in >> word >> r.first_write >> r.class_given_up) || word != "split"))
 			return "malformed split line";
+		if (version >= 4) {
+			uint64_t w = 0;
+			if (!(in >> word >> w) || word != "written")
+				return "malformed written line";
+			r.last_write = w;
+		}
 		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) ||
 		    out.keys.size() >= Learner::kMaxKeys)
 			return "key out of range";
@@ -973,9 +1249,9 @@ Result<void> Learner::load(const std::string &path)
 {
 	auto discard = [&](const std::string &why) -> Result<void> {
 		return guidance_error(std::errc::invalid_argument,
-				      "learned state " + path + ": " + why +
-					      "; discarded, learning restarts from one group");
+				      "learned state " + path + ": " + why);
 	};
+	remove_stale_temps(path);
 	std::string body;
 	bool missing = false;
 	if (std::string why = read_checked(path, body, missing); missing || !why.empty())
@@ -986,6 +1262,10 @@ Result<void> Learner::load(const std::string &path)
 	const int version = saved.version;
 	const std::vector<SavedKey> &recs = saved.keys;
 	std::lock_guard lock(mu_);
+	// A file of another device is not this one's state. One without an identity (versions
+	// 1 to 3) is taken by the device that loads it, and its next save binds it.
+	if (!device_.empty() && !saved.device.empty() && saved.device != device_)
+		return discard("saved for device " + saved.device + ", this is " + device_);
 	for (uint32_t i = 0; i < kSlots; i++) {
 		slots_[i].tag.store(0, std::memory_order_relaxed);
 		state_[i] = KeyState{};
@@ -1024,6 +1304,7 @@ Result<void> Learner::load(const std::string &path)
 		ks.group = r.group;
 		ks.first_write = r.first_write;
 		ks.class_given_up = r.class_given_up;
+		ks.last_write = r.last_write ? *r.last_write : saved.clock;
 		keys_.fetch_add(1, std::memory_order_relaxed);
 	}
 	clock_.store(saved.clock, std::memory_order_relaxed);

@@ -132,6 +132,12 @@ struct LearnerConfig {
 	// Write shares are exponentially decayed with an e-folding of this many device
 	// capacities of writes (0.5: the last half capacity written counts most).
 	double decay_capacity = 0.5;
+	// Retirement (docs/placement.md "Retirement"): a key that has written nothing for
+	// retire_idle capacities of device writes leaves the table if it holds less than
+	// Learner::kRetireLive of the capacity live, and after retire_any capacities whatever
+	// it holds; its slot is free for a new key.
+	double retire_idle = 2.0;
+	double retire_any = 16.0;
 	// Handles the learner may use (bit i = handle i), 0 = all of 0..nruh-1. Handles fixed
 	// by pins are taken out of it automatically.
 	uint64_t handle_mask_lo = 0;
@@ -188,8 +194,12 @@ struct RecomputeResult {
 
 class Learner {
 public:
-	// Most distinct keys the table holds; later keys share the overflow (base handle).
+	// Most distinct keys the table holds at once; later keys share the overflow (base
+	// handle) until keys retire.
 	static constexpr uint32_t kMaxKeys = 4096;
+	// Live bytes, as a share of the capacity, below which an idle key retires: live bytes
+	// add up to the capacity, so at most 1024 idle keys (a quarter of the table) hold more.
+	static constexpr double kRetireLive = 1.0 / 1024;
 
 	explicit Learner(const LearnerConfig &cfg);
 	~Learner();
@@ -245,15 +255,32 @@ public:
 	{
 		return overflow_.load(std::memory_order_relaxed);
 	}
+	// Keys the table holds now.
+	[[nodiscard]] uint32_t key_count() const noexcept
+	{
+		return keys_.load(std::memory_order_relaxed);
+	}
+	// Keys retired since construction (idle, see LearnerConfig::retire_idle).
+	[[nodiscard]] uint64_t retired_keys() const noexcept
+	{
+		return retired_.load(std::memory_order_relaxed);
+	}
 
 	// Soft state: the per-key estimates and handles, so a restarted kvfdpd resumes where it
-	// was. save() writes path atomically (a temporary file renamed over it). load() restores
-	// a file save() wrote for the same nruh; a missing file is ok (nothing restored), a
-	// corrupt, truncated or foreign file (wrong magic, version or nruh) is discarded: the
-	// error says why in one line, learning restarts from `none`, and the learner is usable
-	// either way. Call load() before the data path starts.
+	// was. save() writes path atomically: a new temporary file beside it (a unique name,
+	// O_EXCL | O_NOFOLLOW, mode 0600), fsync'ed, renamed over path, and the directory
+	// fsync'ed. load() restores a file save() wrote for the same nruh and device; a missing
+	// file is ok (nothing restored), a corrupt, truncated or foreign file (wrong magic,
+	// version, nruh or device) is not loaded: the error says why in one line, learning
+	// restarts from `none`, and the learner is usable either way (the caller sets the file
+	// aside). load() also removes temporary files a crashed save() left. Call load() before
+	// the data path starts.
 	[[nodiscard]] Result<void> save(const std::string &path) const;
 	[[nodiscard]] Result<void> load(const std::string &path);
+	// The device the state belongs to (kvfdpd: the namespace's identity, a stripe's members'
+	// joined). save() records it; load() refuses a file saved for another identity, and
+	// takes one saved without (versions 1 to 3, or no identity set). Whitespace becomes '_'.
+	void set_device_identity(std::string id);
 
 	[[nodiscard]] const LearnerConfig &config() const { return cfg_; }
 
@@ -279,9 +306,14 @@ private:
 	[[nodiscard]] bool usable(unsigned h) const;  // the learner may place on h
 	[[nodiscard]] uint16_t base_handle() const;   // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
-	void publish_class_defaults(uint16_t base);
+	void publish_class_defaults(const std::array<uint16_t, kNumClasses> &base);
 	// The steps of recompute(), in order (learner.cpp says what each does).
+	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
+	[[nodiscard]] bool retires(const KeyState &st, uint64_t live, uint64_t clock) const;
+	void clear_slot(uint32_t i);
+	void retire(uint32_t i);
+	void clear_tombstones();
 	[[nodiscard]] bool needs_curves(std::span<const CostKey> keys) const;
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
 	void split_classes(std::vector<std::vector<uint32_t>> &groups,
@@ -307,6 +339,7 @@ private:
 	std::atomic<uint64_t> clock_{0};
 	std::atomic<uint64_t> overflow_{0};
 	std::atomic<uint32_t> keys_{0};
+	std::atomic<uint64_t> retired_{0};
 	// Initial handles for keys not yet seen, read by the data path: per class (class pins,
 	// else the handle of the group that takes most writes) and a small fixed table of
 	// writer pins.
@@ -327,10 +360,12 @@ private:
 	uint64_t generation_ = 0;
 	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;  // handles named by pins
 	uint64_t used_lo_ = 0, used_hi_ = 0;      // handles the learner's groups hold
-	uint64_t device_valid_ = 0;               // set_device_valid(), 0 unknown
+
+	uint64_t device_valid_ = 0;  // set_device_valid(), 0 unknown
 	bool device_valid_known_ = false;
 	Choice choice_ = Choice::learned;
 	double projected_waf_ = 1.0;
+	std::string device_;  // set_device_identity()
 };
 
 }  // namespace kvfdp::placement

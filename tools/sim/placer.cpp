@@ -260,6 +260,9 @@ nlohmann::json Placer::report() const
 			{"moved_keys", moved_keys_},
 			{"ruh_updates", ruh_updates_},
 			{"ruh_update_errors", ruh_update_errors_},
+			{"key_count", learner_->key_count()},
+			{"retired_keys", learner_->retired_keys()},
+			{"overflow_bytes", learner_->overflow_bytes()},
 			{"keys", keys}};
 	if (selector_) {
 		nlohmann::json shadows = nlohmann::json::object();

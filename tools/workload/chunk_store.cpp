@@ -62,6 +62,7 @@ public:
 
 	// Blocks this store's chunks hold (the whole BlockFs's when it is alone on it).
 	[[nodiscard]] uint64_t used_blocks() const { return used_; }
+	void set_writer(uint64_t writer) { writer_ = writer; }
 
 	void request(const MooncakeRequest &req, sim::Placement placement,
 		     const std::vector<uint8_t> *oracle)
@@ -249,6 +250,11 @@ ChunkEngine::ChunkEngine(const ChunkStoreConfig &cfg, BlockFs &fs, uint64_t cap_
 }
 
 ChunkEngine::~ChunkEngine() = default;
+
+void ChunkEngine::set_writer(uint64_t writer)
+{
+	impl_->replay.set_writer(writer);
+}
 
 void ChunkEngine::request(const MooncakeRequest &req, sim::Placement placement,
 			  const std::vector<uint8_t> *oracle)

@@ -61,6 +61,8 @@ public:
 		     const std::vector<uint8_t> *oracle);
 	[[nodiscard]] const ChunkStoreStats &stats() const;
 	[[nodiscard]] uint64_t used_blocks() const;
+	// The id the store's next files are written with (a restarted engine's new cgroup).
+	void set_writer(uint64_t writer);
 
 private:
 	struct Impl;

@@ -62,23 +62,32 @@ uint64_t round_block(double bytes)
 
 }  // namespace
 
+namespace {
+
+// A positive number or N/M fraction ("1/256", "0.5"), or false.
+bool parse_fraction(const std::string &s, double &out)
+{
+	const size_t slash = s.find('/');
+	if (slash == std::string::npos)
+		return parse_positive(s, out);
+	double num = 0, den = 0;
+	if (!parse_positive(s.substr(0, slash), num) || !parse_positive(s.substr(slash + 1), den))
+		return false;
+	out = num / den;
+	return true;
+}
+
+}  // namespace
+
 Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &scale)
 {
 	auto preset = find_preset(model);
 	if (!preset)
 		return usage("--kv-model: unknown model '" + model + "'; known: " + preset_names());
 	double factor = 0;
-	size_t slash = scale.find('/');
-	if (slash != std::string::npos) {
-		double num = 0, den = 0;
-		if (!parse_positive(scale.substr(0, slash), num) ||
-		    !parse_positive(scale.substr(slash + 1), den))
-			return usage("--kv-scale: '" + scale + "' is not a number or N/M fraction");
-		factor = num / den;
-	} else if (!parse_positive(scale, factor)) {
+	if (!parse_fraction(scale, factor))
 		return usage("--kv-scale: '" + scale +
 			     "' is not a positive number or N/M fraction");
-	}
 	double bytes = static_cast<double>(preset->bytes_per_token) * kMooncakeBlockTokens * factor;
 	if (bytes < 4096.0 / 2)
 		return usage("--kv-scale: " + scale +
@@ -149,6 +158,16 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 		->capture_default_str();
 	cmd.add_option("--host-swap-s", o.host_swap_s,
 		       "--workload host: seconds between model-weight swaps")
+		->capture_default_str();
+	cmd.add_option(
+		"--host-restart-every", o.host_restart_every,
+		"--workload host: device capacities written between each writer's restarts, "
+		"a number or N/M fraction (e.g. 1/16); each restart gives the writer a fresh "
+		"id, as a new cgroup does (default: never)");
+	cmd.add_option("--host-restart-ids", o.host_restart_ids,
+		       "--workload host: what a restart does to the writer id: fresh (a new "
+		       "cgroup) or kept (a stable writer identity)")
+		->check(CLI::IsMember({"fresh", "kept"}))
 		->capture_default_str();
 	cmd.add_option(
 		"--slot-objects", o.slot_objects,
@@ -224,6 +243,10 @@ Result<HostConfig> host_config(const WorkloadOptions &o, uint64_t chunk, double 
 	}
 	h.log_keep = o.host_log_keep;
 	h.swap_s = o.host_swap_s;
+	if (!o.host_restart_every.empty() && !parse_fraction(o.host_restart_every, h.restart_every))
+		return usage("--host-restart-every: want a positive number or N/M fraction of the "
+			     "capacity, like 1/16");
+	h.restart_keeps_id = o.host_restart_ids == "kept";
 	KVFDP_TRY(HostWorkload::validate(h));
 	return h;
 }

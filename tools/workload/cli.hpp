@@ -40,6 +40,8 @@ struct WorkloadOptions {
 	uint32_t host_log_keep = 4;
 	std::string host_weights = "16GiB";
 	double host_swap_s = 600.0;
+	std::string host_restart_every;          // capacities between restarts ("" = never)
+	std::string host_restart_ids = "fresh";  // fresh or kept
 	// --workload slots: per-worker lists (docs/RESULTS.md "Slot store"); "" = the defaults
 	// of LMCache raw_block's 9 workers. A list given must have one entry per worker.
 	std::string slot_objects;        // unscaled sizes, e.g. 4MiB,32MiB

@@ -93,6 +93,41 @@ private:
 	uint64_t id_span_ = 1;
 };
 
+// Writer restarts (HostConfig::restart_every): writer i of W restarts each time the device
+// has written one more period since i / W of a period; its k-th restart gives it id
+// i + 1 + k x W (fresh, never an id another writer had), or keeps i + 1 (a stable identity).
+class Restarts {
+public:
+	Restarts(uint64_t period_bytes, uint32_t writers, bool keep_id)
+	    : period_(keep_id ? 0 : period_bytes), writers_(writers), count_(writers, 0)
+	{
+	}
+
+	// Writer i's id after `clock` bytes written.
+	uint64_t id(uint32_t i, uint64_t clock)
+	{
+		if (period_ == 0)
+			return i + 1;
+		const uint64_t offset = period_ * i / writers_;
+		const uint64_t k = clock >= offset + period_ ? (clock - offset) / period_ : 0;
+		count_[i] = std::max(count_[i], k);
+		return i + 1 + k * writers_;
+	}
+
+	[[nodiscard]] uint64_t restarts() const
+	{
+		uint64_t n = 0;
+		for (uint64_t k : count_)
+			n += k;
+		return n;
+	}
+
+private:
+	uint64_t period_;
+	uint32_t writers_;
+	std::vector<uint64_t> count_;  // restarts so far, per writer
+};
+
 struct Sizes {
 	uint64_t log_append = 0;  // blocks per log append (one 4 KiB block)
 	double append_every = 0;  // seconds between appends (0: no logs)
@@ -163,6 +198,11 @@ public:
 				std::make_unique<ChunkEngine>(cfg_.store, fs_, cap, 1 + e));
 		}
 
+		const uint32_t writers = n + 3;
+		Restarts restarts(static_cast<uint64_t>(cfg_.restart_every *
+							static_cast<double>(fs_.total_blocks()) *
+							BlockFs::kBlockSize),
+				  writers, cfg_.restart_keeps_id);
 		Schedule sched(trace_, speeds_);
 		const double end = sched.end();
 		double next_append =
@@ -181,6 +221,7 @@ public:
 			if (now >= end)
 				break;
 			expire_staging(now);
+			set_writers(restarts);
 			if (now == next_swap) {
 				swap_weights();
 				next_swap += cfg_.swap_s;
@@ -213,6 +254,8 @@ public:
 			fs_.begin_measurement();  // never full: everything counts
 		for (const auto &e : engines_)
 			st_.engines.push_back(e->stats());
+		st_.restarts = cfg_.restart_keeps_id ? 0 : restarts.restarts();
+		st_.writer_ids = writers + st_.restarts;
 		if (progress)
 			progress->update(1.0);
 		return ok();
@@ -230,6 +273,18 @@ private:
 		}
 		default: return hint;
 		}
+	}
+
+	// Each writer's id at the clock now (restarts).
+	void set_writers(Restarts &r)
+	{
+		const uint64_t clock = fs_.clock();
+		const auto n = static_cast<uint32_t>(engines_.size());
+		for (uint32_t e = 0; e < n; e++)
+			engines_[e]->set_writer(r.id(e, clock));
+		writer_staging_ = r.id(n, clock);
+		writer_logs_ = r.id(n + 1, clock);
+		writer_weights_ = r.id(n + 2, clock);
 	}
 
 	// A file of the other writers; false (counted, nothing written) if the device is full.
@@ -367,6 +422,8 @@ Result<void> HostWorkload::validate(const HostConfig &c)
 		return bad("--host-swap-s: want a positive number of seconds");
 	if (c.log_rate && c.log_file_bytes == 0)
 		return bad("--host-log-file: want a positive size");
+	if (!(c.restart_every >= 0 && c.restart_every <= 1000))
+		return bad("--host-restart-every: want a fraction of the capacity in (0, 1000]");
 	return ok();
 }
 
@@ -421,6 +478,8 @@ nlohmann::json HostWorkload::extra() const
 		{"weights", {{"writer", n + 3}, {"bytes", s.weight_bytes}, {"swaps", s.swaps}}},
 		{"reserve_bytes", s.reserve_bytes},
 		{"requests", s.requests},
+		{"restarts", s.restarts},
+		{"writer_ids", s.writer_ids},
 		{"sim_seconds", s.sim_seconds},
 		{"measured_from_s", s.measured_from_s}};
 }

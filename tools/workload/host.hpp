@@ -36,14 +36,23 @@ struct HostConfig {
 	uint32_t log_keep = 4;                   // rotated log files kept
 	uint64_t weights_bytes = 16ull << 30;    // unscaled (Llama-3.1-8B bf16); 0: no weights
 	double swap_s = 600.0;                   // seconds between weight swaps
+	// Writers restart every restart_every device capacities written (0: never), writer i
+	// of W a fraction i / W of that period after writer 0. A restart gives the writer a
+	// fresh id, as a restarted pod or service gets a new cgroup, unless restart_keeps_id
+	// (a stable writer identity); its files are created and deleted as before.
+	double restart_every = 0;
+	bool restart_keeps_id = false;
 };
 
-// Writer ids: engines 1..N, then staging N+1, logs N+2, weights N+3.
+// Writer ids: engines 1..N, then staging N+1, logs N+2, weights N+3; after its k-th restart
+// writer w has id w + k x (N + 3).
 struct HostStats {
 	std::vector<ChunkStoreStats> engines;
 	uint64_t staging_bytes = 0, log_bytes = 0, weight_bytes = 0;
 	uint64_t staging_files = 0, log_files = 0, swaps = 0;
 	uint64_t requests = 0;       // engine requests replayed
+	uint64_t restarts = 0;       // writer restarts (all writers)
+	uint64_t writer_ids = 0;     // distinct writer ids written with
 	uint64_t reserve_bytes = 0;  // capacity kept for staging, logs and weights
 	double sim_seconds = 0;
 	double measured_from_s = 0;
