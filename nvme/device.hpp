@@ -22,6 +22,10 @@ struct DeviceInfo {
 	std::string path;     // /dev/ng0n1, /dev/nvme0n1 (streams), a file path, or "model:..."
 	std::string backend;  // "passthru", "streams", "file" or "model"
 	uint32_t nsid = 0;
+	// The namespace's identity, the same through any path and reboot (namespace_identity(),
+	// nvme/discovery.hpp): "nguid-<hex>", "eui64-<hex>" or "sn-<serial>-ns<nsid>"; a
+	// stripe's members' joined by ','; "" where the backend has none (file, model, streams).
+	std::string identity;
 	uint32_t lba_size = 0;        // bytes
 	uint64_t nlb = 0;             // namespace size (NSZE) in LBAs
 	uint32_t max_transfer = 0;    // bytes per command, any buffer layout: min(MDTS,

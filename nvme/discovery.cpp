@@ -2,6 +2,7 @@
 #include "nvme/discovery.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -102,6 +103,46 @@ std::string hex(unsigned v, int width = 0)
 }
 
 }  // namespace
+
+std::string namespace_identity(std::span<const uint8_t> id_ctrl, std::span<const uint8_t> id_ns,
+			       uint32_t nsid)
+{
+	// NVMe 2.x Identify Namespace: NGUID bytes 119:104, EUI64 bytes 127:120 (both 0 when
+	// the namespace has none); Identify Controller: SN bytes 23:04.
+	constexpr size_t kNguid = 104, kNguidLen = 16, kEui64 = 120, kEui64Len = 8;
+	constexpr size_t kSn = 4, kSnLen = 20;
+	auto hex_of = [](std::span<const uint8_t> b) {
+		std::string out;
+		bool any = false;
+		for (uint8_t v : b) {
+			char x[3];
+			std::snprintf(x, sizeof(x), "%02x", v);
+			out += x;
+			any = any || v != 0;
+		}
+		return any ? out : std::string();
+	};
+	if (id_ns.size() >= kEui64 + kEui64Len) {
+		if (std::string g = hex_of(id_ns.subspan(kNguid, kNguidLen)); !g.empty())
+			return "nguid-" + g;
+		if (std::string e = hex_of(id_ns.subspan(kEui64, kEui64Len)); !e.empty())
+			return "eui64-" + e;
+	}
+	if (id_ctrl.size() < kSn + kSnLen)
+		return "";
+	std::string sn(reinterpret_cast<const char *>(id_ctrl.data() + kSn), kSnLen);
+	while (!sn.empty() && (sn.back() == ' ' || sn.back() == '\0'))
+		sn.pop_back();
+	while (!sn.empty() && sn.front() == ' ')
+		sn.erase(sn.begin());
+	if (sn.empty())
+		return "";
+	for (char &c : sn)
+		if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+		    c != '-')
+			c = '_';
+	return "sn-" + sn + "-ns" + std::to_string(nsid);
+}
 
 uint32_t passthru_max_transfer(const TransferLimits &lim, uint32_t lba_size)
 {
@@ -414,7 +455,8 @@ Result<std::string> open_admin(const std::string &ng_path, Discovery &d)
 	return d.names.ctrl_name.empty() ? ng_path : "/dev/" + d.names.ctrl_name;
 }
 
-// Identify Controller and Identify Namespace nsid into d.
+// Identify Controller and Identify Namespace nsid into d, and the namespace's identity into
+// d.info.
 Result<void> identify(Discovery &d, uint32_t nsid, const std::string &admin_name)
 {
 	AlignedBuf id(kIdentifySize);
@@ -430,6 +472,10 @@ Result<void> identify(Discovery &d, uint32_t nsid, const std::string &admin_name
 	if (!ic)
 		return ic.error();
 	d.id_ctrl = *ic;
+	AlignedBuf ctrl(kIdentifySize);
+	if (!ctrl.data)
+		return make_error(std::errc::not_enough_memory, "identify buffer");
+	std::memcpy(ctrl.data.get(), id.data.get(), kIdentifySize);
 
 	std::memset(id.data.get(), 0, kIdentifySize);
 	ret = admin_ioctl(d.admin_fd.get(), make_identify(kCnsNamespace, nsid, id.data.get()));
@@ -439,6 +485,9 @@ Result<void> identify(Discovery &d, uint32_t nsid, const std::string &admin_name
 	if (!ns)
 		return ns.error();
 	d.id_ns = *ns;
+	d.info.identity =
+		namespace_identity(std::span<const uint8_t>(ctrl.data.get(), kIdentifySize),
+				   std::span<const uint8_t>(id.data.get(), kIdentifySize), nsid);
 	return ok();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,14 @@ struct Discovery {
 // handles). admin_name is the controller path shown in the hints. Pure.
 [[nodiscard]] Result<void> fdp_usable(const DeviceInfo &info, size_t nhandles,
 				      const std::string &admin_name);
+
+// The namespace's identity from Identify Controller (id_ctrl) and Identify Namespace
+// (id_ns) of nsid: "nguid-<32 hex digits>" (NGUID, NVMe 2.x Identify Namespace bytes
+// 119:104), else "eui64-<16 hex digits>" (EUI64, bytes 127:120) when the NGUID is zero, else
+// "sn-<serial>-ns<nsid>" (Identify Controller SN, bytes 23:04, ASCII padded with spaces;
+// trimmed, any character but [A-Za-z0-9._-] as '_'), else "" (buffers too short). Pure.
+[[nodiscard]] std::string namespace_identity(std::span<const uint8_t> id_ctrl,
+					     std::span<const uint8_t> id_ns, uint32_t nsid);
 
 // Joins RUH Status with the configuration's handle types into kvfdp Handles.
 [[nodiscard]] std::vector<Handle> make_handles(const RuhStatus &rs, const FdpConfig &cfg);

@@ -275,6 +275,7 @@ DeviceInfo make_stripe_info(const std::vector<StripeMemberSpec> &members, uint64
 	for (size_t m = 0; m < members.size(); m++) {
 		const DeviceInfo &mi = members[m].device->info();
 		info.path += (m ? "," : "") + members[m].path;
+		info.identity += (m ? "," : "") + mi.identity;
 		info.max_transfer = std::min(info.max_transfer, mi.max_transfer / lba * lba);
 		info.volatile_cache = info.volatile_cache || mi.volatile_cache;
 		info.fua = info.fua && mi.fua;

@@ -313,7 +313,20 @@ std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 	auto refused = family("kvfdp_ruh_update_refused_total", "counter",
 			      "Handles whose RUH Update the drive refused (left open).");
 	refused.samples.push_back({{}, g17(static_cast<double>(l.ruh_update_refused))});
-	return {life_bytes, life_s, share, live, groups, updates, refused};
+	auto keys = family("kvfdp_learned_keys", "gauge",
+			   "Keys the learner's table holds (at most kvfdp_learned_max_keys).");
+	keys.samples.push_back({{}, g17(l.key_count)});
+	auto max_keys = family("kvfdp_learned_max_keys", "gauge", "The learner's table's bound.");
+	max_keys.samples.push_back({{}, g17(l.max_keys)});
+	auto retired = family("kvfdp_learned_retired_keys_total", "counter",
+			      "Keys retired since start (idle for capacities of device writes).");
+	retired.samples.push_back({{}, g17(static_cast<double>(l.retired_keys))});
+	auto overflow = family("kvfdp_learned_overflow_bytes_total", "counter",
+			       "Bytes written while the learner's table was full (on the base "
+			       "handle, unlearned).");
+	overflow.samples.push_back({{}, g17(static_cast<double>(l.overflow_bytes))});
+	return {life_bytes, life_s, share,    live,    groups,  updates,
+		refused,    keys,   max_keys, retired, overflow};
 }
 
 std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)

@@ -108,6 +108,9 @@ void to_json(json &j, const LearnedPolicy &v)
 	     {"ruh_updates", v.ruh_updates},
 	     {"ruh_update_refused", v.ruh_update_refused},
 	     {"overflow_bytes", v.overflow_bytes},
+	     {"key_count", v.key_count},
+	     {"max_keys", v.max_keys},
+	     {"retired_keys", v.retired_keys},
 	     {"state_path", v.state_path},
 	     {"keys", v.keys}};
 }
@@ -128,6 +131,9 @@ void from_json(const json &j, LearnedPolicy &v)
 	read_field(j, "ruh_updates", v.ruh_updates);
 	read_field(j, "ruh_update_refused", v.ruh_update_refused);
 	read_field(j, "overflow_bytes", v.overflow_bytes);
+	read_field(j, "key_count", v.key_count);
+	read_field(j, "max_keys", v.max_keys);
+	read_field(j, "retired_keys", v.retired_keys);
 	read_field(j, "state_path", v.state_path);
 	read_array(j, "keys", v.keys);
 }

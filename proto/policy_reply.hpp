@@ -64,6 +64,9 @@ struct LearnedPolicy {
 	uint64_t ruh_updates = 0;
 	uint64_t ruh_update_refused = 0;
 	uint64_t overflow_bytes = 0;
+	uint32_t key_count = 0;     // keys the learner's table holds (of max_keys)
+	uint32_t max_keys = 0;      // the table's bound
+	uint64_t retired_keys = 0;  // keys retired since start (idle: docs/placement.md)
 	std::string state_path;
 	std::vector<LearnedKey> keys;
 };

@@ -412,6 +412,10 @@ TEST_CASE("learned placement: the kvfdp_learned_* families' text, byte for byte"
 	l.groups = 2;
 	l.ruh_updates = 5;
 	l.ruh_update_refused = 1;
+	l.key_count = 2;
+	l.max_keys = 4096;
+	l.retired_keys = 7;
+	l.overflow_bytes = 8192;
 	proto::LearnedKey named;
 	named.writer = "a\"b\\c\nd";  // quote and backslash escaped, the newline dropped
 	named.cls = "short";
@@ -423,7 +427,8 @@ TEST_CASE("learned placement: the kvfdp_learned_* families' text, byte for byte"
 	proto::LearnedKey unnamed;
 	unnamed.cls = "not_set";
 	l.keys = {named, unnamed};
-	// What kvfdpd wrote before the families moved to proto/metrics (learned.cpp's own lines).
+	// What kvfdpd wrote before the families moved to proto/metrics (learned.cpp's own
+	// lines), then the table's families.
 	const char *want =
 		R"txt(# HELP kvfdp_learned_lifetime_bytes Estimated lifetime of a placement key's data, in device bytes written.
 # TYPE kvfdp_learned_lifetime_bytes gauge
@@ -450,6 +455,18 @@ kvfdp_ruh_updates_total 5
 # HELP kvfdp_ruh_update_refused_total Handles whose RUH Update the drive refused (left open).
 # TYPE kvfdp_ruh_update_refused_total counter
 kvfdp_ruh_update_refused_total 1
+# HELP kvfdp_learned_keys Keys the learner's table holds (at most kvfdp_learned_max_keys).
+# TYPE kvfdp_learned_keys gauge
+kvfdp_learned_keys 2
+# HELP kvfdp_learned_max_keys The learner's table's bound.
+# TYPE kvfdp_learned_max_keys gauge
+kvfdp_learned_max_keys 4096
+# HELP kvfdp_learned_retired_keys_total Keys retired since start (idle for capacities of device writes).
+# TYPE kvfdp_learned_retired_keys_total counter
+kvfdp_learned_retired_keys_total 7
+# HELP kvfdp_learned_overflow_bytes_total Bytes written while the learner's table was full (on the base handle, unlearned).
+# TYPE kvfdp_learned_overflow_bytes_total counter
+kvfdp_learned_overflow_bytes_total 8192
 )txt";
 	CHECK(proto::render_metrics(proto::learned_families(l)) == want);
 }

@@ -34,6 +34,10 @@ void print_learned(Context &ctx, const proto::LearnedPolicy &l)
 	       format_bytes(static_cast<u128>(l.clock_bytes)) + " written since start");
 	kv.add("RUH updates", std::to_string(l.ruh_updates) + " (refused " +
 				      std::to_string(l.ruh_update_refused) + ")");
+	kv.add("keys", std::to_string(l.key_count) + " of " + std::to_string(l.max_keys) + ", " +
+			       std::to_string(l.retired_keys) + " retired since start, " +
+			       format_bytes(static_cast<u128>(l.overflow_bytes)) +
+			       " written while full");
 	kv.render(ctx.out, ctx.table_width());
 	ctx.out << '\n';
 	std::vector<proto::LearnedKey> keys = l.keys;

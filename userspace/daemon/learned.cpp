@@ -4,12 +4,19 @@
 #include "userspace/daemon/learned.hpp"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <vector>
+
+#include "common/fnv.hpp"
 
 #include "bpf/tagger.h"
 #include "common/log.hpp"
@@ -40,6 +47,94 @@ void make_parent(const std::string &path)
 		if (path[i] == '/')
 			::mkdir(path.substr(0, i).c_str(), 0755);
 }
+
+// s with every character but [A-Za-z0-9._+-] as '_'.
+std::string file_safe(std::string s)
+{
+	for (char &c : s)
+		if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+		    c != '-' && c != '+')
+			c = '_';
+	return s;
+}
+
+// A member's identity where its backend reports none: a block device's WWID from sysfs, a
+// file's (a file or model backend's data) device and inode, else its path.
+std::string fallback_identity(std::string path)
+{
+	if (path.rfind("model:", 0) == 0)
+		path = path.substr(6);
+	struct stat st {};
+	if (::stat(path.c_str(), &st) == 0) {
+		if (S_ISBLK(st.st_mode)) {
+			std::ifstream f("/sys/dev/block/" + std::to_string(major(st.st_rdev)) +
+					":" + std::to_string(minor(st.st_rdev)) + "/wwid");
+			std::string wwid;
+			if (std::getline(f, wwid) && !wwid.empty())
+				return "wwid-" + file_safe(wwid);
+		}
+		if (S_ISREG(st.st_mode)) {
+			char b[64];
+			std::snprintf(b, sizeof(b), "file-%llx-%llu",
+				      static_cast<unsigned long long>(st.st_dev),
+				      static_cast<unsigned long long>(st.st_ino));
+			return b;
+		}
+	}
+	return "path-" + file_safe(path);
+}
+
+// Splits s at ','; "" gives one empty part.
+std::vector<std::string> split_commas(const std::string &s)
+{
+	std::vector<std::string> out(1);
+	for (char c : s)
+		if (c == ',')
+			out.emplace_back();
+		else
+			out.back() += c;
+	return out;
+}
+
+}  // namespace
+
+std::string device_identity(const nvme::DeviceInfo &info)
+{
+	const std::vector<std::string> paths = split_commas(info.path);
+	const std::vector<std::string> ids = split_commas(info.identity);
+	std::string out;
+	for (size_t m = 0; m < paths.size(); m++) {
+		const std::string id =
+			m < ids.size() && !ids[m].empty() ? ids[m] : fallback_identity(paths[m]);
+		out += (m ? "," : "") + id;
+	}
+	return out;
+}
+
+std::string state_file_for(const std::string &state_path, const std::string &identity)
+{
+	if (state_path.empty())
+		return "";
+	struct stat st {};
+	const bool dir = state_path.back() == '/' ||
+			 (::stat(state_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+	if (!dir)
+		return state_path;
+	std::string name = identity;
+	for (char &c : name)
+		if (c == ',')
+			c = '+';
+	name = file_safe(name);
+	if (name.empty() || name.size() > 128) {
+		char b[32];
+		std::snprintf(b, sizeof(b), "%016llx",
+			      static_cast<unsigned long long>(kvfdp::fnv1a(identity)));
+		name = b;
+	}
+	return state_path + (state_path.back() == '/' ? "" : "/") + "learned-" + name + ".state";
+}
+
+namespace {
 
 // LearnedPlacement::chunks_died's walk of a request over several chunks [slba, end): stamps
 // each chunk with new_key and stamp and calls died(key word, LBAs, clock) once per run of
@@ -107,11 +202,26 @@ LearnedPlacement::LearnedPlacement(nvme::Device &dev, uint16_t nruh, const Learn
 std::unique_ptr<LearnedPlacement> LearnedPlacement::create(nvme::Device &dev, uint16_t nruh,
 							   const LearnedOptions &o)
 {
-	std::unique_ptr<LearnedPlacement> lp(new LearnedPlacement(dev, nruh, o));
-	if (!o.state_path.empty()) {
-		if (auto r = lp->learner_.load(o.state_path); !r)
-			log::warn("%s", r.error().message().c_str());
-		else {
+	const std::string identity = device_identity(dev.info());
+	LearnedOptions resolved = o;
+	resolved.state_path = state_file_for(o.state_path, identity);
+	std::unique_ptr<LearnedPlacement> lp(new LearnedPlacement(dev, nruh, resolved));
+	lp->learner_.set_device_identity(identity);
+	if (const std::string &path = resolved.state_path; !path.empty()) {
+		if (auto r = lp->learner_.load(path); !r) {
+			// Kept for a look, not loaded again: the last one rejected replaces the one
+			// before, so at most one lies beside the state file.
+			const std::string aside = path + ".rejected";
+			if (::rename(path.c_str(), aside.c_str()) == 0)
+				log::warn("%s; set aside as %s, learning restarts from one group",
+					  r.error().message().c_str(), aside.c_str());
+			else
+				log::warn(
+					"%s; learning restarts from one group (setting it aside as "
+					"%s failed: %s)",
+					r.error().message().c_str(), aside.c_str(),
+					std::strerror(errno));
+		} else {
 			// Until the first regroup, the groups are the handles the restored keys use.
 			std::vector<uint16_t> hs;
 			const auto keys = lp->learner_.groups();
@@ -121,7 +231,7 @@ std::unique_ptr<LearnedPlacement> LearnedPlacement::create(nvme::Device &dev, ui
 					hs.push_back(k.handle);
 			lp->groups_ = static_cast<uint32_t>(hs.size());
 			log::info("learned placement: state from %s, %zu key(s) in %zu group(s)",
-				  o.state_path.c_str(), keys.size(), hs.size());
+				  path.c_str(), keys.size(), hs.size());
 		}
 	}
 	return lp;
@@ -309,6 +419,9 @@ proto::LearnedPolicy LearnedPlacement::policy(WriterNames &names) const
 	l.ruh_updates = ruh_updates();
 	l.ruh_update_refused = ruh_update_refused();
 	l.overflow_bytes = learner_.overflow_bytes();
+	l.key_count = learner_.key_count();
+	l.max_keys = placement::Learner::kMaxKeys;
+	l.retired_keys = learner_.retired_keys();
 	l.state_path = opts_.state_path;
 	return l;
 }

@@ -32,14 +32,29 @@ namespace kvfdp::daemon {
 class WriterNames;
 
 struct LearnedOptions {
-	std::string state_path;  // soft state file ("" = not persisted)
-	double period_s = 2.0;   // recompute period
+	// Soft state: a directory (ends in '/' or is one) holds a file per device,
+	// learned-<identity>.state (state_file_for); any other path is the file itself. "" = not
+	// persisted. create() sets it to the file.
+	std::string state_path;
+	double period_s = 2.0;  // recompute period
 };
+
+// The device's identity for its learner state: DeviceInfo::identity, each stripe member's,
+// and where a backend reports none, a block device's WWID, a file's device and inode (file
+// and model backends), else its path. Members are joined by ','.
+[[nodiscard]] std::string device_identity(const nvme::DeviceInfo &info);
+// The state file for state_path (LearnedOptions) and a device identity: in a directory,
+// learned-<identity>.state (',' as '+', any character but [A-Za-z0-9._-] as '_', an
+// identity over 128 characters as its FNV-1a hash); a file path as it is.
+[[nodiscard]] std::string state_file_for(const std::string &state_path,
+					 const std::string &identity);
 
 class LearnedPlacement {
 public:
-	// For dev (its handles, capacity and RU size); state_path is loaded now (a missing file
-	// is a fresh start; a corrupt or foreign one is discarded with one warning line).
+	// For dev (its handles, capacity and RU size); the state file for dev is loaded now (a
+	// missing file is a fresh start; a corrupt one, or one of another device, is renamed to
+	// <file>.rejected, replacing any earlier one, with one warning line, and learning starts
+	// fresh).
 	static std::unique_ptr<LearnedPlacement> create(nvme::Device &dev, uint16_t nruh,
 							const LearnedOptions &o);
 	~LearnedPlacement();

@@ -148,7 +148,9 @@ void add_placement_options(CLI::App &app, CommandLine &c)
 		->capture_default_str();
 	app.add_option(
 		   "--learn-state", o.learn_state,
-		   "file of the learner's soft state, saved every period and read at start (\"\": none)")
+		   "the learner's soft state, saved every period and read at start: a directory "
+		   "(ending in /) holds learned-<device identity>.state per device, any other path "
+		   "is the file (\"\": none)")
 		->capture_default_str();
 	app.add_option("--learn-period", o.learn_period_s,
 		       "seconds between regroups of learned placement")

@@ -40,9 +40,10 @@ struct DaemonOptions {
 	std::string ready_file;      // written with the device path once serving
 	std::string metrics_listen;  // --metrics-listen: GET /metrics there ("" = off)
 	// --placement learned: handles by (writer, class) from measured lifetimes (learned.hpp);
-	// else the class map. Its soft state is kept in learn_state ("" = not kept).
+	// else the class map. Its soft state is kept in learn_state ("" = not kept): a
+	// directory holds a file per device (learned.hpp LearnedOptions).
 	bool learn = false;
-	std::string learn_state = "/var/lib/kvfdp/learned.state";
+	std::string learn_state = "/var/lib/kvfdp/";
 	double learn_period_s = 2.0;
 	twin::TwinSettings twin;  // --twin-memory, --twin-op (docs/twin.md)
 };
