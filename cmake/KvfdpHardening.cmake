@@ -1,8 +1,10 @@
 # Hardening of every C and C++ object and program the project builds, as Debian's
 # dpkg-buildflags (hardening=+all) sets it: fortified libc calls, stack protector and stack
 # clash protection, control-flow protection, full RELRO (-z relro -z now) and PIE. lintian's
-# hardening-no-* tags check the packaged binaries (tests/package/check_deb.sh). BPF objects
-# (clang -target bpf, cmake/KvfdpBpf.cmake) and CUDA device code are not C/C++ objects here.
+# hardening-no-* tags check the packaged binaries (tests/package/check_deb.sh reads the same
+# with readelf). BPF objects (clang -target bpf, cmake/KvfdpBpf.cmake) are not C/C++ objects
+# here; no target compiles CUDA sources (libkvgpu's copy_cuda.cpp is C++ over the CUDA runtime
+# API, built by the C++ compiler with these flags).
 include(CheckPIESupported)
 check_pie_supported(LANGUAGES C CXX)
 add_compile_options(

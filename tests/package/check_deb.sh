@@ -54,7 +54,8 @@ grep -q 'systemd-sysusers kvfdp.conf' "$ctl/postinst" || fail "postinst does not
 grep -q 'daemon-reload' "$ctl/postinst" || fail "postinst does not reload systemd"
 grep -q 'daemon-reload' "$ctl/postrm" || fail "postrm does not reload systemd"
 grep -q 'purge' "$ctl/postrm" || fail "postrm does nothing on purge"
-grep -q 'groupdel kvfdp' "$ctl/postrm" || fail "postrm does not remove the kvfdp group on purge"
+grep -q 'groupdel "$g"' "$ctl/postrm" && grep -q 'kvfdp-admin kvfdp' "$ctl/postrm" ||
+	fail "postrm does not remove the kvfdp and kvfdp-admin groups on purge"
 grep -q 'stop kvfdpd.service' "$ctl/prerm" || fail "prerm does not stop kvfdpd"
 for s in postinst prerm postrm; do
 	sh -n "$ctl/$s" || fail "$s: shell syntax error"
@@ -70,12 +71,36 @@ grep -q 'file:///usr/share/doc/kvfdp/deploy.md' "$root/usr/lib/systemd/system/kv
 	fail "the unit's Documentation= does not name the packaged deploy.md"
 got=$("$root/usr/bin/kvfdp" version) || fail "packaged kvfdp version exited non-zero"
 [ "$got" = "kvfdp $version" ] || fail "packaged kvfdp version says '$got', package is $version"
+got=$("$root/usr/bin/kvfdp" --version) || fail "packaged kvfdp --version exited non-zero"
+[ "$got" = "kvfdp $version" ] || fail "packaged kvfdp --version says '$got', package is $version"
+got=$("$root/usr/bin/kvfdpd" --version) || fail "packaged kvfdpd --version exited non-zero"
+[ "$got" = "kvfdpd $version" ] || fail "packaged kvfdpd --version says '$got', package is $version"
 "$root/usr/bin/kvfdpd" --help > /dev/null || fail "packaged kvfdpd --help exited non-zero"
 grep -qx 'KVFDPD_DEVICE=' "$root/etc/default/kvfdpd" || fail "/etc/default/kvfdpd does not ship KVFDPD_DEVICE unset"
 grep -q 'in /etc/default/kvfdpd' "$root/usr/lib/systemd/system/kvfdpd.service" ||
 	fail "the unit does not check KVFDPD_DEVICE (one line naming /etc/default/kvfdpd)"
 gzip -dc "$root/usr/share/doc/kvfdp/changelog.gz" | head -1 | grep -q "^kvfdp ($version)" ||
 	fail "changelog.gz does not start with kvfdp ($version)"
+
+# Hardening (cmake/KvfdpHardening.cmake), what lintian's hardening-no-{pie,relro,bindnow,
+# fortify-functions} tags check, read with readelf: PIE, full RELRO, fortified libc calls, and
+# the stack protector.
+for b in usr/bin/kvfdpd usr/bin/kvfdp; do
+	f=$root/$b
+	readelf -h "$f" | grep -q 'Type:[[:space:]]*DYN' || fail "/$b is not PIE (hardening-no-pie)"
+	readelf -lW "$f" | grep -q GNU_RELRO || fail "/$b has no RELRO segment (hardening-no-relro)"
+	readelf -dW "$f" | grep -Eq 'BIND_NOW|FLAGS_1.*NOW' || fail "/$b is not linked -z now (hardening-no-bindnow)"
+	readelf --dyn-syms -W "$f" | grep -o '__[a-z_]*_chk' | grep -vqx '__stack_chk' ||
+		fail "/$b calls no fortified libc function (hardening-no-fortify-functions)"
+	readelf --dyn-syms -W "$f" | grep -q '__stack_chk_fail' || fail "/$b has no stack protector"
+done
+dev_root=$out/dev-root
+dpkg-deb -x "$dev" "$dev_root" || exit 1
+so=$dev_root/usr/lib/$arch/libkvgpu.so
+readelf -lW "$so" | grep -q GNU_RELRO || fail "libkvgpu.so has no RELRO segment (hardening-no-relro)"
+readelf -dW "$so" | grep -Eq 'BIND_NOW|FLAGS_1.*NOW' || fail "libkvgpu.so is not linked -z now (hardening-no-bindnow)"
+readelf --dyn-syms -W "$so" | grep -o '__[a-z_]*_chk' | grep -vqx '__stack_chk' ||
+	fail "libkvgpu.so calls no fortified libc function (hardening-no-fortify-functions)"
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "ok: $(basename "$deb") and $(basename "$dev"): files, conffiles, scripts, Depends: $depends"

@@ -14,11 +14,13 @@ rc=$?
 echo "$out" | grep -q "kvfdpd.service:" && { echo "FAIL: warnings about kvfdpd.service"; exit 1; }
 for want in '^Type=notify$' '^ExecReload=/bin/kill -HUP \$MAINPID$' '^RuntimeDirectory=kvfdp$' \
 	'^Restart=on-abnormal$' '^RestartForceExitStatus=3$' '^RestartPreventExitStatus=1 2$' '--attach' \
-	'modprobe -q ublk_drv' 'in /etc/default/kvfdpd'; do
+	'modprobe -q ublk_drv' 'in /etc/default/kvfdpd' '^CapabilityBoundingSet=CAP_' '^ProtectSystem=strict$' \
+	'^StateDirectory=kvfdp$' '^DevicePolicy=closed$' '^NoNewPrivileges=yes$'; do
 	grep -q -e "$want" "$unit" || { echo "FAIL: $unit lacks $want"; exit 1; }
 done
 sysusers=$(dirname "$unit")/kvfdp.sysusers
 grep -q '^g kvfdp ' "$sysusers" || { echo "FAIL: $sysusers does not define the kvfdp group"; exit 1; }
+grep -q '^g kvfdp-admin ' "$sysusers" || { echo "FAIL: $sysusers does not define the kvfdp-admin group"; exit 1; }
 if command -v systemd-sysusers > /dev/null 2>&1; then
 	systemd-sysusers --dry-run "$sysusers" > /dev/null || { echo "FAIL: systemd-sysusers refuses $sysusers"; exit 1; }
 fi
