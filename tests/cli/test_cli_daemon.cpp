@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -18,6 +19,7 @@
 
 #include "proto/metrics.hpp"
 #include "tests/cli/cli_test_util.hpp"
+#include "tools/cli/control_client.hpp"
 
 using namespace kvfdp::cli;
 using namespace kvfdp::cli::test;
@@ -577,4 +579,107 @@ TEST_CASE("cli: a daemon refusal exits 1 with its error; garbage and hang-ups to
 	Ran s = ask(shape, {"ruh"});
 	CHECK(s.rc == kExitError);
 	CHECK(s.err.find("no ruhss array") != std::string::npos);
+}
+
+namespace {
+
+// A twin window as kvfdpd pages it (docs/control.md, twin_window): records numbered from 0,
+// the last `capacity` of `total` held, record n at lba n.
+struct FakeWindow {
+	uint64_t capacity = 0;
+	uint64_t total = 0;
+	int asks = 0;
+	DaemonReply page(const kvfdp::proto::TwinWindowRequest &req)
+	{
+		asks++;
+		const uint64_t oldest = total > capacity ? total - capacity : 0;
+		kvfdp::proto::TwinWindow w;
+		w.capacity = capacity;
+		w.total = total;
+		w.first = std::clamp(req.from.value_or(0), oldest, total);
+		w.next = std::min(total, w.first + req.max);
+		for (uint64_t n = w.first; n < w.next; n++)
+			w.records.push_back({n, 1, 0, kvfdp::proto::TwinWindowOp::write});
+		DaemonReply r;
+		r.ok = true;
+		r.data = w;
+		return r;
+	}
+};
+
+}  // namespace
+
+TEST_CASE(
+	"cli: the twin window comes page by page up to the first page's newest; overwritten records count as dropped")
+{
+	using kvfdp::proto::TwinWindow;
+	using kvfdp::proto::TwinWindowRequest;
+	DaemonError err;
+	SUBCASE("a quiet window: every record once, in order")
+	{
+		FakeWindow f{50000, 40000};
+		TwinWindow w;
+		REQUIRE(fetch_twin_window([&f](const TwinWindowRequest &r) { return f.page(r); }, w,
+					  err));
+		CHECK(f.asks == 3);  // 16384 + 16384 + 7232
+		REQUIRE(w.records.size() == 40000);
+		for (uint64_t i = 0; i < w.records.size(); i++)
+			REQUIRE(w.records[i].lba == i);
+		CHECK(w.dropped == 0);
+		CHECK(w.next == 40000);
+	}
+	SUBCASE("records overwritten between pages are counted, not waited for")
+	{
+		FakeWindow f{40000, 40000};
+		TwinWindow w;
+		REQUIRE(fetch_twin_window(
+			[&f](const TwinWindowRequest &r) {
+				if (f.asks == 1)
+					f.total +=
+						30000;  // the twin wrote on: records up to 29999 are gone
+				return f.page(r);
+			},
+			w, err));
+		CHECK(f.asks == 2);
+		REQUIRE(w.records.size() == 2 * kvfdp::proto::kTwinWindowPage);
+		CHECK(w.records[16383].lba == 16383);
+		CHECK(w.records[16384].lba == 30000);
+		CHECK(w.dropped == 30000 - 16384);
+	}
+	SUBCASE("a kvfdpd that sends the whole window at once (no next): one request")
+	{
+		TwinWindow w;
+		int asks = 0;
+		REQUIRE(fetch_twin_window(
+			[&asks](const TwinWindowRequest &) {
+				asks++;
+				DaemonReply r;
+				r.ok = true;
+				r.data =
+					json{{"total", 5},
+					     {"records", json::array({json::array({1, 2, 3, 1})})}};
+				return r;
+			},
+			w, err));
+		CHECK(asks == 1);
+		CHECK(w.records.size() == 1);
+	}
+	SUBCASE("a failed page fails the whole, with the daemon's error")
+	{
+		FakeWindow f{50000, 40000};
+		TwinWindow w;
+		CHECK_FALSE(fetch_twin_window(
+			[&f](const TwinWindowRequest &r) {
+				if (f.asks == 1) {
+					DaemonReply no;
+					no.error = {DaemonFailure::refused,
+						    "kvfdpd refused 'twin_window': x"};
+					return no;
+				}
+				return f.page(r);
+			},
+			w, err));
+		CHECK(err.kind == DaemonFailure::refused);
+		CHECK(err.message == "kvfdpd refused 'twin_window': x");
+	}
 }

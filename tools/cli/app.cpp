@@ -34,39 +34,22 @@ Error twin_window_failure(const DaemonError &e)
 				  "trace (--blk-trace FILE)");
 }
 
-// kvfdpd's twin window, page by page (docs/control.md, twin_window): from the oldest record
-// held up to the newest as of the first page. Records overwritten before their page was read
-// are counted in dropped.
-Result<proto::TwinWindow> fetch_twin_window(Context &ctx)
-{
-	proto::TwinWindow w;
-	proto::TwinWindowRequest req;  // from: the oldest held
-	for (;;) {
-		DaemonReply r = ctx.ask_daemon(proto::cmd::kTwinWindow, req);
-		if (!r.ok)
-			return twin_window_failure(r.error);
-		auto page = r.data.get<proto::TwinWindow>();
-		const uint64_t asked = req.from.value_or(page.first);
-		if (!req.from) {
-			w = std::move(page);
-		} else {
-			w.dropped += page.first > asked ? page.first - asked : 0;
-			w.records.insert(w.records.end(), page.records.begin(), page.records.end());
-			w.next = page.next;
-		}
-		// Done at the first page's newest, or when a page brings nothing new (an empty
-		// window, or a kvfdpd that sends the whole window at once: no "next").
-		if (w.next >= w.total || w.next <= asked)
-			return w;
-		req.from = w.next;
-	}
-}
-
 // `kvfdp advise --twin` asks kvfdpd at --socket for its twin's window (kvfdp_sim has no client).
 sim::TwinWindowClient twin_window_client(Context &ctx)
 {
 	return {[&ctx] { return ctx.socket_given; },
-		[&ctx]() -> Result<proto::TwinWindow> { return fetch_twin_window(ctx); }};
+		[&ctx]() -> Result<proto::TwinWindow> {
+			proto::TwinWindow w;
+			DaemonError e;
+			const bool ok = fetch_twin_window(
+				[&ctx](const proto::TwinWindowRequest &req) {
+					return ctx.ask_daemon(proto::cmd::kTwinWindow, req);
+				},
+				w, e);
+			if (!ok)
+				return twin_window_failure(e);
+			return w;
+		}};
 }
 
 int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,

@@ -156,6 +156,34 @@ DaemonReply parse_reply(const std::string &path, const std::string &cmd, const s
 
 }  // namespace
 
+bool fetch_twin_window(const std::function<DaemonReply(const proto::TwinWindowRequest &)> &ask,
+		       proto::TwinWindow &out, DaemonError &error)
+{
+	proto::TwinWindowRequest req;  // from: the oldest held
+	for (;;) {
+		DaemonReply r = ask(req);
+		if (!r.ok) {
+			error = std::move(r.error);
+			return false;
+		}
+		auto page = r.data.get<proto::TwinWindow>();
+		const uint64_t asked = req.from.value_or(page.first);
+		if (!req.from) {
+			out = std::move(page);
+		} else {
+			out.dropped += page.first > asked ? page.first - asked : 0;
+			out.records.insert(out.records.end(), page.records.begin(),
+					   page.records.end());
+			out.next = page.next;
+		}
+		// Done at the first page's newest, or when a page brings nothing new (an empty
+		// window, or a kvfdpd that sends the whole window at once: no "next").
+		if (out.next >= out.total || out.next <= asked)
+			return true;
+		req.from = out.next;
+	}
+}
+
 bool daemon_reachable(const std::string &path)
 {
 	return connect_to(path).fd.valid();

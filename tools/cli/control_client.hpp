@@ -2,11 +2,13 @@
 // ({"ok":true,"data":...} or {"ok":false,"error":"..."}), see docs/control.md.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
+#include "proto/twin_window.hpp"
 
 namespace kvfdp::cli {
 
@@ -37,6 +39,14 @@ struct DaemonReply {
 [[nodiscard]] DaemonReply daemon_call(const std::string &path, const std::string &cmd,
 				      const nlohmann::json &args = nlohmann::json::object(),
 				      int timeout_ms = 5000);
+
+// kvfdpd's twin window page by page (docs/control.md, twin_window), each page from ask (one
+// twin_window request's reply): from the oldest record held up to the newest as of the first
+// page. Records overwritten before their page was read are counted in out.dropped. False, with
+// error, when a request fails.
+[[nodiscard]] bool
+fetch_twin_window(const std::function<DaemonReply(const proto::TwinWindowRequest &)> &ask,
+		  proto::TwinWindow &out, DaemonError &error);
 
 // True when something accepts connections at path (a cheap probe for "is kvfdpd up?").
 [[nodiscard]] bool daemon_reachable(const std::string &path);
