@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <liburing.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -154,6 +156,9 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 		return errno_error(mode.error().code.value(),
 				   what + "io_uring_queue_init (SQE128|CQE32)");
 	q->ring_mode_ = *mode;
+	q->wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!q->wake_fd_)
+		return errno_error(errno, what + "eventfd");
 	q->ring_ready_ = true;
 	if (setup.q_id == 0)
 		log::info("queue rings run task work %s",
@@ -343,6 +348,24 @@ void UblkQueue::on_fetch_cqe(const io_uring_cqe &cqe)
 	arm_fetch();
 }
 
+void UblkQueue::stop()
+{
+	stop_.store(true, std::memory_order_release);
+	if (!wake_fd_)
+		return;
+	// A full counter (EAGAIN) is a wake already pending.
+	const uint64_t one = 1;
+	[[maybe_unused]] const ssize_t n = write(wake_fd_.get(), &one, sizeof one);
+}
+
+void UblkQueue::arm_wake()
+{
+	if (io_uring_sqe *sqe = next_sqe()) {
+		io_uring_prep_poll_add(sqe, wake_fd_.get(), POLLIN);
+		io_uring_sqe_set_data64(sqe, pack_user_data(0, UdKind::wake));
+	}
+}
+
 void UblkQueue::start()
 {
 	thread_ = std::thread([this] { run(); });
@@ -422,6 +445,7 @@ void UblkQueue::run()
 		return;
 	}
 	fetched_.store(true, std::memory_order_release);
+	arm_wake();  // submitted with the loop's first wait; a stop() before it is seen at once
 	serve();
 	if (setup_.batch)
 		flush_commits();
@@ -466,10 +490,9 @@ void UblkQueue::serve()
 			break;  // the driver gave every tag back (or ended the fetch): the device is gone
 		if (setup_.batch)
 			flush_commits();
-		__kernel_timespec ts{0, 200 * 1000 * 1000};
-		io_uring_cqe *first = nullptr;
-		const int ret = io_uring_submit_and_wait_timeout(ring, &first, 1, &ts, nullptr);
-		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EBUSY) {
+		// No timeout: stop() wakes the wait through wake_fd_'s poll.
+		const int ret = io_uring_submit_and_wait(ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EBUSY) {
 			exit_status_.store(ret);
 			log::error("queue %u: io_uring wait: %s", setup_.q_id, strerror(-ret));
 			break;
@@ -492,6 +515,7 @@ inline void UblkQueue::on_cqe(const io_uring_cqe &cqe)
 	case UdKind::device: engine_->on_device_cqe(cqe); return;
 	case UdKind::batch_fetch: on_fetch_cqe(cqe); return;
 	case UdKind::batch_commit: on_commit_cqe(ud.tag, cqe.res); return;
+	case UdKind::wake: return;  // stop(): the loop sees stop_
 	case UdKind::ublk: break;
 	default: return;
 	}

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/result.hpp"
+#include "common/unique_fd.hpp"
 #include "nvme/device.hpp"
 #include "userspace/daemon/io/counters.hpp"
 #include "userspace/daemon/io/io_engine.hpp"
@@ -87,8 +88,10 @@ public:
 	// Starts the thread: it FETCHes every tag, then serves requests until stop().
 	void start();
 	// Asks the thread to finish: it completes what it holds (no device command left in
-	// flight), submits the last commits and exits. join() waits for it.
-	void stop() { stop_.store(true, std::memory_order_release); }
+	// flight), submits the last commits and exits. join() waits for it. The wake eventfd's
+	// poll ends the thread's wait, which therefore needs no timeout (a timed wait arms and
+	// cancels an hrtimer on every sleep: docs/perf.md section 4).
+	void stop();
 	void join();
 	// 0, or the -errno that ended the loop early.
 	[[nodiscard]] int exit_status() const { return exit_status_.load(); }
@@ -121,6 +124,8 @@ private:
 	// PREP_IO_CMDS of every tag, waited for (the device cannot start before): 0 or -errno.
 	[[nodiscard]] int prep_batch();
 	void arm_fetch();
+	// Queues the one-shot poll on wake_fd_ (UdKind::wake).
+	void arm_wake();
 	// Queues one COMMIT_IO_CMDS of the commits gathered since the last, when a commit buffer
 	// is free to gather the next ones in (else they wait for the next turn).
 	void flush_commits();
@@ -145,6 +150,7 @@ private:
 	QueueCounters counters_;
 	std::thread thread_;
 	std::atomic<bool> stop_{false};
+	UniqueFd wake_fd_;  // eventfd: stop() writes it, a poll on the ring sees it
 	std::atomic<bool> fetched_{false};
 	std::atomic<int> exit_status_{0};
 	uint32_t aborted_ = 0;

@@ -19,6 +19,7 @@ enum class UdKind : uint8_t {
 	batch_fetch = 4,
 	batch_commit = 5,
 	batch_prep = 6,
+	wake = 7,  // the poll on the queue's wake eventfd (stop())
 };
 
 inline constexpr unsigned kUdTagBits = 16;
