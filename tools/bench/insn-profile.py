@@ -16,21 +16,39 @@ import os
 import sys
 
 KERNEL_BASE = 0xFFFF800000000000
-AREAS = (("native_queued_spin_lock_slowpath", "spin (waiting for another vCPU)"), ("bpf_prog_", "bpf"),
+AREAS = (("native_queued_spin_lock_slowpath", "spin (waiting for another vCPU)"),
+         # the BPF tagger: its programs, their probe reads, the syscall tracepoints it enables
+         ("bpf_prog_", "bpf tagger"), ("bpf", "bpf tagger"), ("__bpf", "bpf tagger"),
+         ("copy_from_kernel_nofault", "bpf tagger"), ("syscall_trace_enter", "syscall tracepoints"),
+         ("syscall_exit_work", "syscall tracepoints"), ("perf_syscall_", "syscall tracepoints"),
+         ("trace_", "syscall tracepoints"),
          ("io_uring", "io_uring"), ("io_", "io_uring"), ("__io_", "io_uring"), ("blk_", "block"),
          ("__blk_", "block"), ("bio_", "block"), ("submit_bio", "block"), ("nvme_", "nvme"),
-         ("ublk_", "ublk"), ("schedule", "sched"), ("__schedule", "sched"), ("pick_", "sched"),
-         ("enqueue_", "sched"), ("dequeue_", "sched"), ("update_", "sched"), ("try_to_wake_up", "sched"),
-         ("ttwu", "sched"), ("finish_task_switch", "sched"), ("__switch_to", "sched"),
+         ("ublk_", "ublk"),
+         # the scheduler: a sleep and a wake-up
+         ("schedule", "scheduler"), ("__schedule", "scheduler"), ("pick_", "scheduler"),
+         ("__pick", "scheduler"), ("enqueue_", "scheduler"), ("dequeue_", "scheduler"),
+         ("__enqueue", "scheduler"), ("__dequeue", "scheduler"), ("update_", "scheduler"),
+         ("__update_load", "scheduler"), ("avg_vruntime", "scheduler"), ("vruntime", "scheduler"),
+         ("set_next_entity", "scheduler"), ("put_prev", "scheduler"), ("psi_", "scheduler"),
+         ("try_to_wake_up", "scheduler"), ("ttwu", "scheduler"), ("select_task_rq", "scheduler"),
+         ("check_preempt", "scheduler"), ("wake_up", "scheduler"), ("__wake_up", "scheduler"),
+         ("finish_task_switch", "scheduler"), ("__switch_to", "scheduler"), ("switch_mm", "scheduler"),
+         ("native_sched_clock", "scheduler"), ("sched_clock", "scheduler"), ("rcu_note_context", "scheduler"),
+         ("reweight", "scheduler"), ("place_entity", "scheduler"), ("dl_server", "scheduler"),
+         ("futex", "futex"), ("__futex", "futex"), ("get_futex", "futex"),
          ("task_work", "task_work"), ("irq", "irq"), ("__irq", "irq"), ("handle_", "irq"),
          ("sysvec_", "irq"), ("asm_", "entry"), ("entry_", "entry"), ("do_syscall", "entry"),
-         ("syscall_", "entry"), ("x64_sys", "entry"), ("__x64_sys", "entry"), ("hrtimer", "timer"),
-         ("__hrtimer", "timer"), ("tick_", "timer"), ("timer", "timer"), ("ktime_", "timer"),
-         ("memcpy", "copy"), ("copy_", "copy"), ("rep_movs", "copy"), ("kmem_", "alloc"),
-         ("kfree", "alloc"), ("__kmalloc", "alloc"), ("mempool", "alloc"), ("bpf", "bpf"),
-         ("__bpf", "bpf"), ("native_", "arch"), ("default_idle", "idle"), ("cpuidle", "idle"),
-         ("do_idle", "idle"), ("_raw_spin", "locks"), ("queued_spin", "locks"), ("mutex_", "locks"),
-         ("fput", "vfs"), ("fget", "vfs"), ("__fget", "vfs"), ("rw_verify", "vfs"))
+         ("syscall_", "entry"), ("x64_sys", "entry"), ("__x64_sys", "entry"), ("exit_to_user", "entry"),
+         ("__rseq", "entry"), ("rseq", "entry"), ("hrtimer", "timers"), ("__hrtimer", "timers"),
+         ("tick_", "timers"), ("timer", "timers"), ("ktime_", "timers"), ("lock_timer", "timers"),
+         ("__try_to_del_timer", "timers"), ("timekeeping", "timers"), ("__timekeeping", "timers"),
+         ("memcpy", "copy"), ("copy_", "copy"), ("rep_movs", "copy"), ("gup_", "pin pages"),
+         ("kmem_", "alloc"), ("kfree", "alloc"), ("__kmalloc", "alloc"), ("mempool", "alloc"),
+         ("native_", "arch"), ("default_idle", "idle"), ("cpuidle", "idle"), ("do_idle", "idle"),
+         ("_raw_spin", "locks"), ("queued_spin", "locks"), ("mutex_", "locks"), ("__rcu", "rcu"),
+         ("rcu_", "rcu"), ("fput", "vfs"), ("fget", "vfs"), ("__fget", "vfs"), ("rw_verify", "vfs"),
+         ("refresh_cpu_vm_stats", "vmstat"), ("quiet_vmstat", "vmstat"))
 
 
 def area_of(name, module):

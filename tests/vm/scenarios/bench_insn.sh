@@ -9,7 +9,8 @@
 # notagger (--no-tagger), notwin (--twin-memory 0). (learned with --learn-period 3600: its regroup is periodic
 # work, not the request's, and would add a share that depends on the wall time.) The guest writes the brackets' labels, in order, to
 # $OUT/bench-phases.txt; the counts come back in $OUT/plugin/insn.txt.
-# Kernel arguments (init's environment): BENCH_TARGETS=raw:block:zc:... BENCH_JOBS=rand4k-qd1:...
+# Kernel arguments (init's environment): BENCH_TARGETS=raw:block:zc:... (also NAME=ARGS: kvfdpd with ARGS,
+# commas for spaces; baseNAME=ARGS runs BUILD/bin/kvfdpd-base instead) BENCH_JOBS=rand4k-qd1:...
 # BENCH_ROUNDS=1 (every target's jobs again, in the reverse order on even rounds), BENCH_PROFILE=1.
 # The guest: one vCPU, TCG's instruction counter as its clock (--icount 3) and the namespace on QEMU's null-co
 # driver with a fixed 1 ms latency (--null-disk), so that what the guest does while a request waits does not
@@ -47,6 +48,23 @@ echo "raw target: io_uring_cmd ${RAW_FDP:-without FDP placement (this fio has no
 check "fill the measured area" fio --name=fill --filename=/dev/nvme0n1 --rw=write --bs=1M --size=$AREA --direct=1 \
 	--ioengine=io_uring --iodepth=8 --output=/dev/null
 
+# settle: waits (up to 120 s) until the guest's CPU stays idle over half a second while this script
+# waits, so that boot-time background work (the kernel's crypto self-tests run in kthreads after the
+# first module loads: hundreds of millions of instructions of RSA under TCG) is not in the first
+# bracket. A quiescence test, with the half second as its measuring window.
+busy_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t - $5 - $6; exit }' /proc/stat; }
+settle() {
+	i=0
+	while [ $i -lt 240 ]; do
+		b0=$(busy_ticks)
+		sleep 0.5
+		[ $(($(busy_ticks) - b0)) -le 1 ] && { echo "settled after $i half-seconds"; return 0; }
+		i=$((i + 1))
+	done
+	die "the guest did not settle (its CPU stayed busy for 120 s)"
+}
+settle
+
 # ios FILE: the requests fio completed (read + write + trim total_ios of its JSON)
 ios() { awk '/"total_ios" :/ { gsub(/[ ,]/, ""); split($0, a, ":"); s += a[2] } END { print s + 0 }' "$1"; }
 
@@ -55,10 +73,10 @@ measure() {
 	t=$1 j=$2 dev=$3
 	shift 3
 	case $j in
-	rand4k-qd1) args="--rw=randwrite --bs=4k --iodepth=1" bs=4096 n1=500 n2=2500 ;;
-	rand4k-qd32) args="--rw=randwrite --bs=4k --iodepth=32" bs=4096 n1=500 n2=2500 ;;
-	seq128k-qd1) args="--rw=write --bs=128k --iodepth=1" bs=131072 n1=100 n2=500 ;;
-	randread4k-qd1) args="--rw=randread --bs=4k --iodepth=1" bs=4096 n1=500 n2=2500 ;;
+	rand4k-qd1) args="--rw=randwrite --bs=4k --iodepth=1" bs=4096 n1=200 n2=1200 ;;
+	rand4k-qd32) args="--rw=randwrite --bs=4k --iodepth=32" bs=4096 n1=200 n2=1200 ;;
+	seq128k-qd1) args="--rw=write --bs=128k --iodepth=1" bs=131072 n1=50 n2=250 ;;
+	randread4k-qd1) args="--rw=randread --bs=4k --iodepth=1" bs=4096 n1=200 n2=1200 ;;
 	*) die "unknown job $j" ;;
 	esac
 	for n in $n1 $n2; do
@@ -86,8 +104,14 @@ while [ "$r" -le "$ROUNDS" ]; do
 		learned) kvfdpd_start --placement learned --learn-state "" --learn-period 3600 ;;
 		notagger) kvfdpd_start --no-tagger ;;
 		notwin) kvfdpd_start --twin-memory 0 ;;
-		*) die "unknown target $t (raw block zc copy nobatch learned notagger notwin)" ;;
+		base*=*) # an earlier kvfdpd, copied by hand to BUILD/bin/kvfdpd-base, for before/after in one boot
+			need kvfdpd-base
+			mkdir -p /tmp/base && ln -sf "$(command -v kvfdpd-base)" /tmp/base/kvfdpd
+			PATH=/tmp/base:$PATH kvfdpd_start $(echo "${t#*=}" | tr , ' ') ;;
+		*=*) kvfdpd_start $(echo "${t#*=}" | tr , ' ') ;; # NAME=ARGS: kvfdpd with ARGS (commas for spaces)
+		*) die "unknown target $t (raw block zc copy nobatch learned notagger notwin, NAME=ARGS)" ;;
 		esac
+		t=${t%%=*}
 		if [ -n "$KPID" ]; then
 			$T snap $SOCK status "$OUT/status-start-$t-$r.json"
 			echo "$t: data path $($T get "$OUT/status-start-$t-$r.json" data_path mode)"
@@ -101,6 +125,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 		# shellcheck disable=SC2086
 		check "warm-up on $t" fio --name=warm --filename="$fdev" $feng --rw=randwrite --bs=4k --iodepth=4 \
 			--size=$AREA --io_size=1M --disk_util=0 --eta=never --output=/dev/null
+		settle # the new disk's partition scan, the tagger's load: not in the first bracket
 		for j in $JOBS; do
 			case $t in
 			# shellcheck disable=SC2086
