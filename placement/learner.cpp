@@ -143,9 +143,8 @@ uint16_t Learner::base_handle() const
 
 // ---- data path ----
 
-const Learner::Slot *Learner::find(Key k) const noexcept
+inline const Learner::Slot *Learner::find_word(uint64_t word) const noexcept
 {
-	const uint64_t word = key_word(k);
 	uint32_t i = slot_hash(word);
 	for (uint32_t n = 0; n < kMaxProbe; n++, i = (i + 1) & (kSlots - 1)) {
 		const uint64_t t = slots_[i].tag.load(std::memory_order_acquire);
@@ -157,11 +156,24 @@ const Learner::Slot *Learner::find(Key k) const noexcept
 	return nullptr;
 }
 
-// A key not in the table claims the first retired or empty slot of its probe sequence, after
-// probing to the first empty slot (so it is not in the table further on).
+const Learner::Slot *Learner::find(Key k) const noexcept
+{
+	return find_word(key_word(k));
+}
+
 Learner::Slot *Learner::find_or_claim(Key k) noexcept
 {
 	const uint64_t word = key_word(k);
+	if (const Slot *s = find_word(word))
+		return const_cast<Slot *>(s);
+	return claim(k, word);
+}
+
+// A key not in the table claims the first retired or empty slot of its probe sequence, after
+// probing to the first empty slot (so it is not in the table further on). Out of line: the
+// data path's common case is a key already there.
+Learner::Slot *Learner::claim(Key k, uint64_t word) noexcept
+{
 	for (uint32_t tries = 0; tries < kMaxClaimTries; tries++) {
 		uint32_t i = slot_hash(word);
 		Slot *free = nullptr;

@@ -300,7 +300,10 @@ private:
 	struct Cand;      // an unpinned key as recompute() groups it
 
 	[[nodiscard]] const Slot *find(Key k) const noexcept;
+	[[nodiscard, gnu::always_inline]] inline const Slot *
+	find_word(uint64_t word) const noexcept;
 	Slot *find_or_claim(Key k) noexcept;
+	[[gnu::noinline]] Slot *claim(Key k, uint64_t word) noexcept;
 	[[nodiscard]] uint16_t initial_handle(Key k) const noexcept;
 	// Off path, under mu_:
 	[[nodiscard]] bool usable(unsigned h) const;  // the learner may place on h
