@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "nvme/model/config.hpp"
+#include "placement/learner.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/workload/chunk_store.hpp"
 #include "tools/workload/host.hpp"
@@ -135,6 +136,41 @@ TEST_CASE("workload: the shared host runs every writer; writer and learned place
 	CHECK(learned->extra["learned"]["groups"].get<int>() >= 2);
 }
 
+TEST_CASE("workload: host writers that restart get fresh ids, or keep theirs; the learner's "
+	  "table holds them")
+{
+	HostConfig hc;
+	hc.store.chunk_bytes = 64 * 1024;
+	hc.store.utilisation = 1.0;
+	hc.scale = 1.0 / 1024;
+	hc.weights_bytes = 8ull << 30;
+	hc.swap_s = 120;
+	hc.log_rate = 4 << 20;
+	hc.log_file_bytes = 64 << 20;
+	hc.restart_every = 1.0 / 16;
+	const auto cfg = small_model();
+	HostWorkload fresh(conversations(6000, 100), hc);
+	auto w = sim::run_one(cfg, fresh, sim::Placement::writer, nullptr);
+	REQUIRE(w.ok());
+	const uint64_t ids = fresh.extra()["writer_ids"].get<uint64_t>();
+	CHECK(fresh.extra()["restarts"].get<uint64_t>() + 4 == ids);
+	CHECK(ids > 16 * 4);  // more than a capacity written: each writer restarted 16+ times
+	// The writer policy sees every id that wrote (the weights writer may restart unwritten).
+	CHECK(w->extra["writers"].get<uint64_t>() > 4);
+	CHECK(w->extra["writers"].get<uint64_t>() <= ids);
+	auto l = sim::run_one(cfg, fresh, sim::Placement::learned, nullptr);
+	REQUIRE(l.ok());
+	CHECK(l->extra["learned"]["overflow_bytes"] == 0);
+	CHECK(l->extra["learned"]["key_count"].get<uint64_t>() <= placement::Learner::kMaxKeys);
+
+	hc.restart_keeps_id = true;
+	HostWorkload kept(conversations(6000, 100), hc);
+	auto k = sim::run_one(cfg, kept, sim::Placement::writer, nullptr);
+	REQUIRE(k.ok());
+	CHECK(kept.extra()["writer_ids"] == 4);
+	CHECK(k->extra["writers"] == 4);
+}
+
 TEST_CASE("workload: host engines replay at their own speeds; bad host options name the option")
 {
 	HostConfig hc;
@@ -172,6 +208,8 @@ TEST_CASE("workload: host engines replay at their own speeds; bad host options n
 	bad.back().c.engines = 0;
 	bad.push_back({base, "--host-staging-s"});
 	bad.back().c.staging_s = -1;
+	bad.push_back({base, "--host-restart-every"});
+	bad.back().c.restart_every = -0.5;
 	for (const Bad &b : bad) {
 		auto v = HostWorkload::validate(b.c);
 		REQUIRE_FALSE(v.ok());
