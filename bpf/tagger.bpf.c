@@ -125,6 +125,17 @@ struct {
 	__type(value, __u32);
 } writer_idents SEC(".maps");
 
+/* Writer directory (dev, ino; ino 0: files in the filesystem root or a watch_dir itself) ->
+ * the writer id userspace last resolved for a file created there. A cgroup with no
+ * writer_idents entry there (a restarted pod's new cgroup) gets it at create, provisionally
+ * (KVFDP_EVF_PROVISIONAL): userspace checks it against the cgroup's own identity. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, KVFDP_DIR_IDENT_MAP_ENTRIES);
+	__type(key, struct kvfdp_inode_key);
+	__type(value, __u32);
+} dir_idents SEC(".maps");
+
 /* Directory (dev, ino) -> KVFDP_IDENT_DIR or KVFDP_IDENT_ROOT: what bounds a writer directory
  * besides the filesystem root. */
 struct {
@@ -673,7 +684,7 @@ static __always_inline int on_open_exit(long ret)
 	struct inode *inode;
 	struct file *f;
 	__u64 cg, parent;
-	__u32 writer, *named;
+	__u32 writer, *named, evflags = 0;
 
 	if (ret < 0)
 		return 0;
@@ -701,10 +712,15 @@ static __always_inline int on_open_exit(long ret)
 		writer = *named;
 	} else if (cg) {
 		struct kvfdp_ident_key ik = {.cgroup_id = cg, .dir_ino = w.wdir, .dev = key.dev};
+		struct kvfdp_inode_key dk = {.dev = key.dev, .ino = w.wdir};
 		__u32 *ident = bpf_map_lookup_elem(&writer_idents, &ik);
 
-		if (ident)
+		if (ident) {
 			stat_inc(KVFDP_STAT_IDENT_HIT);
+		} else if ((ident = bpf_map_lookup_elem(&dir_idents, &dk))) {
+			stat_inc(KVFDP_STAT_IDENT_PROVISIONAL);
+			evflags |= KVFDP_EVF_PROVISIONAL;
+		}
 		writer = ident ? *ident : kvfdp_writer_of_cgroup(cg);
 	} else {
 		writer = 0;
@@ -723,6 +739,7 @@ static __always_inline int on_open_exit(long ret)
 	e->cgroup_id = cg;
 	e->subtree_ino = w.subtree;
 	e->writer_dir_ino = w.wdir;
+	e->flags = evflags;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

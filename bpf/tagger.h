@@ -37,10 +37,10 @@ struct kvfdp_disk_name {
  * disjoint spaces, told apart by the top two bits:
  * 0: unknown (created before the tagger watched, or on an unwatched filesystem);
  * KVFDP_WRITER_NAMED | n (bit 31): named writer n (1-based), the config's [[writer]] n-1, put
- *   in dir_writers, writer_cgroups or (cgroup patterns) writer_idents by the loader;
+ *   in dir_writers, writer_cgroups or (cgroup patterns) writer_idents and dir_idents;
  * KVFDP_WRITER_IDENT | h (bit 30): an identity, h = 30 bits of the FNV-1a hash of its string
  *   (docs/bpf.md "Writer identity"; kvfdp_writer_of_identity), put in writer_idents by
- *   userspace for a (cgroup, writer directory);
+ *   userspace for a (cgroup, writer directory), and in dir_idents for the directory;
  * else (bits 31 and 30 clear) kvfdp_writer_of_cgroup(the creating task's cgroup v2 id): a raw
  *   id, until userspace names the cgroup. */
 #define KVFDP_WRITER_NAMED 0x80000000u
@@ -141,17 +141,20 @@ enum kvfdp_stat {
 	KVFDP_STAT_POLICY_REMOVED = 9, /* inode_policy entries removed (last unlink, rename over) */
 	KVFDP_STAT_POLICY_FAILED = 10, /* inode_policy inserts that failed: a rule not applied */
 	KVFDP_STAT_WRITER_ADDED = 11,  /* inode_writer entries created at file create */
-	KVFDP_STAT_WRITER_REMOVED = 12, /* inode_writer entries removed */
-	KVFDP_STAT_WRITER_FAILED = 13,  /* inode_writer inserts that failed */
-	KVFDP_STAT_RENAME_OVER = 14,    /* renames onto an existing file (kprobe/vfs_rename) */
-	KVFDP_STAT_IDENT_HIT = 15,      /* creates whose writer came from writer_idents */
-	KVFDP_NR_STATS = 16,
+	KVFDP_STAT_WRITER_REMOVED = 12,    /* inode_writer entries removed */
+	KVFDP_STAT_WRITER_FAILED = 13,     /* inode_writer inserts that failed */
+	KVFDP_STAT_RENAME_OVER = 14,       /* renames onto an existing file (kprobe/vfs_rename) */
+	KVFDP_STAT_IDENT_HIT = 15,         /* creates whose writer came from writer_idents */
+	KVFDP_STAT_IDENT_PROVISIONAL = 16, /* creates whose writer came from dir_idents */
+	KVFDP_NR_STATS = 17,
 };
 
 /* Entries of each per-inode map (inode_policy, inode_writer, inode_bytes). */
 #define KVFDP_INODE_MAP_ENTRIES 65536
 /* Entries of writer_idents (an LRU hash: the least recently used (cgroup, directory) goes). */
 #define KVFDP_IDENT_MAP_ENTRIES 16384
+/* Entries of dir_idents (an LRU hash keyed by writer directory, kvfdp_inode_key). */
+#define KVFDP_DIR_IDENT_MAP_ENTRIES 4096
 
 /* struct kvfdp_tag_slot.flags: how the inode was found. */
 #define KVFDP_SLOT_F_PAGE 0x1  /* page cache: page -> folio head -> mapping -> host */
@@ -168,6 +171,11 @@ enum kvfdp_event_type {
 
 /* KVFDP_EV_CREATE.value when no directory rule matched. */
 #define KVFDP_NO_CLASS 0xff
+
+/* kvfdp_event.flags (CREATE). KVFDP_EVF_PROVISIONAL: the writer came from dir_idents, the id
+ * last resolved in the writer directory: a guess userspace checks against the identity of the
+ * creating cgroup (cgroup_id). */
+#define KVFDP_EVF_PROVISIONAL 0x1
 
 /* Where an event came from (kvfdp_event.hook). */
 enum kvfdp_event_hook {
@@ -196,6 +204,8 @@ struct kvfdp_event {
 	 * else the child of the filesystem root (or of a KVFDP_IDENT_ROOT directory) the file is
 	 * under; 0 when the file is in that root itself or deeper than KVFDP_MAX_DIR_DEPTH. */
 	kvfdp_u64 writer_dir_ino;
+	kvfdp_u32 flags; /* CREATE: KVFDP_EVF_*; else 0 */
+	kvfdp_u32 pad;   /* 0 */
 };
 
 /* One classified request on the requests ring (record mode). */
@@ -218,11 +228,11 @@ static_assert(sizeof(kvfdp_inode_key) == 16, "inode key ABI");
 static_assert(sizeof(kvfdp_counter) == 16, "counter ABI");
 static_assert(sizeof(kvfdp_disk_name) == KVFDP_DISK_NAME_LEN, "disk name ABI");
 static_assert(sizeof(kvfdp_ident_key) == 24, "identity key ABI");
-static_assert(sizeof(kvfdp_event) == 96, "event ABI");
+static_assert(sizeof(kvfdp_event) == 104, "event ABI");
 static_assert(sizeof(kvfdp_rq_record) == 40, "record ABI");
 #else
 _Static_assert(sizeof(struct kvfdp_ident_key) == 24, "identity key ABI");
-_Static_assert(sizeof(struct kvfdp_event) == 96, "event ABI");
+_Static_assert(sizeof(struct kvfdp_event) == 104, "event ABI");
 _Static_assert(sizeof(struct kvfdp_rq_record) == 40, "record ABI");
 #endif
 

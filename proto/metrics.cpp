@@ -337,8 +337,9 @@ std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)
 	auto evicted = family("kvfdp_tagger_table_evictions_total", "counter",
 			      "Entries a tagger table dropped to stay within its bound (BPF LRU "
 			      "maps: at least).");
-	auto failed = family("kvfdp_tagger_table_failed_inserts_total", "counter",
-			     "Inserts into a tagger BPF map that failed (a rule or writer not applied).");
+	auto failed =
+		family("kvfdp_tagger_table_failed_inserts_total", "counter",
+		       "Inserts into a tagger BPF map that failed (a rule or writer not applied).");
 	for (const TableBound &t : b.tables) {
 		add(entries, {{"table", t.table}}, t.entries);
 		add(limit, {{"table", t.table}}, t.limit);
@@ -347,14 +348,20 @@ std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)
 	}
 	auto ids = family("kvfdp_writer_identities_total", "counter",
 			  "Writer identities: (cgroup, directory) pairs resolved (by_pattern: by a "
-			  "[[writer]] cgroup_pattern), raw ids left unresolved, files rewritten.");
+			  "[[writer]] cgroup_pattern), raw ids left unresolved, files rewritten, "
+			  "creates given their writer directory's id provisionally (right: "
+			  "confirmed, wrong: rewritten).");
 	add(ids, {{"result", "resolved"}}, b.identities_resolved);
 	add(ids, {{"result", "by_pattern"}}, b.identities_by_pattern);
 	add(ids, {{"result", "unresolved"}}, b.identities_unresolved);
 	add(ids, {{"result", "rewritten"}}, b.identities_rewritten);
-	auto early = family("kvfdp_writer_identity_early_bytes_total", "counter",
-			    "Bytes new files wrote under their raw cgroup id before their identity "
-			    "was applied (at least).");
+	add(ids, {{"result", "provisional"}}, b.identities_provisional);
+	add(ids, {{"result", "provisional_right"}}, b.identities_provisional_right);
+	add(ids, {{"result", "provisional_wrong"}}, b.identities_provisional_wrong);
+	auto early =
+		family("kvfdp_writer_identity_early_bytes_total", "counter",
+		       "Bytes new files wrote under their raw cgroup id or a wrong provisional "
+		       "id before their identity was applied (at least).");
 	add(early, {}, b.identity_early_bytes);
 	auto renames = family("kvfdp_tagger_renames_over_total", "counter",
 			      "Renames onto an existing file the tagger saw (kprobe/vfs_rename).");

@@ -100,14 +100,20 @@ struct TaggerBounds {
 	std::vector<TableBound> tables;
 	uint64_t identities_resolved = 0;    // (cgroup, directory) pairs given an id
 	uint64_t identities_by_pattern = 0;  // of those, by a [[writer]] cgroup_pattern
-	uint64_t identities_unresolved = 0;  // raw ids left raw (no cgroup or directory name)
+	uint64_t identities_unresolved = 0;  // raw or provisional ids kept (no cgroup/dir name)
 	uint64_t identities_rewritten = 0;   // new files whose writer entry was rewritten
-	uint64_t identity_early_bytes = 0;   // bytes those files wrote with the raw id first
+	uint64_t identity_early_bytes = 0;   // bytes those files wrote with the raw or wrong id
 	uint64_t renames_over = 0;           // renames onto an existing file the tagger saw
+	// Creates given their writer directory's id provisionally; of those, the ones the
+	// resolver confirmed (right) and rewrote (wrong).
+	uint64_t identities_provisional = 0;
+	uint64_t identities_provisional_right = 0;
+	uint64_t identities_provisional_wrong = 0;
 };
 // kvfdp_tagger_table_entries, kvfdp_tagger_table_limit, kvfdp_tagger_table_evictions_total
 // and kvfdp_tagger_table_failed_inserts_total ({table}); kvfdp_writer_identities_total
-// ({result}: resolved, by_pattern, unresolved, rewritten),
+// ({result}: resolved, by_pattern, unresolved, rewritten, provisional, provisional_right,
+// provisional_wrong),
 // kvfdp_writer_identity_early_bytes_total, kvfdp_tagger_renames_over_total.
 [[nodiscard]] std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b);
 

@@ -53,6 +53,9 @@ std::vector<std::string> IdentityResolver::configure(const std::vector<WriterSpe
 	tagger_.clear_writers();
 	tagger_.clear_identities();
 	tagger_.clear_ident_dirs();
+	// Provisional identities stay (guesses the resolver checks); named ids follow the entries'
+	// order in the config, so those go.
+	const size_t dir_idents_removed = tagger_.clear_named_dir_idents();
 	if (!watch_dir.empty())
 		if (auto r = tagger_.add_ident_dir(watch_dir, KVFDP_IDENT_ROOT); !r)
 			warnings.push_back(
@@ -108,6 +111,7 @@ std::vector<std::string> IdentityResolver::configure(const std::vector<WriterSpe
 			warn(w, r.error().message() + "; skipped");
 	}
 	std::lock_guard g(mu_);
+	counts_.dir_idents_removed += dir_idents_removed;
 	rules_ = std::move(rules);
 	watch_dir_ = watch_dir;
 	dirs_.clear();
@@ -149,13 +153,17 @@ std::string IdentityResolver::dir_name(uint32_t dev, uint64_t ino)
 
 uint32_t IdentityResolver::on_create(const kvfdp_event &e)
 {
-	if (e.type != KVFDP_EV_CREATE || (e.writer & KVFDP_WRITER_NAMED) || !e.cgroup_id)
+	if (e.type != KVFDP_EV_CREATE || !e.cgroup_id)
 		return e.writer;
-	const bool ident = (e.writer & KVFDP_WRITER_IDENT) != 0;
+	// A provisional id (the writer directory's last identity) is checked like a raw id.
+	const bool provisional = (e.flags & KVFDP_EVF_PROVISIONAL) != 0;
+	if (!provisional && (e.writer & KVFDP_WRITER_NAMED))
+		return e.writer;
+	const bool ident = !provisional && (e.writer & KVFDP_WRITER_IDENT) != 0;
 	std::lock_guard g(mu_);
 	if (ident && names_.find(e.writer))
 		return e.writer;
-	if (!ident && !kvfdp_writer_is_raw(e.writer))
+	if (!ident && !provisional && !kvfdp_writer_is_raw(e.writer))
 		return e.writer;
 	const std::string path = cgroups_.resolve(e.cgroup_id, e.pid);
 	if (path.empty()) {
@@ -189,6 +197,14 @@ uint32_t IdentityResolver::on_create(const kvfdp_event &e)
 		return e.writer;
 	counts_.resolved++;
 	counts_.by_pattern += by_pattern ? 1 : 0;
+	// The directory's provisional id for the next new cgroup there: this one.
+	if (auto added = tagger_.set_dir_ident(e.dev, e.writer_dir_ino, id); added && *added)
+		counts_.dir_idents_added++;
+	if (provisional && id == e.writer) {  // the guess was right: nothing to rewrite
+		counts_.provisional_right++;
+		return id;
+	}
+	counts_.provisional_wrong += provisional ? 1 : 0;
 	const uint64_t early = tagger_.inode_bytes(e.dev, e.ino);
 	if (tagger_.set_inode_writer(e.dev, e.ino, id)) {
 		counts_.rewritten++;

@@ -2,8 +2,11 @@
 // hands each CREATE event to an IdentityResolver. For a raw (cgroup-derived) writer id it
 // resolves the cgroup's path, applies the [[writer]] cgroup patterns, else normalises the path
 // and adds the writer directory's name, fills the tagger's writer_idents entry (so that later
-// files of that cgroup and directory get the id in BPF) and rewrites the new file's
-// inode_writer entry (so its blocks carry the id). Everything it keeps is bounded.
+// files of that cgroup and directory get the id in BPF) and its dir_idents entry (so that a new
+// cgroup's first file there gets the id provisionally), and rewrites the new file's
+// inode_writer entry (so its blocks carry the id). A provisional id (KVFDP_EVF_PROVISIONAL) is
+// checked the same way: kept when the cgroup's identity is that id, else rewritten.
+// Everything it keeps is bounded.
 #pragma once
 
 #include <cstdint>
@@ -32,12 +35,17 @@ struct WriterSpec {
 
 // What the resolver did, for /metrics and tests.
 struct IdentityStats {
-	uint64_t resolved = 0;     // (cgroup, directory) pairs given an id in writer_idents
-	uint64_t by_pattern = 0;   // of those, by a [[writer]] cgroup_pattern (a named id)
-	uint64_t unresolved = 0;   // raw ids left raw: the cgroup or directory had no name
-	uint64_t rewritten = 0;    // new files whose inode_writer entry got the id
-	uint64_t early_bytes = 0;  // bytes those files had written with the raw id (at least)
-	size_t names = 0;          // identity strings kept (id -> string)
+	uint64_t resolved = 0;            // (cgroup, directory) pairs given an id in writer_idents
+	uint64_t by_pattern = 0;          // of those, by a [[writer]] cgroup_pattern (a named id)
+	uint64_t unresolved = 0;          // raw or provisional ids kept: no cgroup or dir name
+	uint64_t rewritten = 0;           // new files whose inode_writer entry got the id
+	uint64_t early_bytes = 0;         // bytes those files had written with the raw or a wrong
+					  // provisional id (at least)
+	uint64_t provisional_right = 0;   // provisional ids the resolved identity confirmed
+	uint64_t provisional_wrong = 0;   // provisional ids replaced (counted in rewritten too)
+	uint64_t dir_idents_added = 0;    // dir_idents entries created
+	uint64_t dir_idents_removed = 0;  // dir_idents entries removed by configure()
+	size_t names = 0;                 // identity strings kept (id -> string)
 	size_t names_capacity = 0;
 	uint64_t name_evictions = 0;
 	size_t dirs = 0;  // directory names kept ((dev, ino) -> name)
@@ -54,7 +62,8 @@ public:
 
 	// Puts specs into the tagger (writer directories, cgroups, the directories of pattern
 	// rules) and keeps the pattern rules; watch_dir ("" none) bounds writer directories like
-	// a filesystem root. Clears the tagger's writer maps and identities first. Returns one
+	// a filesystem root. Clears the tagger's writer maps, identities and the provisional
+	// named ids first (provisional identities stay: they are checked anyway). Returns one
 	// warning line per spec that matches nothing now (a missing directory or cgroup, a
 	// pattern no current cgroup matches): such a spec still applies to what appears later
 	// (patterns) or is skipped (a missing directory or cgroup).
@@ -62,8 +71,8 @@ public:
 							 const std::string &watch_dir);
 
 	// The writer id a CREATE event's file ends up with: the event's, or the identity (or
-	// pattern writer) resolved for a raw id, which the tagger's maps then hold too. Other
-	// events: their writer.
+	// pattern writer) resolved for a raw or provisional id, which the tagger's maps then hold
+	// too. Other events: their writer.
 	uint32_t on_create(const kvfdp_event &e);
 
 	// The identity string of a KVFDP_WRITER_IDENT id resolved since start ("" unknown).

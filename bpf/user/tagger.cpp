@@ -734,13 +734,30 @@ Result<void> Tagger::remove_writer_cgroup(uint64_t cgroup_id)
 	return ok();
 }
 
+namespace {
+
+// Deletes every key of a hash map (fd), one get_next_key from the start each time.
+template <class Key> void clear_map(int fd)
+{
+	Key key{};
+	while (bpf_map_get_next_key(fd, nullptr, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			break;
+}
+
+// The u32 value of key in map fd, or 0.
+template <class Key> uint32_t lookup_u32(int fd, const Key &key)
+{
+	uint32_t v = 0;
+	return bpf_map_lookup_elem(fd, &key, &v) == 0 ? v : 0;
+}
+
+}  // namespace
+
 uint32_t Tagger::inode_writer(uint32_t dev, uint64_t ino) const
 {
-	kvfdp_inode_key k{dev, 0, ino};
-	uint32_t v = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.inode_writer), &k, &v) != 0)
-		return 0;
-	return v;
+	return lookup_u32(bpf_map__fd(impl_->skel->maps.inode_writer),
+			  kvfdp_inode_key{dev, 0, ino});
 }
 
 bool Tagger::set_inode_writer(uint32_t dev, uint64_t ino, uint32_t writer)
@@ -763,29 +780,50 @@ Result<void> Tagger::set_identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir
 
 uint32_t Tagger::identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir_ino) const
 {
-	kvfdp_ident_key k{cgroup_id, dir_ino, dev, 0};
-	uint32_t v = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.writer_idents), &k, &v) != 0)
-		return 0;
-	return v;
+	return lookup_u32(bpf_map__fd(impl_->skel->maps.writer_idents),
+			  kvfdp_ident_key{cgroup_id, dir_ino, dev, 0});
 }
-
-namespace {
-
-// Deletes every key of a hash map (fd), one get_next_key from the start each time.
-template <class Key> void clear_map(int fd)
-{
-	Key key{};
-	while (bpf_map_get_next_key(fd, nullptr, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key) != 0)
-			break;
-}
-
-}  // namespace
 
 void Tagger::clear_identities()
 {
 	clear_map<kvfdp_ident_key>(bpf_map__fd(impl_->skel->maps.writer_idents));
+}
+
+Result<bool> Tagger::set_dir_ident(uint32_t dev, uint64_t dir_ino, uint32_t writer)
+{
+	const int fd = bpf_map__fd(impl_->skel->maps.dir_idents);
+	kvfdp_inode_key k{dev, 0, dir_ino};
+	if (bpf_map_update_elem(fd, &k, &writer, BPF_NOEXIST) == 0)
+		return true;
+	if (errno == EEXIST && bpf_map_update_elem(fd, &k, &writer, BPF_ANY) == 0)
+		return false;
+	return errno_error(errno, "tagger: set the writer of directory " + std::to_string(dir_ino));
+}
+
+uint32_t Tagger::dir_ident(uint32_t dev, uint64_t dir_ino) const
+{
+	return lookup_u32(bpf_map__fd(impl_->skel->maps.dir_idents),
+			  kvfdp_inode_key{dev, 0, dir_ino});
+}
+
+size_t Tagger::clear_named_dir_idents()
+{
+	const int fd = bpf_map__fd(impl_->skel->maps.dir_idents);
+	// Collected first: deleting while walking restarts the walk.
+	std::vector<kvfdp_inode_key> named;
+	kvfdp_inode_key key{}, next{};
+	const kvfdp_inode_key *prev = nullptr;
+	while (named.size() < KVFDP_DIR_IDENT_MAP_ENTRIES &&
+	       bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (lookup_u32(fd, next) & KVFDP_WRITER_NAMED)
+			named.push_back(next);
+		key = next;
+		prev = &key;
+	}
+	size_t n = 0;
+	for (const kvfdp_inode_key &k : named)
+		n += bpf_map_delete_elem(fd, &k) == 0 ? 1 : 0;
+	return n;
 }
 
 Result<void> Tagger::add_ident_dir(const std::string &dir, uint32_t kind)

@@ -108,6 +108,16 @@ public:
 	// The writer the map holds for (cgroup, dev, dir_ino), or 0.
 	[[nodiscard]] uint32_t identity(uint64_t cgroup_id, uint32_t dev, uint64_t dir_ino) const;
 	void clear_identities();
+	// Provisional identities by writer directory (dev, dir_ino; 0: the filesystem's root or
+	// a watch_dir itself): a cgroup with no identity there gets writer at create, flagged
+	// KVFDP_EVF_PROVISIONAL. An LRU map of KVFDP_DIR_IDENT_MAP_ENTRIES. Returns whether the
+	// entry is new (false: an entry replaced); an error when the map refused it.
+	[[nodiscard]] Result<bool> set_dir_ident(uint32_t dev, uint64_t dir_ino, uint32_t writer);
+	// The writer the map holds for the directory, or 0.
+	[[nodiscard]] uint32_t dir_ident(uint32_t dev, uint64_t dir_ino) const;
+	// Removes the entries holding a named writer (KVFDP_WRITER_NAMED: their numbers follow
+	// the config's order); returns how many went.
+	size_t clear_named_dir_idents();
 	// What bounds a writer directory (KVFDP_IDENT_DIR: dir is one; KVFDP_IDENT_ROOT: its
 	// children are), besides each filesystem's root.
 	[[nodiscard]] Result<void> add_ident_dir(const std::string &dir, uint32_t kind);

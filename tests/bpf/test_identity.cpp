@@ -1,7 +1,9 @@
 // Writer identity and the bounded per-inode maps, with the tagger loaded into the running kernel
 // on a scratch ext4 disk (or KVFDP_BPF_TEST_DISK): a "pod" (a cgroup named as the kubelet's
 // systemd driver names one) writing under its engine directory gets the identity id, files
-// and requests alike; after it dies, a pod with a new UID and container id gets the same id;
+// and requests alike; after it dies, a pod with a new UID and container id gets the same id
+// from its first file on, from BPF (the directory's provisional id) before the resolver runs;
+// another workload's first file there gets it too and is corrected by the resolver;
 // a [[writer]] cgroup_pattern with a directory gives its named id; a create + rename storm
 // larger than the inode maps does not stop a directory rule applying to new files.
 #include <doctest/doctest.h>
@@ -294,9 +296,11 @@ TEST_CASE("bpf: a restarted pod keeps its writer identity; a rename storm keeps 
 		CHECK(kvfdp_writer_is_raw(ev.creates[a1].writer));
 		CHECK(ev.creates[a1].writer == kvfdp_writer_of_cgroup(cg1_id));
 		CHECK(ev.creates[a1].writer_dir_ino == ino_of(engine));
+		CHECK(!(ev.creates[a1].flags & KVFDP_EVF_PROVISIONAL));  // engine/ had no id yet
 		CHECK(ev.resolved[a1] == want);
 		CHECK(t.inode_writer(dev, a1) == want);
 		CHECK(t.identity(cg1_id, dev, ino_of(engine)) == want);
+		CHECK(t.dir_ident(dev, ino_of(engine)) == want);  // engine/'s provisional id
 		CHECK(r.name_of(want) == writer_identity(cg1, "engine"));
 		// Its next files get the identity in BPF already, two levels down too.
 		const uint64_t hits = t.stats()[KVFDP_STAT_IDENT_HIT];
@@ -307,6 +311,8 @@ TEST_CASE("bpf: a restarted pod keeps its writer identity; a rename storm keeps 
 		REQUIRE(ev.wait_create(a3));
 		CHECK(ev.creates[a2].writer == want);
 		CHECK(ev.creates[a3].writer == want);
+		CHECK(!(ev.creates[a2].flags &
+			KVFDP_EVF_PROVISIONAL));  // writer_idents, not a guess
 		CHECK(ev.creates[a3].writer_dir_ino == ino_of(engine));
 		CHECK(t.stats()[KVFDP_STAT_IDENT_HIT] >= hits + 2);
 		// Every write request of a2 (created after the map entry) carried the identity.
@@ -327,25 +333,43 @@ TEST_CASE("bpf: a restarted pod keeps its writer identity; a rename storm keeps 
 		CHECK(ev.creates[top].writer_dir_ino == 0);
 		CHECK(ev.resolved[top] ==
 		      kvfdp_writer_of_identity(identity_hash(normalise_cgroup_path(cg1))));
-	}  // pod 1 dies; its cgroups go
+		CHECK(t.dir_ident(dev, 0) == ev.resolved[top]);  // the root's one entry
+	}                                                        // pod 1 dies; its cgroups go
 
-	// Pod 2: a new pod UID and container id, so a new cgroup and a new raw id. Its creates are
-	// resolved after the pod exited but before its cgroup went: by the cgroup's file handle.
+	// Pod 2: a new pod UID and container id, so a new cgroup (no writer_idents entry). Its
+	// first file in engine/ gets engine/'s id from BPF at create, provisionally: its entry and
+	// every request of its 64 KiB carry the identity before the resolver ran (the test folds
+	// events only in wait_create/drain). The resolver confirms it after the pod exited but
+	// before its cgroup went (by the cgroup's file handle): nothing is rewritten.
 	const std::string cg2 =
 		pod_cgroup(slice, "0b7e6d5c_4a3b_4c2d_8e1f_9a8b7c6d5e4f", hex64('b'));
 	{
 		Pod pod2(cg.root, cg2);
 		const uint64_t cg2_id = pod2.cgroup_id();
 		CHECK(cg2_id != cg1_id);
-		REQUIRE(pod2.write(engine + "/b1"));
+		const IdentityStats s0 = r.stats();
+		const uint64_t provisional = t.stats()[KVFDP_STAT_IDENT_PROVISIONAL];
+		REQUIRE(pod2.write(engine + "/b1"));  // created, written and fsynced
 		const uint64_t b1 = ino_of(engine + "/b1");
-		const uint64_t by_handle = r.stats().cgroups.by_handle;
+		CHECK(!ev.creates.count(b1));  // not folded yet: no resolver has seen it
+		CHECK(t.inode_writer(dev, b1) == want);
+		CHECK(t.stats()[KVFDP_STAT_IDENT_PROVISIONAL] == provisional + 1);
 		pod2.stop();
 		REQUIRE(ev.wait_create(b1));
-		CHECK(ev.creates[b1].writer == kvfdp_writer_of_cgroup(cg2_id));
-		CHECK(ev.resolved[b1] == want);  // the same identity as pod 1's
+		CHECK((ev.creates[b1].flags & KVFDP_EVF_PROVISIONAL) != 0);
+		CHECK(ev.creates[b1].writer == want);
+		CHECK(ev.creates[b1].cgroup_id == cg2_id);  // the raw cgroup, for the resolver
+		CHECK(ev.resolved[b1] == want);             // the same identity as pod 1's
 		CHECK(t.inode_writer(dev, b1) == want);
-		CHECK(r.stats().cgroups.by_handle == by_handle + 1);
+		CHECK(t.identity(cg2_id, dev, ino_of(engine)) == want);
+		const IdentityStats s1 = r.stats();
+		CHECK(s1.cgroups.by_handle == s0.cgroups.by_handle + 1);
+		CHECK(s1.provisional_right == s0.provisional_right + 1);
+		CHECK(s1.rewritten == s0.rewritten);
+		CHECK(s1.early_bytes == s0.early_bytes);
+		ev.drain();
+		REQUIRE(ev.record_writers.count(b1));
+		CHECK(ev.record_writers[b1] == std::set<uint32_t>{want});
 	}
 	// The file handle names a cgroup directly (what the resolver does for pod 2 above).
 	{
@@ -359,18 +383,33 @@ TEST_CASE("bpf: a restarted pod keeps its writer identity; a rename storm keeps 
 	}
 
 	// A [[writer]] cgroup_pattern with a directory: the named id there, an identity elsewhere.
+	// Under engine/ it is another workload: its first file gets engine/'s id (pod 1's)
+	// provisionally, which the resolver corrects, counting the bytes written under it.
 	{
 		Pod named(cg.root, slice + "/named-1.scope");
+		const IdentityStats s0 = r.stats();
 		REQUIRE(named.write(patterned + "/n1"));
 		REQUIRE(named.write(engine + "/n2"));
 		const uint64_t n1 = ino_of(patterned + "/n1"), n2 = ino_of(engine + "/n2");
+		CHECK(t.inode_writer(dev, n2) == want);  // the guess, before the resolver
 		REQUIRE(ev.wait_create(n1));
 		REQUIRE(ev.wait_create(n2));
 		CHECK(ev.creates[n1].writer_dir_ino == ino_of(patterned));
+		CHECK(!(ev.creates[n1].flags & KVFDP_EVF_PROVISIONAL));  // patterned/ had no id
 		CHECK(ev.resolved[n1] == kPatterned);
 		CHECK(t.inode_writer(dev, n1) == kPatterned);
-		CHECK(ev.resolved[n2] == kvfdp_writer_of_identity(identity_hash(writer_identity(
-						 slice + "/named-1.scope", "engine"))));
+		CHECK(t.dir_ident(dev, ino_of(patterned)) == kPatterned);
+		const uint32_t named_engine = kvfdp_writer_of_identity(
+			identity_hash(writer_identity(slice + "/named-1.scope", "engine")));
+		CHECK((ev.creates[n2].flags & KVFDP_EVF_PROVISIONAL) != 0);
+		CHECK(ev.creates[n2].writer == want);
+		CHECK(ev.resolved[n2] == named_engine);
+		CHECK(t.inode_writer(dev, n2) == named_engine);
+		CHECK(t.dir_ident(dev, ino_of(engine)) == named_engine);  // the latest there
+		const IdentityStats s1 = r.stats();
+		CHECK(s1.provisional_wrong == s0.provisional_wrong + 1);
+		CHECK(s1.rewritten == s0.rewritten + 2);              // n1 (raw) and n2
+		CHECK(s1.early_bytes >= s0.early_bytes + 2 * 65536);  // both were fsynced first
 	}
 	const IdentityStats st = r.stats();
 	CHECK(st.resolved >= 5);
@@ -378,6 +417,15 @@ TEST_CASE("bpf: a restarted pod keeps its writer identity; a rename storm keeps 
 	CHECK(st.rewritten >= 5);
 	CHECK(st.names <= st.names_capacity);
 	CHECK(st.cgroups.by_pid >= 1);
+
+	// A reload drops the directories' named ids (a [[writer]] number may name another entry
+	// now) and keeps their identities (guesses, checked anyway).
+	const uint32_t engine_id = t.dir_ident(dev, ino_of(engine));
+	CHECK((engine_id & KVFDP_WRITER_IDENT) != 0);
+	CHECK(r.configure({spec}, "").size() == 1);  // the pattern matches no cgroup again
+	CHECK(t.dir_ident(dev, ino_of(patterned)) == 0);
+	CHECK(t.dir_ident(dev, ino_of(engine)) == engine_id);
+	CHECK(r.stats().dir_idents_removed == st.dir_idents_removed + 1);
 
 	// A create + rename storm under a directory rule: each new file replaces the last. A
 	// rename over a file is seen by kprobe/vfs_rename where it attaches (the replaced file's

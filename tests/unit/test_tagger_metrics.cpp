@@ -17,6 +17,9 @@ TEST_CASE("metrics: the tagger's tables and identities render one sample per tab
 	b.identities_by_pattern = 1;
 	b.identities_unresolved = 4;
 	b.identities_rewritten = 6;
+	b.identities_provisional = 7;
+	b.identities_provisional_right = 3;
+	b.identities_provisional_wrong = 2;
 	b.identity_early_bytes = 8192;
 	b.renames_over = 9;
 	const std::string text = render_metrics(tagger_bound_families(b));
@@ -30,6 +33,9 @@ TEST_CASE("metrics: the tagger's tables and identities render one sample per tab
 	      "kvfdp_writer_identities_total{result=\"by_pattern\"} 1\n",
 	      "kvfdp_writer_identities_total{result=\"unresolved\"} 4\n",
 	      "kvfdp_writer_identities_total{result=\"rewritten\"} 6\n",
+	      "kvfdp_writer_identities_total{result=\"provisional\"} 7\n",
+	      "kvfdp_writer_identities_total{result=\"provisional_right\"} 3\n",
+	      "kvfdp_writer_identities_total{result=\"provisional_wrong\"} 2\n",
 	      "kvfdp_writer_identity_early_bytes_total 8192\n",
 	      "kvfdp_tagger_renames_over_total 9\n"})
 		CHECK_MESSAGE(text.find(line) != std::string::npos, line);

@@ -79,13 +79,16 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 		on_ready();
 
 	// A file's identity, by inode, for its requests issued before the resolver rewrote its
-	// writer entry (they carry the raw id); bounded like the tagger's own map.
+	// writer entry (they carry the raw id, or a wrong provisional one); bounded like the
+	// tagger's own map.
 	LruMap<uint64_t, uint32_t> by_ino(KVFDP_INODE_MAP_ENTRIES);
 	std::map<uint32_t, std::string> names;  // writer ids of the trace (with --names)
 	EventCallback on_event = [&](const kvfdp_event &e) {
 		const uint32_t w = ident.on_create(e);
 		if (e.type == KVFDP_EV_CREATE && w != e.writer)
 			by_ino.put(e.ino, w);
+		else if (e.type == KVFDP_EV_CREATE)  // a reused inode number: its own id holds
+			by_ino.erase(e.ino);
 	};
 	auto name_of = [&](uint32_t w) -> std::string {
 		if (w & KVFDP_WRITER_NAMED) {
@@ -101,12 +104,10 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 		char op = r.op == 1 ? 'W' : 'D';
 		uint8_t cls = r.cls < KVFDP_NR_CLASSES ? r.cls : 0;
 		uint32_t writer = r.writer;
-		if (kvfdp_writer_is_raw(writer) && r.ino) {
-			if (const uint32_t *w = by_ino.find(r.ino))
-				writer = *w;
-			else
-				sum.raw_rows++;
-		}
+		if (const uint32_t *w = r.ino ? by_ino.find(r.ino) : nullptr)
+			writer = *w;
+		else if (kvfdp_writer_is_raw(writer) && r.ino)
+			sum.raw_rows++;
 		if (!o.names_out.empty() && writer && names.size() < KVFDP_IDENT_MAP_ENTRIES &&
 		    !names.count(writer))
 			names[writer] = name_of(writer);

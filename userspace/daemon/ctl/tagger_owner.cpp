@@ -260,6 +260,16 @@ proto::TaggerBounds TaggerOwner::bounds()
 			 KVFDP_IDENT_MAP_ENTRIES,
 			 idents > KVFDP_IDENT_MAP_ENTRIES ? idents - KVFDP_IDENT_MAP_ENTRIES : 0,
 			 0});
+		// dir_idents: only userspace inserts (entries created - removed by a reload).
+		const uint64_t dirs = is.dir_idents_added > is.dir_idents_removed
+					      ? is.dir_idents_added - is.dir_idents_removed
+					      : 0;
+		b.tables.push_back(
+			{"dir_idents", std::min<uint64_t>(dirs, KVFDP_DIR_IDENT_MAP_ENTRIES),
+			 KVFDP_DIR_IDENT_MAP_ENTRIES,
+			 dirs > KVFDP_DIR_IDENT_MAP_ENTRIES ? dirs - KVFDP_DIR_IDENT_MAP_ENTRIES
+							    : 0,
+			 0});
 		b.tables.push_back({"cgroup_paths", is.cgroups.entries, is.cgroups.capacity,
 				    is.cgroups.evictions, 0});
 		b.tables.push_back(
@@ -270,6 +280,9 @@ proto::TaggerBounds TaggerOwner::bounds()
 		b.identities_by_pattern = is.by_pattern;
 		b.identities_unresolved = is.unresolved;
 		b.identities_rewritten = is.rewritten;
+		b.identities_provisional = st[KVFDP_STAT_IDENT_PROVISIONAL];
+		b.identities_provisional_right = is.provisional_right;
+		b.identities_provisional_wrong = is.provisional_wrong;
 		b.identity_early_bytes = is.early_bytes;
 	}
 	return b;
