@@ -25,7 +25,7 @@ check "both filesystems ran (xfs and ext4 sources lines)" test "$(grep -c 'activ
 check "an unlink hook is attached" sh -c "! grep -q 'unlink=none' '$OUT/sources.txt'"
 check "the requests were found on the hidden path disk" grep -q "nvme0c0n1 (hidden" "$OUT/sources.txt"
 
-step "writer identity: a restarted kubelet-named pod keeps its id; a create + rename storm keeps directory rules applying (ext4)"
+step "writer identity: a restarted kubelet-named pod keeps its id from its first file (the directory's provisional id, in BPF); a create + rename storm keeps directory rules applying (ext4)"
 test_bpf_identity > "$OUT/test_identity.log" 2>&1
 rc=$?
 cat "$OUT/test_identity.log"
