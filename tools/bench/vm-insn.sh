@@ -15,14 +15,14 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-BUILD=$REPO/build KERNEL=6.12 NAME=bench_insn PROFILE=()
+BUILD=$REPO/build KERNEL=6.12 NAME=bench_insn PROFILE=() PSPEC=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir|--kernel|--name)
 		[ $# -ge 2 ] || { echo "vm-insn.sh: $1 needs a value" >&2; exit 1; }
 		case $1 in --build-dir) BUILD=$2 ;; --kernel) KERNEL=$2 ;; --name) NAME=$2 ;; esac
 		shift 2 ;;
-	--profile) PROFILE=(--kernel-args BENCH_PROFILE=1); shift ;;
+	--profile) PROFILE=(--kernel-args BENCH_PROFILE=1) PSPEC=',profile={out}/profile'; shift ;;
 	--) shift; break ;;
 	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vm-insn.sh: unknown option '$1' (see --help)" >&2; exit 1 ;;
@@ -38,4 +38,4 @@ if [ $rc -eq 77 ]; then
 fi
 [ $rc -eq 0 ] || { echo "vm-insn.sh: building the insn_count plugin failed (tools/qemu-plugin/build.sh)" >&2; exit 1; }
 exec "$REPO/tests/vm/run" bench_insn --build-dir "$BUILD" --kernel "$KERNEL" --name "$NAME" \
-	--plugin "$so,out={out}/insn.txt${PROFILE:+,profile={out}/profile}" "${PROFILE[@]}" "$@"
+	--plugin "$so,out={out}/insn.txt$PSPEC" "${PROFILE[@]}" "$@"

@@ -48,17 +48,18 @@ echo "raw target: io_uring_cmd ${RAW_FDP:-without FDP placement (this fio has no
 check "fill the measured area" fio --name=fill --filename=/dev/nvme0n1 --rw=write --bs=1M --size=$AREA --direct=1 \
 	--ioengine=io_uring --iodepth=8 --output=/dev/null
 
-# settle: waits (up to 120 s) until the guest's CPU stays idle over half a second while this script
-# waits, so that boot-time background work (the kernel's crypto self-tests run in kthreads after the
+# settle: waits (up to 120 s) until the guest's CPU is at most 25% busy over a second while this script
+# waits (its own awk and /proc reads cost a few ticks), so that boot-time background work (the kernel's crypto self-tests run in kthreads after the
 # first module loads: hundreds of millions of instructions of RSA under TCG) is not in the first
-# bracket. A quiescence test, with the half second as its measuring window.
+# bracket. A quiescence test, with the second as its measuring window.
 busy_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t - $5 - $6; exit }' /proc/stat; }
 settle() {
 	i=0
-	while [ $i -lt 240 ]; do
+	while [ $i -lt 120 ]; do
 		b0=$(busy_ticks)
-		sleep 0.5
-		[ $(($(busy_ticks) - b0)) -le 1 ] && { echo "settled after $i half-seconds"; return 0; }
+		sleep 1
+		b1=$(busy_ticks)
+		[ $((b1 - b0)) -le 25 ] && { echo "settled after $i s ($((b1 - b0)) busy ticks in the last second)"; return 0; }
 		i=$((i + 1))
 	done
 	die "the guest did not settle (its CPU stayed busy for 120 s)"
