@@ -61,7 +61,7 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 constexpr const char *kMagic = "kvfdp-learner";
 // 1: no death-age histograms, 2: no class split, 3: no device identity and no last write
 // (all still read)
-constexpr int kVersion = 4;
+constexpr int kVersion = 5;
 // save()'s temporary files are named path + kTempInfix + a unique suffix.
 constexpr const char *kTempInfix = ".tmp.";
 
@@ -89,6 +89,9 @@ struct Learner::KeyState {
 	bool class_given_up = false;
 	// The clock at the last recompute that saw the key write (retirement).
 	uint64_t last_write = 0;
+	// The key's writer as name_keys() named it ("" none yet): kept in the state file, so a
+	// restarted kvfdpd shows an identity before its writer creates a file again.
+	std::string name;
 };
 
 Learner::Learner(const LearnerConfig &cfg)
@@ -115,6 +118,10 @@ Learner::Learner(const LearnerConfig &cfg)
 		cfg_.retire_idle = 2.0;
 	if (!(cfg_.retire_any >= cfg_.retire_idle))
 		cfg_.retire_any = std::max(16.0, cfg_.retire_idle);
+	if (!(cfg_.retire_pressure_fill > 0 && cfg_.retire_pressure_fill < 1))
+		cfg_.retire_pressure_fill = 0.75;
+	if (!(cfg_.retire_pressure_idle > 0 && cfg_.retire_pressure_idle <= cfg_.retire_idle))
+		cfg_.retire_pressure_idle = std::min(1.0 / 16, cfg_.retire_idle);
 	const uint16_t base = base_handle();
 	for (auto &h : class_handle_)
 		h.store(base, std::memory_order_relaxed);
@@ -371,6 +378,19 @@ std::optional<uint16_t> Learner::pin_for(Key k) const
 	return by_writer ? by_writer : by_class;
 }
 
+void Learner::name_keys(const std::function<std::string(uint64_t writer)> &name_of)
+{
+	std::lock_guard lock(mu_);
+	for (uint32_t i = 0; i < kSlots; i++) {
+		const uint64_t tag = slots_[i].tag.load(std::memory_order_acquire);
+		if (tag == 0 || tag == kRetired || !state_[i].name.empty())
+			continue;
+		state_[i].name = name_of(key_of(tag).writer);
+		if (state_[i].name.size() > kMaxNameBytes)
+			state_[i].name.resize(kMaxNameBytes);
+	}
+}
+
 void Learner::set_writer_name(uint64_t writer, std::string name)
 {
 	std::lock_guard lock(mu_);
@@ -435,6 +455,8 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 		delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap))
 		      : 0.0;
 	const uint64_t clock = clock_.load(std::memory_order_relaxed);
+	const bool pressure = keys_.load(std::memory_order_relaxed) >
+			      cfg_.retire_pressure_fill * static_cast<double>(kMaxKeys);
 	std::vector<Cand> cands;
 	for (uint32_t i = 0; i < kSlots; i++) {
 		Slot &s = slots_[i];
@@ -472,7 +494,7 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 		const double little = st.share > 0 ? live / st.share : 0.0;
 		const double deaths = st.age_den > 0 ? st.age_num / st.age_den : 0.0;
 		st.lifetime = std::max(little, deaths);
-		if (retires(st, w - std::min(w, d), clock)) {
+		if (retires(st, w - std::min(w, d), clock, pressure)) {
 			retire(i);
 			continue;
 		}
@@ -493,15 +515,18 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 
 // A key retires once it has written nothing for retire_idle capacities of device writes and
 // holds less than kRetireLive of the capacity live, or has written nothing for
-// retire_any capacities whatever it holds (docs/placement.md "Retirement").
-bool Learner::retires(const KeyState &st, uint64_t live, uint64_t clock) const
+// retire_any capacities whatever it holds; under pressure (the table more than
+// retire_pressure_fill full), after retire_pressure_idle capacities instead of retire_idle
+// (docs/placement.md "Retirement").
+bool Learner::retires(const KeyState &st, uint64_t live, uint64_t clock, bool pressure) const
 {
 	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
 								   : (uint64_t{1} << 30));
 	const double idle = static_cast<double>(clock - std::min(clock, st.last_write));
-	if (!(idle >= cfg_.retire_idle * cap))
-		return false;
-	return static_cast<double>(live) < cap * kRetireLive || idle >= cfg_.retire_any * cap;
+	if (idle >= cfg_.retire_any * cap)
+		return true;
+	const double idle_min = pressure ? cfg_.retire_pressure_idle : cfg_.retire_idle;
+	return idle >= idle_min * cap && static_cast<double>(live) < cap * kRetireLive;
 }
 
 // Slot i's key leaves the table: its tag becomes a tombstone (finds pass it, a new key may
@@ -968,6 +993,7 @@ std::vector<KeyInfo> Learner::groups() const
 		const KeyState &st = state_[i];
 		KeyInfo k;
 		k.key = key_of(tag);
+		k.writer_name = st.name;
 		for (const auto &[w, n] : names_)
 			if (w == k.key.writer)
 				k.writer_name = n;
@@ -1116,6 +1142,8 @@ Result<void> Learner::save(const std::string &path) const
 			body << '\n';
 			body << "split " << st.first_write << ' ' << st.class_given_up << '\n';
 			body << "written " << st.last_write << '\n';
+			// Length-prefixed: a cgroup path may hold spaces.
+			body << "name " << st.name.size() << ' ' << st.name << '\n';
 		}
 	}
 	std::string text = body.str();
@@ -1153,6 +1181,7 @@ struct SavedKey {
 	uint64_t first_write = 0;  // version 3; older files: written since clock 0
 	bool class_given_up = false;
 	std::optional<uint64_t> last_write;  // version 4; older files: the saved clock
+	std::string name;                    // version 5; older files: none
 };
 
 struct SavedState {
@@ -1247,6 +1276,15 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 				return "malformed written line";
 			r.last_write = w;
 		}
+		if (version >= 5) {
+			size_t n = 0;
+			if (!(in >> word >> n) || word != "name" || n > Learner::kMaxNameBytes ||
+			    (n && in.get() != ' '))
+				return "malformed name line";
+			r.name.resize(n);
+			if (n && !in.read(r.name.data(), static_cast<std::streamsize>(n)))
+				return "malformed name line";
+		}
 		if (r.tag == 0 || r.handle >= std::max(nruh, 1u) ||
 		    out.keys.size() >= Learner::kMaxKeys)
 			return "key out of range";
@@ -1317,6 +1355,7 @@ Result<void> Learner::load(const std::string &path)
 		ks.first_write = r.first_write;
 		ks.class_given_up = r.class_given_up;
 		ks.last_write = r.last_write ? *r.last_write : saved.clock;
+		ks.name = r.name;
 		keys_.fetch_add(1, std::memory_order_relaxed);
 	}
 	clock_.store(saved.clock, std::memory_order_relaxed);

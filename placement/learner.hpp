@@ -34,6 +34,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -138,6 +139,12 @@ struct LearnerConfig {
 	// it holds; its slot is free for a new key.
 	double retire_idle = 2.0;
 	double retire_any = 16.0;
+	// Under pressure (more than retire_pressure_fill of kMaxKeys in the table), a key idle
+	// for retire_pressure_idle capacities that holds less than kRetireLive live retires
+	// too: where thousands of short jobs come and go within a capacity of writes, dead
+	// writers leave before the table fills.
+	double retire_pressure_fill = 0.75;
+	double retire_pressure_idle = 1.0 / 16;
 	// Handles the learner may use (bit i = handle i), 0 = all of 0..nruh-1. Handles fixed
 	// by pins are taken out of it automatically.
 	uint64_t handle_mask_lo = 0;
@@ -243,6 +250,11 @@ public:
 	void set_pins(std::span<const Pin> pins);
 	// A display name for writer (e.g. its [[writer]] name or cgroup path).
 	void set_writer_name(uint64_t writer, std::string name);
+	// Names each key that has no name yet with name_of(its writer) ("" = not known yet; at
+	// most kMaxNameBytes kept). A key keeps its name, in the state file too, until it
+	// retires; set_writer_name() names win.
+	void name_keys(const std::function<std::string(uint64_t writer)> &name_of);
+	static constexpr size_t kMaxNameBytes = 4096;
 	// Folds the counters since the last call into each key's estimates, regroups, assigns
 	// handles (a key keeps its handle while its group keeps it; a new group takes a free
 	// handle) and publishes the map. now_s is any monotonic time in seconds (for
@@ -313,7 +325,8 @@ private:
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
-	[[nodiscard]] bool retires(const KeyState &st, uint64_t live, uint64_t clock) const;
+	[[nodiscard]] bool retires(const KeyState &st, uint64_t live, uint64_t clock,
+				   bool pressure) const;
 	void clear_slot(uint32_t i);
 	void retire(uint32_t i);
 	void clear_tombstones();

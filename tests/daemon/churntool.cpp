@@ -24,10 +24,10 @@ int usage()
 {
 	std::fprintf(
 		stderr,
-		"usage: kvfdp-churn-vmtool writers CGROUP_PARENT FIRST COUNT DIR KIB\n"
+		"usage: kvfdp-churn-vmtool writers CGROUP_PARENT FIRST COUNT DIR KIB [--fsync]\n"
 		"           COUNT writers, one after another: writer i is the cgroup\n"
 		"           CGROUP_PARENT/job-i.service (made, joined, left and removed), writes\n"
-		"           DIR/job-i (KIB, O_DIRECT, fsync), then deletes it\n"
+		"           DIR/job-i (KIB, O_DIRECT; --fsync: then fsync), then deletes it\n"
 		"       kvfdp-churn-vmtool renames DIR COUNT\n"
 		"           COUNT times: DIR/tmp (a new inode, 4 KiB written) renamed over DIR/target\n"
 		"       kvfdp-churn-vmtool flood SOCK COUNT\n"
@@ -85,8 +85,9 @@ int fail(const char *what, const std::string &arg)
 
 int cmd_writers(int argc, char **argv)
 {
-	if (argc != 7)
+	if (argc != 7 && !(argc == 8 && std::strcmp(argv[7], "--fsync") == 0))
 		return usage();
+	const bool sync = argc == 8;
 	const std::string parent = argv[2];
 	const unsigned long first = std::strtoul(argv[3], nullptr, 10);
 	const unsigned long count = std::strtoul(argv[4], nullptr, 10);
@@ -126,7 +127,7 @@ int cmd_writers(int argc, char **argv)
 		if (fd < 0)
 			return fail("create", path);
 		std::memcpy(buf, &i, sizeof(i));
-		if (!write_all(fd, buf, bytes) || ::fsync(fd) != 0)
+		if (!write_all(fd, buf, bytes) || (sync && ::fsync(fd) != 0))
 			return fail("write", path);
 		::close(fd);
 		if (::unlink(path.c_str()) != 0)

@@ -411,6 +411,17 @@ TEST_CASE("learner: past kMaxKeys keys the rest share the overflow, placed on th
 	CHECK(l.place({999999, 0}, 4096) == 0);
 }
 
+// Whether a writer never seen before gets a key of its own (the table has room for it).
+static bool learns_new_writer(Learner &l, uint64_t writer, double &now)
+{
+	(void)l.place({writer, 0}, kChunk);
+	(void)l.recompute(now += 1);
+	for (const KeyInfo &k : l.groups())
+		if (k.key.writer == writer)
+			return true;
+	return false;
+}
+
 TEST_CASE("learner: writers that come and go retire; 10,000 writer ids never fill the table")
 {
 	// Each writer id writes for 1/256 of the capacity, its chunks dying half a capacity
@@ -444,12 +455,34 @@ TEST_CASE("learner: writers that come and go retire; 10,000 writer ids never fil
 	CHECK(l.retired_keys() >= writers - Learner::kMaxKeys / 4);
 	CHECK(l.groups().size() == l.key_count());
 	// A brand-new writer is still learned: it has a slot of its own.
-	(void)l.place({writers + 1, 0}, kChunk);
-	(void)l.recompute(now += 1);
-	bool found = false;
-	for (const KeyInfo &k : l.groups())
-		found = found || k.key.writer == writers + 1;
-	CHECK(found);
+	CHECK(learns_new_writer(l, writers + 1, now));
+}
+
+TEST_CASE("learner: short jobs that die within a capacity retire under pressure; the table "
+	  "never fills")
+{
+	// 10,000 writer ids, each writes 1/8192 of the capacity and its data dies at once (a short
+	// job deleting its files): 1.2 capacities in all, less than retire_idle, so only the
+	// pressure rule (the table 3/4 full) makes room.
+	Learner l(config());
+	double now = 0;
+	const uint64_t writers = 10000;
+	const uint64_t per_writer = kCap / 8192;
+	uint64_t next_recompute = 16 << 20;
+	for (uint64_t w = 1; w <= writers; w++) {
+		const Key k{w, KVFDP_CLASS_NOT_SET};
+		const uint64_t t = l.clock();
+		(void)l.place(k, per_writer);
+		l.died(k, per_writer, l.clock() - t);
+		if (l.clock() >= next_recompute) {
+			(void)l.recompute(now += 1);
+			next_recompute = l.clock() + (16 << 20);
+		}
+	}
+	CHECK(l.overflow_bytes() == 0);
+	CHECK(l.key_count() <= Learner::kMaxKeys);
+	CHECK(l.retired_keys() >= writers - Learner::kMaxKeys);
+	CHECK(learns_new_writer(l, writers + 1, now));
 }
 
 TEST_CASE("learner: an idle key that holds live data stays until retire_any; later deaths of a "
@@ -563,6 +596,36 @@ TEST_CASE("learner: place, handle_of and died do not allocate")
 	CHECK(g_allocs.load() == 0);
 }
 
+TEST_CASE("learner: key names (identities) are kept across save and load; a name is asked once")
+{
+	const std::string path = tmpfile_path("names");
+	Learner a(config());
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 3, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(a, s, kCap, now);
+	unsigned asked = 0;
+	auto name_of = [&asked](uint64_t w) {
+		asked++;
+		return w == 1 ? std::string("/kubepods.slice/pod*.slice/a b@engine")
+			      : std::string();
+	};
+	a.name_keys(name_of);
+	const unsigned first = asked;
+	CHECK(first == 2);
+	a.name_keys(name_of);  // writer 1 is named: only writer 2 is asked again
+	CHECK(asked == first + 1);
+	REQUIRE(a.save(path).ok());
+
+	Learner b(config());
+	REQUIRE(b.load(path).ok());
+	std::string n1 = "?", n2 = "?";
+	for (const KeyInfo &k : b.groups())
+		(k.key.writer == 1 ? n1 : n2) = k.writer_name;
+	CHECK(n1 == "/kubepods.slice/pod*.slice/a b@engine");
+	CHECK(n2.empty());
+	::unlink(path.c_str());
+}
+
 TEST_CASE("learner: a version 1 state file (no death ages) is still read")
 {
 	// What a kvfdpd before the death-age buckets saved: one key, writer 5 class MEDIUM on
@@ -594,7 +657,7 @@ TEST_CASE("learner: a version 1 state file (no death ages) is still read")
 	std::ifstream in(path);
 	std::string first;
 	std::getline(in, first);
-	CHECK(first == "kvfdp-learner 4");
+	CHECK(first == "kvfdp-learner 5");
 	std::remove(path.c_str());
 }
 

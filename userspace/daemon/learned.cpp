@@ -318,6 +318,11 @@ placement::RecomputeResult LearnedPlacement::recompute_now()
 	recomputes_.fetch_add(1, std::memory_order_relaxed);
 	generation_ = r.generation;
 	groups_ = r.groups;
+	if (opts_.name_of)
+		learner_.name_keys([this](uint64_t w) {
+			return w <= UINT32_MAX ? opts_.name_of(static_cast<uint32_t>(w))
+					       : std::string();
+		});
 	// Abandoned handles hold an open RU nothing writes to; remapped ones hold an open RU of
 	// the old group's data that the new group would fill. The map is already published, so
 	// a queue may put a few of the new group's writes in that RU before the update lands.

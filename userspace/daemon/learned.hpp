@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,9 @@ struct LearnedOptions {
 	// persisted. create() sets it to the file.
 	std::string state_path;
 	double period_s = 2.0;  // recompute period
+	// Names for the learner's keys, asked once per key after each regroup ("" = not known
+	// yet): kept with the keys in the state file (e.g. WriterNames::identity_of).
+	std::function<std::string(uint32_t writer)> name_of;
 };
 
 // The device's identity for its learner state: DeviceInfo::identity, each stripe member's,

@@ -56,6 +56,16 @@ std::string WriterNames::name_of(uint32_t writer, uint64_t cgroup_id)
 	return path.empty() ? "cgroup:" + std::to_string(id) : path;
 }
 
+std::string WriterNames::identity_of(uint32_t writer)
+{
+	if (!(writer & KVFDP_WRITER_IDENT) || (writer & KVFDP_WRITER_NAMED))
+		return "";
+	std::unique_lock g(mu_);
+	const auto source = identity_name_;
+	g.unlock();
+	return source ? source(writer) : std::string();
+}
+
 WriterNames::Stats WriterNames::stats()
 {
 	return Stats{own_cgroups_.stats()};

@@ -31,6 +31,9 @@ public:
 	// id's 30 bits, which equal the cgroup id below 2^30), "cgroup:<id>" when the cgroup is
 	// gone or no cgroup2 hierarchy is mounted; "" for 0 (unknown).
 	[[nodiscard]] std::string name_of(uint32_t writer, uint64_t cgroup_id = 0);
+	// An identity writer's string when the resolver knows it, else "" (also for the other
+	// kinds of writer id): what the learner keeps with its keys across restarts.
+	[[nodiscard]] std::string identity_of(uint32_t writer);
 
 	struct Stats {
 		CgroupPaths::Stats cgroups;  // its own cache (unused once a source is set)

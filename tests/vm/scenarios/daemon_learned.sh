@@ -70,8 +70,8 @@ for fs in ${LEARNED_FS:-xfs ext4}; do
 	wait_until 30 sh -c "test \$(kvfdp policy show --socket $SOCK -o json | sed -n 's/.*\"recomputes\": *\([0-9]*\).*/\1/p') -gt $((g0 + 1))"
 	kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_${fs}.txt"
 	kvfdp policy show --socket $SOCK -o json > "$OUT/policy_${fs}.json"
-	he=$(learned_handle_of "$OUT/policy_${fs}.txt" /engine)
-	hs=$(learned_handle_of "$OUT/policy_${fs}.txt" /staging)
+	he=$(learned_handle_of "$OUT/policy_${fs}.txt" /engine@engine)
+	hs=$(learned_handle_of "$OUT/policy_${fs}.txt" /staging@staging)
 	echo "$fs: /engine on handle '$he', /staging on handle '$hs'"
 	check "$fs: kvfdp policy lists the /engine writer" test -n "$he"
 	check "$fs: kvfdp policy lists the /staging writer" test -n "$hs"
@@ -80,11 +80,11 @@ for fs in ${LEARNED_FS:-xfs ext4}; do
 	expect_ge "$fs: at least two learned groups" "$groups" 2
 	waf_l=$(waf_of ${fs}_learned)
 	kvfdp files --socket $SOCK --live --top 8 --width 160 | tee "$OUT/files_${fs}.txt"
-	check "$fs: kvfdp files names the live engine files' writer" grep -q " /engine " "$OUT/files_${fs}.txt"
-	check "$fs: no live staging file is listed" sh -c "! grep -q ' /staging ' $OUT/files_${fs}.txt"
+	check "$fs: kvfdp files names the live engine files' writer" grep -q " /engine@engine " "$OUT/files_${fs}.txt"
+	check "$fs: no live staging file is listed" sh -c "! grep -q ' /staging@staging ' $OUT/files_${fs}.txt"
 	kvfdp metrics --socket $SOCK > "$OUT/metrics_${fs}.prom"
 	check "$fs: kvfdp metrics exports the staging key's lifetime" \
-		grep -q '^kvfdp_learned_lifetime_bytes{writer="/staging",class="not_set"' "$OUT/metrics_${fs}.prom"
+		grep -q '^kvfdp_learned_lifetime_bytes{writer="/staging@staging",class="not_set"' "$OUT/metrics_${fs}.prom"
 	(cd /mnt/kv/engine && md5sum e* > /tmp/sums)
 	umount /mnt/kv
 	stop_kvfdpd "$fs learned"
@@ -93,8 +93,8 @@ for fs in ${LEARNED_FS:-xfs ext4}; do
 	step "$fs, restart: a new kvfdpd on the same state file resumes the map before any write"
 	start_kvfdpd ${fs}_restart --placement learned --learn-state $STATE --learn-period 0.5
 	kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_${fs}_restart.txt"
-	expect_eq "$fs: /engine keeps handle $he" "$(learned_handle_of "$OUT/policy_${fs}_restart.txt" /engine)" "$he"
-	expect_eq "$fs: /staging keeps handle $hs" "$(learned_handle_of "$OUT/policy_${fs}_restart.txt" /staging)" "$hs"
+	expect_eq "$fs: /engine keeps handle $he" "$(learned_handle_of "$OUT/policy_${fs}_restart.txt" /engine@engine)" "$he"
+	expect_eq "$fs: /staging keeps handle $hs" "$(learned_handle_of "$OUT/policy_${fs}_restart.txt" /staging@staging)" "$hs"
 	expect_ge "$fs: the restored map has two groups" "$(kvfdp policy show --socket $SOCK -o json | json_num groups)" 2
 	check "$fs: the data is intact after the restart" mount -t $fs $DEV /mnt/kv
 	check "$fs: engine files' checksums" sh -c 'cd /mnt/kv/engine && md5sum -c /tmp/sums'

@@ -123,8 +123,8 @@ wait_until 30 sh -c "test \$(kvfdp policy show --socket $SOCK -o json | sed -n '
 kvfdp policy show --socket $SOCK --width 160 | tee "$OUT/policy_learned.txt"
 kvfdp policy show --socket $SOCK -o json > "$OUT/policy_learned.json"
 expect_eq "learned: placement mode" "$(sed -n 's/.*"placement": *"\([a-z]*\)".*/\1/p' "$OUT/policy_learned.json" | head -n 1)" learned
-he=$(learned_handle_of "$OUT/policy_learned.txt" /engine)
-hs=$(learned_handle_of "$OUT/policy_learned.txt" /staging)
+he=$(learned_handle_of "$OUT/policy_learned.txt" /engine@engine)
+hs=$(learned_handle_of "$OUT/policy_learned.txt" /staging@staging)
 echo "learned on streams: /engine on handle '$he', /staging on handle '$hs', groups $(json_num groups "$OUT/policy_learned.json"), RUH updates refused $(json_num ruh_update_refused "$OUT/policy_learned.json")"
 check "learned: kvfdp policy lists the /engine writer" test -n "$he"
 check "learned: kvfdp policy lists the /staging writer" test -n "$hs"
@@ -142,8 +142,8 @@ check "learned: the state was saved" test -s /tmp/learned.state
 step "learned: a restart on the same state resumes the map; the data is intact"
 start_learned
 kvfdp policy show --socket $SOCK --width 160 > "$OUT/policy_learned_restart.txt"
-expect_eq "learned restart: /engine keeps handle $he" "$(learned_handle_of "$OUT/policy_learned_restart.txt" /engine)" "$he"
-expect_eq "learned restart: /staging keeps handle $hs" "$(learned_handle_of "$OUT/policy_learned_restart.txt" /staging)" "$hs"
+expect_eq "learned restart: /engine keeps handle $he" "$(learned_handle_of "$OUT/policy_learned_restart.txt" /engine@engine)" "$he"
+expect_eq "learned restart: /staging keeps handle $hs" "$(learned_handle_of "$OUT/policy_learned_restart.txt" /staging@staging)" "$hs"
 check "learned restart: ext4 mounts" mount /dev/ublkb0 /mnt/kv
 check "learned restart: engine files' checksums" sh -c 'cd /mnt/kv/engine && md5sum -c /tmp/sums'
 umount /mnt/kv

@@ -665,6 +665,9 @@ Result<void> prepare_serving(State &s)
 		LearnedOptions lo;
 		lo.state_path = s.opts.learn_state;
 		lo.period_s = s.opts.learn_period_s;
+		lo.name_of = [&names = s.tagger.writer_names()](uint32_t w) {
+			return names.identity_of(w);
+		};
 		s.learned = LearnedPlacement::create(*s.device, s.nruh, lo);
 	} else if (s.opts.learn) {
 		log::info(
