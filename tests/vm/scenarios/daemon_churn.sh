@@ -148,6 +148,8 @@ kill -TERM $KPID
 check "kvfdpd exits 0" wait $KPID
 start_kvfdpd restart
 check "mounts again" mount -t xfs -o discard $DEV /mnt/kv || die "cannot mount"
+# The rule's directory exists now that the filesystem is mounted: a reload resolves it.
+check "kvfdpd reloads its policy" $T ctl $SOCK '{"cmd":"reload"}'
 policy restarted
 expect_eq "the restored map keeps the engine on $he, by name" "$(learned_handle_of "$OUT/policy_restarted.txt" "$ENGINE_ID")" "$he"
 engine_restarts restart_both restarted 902
@@ -212,7 +214,9 @@ check "kvfdpd's RSS grew by less than 64 MiB" test $((rss1 - rss0)) -lt 65536
 
 step "a client that is not an admin cannot stop kvfdpd; the disk keeps serving"
 chmod 0666 $SOCK  # any local user may connect here: what it may ask is the test
-chmod -R a+rX /opt/kvfdp  # the guest's project tree is root's alone
+# The guest's root and project tree are root's alone (the initramfs's directories are 0700).
+chmod a+rx / /opt /lib /usr /usr/lib 2>/dev/null
+chmod -R a+rX /opt/kvfdp
 $C as-uid 1000 1000 kvfdp status --socket $SOCK > "$OUT/status_user.txt" 2>&1
 check "a non-admin user may read the status" test $? -eq 0
 $C as-uid 1000 1000 kvfdp stop --socket $SOCK > "$OUT/stop_user.txt" 2>&1
