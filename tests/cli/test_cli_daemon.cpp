@@ -147,7 +147,7 @@ const char *kPolicy =
  "map":[{"class":"not_set","handle":0,"pid":0}],"rules":[],"placement":"learned",
  "writers":[{"name":"logs","cgroup":null,"dir":"/mnt/kv/logs","handle":3}],
  "watch":{"disk":"/dev/ublkb0","dir":""},
- "learned":{"mode":"learned","groups":2,"handles_used":[0,1,3],"clock_bytes":1073741824,"ruh_updates":1,"ruh_update_refused":0,
+ "learned":{"mode":"learned","groups":2,"handles_used":[0,1,3],"key_count":3,"max_keys":4096,"retired_keys":2,"overflow_bytes":0,"clock_bytes":1073741824,"ruh_updates":1,"ruh_update_refused":0,
   "keys":[
    {"writer_id":202,"writer":"/staging.slice","class":"not_set","group":1,"handle":1,"pinned":false,"lifetime_bytes":8388608,"lifetime_s":2.5,"write_share":0.8,"live_bytes":4194304},
    {"writer_id":101,"writer":"/engine.slice","class":"not_set","group":0,"handle":0,"pinned":false,"lifetime_bytes":671088640,"lifetime_s":200,"write_share":0.19,"live_bytes":134217728},

@@ -175,7 +175,12 @@ max=$(metric kvfdp_learned_max_keys)
 check "the key table ($keys of $max) has room for new writers" test "${keys:-$max}" -lt "$max"
 retired=$(metric kvfdp_learned_retired_keys_total)
 echo "keys retired: $retired"
-expect_ge "dead writers' keys were retired" "${retired:-0}" 1
+# More dead writers than the table holds: only retirement (under pressure: docs/placement.md,
+# Retirement) kept it from filling. (A job's one file may count under the job before it, the
+# identity its directory last resolved, so not every job makes a key.)
+if [ "$WRITERS" -gt "$max" ]; then
+	expect_ge "dead writers' keys were retired" "${retired:-0}" 1
+fi
 
 step "a brand-new writer (fresh.service) after the churn is learned: a key of its own"
 mkdir -p /sys/fs/cgroup/churn.slice/fresh.service /mnt/kv/fresh
