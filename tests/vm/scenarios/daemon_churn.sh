@@ -8,8 +8,8 @@
 # CHURN_WRITERS dead ones, kvfdpd's tables are within their bounds, a non-admin stop is refused,
 # and the disk keeps serving.
 # CHURN_WRITERS (a kernel argument: --kernel-args CHURN_WRITERS=N; 10000 by default) sets how many
-# short-lived writers die; CHURN_RENAMES (70000) the renames of the storm (more than the inode
-# maps hold); CHURN_CONNS (2000) the connections of the flood.
+# short-lived writers die; CHURN_RENAMES (20000) the renames of the storm (each replaces a file
+# the tagger tracked); CHURN_CONNS (2000) the connections of the flood.
 # vm-args: --lba 4096 --nruh 8 --timeout 900
 . /lib/kvfdp/vm-lib.sh
 need kvfdpd kvfdp kvfdp-daemon-vmtool kvfdp-churn-vmtool
@@ -20,7 +20,7 @@ SOCK=/tmp/kvfdpd.sock
 SIZE_MIB=96
 STATE=/tmp/learned.state
 WRITERS=${CHURN_WRITERS:-10000}
-RENAMES=${CHURN_RENAMES:-70000}
+RENAMES=${CHURN_RENAMES:-20000}
 CONNS=${CHURN_CONNS:-2000}
 
 writer_cgroups churn.slice
