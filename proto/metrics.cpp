@@ -325,8 +325,10 @@ std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 			       "Bytes written while the learner's table was full (on the base "
 			       "handle, unlearned).");
 	overflow.samples.push_back({{}, g17(static_cast<double>(l.overflow_bytes))});
-	return {life_bytes, life_s, share,    live,    groups,  updates,
-		refused,    keys,   max_keys, retired, overflow};
+	// The per-key families last: they grow with the keys, and a bounded reply is cut from
+	// its end (docs/control.md, metrics).
+	return {groups,   updates,    refused, keys,  max_keys, retired,
+		overflow, life_bytes, life_s,  share, live};
 }
 
 std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)

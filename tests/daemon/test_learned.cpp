@@ -427,26 +427,10 @@ TEST_CASE("learned placement: the kvfdp_learned_* families' text, byte for byte"
 	proto::LearnedKey unnamed;
 	unnamed.cls = "not_set";
 	l.keys = {named, unnamed};
-	// What kvfdpd wrote before the families moved to proto/metrics (learned.cpp's own
-	// lines), then the table's families.
+	// The summary families first, then the per-key series (last: a bounded reply is cut
+	// from its end).
 	const char *want =
-		R"txt(# HELP kvfdp_learned_lifetime_bytes Estimated lifetime of a placement key's data, in device bytes written.
-# TYPE kvfdp_learned_lifetime_bytes gauge
-kvfdp_learned_lifetime_bytes{writer="a\"b\\cd",class="short",handle="3"} 1500000000
-kvfdp_learned_lifetime_bytes{writer="",class="not_set",handle="0"} 0
-# HELP kvfdp_learned_lifetime_seconds The same lifetime in seconds at the recent write rate (0: unknown).
-# TYPE kvfdp_learned_lifetime_seconds gauge
-kvfdp_learned_lifetime_seconds{writer="a\"b\\cd",class="short",handle="3"} 0.25
-kvfdp_learned_lifetime_seconds{writer="",class="not_set",handle="0"} 0
-# HELP kvfdp_learned_write_share Decayed share of the device's writes.
-# TYPE kvfdp_learned_write_share gauge
-kvfdp_learned_write_share{writer="a\"b\\cd",class="short",handle="3"} 0.10000000000000001
-kvfdp_learned_write_share{writer="",class="not_set",handle="0"} 0
-# HELP kvfdp_learned_live_bytes Bytes written under the key and not yet died.
-# TYPE kvfdp_learned_live_bytes gauge
-kvfdp_learned_live_bytes{writer="a\"b\\cd",class="short",handle="3"} 4096
-kvfdp_learned_live_bytes{writer="",class="not_set",handle="0"} 0
-# HELP kvfdp_learned_groups Groups (handles the learner places on).
+		R"txt(# HELP kvfdp_learned_groups Groups (handles the learner places on).
 # TYPE kvfdp_learned_groups gauge
 kvfdp_learned_groups 2
 # HELP kvfdp_ruh_updates_total Handles closed with RUH Update since start.
@@ -467,6 +451,22 @@ kvfdp_learned_retired_keys_total 7
 # HELP kvfdp_learned_overflow_bytes_total Bytes written while the learner's table was full (on the base handle, unlearned).
 # TYPE kvfdp_learned_overflow_bytes_total counter
 kvfdp_learned_overflow_bytes_total 8192
+# HELP kvfdp_learned_lifetime_bytes Estimated lifetime of a placement key's data, in device bytes written.
+# TYPE kvfdp_learned_lifetime_bytes gauge
+kvfdp_learned_lifetime_bytes{writer="a\"b\\cd",class="short",handle="3"} 1500000000
+kvfdp_learned_lifetime_bytes{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_lifetime_seconds The same lifetime in seconds at the recent write rate (0: unknown).
+# TYPE kvfdp_learned_lifetime_seconds gauge
+kvfdp_learned_lifetime_seconds{writer="a\"b\\cd",class="short",handle="3"} 0.25
+kvfdp_learned_lifetime_seconds{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_write_share Decayed share of the device's writes.
+# TYPE kvfdp_learned_write_share gauge
+kvfdp_learned_write_share{writer="a\"b\\cd",class="short",handle="3"} 0.10000000000000001
+kvfdp_learned_write_share{writer="",class="not_set",handle="0"} 0
+# HELP kvfdp_learned_live_bytes Bytes written under the key and not yet died.
+# TYPE kvfdp_learned_live_bytes gauge
+kvfdp_learned_live_bytes{writer="a\"b\\cd",class="short",handle="3"} 4096
+kvfdp_learned_live_bytes{writer="",class="not_set",handle="0"} 0
 )txt";
 	CHECK(proto::render_metrics(proto::learned_families(l)) == want);
 }

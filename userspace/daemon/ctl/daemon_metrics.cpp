@@ -88,9 +88,6 @@ std::string metrics_exposition(State &s)
 	for (auto &f : dev)
 		fams.push_back(std::move(f));
 	fams.push_back(daemon_up_family(true));
-	if (s.learned)  // --placement learned: kvfdp_learned_* per key
-		for (auto &f : learned_families(s.learned->policy(s.tagger.writer_names())))
-			fams.push_back(std::move(f));
 	if (s.tagger.active())  // the tagger's bounded tables and writer identities (docs/bpf.md)
 		for (auto &f : proto::tagger_bound_families(s.tagger.bounds()))
 			fams.push_back(std::move(f));
@@ -100,6 +97,11 @@ std::string metrics_exposition(State &s)
 	std::string text = render_metrics(fams);
 	if (s.twin)  // kvfdp_twin_*: the live WAF twin (docs/twin.md)
 		text += twin::metrics_text(s.twin->report());
+	// --placement learned: kvfdp_learned_*, its per-key series last of all, as the control
+	// socket's bounded reply is cut from the end (docs/control.md, metrics).
+	if (s.learned)
+		text += render_metrics(
+			learned_families(s.learned->policy(s.tagger.writer_names())));
 	return text;
 }
 
