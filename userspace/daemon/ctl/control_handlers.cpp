@@ -5,6 +5,7 @@
 #include "userspace/daemon/ctl/control_handlers.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -226,8 +227,9 @@ proto::PolicyReply policy_reply(State &s)
 // escapes JSON adds to text (a metric line's quotes and newline).
 constexpr size_t kReplyDataBudget = proto::kMaxReplyBytes / 4 * 3;
 
-// The policy reply within kReplyDataBudget: learned keys past it are left out, the last ones
-// first (learned.key_count still counts them all; docs/control.md, policy).
+// The policy reply within kReplyDataBudget: the learned keys that write least are left out
+// (a new writer and the groups' keys stay; learned.key_count still counts them all;
+// docs/control.md, policy).
 json bounded_policy(State &s)
 {
 	proto::PolicyReply d = policy_reply(s);
@@ -235,11 +237,24 @@ json bounded_policy(State &s)
 	size_t size = j.dump().size();
 	if (size <= kReplyDataBudget || !d.learned)
 		return j;
-	json &keys = j["learned"]["keys"];
-	while (!keys.empty() && size > kReplyDataBudget) {
-		size -= keys.back().dump().size() + 1;
-		keys.erase(keys.size() - 1);
+	const std::vector<proto::LearnedKey> &keys = d.learned->keys;
+	std::vector<size_t> order(keys.size());
+	for (size_t i = 0; i < order.size(); i++)
+		order[i] = i;
+	std::stable_sort(order.begin(), order.end(), [&keys](size_t a, size_t b) {
+		return keys[a].write_share < keys[b].write_share;
+	});
+	std::vector<bool> drop(keys.size(), false);
+	json &out = j["learned"]["keys"];
+	for (size_t k = 0; k < order.size() && size > kReplyDataBudget; k++) {
+		size -= out[order[k]].dump().size() + 1;
+		drop[order[k]] = true;
 	}
+	json kept = json::array();
+	for (size_t i = 0; i < keys.size(); i++)
+		if (!drop[i])
+			kept.push_back(std::move(out[i]));
+	out = std::move(kept);
 	return j;
 }
 
