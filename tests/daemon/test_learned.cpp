@@ -19,6 +19,7 @@
 #include "proto/policy_reply.hpp"
 #include "tests/daemon/bench_rig.hpp"
 #include "tests/model/model_io.hpp"
+#include "tests/daemon/learned_model.hpp"
 #include "tests/support/temp_files.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/writers.hpp"
@@ -37,16 +38,7 @@ constexpr uint32_t kEngine = 101, kStaging = 202;  // two cgroup writers
 
 std::unique_ptr<nvme::Device> make_model(const std::string &data)
 {
-	model::ModelDeviceOptions o;
-	o.config.logical_bytes = 256 * kMiB;
-	o.config.lba_size = kLba;
-	o.config.ru_size = kMiB;
-	o.config.nruh = 4;
-	o.config.op = 0.25;
-	o.data_path = data;
-	auto d = model::open_model_device(o);
-	REQUIRE(d.ok());
-	return std::move(d).value();
+	return test::learned_model(data, 256 * kMiB);
 }
 
 // Writes 8 LBAs at slba through handle h on a queue of its own, closed again at once, so an

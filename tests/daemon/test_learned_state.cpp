@@ -17,6 +17,7 @@
 #include "nvme/discovery.hpp"
 #include "nvme/model/model_device.hpp"
 #include "placement/learner.hpp"
+#include "tests/daemon/learned_model.hpp"
 #include "tests/support/temp_files.hpp"
 #include "userspace/daemon/learned.hpp"
 #include "userspace/daemon/writers.hpp"
@@ -31,16 +32,7 @@ constexpr uint64_t kMiB = 1 << 20;
 
 std::unique_ptr<nvme::Device> make_model(const std::string &data)
 {
-	model::ModelDeviceOptions o;
-	o.config.logical_bytes = 64 * kMiB;
-	o.config.lba_size = kLba;
-	o.config.ru_size = kMiB;
-	o.config.nruh = 4;
-	o.config.op = 0.25;
-	o.data_path = data;
-	auto d = model::open_model_device(o);
-	REQUIRE(d.ok());
-	return std::move(d).value();
+	return test::learned_model(data, 64 * kMiB);
 }
 
 // Two writers write 32 MiB between them, then the learner regroups and saves.
