@@ -184,6 +184,20 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option(
 		"--slot-classes", o.slot_classes,
 		"--workload slots: hint class of each worker's bucket (not_set, none, short, medium, long, extreme)");
+	cmd.add_option(
+		"--slot-writers", o.slot_writers,
+		"--workload slots: writer id of each worker, e.g. 1,1,2 (workers of one type share one; default 1..N)");
+	cmd.add_flag(
+		"--slot-fill-writer", o.slot_fill_writer,
+		"--workload slots: first fill every slot and the static tail in LBA order from a writer of its own (no hint)");
+	cmd.add_option(
+		   "--slot-static-tail", o.slot_static_tail,
+		   "--workload slots: share of the capacity after the windows written once at the start and never again")
+		->capture_default_str();
+	cmd.add_option("--slot-warmup", o.slot_warmup,
+		       "--workload slots: capacities written after the fill before measuring")
+		->check(CLI::Range(0.0, 100.0))
+		->capture_default_str();
 }
 
 namespace {
@@ -324,6 +338,15 @@ Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
 		w.cls = *c;
 		return true;
 	}));
+	KVFDP_TRY(each("--slot-writers", o.slot_writers, [](SlotWorker &w, const std::string &t) {
+		char *end = nullptr;
+		const unsigned long long id = std::strtoull(t.c_str(), &end, 10);
+		if (t.empty() || t[0] == '-' || end != t.c_str() + t.size() || id == 0 ||
+		    id > 1000000)
+			return false;
+		w.writer = id;
+		return true;
+	}));
 	return ws;
 }
 
@@ -369,6 +392,9 @@ Result<std::unique_ptr<sim::Workload>> make_slot_workload(const WorkloadOptions 
 	cfg.utilisation = ctx.utilisation;
 	cfg.seed = ctx.seed;
 	cfg.measure_writes = o.slot_measure_writes;
+	cfg.fill_writer = o.slot_fill_writer;
+	cfg.static_tail = o.slot_static_tail;
+	cfg.warmup_writes = o.slot_warmup;
 	KVFDP_TRY(SlotWorkload::validate(cfg, ctx.capacity_bytes));
 	return std::unique_ptr<sim::Workload>(std::make_unique<SlotWorkload>(std::move(cfg)));
 }

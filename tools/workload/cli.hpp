@@ -49,6 +49,10 @@ struct WorkloadOptions {
 	std::string slot_windows;        // shares of the capacity (default --util / N)
 	std::string slot_touches;        // LRU touches per write (0 = write order)
 	std::string slot_classes;        // hint class of each worker's bucket
+	std::string slot_writers;        // writer id of each worker (default 1..N)
+	bool slot_fill_writer = false;   // a sequential fill by a writer of its own first
+	double slot_static_tail = 0;     // share of the capacity written once, never again
+	double slot_warmup = 1;          // capacities written after the fill before measuring
 	double slot_measure_writes = 3;  // capacities measured (simulate: --writes)
 };
 

@@ -1,6 +1,7 @@
 // The slot store: per-worker windows of fixed slots, reused in write order or LRU with touches.
 #include "tools/workload/slots.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -16,6 +17,7 @@ namespace {
 
 constexpr uint64_t kBlock = 4096;  // objects and windows are whole 4 KiB blocks
 constexpr uint32_t kNone = 0xFFFFFFFFu;
+constexpr uint64_t kTailChunkBlocks = 256;  // the static tail is written 1 MiB at a time
 
 // Worker i's share of the capacity: its --slot-windows entry, else its weight's part of
 // utilisation (equal weights: utilisation / N).
@@ -28,6 +30,21 @@ double window_share(const std::vector<SlotWorker> &ws, size_t i, double utilisat
 		sum += w.weight > 0 ? w.weight : 1;
 	const double mine = ws[i].weight > 0 ? ws[i].weight : 1;
 	return utilisation * mine / sum;
+}
+
+// Worker i's writer id: its own, else its position + 1.
+uint64_t writer_of(const std::vector<SlotWorker> &ws, size_t i)
+{
+	return ws[i].writer ? ws[i].writer : i + 1;
+}
+
+// The id of the fill and the static tail: one above every worker's.
+uint64_t fill_id(const std::vector<SlotWorker> &ws)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < ws.size(); i++)
+		m = std::max(m, writer_of(ws, i));
+	return m + 1;
 }
 
 uint64_t scaled_bytes(uint64_t bytes, double scale)
@@ -76,6 +93,11 @@ public:
 		prev_.assign(slots, kNone);
 		next_.assign(slots, kNone);
 		version_.assign(slots, LifetimeRecorder::kNever);
+		tail_start_ = block;
+		tail_blocks_ = static_cast<uint64_t>(
+			cfg.static_tail * static_cast<double>(logical_lbas / lbas_per_block_));
+		fill_id_ = fill_id(w_);
+		st_.fill_writer = cfg.fill_writer || tail_blocks_ ? fill_id_ : 0;
 	}
 
 	// Blocks of worker i's window on a store of total blocks.
@@ -87,6 +109,9 @@ public:
 
 	void run(uint64_t logical_bytes, sim::Progress *progress)
 	{
+		if (cfg_.fill_writer)
+			fill_slots();
+		write_tail();
 		uint64_t n = 0;
 		bool filled = false, measuring = false;
 		uint64_t measure_at = 0, end = 0;
@@ -124,6 +149,56 @@ public:
 	}
 
 private:
+	// The fill writer's first write of every slot, in LBA order (window by window); each
+	// window's LRU order is then its slot order.
+	void fill_slots()
+	{
+		for (Window &w : win_) {
+			while (w.filled < w.n) {
+				const uint32_t s = w.first + static_cast<uint32_t>(w.filled++);
+				const uint64_t bytes = w.object_blocks * kBlock;
+				version_[s] = born(bytes);
+				const uint64_t block =
+					w.start_block + uint64_t{s - w.first} * w.object_blocks;
+				sink_.write(block * lbas_per_block_,
+					    w.object_blocks * lbas_per_block_,
+					    fill_class(version_[s]), fill_id_);
+				push_mru(w, s);
+				clock_ += bytes;
+			}
+		}
+	}
+
+	// The static tail, once, after the windows: versions that never die.
+	void write_tail()
+	{
+		for (uint64_t b = 0; b < tail_blocks_; b += kTailChunkBlocks) {
+			const uint64_t n = std::min(kTailChunkBlocks, tail_blocks_ - b);
+			const uint64_t v = born(n * kBlock);
+			sink_.write((tail_start_ + b) * lbas_per_block_, n * lbas_per_block_,
+				    fill_class(v), fill_id_);
+			clock_ += n * kBlock;
+			st_.static_bytes += n * kBlock;
+		}
+	}
+
+	// A new version of bytes at the current clock; its index.
+	uint64_t born(uint64_t bytes)
+	{
+		if (rec_)
+			rec_->birth(clock_, bytes);
+		return versions_++;
+	}
+
+	// The fill's and the tail's class: no hint (the oracle's from their lifetimes).
+	uint8_t fill_class(uint64_t version) const
+	{
+		if (placement_ == sim::Placement::oracle)
+			return oracle_ && version < oracle_->size() ? (*oracle_)[version]
+								    : uint8_t{KVFDP_CLASS_EXTREME};
+		return KVFDP_CLASS_NOT_SET;
+	}
+
 	// The worker furthest behind its byte rate (while filling, among those not yet full).
 	size_t pick(bool filled) const
 	{
@@ -189,13 +264,11 @@ private:
 		const uint64_t bytes = w.object_blocks * kBlock;
 		if (rec_ && version_[s] != LifetimeRecorder::kNever)
 			rec_->death(version_[s], clock_);
-		const uint64_t v = versions_++;
-		if (rec_)
-			rec_->birth(clock_, bytes);
+		const uint64_t v = born(bytes);
 		version_[s] = v;
 		const uint64_t block = w.start_block + uint64_t{s - w.first} * w.object_blocks;
 		sink_.write(block * lbas_per_block_, w.object_blocks * lbas_per_block_,
-			    classify(i, v), i + 1);
+			    classify(i, v), writer_of(w_, i));
 		push_mru(w, s);
 		clock_ += bytes;
 		w.bytes += bytes;
@@ -233,6 +306,8 @@ private:
 	std::vector<uint64_t> version_;
 	uint64_t versions_ = 0;
 	uint64_t clock_ = 0;
+	uint64_t tail_start_ = 0, tail_blocks_ = 0;  // the static tail, in 4 KiB blocks
+	uint64_t fill_id_ = 0;
 };
 
 }  // namespace
@@ -266,7 +341,10 @@ Result<void> SlotWorkload::validate(const SlotConfig &cfg, uint64_t capacity_byt
 		cfg.workers.empty() ? default_slot_workers() : cfg.workers;
 	const uint64_t total = capacity_bytes / kBlock;
 	uint64_t used = 0;
-	char buf[256];
+	char buf[320];
+	if (!(cfg.static_tail >= 0 && cfg.static_tail < 1))
+		return guidance_error(std::errc::invalid_argument,
+				      "--slot-static-tail: give a share of the capacity in [0, 1)");
 	for (size_t i = 0; i < ws.size(); i++) {
 		const SlotWorker &w = ws[i];
 		if (!(w.rate > 0) || !(w.touches >= 0) || !(w.window >= 0) || w.object_bytes == 0) {
@@ -281,7 +359,7 @@ Result<void> SlotWorkload::validate(const SlotConfig &cfg, uint64_t capacity_byt
 		if (blocks / obj < 2) {
 			std::snprintf(
 				buf, sizeof buf,
-				"slot worker %s: its window (%.4g of the capacity) holds fewer than 2 objects of %llu bytes; "
+				"--slot-windows: slot worker %s's window (%.4g of the capacity) holds fewer than 2 objects of %llu bytes; "
 				"raise --capacity or its --slot-windows share, or lower --kv-scale",
 				w.name.c_str(), share,
 				static_cast<unsigned long long>(obj * kBlock));
@@ -291,11 +369,20 @@ Result<void> SlotWorkload::validate(const SlotConfig &cfg, uint64_t capacity_byt
 		if (used > total) {
 			std::snprintf(
 				buf, sizeof buf,
-				"slot worker %s: the windows up to it take %.4g of the capacity; shrink --slot-windows to sum to 1 or less",
+				"--slot-windows: the windows up to slot worker %s take %.4g of the capacity; give shares that sum to at most 1",
 				w.name.c_str(),
 				static_cast<double>(used) / static_cast<double>(total));
 			return guidance_error(std::errc::invalid_argument, buf);
 		}
+	}
+	const auto tail = static_cast<uint64_t>(cfg.static_tail * static_cast<double>(total));
+	if (used + tail > total) {
+		const double taken = static_cast<double>(used) / static_cast<double>(total);
+		std::snprintf(
+			buf, sizeof buf,
+			"--slot-static-tail: the windows take %.4g of the capacity and the tail %.4g; give a tail of at most %.4g or smaller windows",
+			taken, cfg.static_tail, 1 - taken);
+		return guidance_error(std::errc::invalid_argument, buf);
 	}
 	return ok();
 }
@@ -326,7 +413,7 @@ nlohmann::json SlotWorkload::extra() const
 	for (size_t i = 0; i < stats_.workers.size() && i < cfg_.workers.size(); i++) {
 		const auto &w = stats_.workers[i];
 		ws.push_back({{"name", cfg_.workers[i].name},
-			      {"writer", i + 1},
+			      {"writer", writer_of(cfg_.workers, i)},
 			      {"class", placement::class_name(cfg_.workers[i].cls)},
 			      {"slots", w.slots},
 			      {"object_bytes", w.object_bytes},
@@ -334,7 +421,10 @@ nlohmann::json SlotWorkload::extra() const
 			      {"bytes", w.bytes},
 			      {"touches", w.touches}});
 	}
-	return {{"fill_bytes", stats_.fill_bytes}, {"workers", ws}};
+	return {{"fill_bytes", stats_.fill_bytes},
+		{"static_bytes", stats_.static_bytes},
+		{"fill_writer", stats_.fill_writer},
+		{"workers", ws}};
 }
 
 }  // namespace kvfdp::workload

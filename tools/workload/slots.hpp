@@ -6,6 +6,11 @@
 // to the most recently used end. Workers write at their byte rates, interleaved; each is a
 // writer id (1..N) and a hint class (its bucket). The defaults model LMCache raw_block's
 // 9-worker benchmark (docs/RESULTS.md "Slot store").
+//
+// The rebuild of issue 36 (docs/RESULTS.md "Slot engines"): workers of one workload type share
+// a writer id (SlotWorker::writer), the whole namespace is first filled sequentially by a
+// writer of its own (SlotConfig::fill_writer), and a static tail after the windows is written
+// once and never dies (SlotConfig::static_tail).
 #pragma once
 
 #include <cstdint>
@@ -23,9 +28,10 @@ struct SlotWorker {
 	double rate = 1;            // relative byte rate
 	double window =
 		0;  // share of the logical capacity its slots take (0: its weight's part of --util)
-	double weight = 1;   // relative window size where window is 0: --util split in proportion
-	double touches = 0;  // LRU touches per object written; 0 = reuse in write order
-	uint8_t cls = 0;     // hint class (its bucket)
+	double weight = 1;    // relative window size where window is 0: --util split in proportion
+	double touches = 0;   // LRU touches per object written; 0 = reuse in write order
+	uint8_t cls = 0;      // hint class (its bucket)
+	uint64_t writer = 0;  // writer id; 0: its position + 1
 };
 
 struct SlotConfig {
@@ -35,6 +41,13 @@ struct SlotConfig {
 	double warmup_writes = 1;   // capacities written after the fill before measuring
 	double measure_writes = 3;  // capacities measured
 	uint64_t seed = 1;
+	// Before any worker writes, one writer of its own (the largest worker id + 1, no hint)
+	// writes every slot and the static tail once, in LBA order; otherwise each worker fills
+	// its own window at its rate.
+	bool fill_writer = false;
+	// Share of the capacity after the windows written once at the start (by the fill writer,
+	// or first by that writer id alone) and never again: data that never dies.
+	double static_tail = 0;
 };
 
 // LMCache raw_block's benchmark (PR #4016: nine workers spanning 855 GiB of 960 GiB): 2 chat
@@ -50,6 +63,8 @@ struct SlotStats {
 	};
 	std::vector<Worker> workers;
 	uint64_t fill_bytes = 0;
+	uint64_t static_bytes = 0;  // the static tail
+	uint64_t fill_writer = 0;   // the id of the fill and the static tail (0: none)
 };
 
 class SlotWorkload : public sim::Workload {
@@ -67,7 +82,7 @@ public:
 	[[nodiscard]] nlohmann::json extra() const override;
 
 	// Checks the workers against a capacity (bytes): every window holds at least two of its
-	// objects and the windows fit; the error names the first worker that does not.
+	// objects, the windows and the static tail fit; the error names the option and worker.
 	[[nodiscard]] static Result<void> validate(const SlotConfig &cfg, uint64_t capacity_bytes);
 
 private:
