@@ -12,6 +12,7 @@
 #include "tools/workload/chunk_store.hpp"
 #include "tools/workload/host.hpp"
 #include "tools/workload/kv_synth.hpp"
+#include "tools/workload/mixed_host.hpp"
 #include "tools/workload/mooncake.hpp"
 #include "tools/workload/presets.hpp"
 #include "tools/workload/slots.hpp"
@@ -169,6 +170,7 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 		       "cgroup) or kept (a stable writer identity)")
 		->check(CLI::IsMember({"fresh", "kept"}))
 		->capture_default_str();
+	add_mixed_host_options(cmd, o);
 	cmd.add_option(
 		"--slot-objects", o.slot_objects,
 		"--workload slots: object size of each worker, unscaled (--kv-scale applies), e.g. "
@@ -360,13 +362,15 @@ const std::vector<std::string> &evict_names()
 
 bool selects_chunk_store(const WorkloadOptions &o, std::string_view workload)
 {
-	return !o.kv_trace.empty() && workload != "host" && workload != "slots";
+	return !o.kv_trace.empty() && workload != "host" && workload != "slots" &&
+	       workload != "hicache" && workload != "mixed";
 }
 
 bool selects_workload(const WorkloadOptions &o, std::string_view workload)
 {
 	return !o.kv_trace.empty() || !o.blk_trace.empty() || workload == "kv" ||
-	       workload == "host" || workload == "slots";
+	       workload == "host" || workload == "slots" || workload == "hicache" ||
+	       workload == "mixed";
 }
 
 namespace {
@@ -459,6 +463,8 @@ Result<std::unique_ptr<sim::Workload>> make_workload(const WorkloadOptions &o,
 		return usage("--workload host takes --kv-trace, not --blk-trace");
 	if (ctx.workload == "slots")
 		return make_slot_workload(o, ctx);
+	if (ctx.workload == "hicache" || ctx.workload == "mixed")
+		return make_mixed_host(o, ctx);
 	int chosen = (!o.kv_trace.empty()) + (!o.blk_trace.empty()) + (ctx.workload == "kv");
 	if (chosen > 1)
 		return usage("choose one of --kv-trace, --blk-trace and --workload kv");

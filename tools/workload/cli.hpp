@@ -29,6 +29,15 @@ struct WorkloadOptions {
 	std::string kv_lifetimes = "43200,300,10";  // --workload kv: mean lifetimes in seconds
 	// --workload kv: bytes written / capacity, warm-up included (simulate: 1 + --writes).
 	double kv_drive_writes = 4.0;
+	// --workload hicache / mixed: see MixedHostConfig (tools/workload/mixed_host.hpp).
+	uint32_t hicache_page_tokens = 64;
+	double hicache_evict_ratio = 0.9;
+	double mixed_a_speed = 1;
+	double mixed_a_share = 0.5;
+	uint32_t mixed_a_page_tokens = 64;
+	uint32_t mixed_a_min_hits = 2;
+	uint32_t mixed_prompt_every = 32;
+	double mixed_prompt_ttl_s = 300;
 	// --workload host (with --kv-trace): see HostConfig (tools/workload/host.hpp). Sizes
 	// are unscaled (the --kv-scale factor applies); "" in a list means its default.
 	uint32_t host_engines = 1;

@@ -34,7 +34,7 @@ sim::WorkloadFactory simulate_factory()
 	};
 	auto st = std::make_shared<State>();
 	sim::WorkloadFactory f;
-	f.names = {"kv", "host", "slots"};
+	f.names = {"kv", "host", "slots", "hicache", "mixed"};
 	f.add_options = [st](CLI::App &sub) {
 		st->sub = &sub;
 		add_workload_options(sub, st->opts);
@@ -47,7 +47,8 @@ sim::WorkloadFactory simulate_factory()
 		// A trace replaces the default workload; naming another one with it is an error.
 		ctx.workload = name;
 		if (!st->opts.kv_trace.empty() || !st->opts.blk_trace.empty()) {
-			if (name != "kv" && name != "uniform" && name != "host")
+			if (name != "kv" && name != "uniform" && name != "host" &&
+			    name != "hicache" && name != "mixed")
 				return guidance_error(
 					std::errc::invalid_argument,
 					"--workload " + name +
