@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tools/sim/advise.hpp"
 
@@ -21,6 +22,7 @@ public:
 	std::function<double(const AdviseSetting &)> hit;     // unset: no store
 	std::function<uint64_t(const AdviseSetting &)> host;  // unset: 1 MiB
 	std::vector<std::string> evicts;
+	std::vector<std::string> mks;  // evictor marks ("HIGH,LOW"); empty: none
 	int runs = 0;
 
 	std::string name() const override { return "fake"; }
@@ -30,6 +32,7 @@ public:
 			Placement::oracle};
 	}
 	std::vector<std::string> evictions() const override { return evicts; }
+	std::vector<std::string> marks() const override { return mks; }
 	Result<RunReport> run(const AdviseSetting &s) override
 	{
 		runs++;
@@ -160,6 +163,89 @@ TEST_CASE("advise: no setting meets the target: one line with the best found")
 	      0);
 	CHECK(advice_to_json(*a)["recommendation"].is_null());
 	CHECK(advice_to_json(*a)["best"]["placement"] == "writer");
+}
+
+namespace {
+
+// An evictor whose WAF falls and hit ratio falls as its marks go down (hash order), while
+// fifo meets any target at a lower hit ratio.
+FakeSource marks_source()
+{
+	FakeSource src;
+	src.mks = {"95,89", "85,70", "70,50", "60,40"};
+	src.waf = [](const AdviseSetting &s) {
+		if (s.evict == "fifo")
+			return 1.0;
+		return s.marks == "95,89"   ? 2.4
+		       : s.marks == "85,70" ? 1.35
+		       : s.marks == "70,50" ? 1.04
+					    : 1.02;
+	};
+	src.hit = [](const AdviseSetting &s) {
+		const double h = std::stod(s.marks.substr(0, 2)) / 100 * 0.3;
+		return s.evict == "fifo" ? h - 0.05 : h;
+	};
+	return src;
+}
+
+}  // namespace
+
+TEST_CASE("advise: an evictor's marks: the highest hit ratio that meets the target, and its cost")
+{
+	FakeSource src = marks_source();
+	src.evicts = {"hash", "fifo"};
+	auto a = advise(src, options(1.05, "util=1:1:1"));
+	REQUIRE(a);
+	CHECK(src.runs == 2 * 4 * 4);
+	REQUIRE(a->pick);
+	const AdviseCell &p = a->cells[*a->pick];
+	// fifo 95/89% meets the target at 0.235; hash 70/50% meets it at 0.21: fifo 95/89 wins.
+	CHECK(p.setting.evict == "fifo");
+	CHECK(p.setting.marks == "95,89");
+	const std::string t = advice_to_table(*a);
+	CHECK(t.find("MARKS") != std::string::npos);
+	CHECK(t.find("eviction fifo, evictor marks 95/89%: WAF 1.000") != std::string::npos);
+	CHECK(t.find("0.050 below hash 95/89%'s 0.285") != std::string::npos);
+	const auto j = advice_to_json(*a);
+	CHECK(j["marks"] == nlohmann::ordered_json::array({"95,89", "85,70", "70,50", "60,40"}));
+	CHECK(j["recommendation"]["marks"] == "95,89");
+	CHECK(j["recommendation"]["best_hit_ratio"]["marks"] == "95,89");
+	CHECK(a->check == "simulate 1 none fifo");
+
+	// hash alone: the highest marks that meet the target.
+	FakeSource hash = marks_source();
+	hash.evicts = {"hash"};
+	auto h = advise(hash, options(1.05, "util=1:1:1"));
+	REQUIRE(h);
+	REQUIRE(h->pick);
+	CHECK(h->cells[*h->pick].setting.marks == "70,50");
+	CHECK(no_marks_lines(*h).empty());
+}
+
+TEST_CASE("advise: no marks meet the target: one line per eviction order with the best found")
+{
+	FakeSource src = marks_source();
+	src.evicts = {"hash"};
+	auto a = advise(src, options(1.01, "util=1:1:1"));
+	REQUIRE(a);
+	CHECK_FALSE(a->pick);
+	const std::string lines = no_marks_lines(*a);
+	CHECK(lines ==
+	      "eviction hash: no marks meet WAF <= 1.01; the best is 60/40% (WAF 1.020, placement none, hit ratio 0.180)\n");
+	const std::string line = no_setting_line(*a);
+	CHECK(line.find("evictor marks 60/40%: raise --op, try lower marks, or raise --target") !=
+	      std::string::npos);
+	CHECK(advice_to_table(*a).find(lines) != std::string::npos);
+	// With --evict-marks naming one value, that value alone is run.
+	FakeSource one = marks_source();
+	one.evicts = {"hash"};
+	AdviseOptions o = options(1.05, "util=1:1:1");
+	o.marks = {"85,70"};
+	auto b = advise(one, o);
+	REQUIRE(b);
+	CHECK(one.runs == 4);
+	CHECK_FALSE(b->pick);
+	CHECK(no_setting_line(*b).find("WAF 1.350 at utilisation 1.00") != std::string::npos);
 }
 
 TEST_CASE("advise: targets below 1.0 and bad sweep specs are one line naming them")

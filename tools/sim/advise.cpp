@@ -63,6 +63,24 @@ const AdviseCell *least_media_at(const Advice &a, double util)
 	return best;
 }
 
+// Marks "85,70" as the report writes them: "85/70%".
+std::string marks_word(const std::string &m)
+{
+	std::string w = m;
+	if (const size_t comma = w.find(','); comma != std::string::npos)
+		w[comma] = '/';
+	return w + "%";
+}
+
+// The eviction order and marks of s, as the report names a choice: "lru", "hash 85/70%".
+std::string choice_label(const AdviseSetting &s)
+{
+	if (s.marks.empty())
+		return s.evict;
+	return s.evict.empty() ? "marks " + marks_word(s.marks)
+			       : s.evict + " " + marks_word(s.marks);
+}
+
 // "utilisation 0.85 (leave 15% of the logical capacity free), placement writer, eviction fifo".
 std::string setting_text(const AdviseSetting &s)
 {
@@ -71,6 +89,8 @@ std::string setting_text(const AdviseSetting &s)
 			"% of the logical capacity free), placement " + placement_name(s.placement);
 	if (!s.evict.empty())
 		t += ", eviction " + s.evict;
+	if (!s.marks.empty())
+		t += ", evictor marks " + marks_word(s.marks);
 	return t;
 }
 
@@ -81,6 +101,8 @@ nlohmann::ordered_json cell_json(const Advice &a, const AdviseCell &c)
 	j["placement"] = placement_name(c.setting.placement);
 	j["evict"] = c.setting.evict.empty() ? nlohmann::ordered_json(nullptr)
 					     : nlohmann::ordered_json(c.setting.evict);
+	if (!c.setting.marks.empty())
+		j["marks"] = c.setting.marks;
 	j["waf"] = c.run.host_bytes ? nlohmann::ordered_json(c.run.waf)
 				    : nlohmann::ordered_json(nullptr);
 	j["host_bytes"] = c.run.host_bytes;
@@ -145,15 +167,19 @@ Result<Advice> advise(AdviseSource &src, const AdviseOptions &o)
 	a.evictions = o.evictions.empty() ? src.evictions() : o.evictions;
 	if (a.evictions.empty())
 		a.evictions.push_back("");
+	a.marks = o.marks.empty() ? src.marks() : o.marks;
+	if (a.marks.empty())
+		a.marks.push_back("");
 	for (const std::string &e : a.evictions)
-		for (double u : a.sweep.values)
-			for (Placement p : a.placements) {
-				AdviseSetting s{u, p, e};
-				auto r = src.run(s);
-				if (!r)
-					return std::move(r).error();
-				a.cells.push_back({std::move(s), std::move(*r)});
-			}
+		for (const std::string &m : a.marks)
+			for (double u : a.sweep.values)
+				for (Placement p : a.placements) {
+					AdviseSetting s{u, p, e, m};
+					auto r = src.run(s);
+					if (!r)
+						return std::move(r).error();
+					a.cells.push_back({std::move(s), std::move(*r)});
+				}
 	for (size_t i = 0; i < a.cells.size(); i++) {
 		const AdviseCell &c = a.cells[i];
 		if (meets(c, a.target) && (!a.pick || better(c, a.cells[*a.pick])))
@@ -187,17 +213,47 @@ std::string no_setting_line(const Advice &a)
 		return line + ": no run wrote anything; check the trace";
 	const AdviseCell &b = a.cells[a.best];
 	return line + "; the best found is WAF " + fmt("%.3f", b.run.waf) + " at " +
-	       setting_text(b.setting) + ": raise --op, start --sweep lower, or raise --target";
+	       setting_text(b.setting) +
+	       (b.setting.marks.empty() ? ": raise --op, start --sweep lower, or raise --target"
+					: ": raise --op, try lower marks, or raise --target");
+}
+
+std::string no_marks_lines(const Advice &a)
+{
+	if (a.marks.size() < 2)
+		return {};
+	std::string out;
+	for (const std::string &e : a.evictions) {
+		const AdviseCell *best = nullptr;
+		bool met = false;
+		for (const AdviseCell &c : a.cells) {
+			if (c.setting.evict != e || c.run.host_bytes == 0)
+				continue;
+			met = met || meets(c, a.target);
+			if (!best || c.run.waf < best->run.waf)
+				best = &c;
+		}
+		if (met || !best)
+			continue;
+		out += (e.empty() ? std::string("no marks") : "eviction " + e + ": no marks") +
+		       " meet WAF <= " + fmt("%g", a.target) + "; the best is " +
+		       marks_word(best->setting.marks) + " (WAF " + fmt("%.3f", best->run.waf) +
+		       ", placement " + placement_name(best->setting.placement) + ", hit ratio " +
+		       fmt("%.3f", run_hit_ratio(best->run).value_or(0)) + ")\n";
+	}
+	return out;
 }
 
 std::string advice_to_table(const Advice &a)
 {
 	const bool store = !a.evictions.front().empty();
+	const bool marks = !a.marks.front().empty();
 	bool hits = false;
 	for (const AdviseCell &c : a.cells)
 		hits = hits || run_hit_ratio(c.run).has_value();
 	std::string out = "WAF target " + fmt("%g", a.target) + " on " + a.workload + "\n";
-	out += store ? "EVICT  UTIL  " : "UTIL  ";
+	out += store ? "EVICT  " : "";
+	out += marks ? "MARKS   UTIL  " : "UTIL  ";
 	for (Placement p : a.placements)
 		out += fmt(" %9s", placement_name(p));
 	out += hits ? "    HIT\n" : "\n";
@@ -206,6 +262,8 @@ std::string advice_to_table(const Advice &a)
 		const AdviseCell &first = a.cells[row * np];
 		if (store)
 			out += fmt("%-6s ", first.setting.evict.c_str());
+		if (marks)
+			out += fmt("%-7s ", marks_word(first.setting.marks).c_str());
 		out += fmt("%-6.3f", first.setting.util);
 		for (size_t i = row * np; i < (row + 1) * np; i++) {
 			const AdviseCell &c = a.cells[i];
@@ -224,33 +282,37 @@ std::string advice_to_table(const Advice &a)
 	if (!a.util_note.empty())
 		out += a.util_note + "\n";
 	if (!a.pick)
-		return out + no_setting_line(a) + "\n";
+		return out + no_marks_lines(a) + no_setting_line(a) + "\n";
 	const AdviseCell &p = a.cells[*a.pick];
 	out += "recommend: " + setting_text(p.setting) + ": WAF " + fmt("%.3f", p.run.waf) +
 	       " <= " + fmt("%g", a.target) + "\n";
 	if (const AdviseCell *h = store ? best_hit_at(a, p.setting.util) : nullptr) {
 		const double mine = run_hit_ratio(p.run).value_or(0), top = *run_hit_ratio(h->run);
 		out += "  hit ratio " + fmt("%.3f", mine);
-		out += top > mine
-			       ? ", " + fmt("%.3f", top - mine) + " below " + h->setting.evict +
-					 "'s " + fmt("%.3f", top) + " at this utilisation (WAF " +
-					 fmt("%.3f", h->run.waf) + ")\n"
-			       : ", the best of " + std::to_string(a.evictions.size()) +
-					 " eviction orders at this utilisation\n";
+		out += top > mine ? ", " + fmt("%.3f", top - mine) + " below " +
+					    choice_label(h->setting) + "'s " + fmt("%.3f", top) +
+					    " at this utilisation (WAF " + fmt("%.3f", h->run.waf) +
+					    ")\n"
+				  : ", the best of " +
+					    std::to_string(a.evictions.size() * a.marks.size()) +
+					    (marks ? " eviction orders and marks"
+						   : " eviction orders") +
+					    " at this utilisation\n";
 		const AdviseCell *m = least_media_at(a, p.setting.util);
-		if (m && m->setting.evict != p.setting.evict &&
+		if (m && choice_label(m->setting) != choice_label(p.setting) &&
 		    m->run.media_bytes < p.run.media_bytes)
 			out += "  media written " + iec(p.run.media_bytes) + ", " +
 			       fmt("%.0f", (static_cast<double>(p.run.media_bytes) /
 						    static_cast<double>(m->run.media_bytes) -
 					    1) * 100) +
-			       "% more than " + m->setting.evict + "'s " + iec(m->run.media_bytes) +
-			       " (" + fmt("%.3f", run_hit_ratio(m->run).value_or(0)) +
+			       "% more than " + choice_label(m->setting) + "'s " +
+			       iec(m->run.media_bytes) + " (" +
+			       fmt("%.3f", run_hit_ratio(m->run).value_or(0)) +
 			       " hit ratio) at this utilisation\n";
 	}
 	if (!a.check.empty())
 		out += "  check: " + a.check + "\n";
-	return out;
+	return out + no_marks_lines(a);
 }
 
 nlohmann::ordered_json advice_to_json(const Advice &a)
@@ -268,6 +330,11 @@ nlohmann::ordered_json advice_to_json(const Advice &a)
 		if (!e.empty())
 			es.push_back(e);
 	j["evictions"] = std::move(es);
+	nlohmann::ordered_json ms = nlohmann::ordered_json::array();
+	for (const std::string &m : a.marks)
+		if (!m.empty())
+			ms.push_back(m);
+	j["marks"] = std::move(ms);
 	nlohmann::ordered_json runs = nlohmann::ordered_json::array();
 	for (const AdviseCell &c : a.cells)
 		runs.push_back(cell_json(a, c));
@@ -285,12 +352,17 @@ nlohmann::ordered_json advice_to_json(const Advice &a)
 			r["best_hit_ratio"] = {{"evict", h->setting.evict},
 					       {"hit_ratio", top},
 					       {"waf", h->run.waf}};
-			if (const AdviseCell *m = least_media_at(a, p.setting.util))
+			if (!h->setting.marks.empty())
+				r["best_hit_ratio"]["marks"] = h->setting.marks;
+			if (const AdviseCell *m = least_media_at(a, p.setting.util)) {
 				r["least_media"] = {
 					{"evict", m->setting.evict},
 					{"placement", placement_name(m->setting.placement)},
 					{"media_bytes", m->run.media_bytes},
 					{"hit_ratio", run_hit_ratio(m->run).value_or(0)}};
+				if (!m->setting.marks.empty())
+					r["least_media"]["marks"] = m->setting.marks;
+			}
 		}
 		if (!a.check.empty())
 			r["check"] = a.check;

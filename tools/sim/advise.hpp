@@ -1,5 +1,6 @@
 // `kvfdp advise`: for a WAF target, the utilisation, placement and (for a chunk store) the
-// eviction order to run, chosen from a sweep of the FDP SSD model over a source's workload.
+// eviction order, or (for an evictor with usage marks, --workload llmd) the marks and order,
+// to run, chosen from a sweep of the FDP SSD model over a source's workload.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +24,13 @@ inline constexpr double kDefaultAdviseTarget = 1.05;
 inline constexpr std::string_view kDefaultAdviseSweep = "util=0.50:1.00:0.05";
 
 // One setting advise runs: the utilisation, the placement, the store's eviction order ("" when
-// the source has no store to choose for).
+// the source has no store to choose for) and its evictor's usage marks ("HIGH,LOW" percent,
+// "" when it has none).
 struct AdviseSetting {
 	double util = 1;
 	Placement placement = Placement::none;
 	std::string evict;
+	std::string marks;
 };
 
 // Where advise's runs come from. TraceSource (advise_cmd.cpp) replays a recorded trace or any
@@ -41,6 +44,9 @@ public:
 	[[nodiscard]] virtual std::vector<Placement> placements() const = 0;
 	// The eviction orders its store can run, {} when it has none to choose.
 	[[nodiscard]] virtual std::vector<std::string> evictions() const = 0;
+	// The evictor usage marks its store can run ("HIGH,LOW" percent, the highest first), {}
+	// when it has none.
+	[[nodiscard]] virtual std::vector<std::string> marks() const { return {}; }
 	// One run of the workload on a fresh model at s.
 	[[nodiscard]] virtual Result<RunReport> run(const AdviseSetting &s) = 0;
 	// The `kvfdp simulate` command that makes the same run as s, "" when there is none.
@@ -60,6 +66,7 @@ struct AdviseOptions {
 	Sweep sweep;                         // key "util"
 	std::vector<Placement> placements;   // {}: the source's, oracle left out
 	std::vector<std::string> evictions;  // {}: the source's
+	std::vector<std::string> marks;      // {}: the source's
 };
 
 // One run of the sweep.
@@ -75,7 +82,8 @@ struct Advice {
 	Sweep sweep;
 	std::vector<Placement> placements;
 	std::vector<std::string> evictions;  // {""} when the source has no store to choose for
-	std::vector<AdviseCell> cells;       // eviction-major, then utilisation, then placement
+	std::vector<std::string> marks;      // {""} when the source has no marks to choose
+	std::vector<AdviseCell> cells;       // eviction-major, then marks, utilisation, placement
 	std::optional<size_t> pick;  // the recommendation; nullopt when no cell meets the target
 	size_t best = 0;             // the lowest WAF found (the highest utilisation of equals)
 	std::string check;           // the source's simulate command at pick, "" when none
@@ -89,9 +97,9 @@ struct Advice {
 [[nodiscard]] Result<Sweep> parse_advise_sweep(std::string_view spec);
 
 // Runs src at every setting of o and chooses. The recommendation is the highest utilisation
-// at which some placement (and eviction) meets WAF <= target; at that utilisation the highest
-// hit ratio, then the lowest WAF, then the earlier placement (none, hint, writer, learned) and
-// eviction win. Fails on the first run that fails.
+// at which some placement (and eviction, and marks) meets WAF <= target; at that utilisation
+// the highest hit ratio, then the lowest WAF, then the earlier placement (none, hint, writer,
+// learned), eviction and marks win. Fails on the first run that fails.
 [[nodiscard]] Result<Advice> advise(AdviseSource &src, const AdviseOptions &o);
 
 // The store's hit ratio of a run (RunReport::extra "hit_ratio"), nullopt for no store.
@@ -107,6 +115,9 @@ struct Advice {
 [[nodiscard]] nlohmann::ordered_json advice_to_json(const Advice &a);
 // The one line for no recommendation: "no setting meets WAF <= T ...; the best found is ...".
 [[nodiscard]] std::string no_setting_line(const Advice &a);
+// Where the marks were swept: for each eviction order none of whose marks meets the target,
+// one line "eviction E: no marks meet WAF <= T ...; the best is ..."; "" otherwise.
+[[nodiscard]] std::string no_marks_lines(const Advice &a);
 // A sweep value as a command line reads it back (--util, --sweep): %.9f trimmed (sweep values
 // are rounded to 1e-9, so this parses to the same double).
 [[nodiscard]] std::string util_word(double u);

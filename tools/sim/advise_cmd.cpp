@@ -13,6 +13,7 @@
 #include "tools/sim/advise_window.hpp"
 #include "tools/sim/model_args.hpp"
 #include "tools/workload/factory.hpp"
+#include "tools/workload/llmd_cli.hpp"
 
 namespace kvfdp::sim {
 namespace {
@@ -53,16 +54,19 @@ std::string shell_word(const std::string &v)
 }
 
 // The options given on sub that simulate takes too, as typed: what replays the same source.
-// --kv-evict is left out when advise chooses it, --capacity when advise sets it (a block
-// trace): TraceSource::simulate_command adds them.
-std::string simulate_args(const CLI::App &sub, bool evict_chosen, bool capacity_set)
+// The eviction order's option is left out when advise chooses it, --evict-marks when it
+// chooses the marks, --capacity when it sets it (a block trace):
+// TraceSource::simulate_command adds them.
+std::string simulate_args(const CLI::App &sub, const char *evict_option, bool evict_chosen,
+			  bool marks_chosen, bool capacity_set)
 {
 	std::string out;
 	for (const CLI::Option *opt : sub.get_options()) {
 		if (opt->count() == 0 || opt->get_lnames().empty())
 			continue;
 		const std::string name = "--" + opt->get_lnames().front();
-		if (advise_only(name) || (evict_chosen && name == "--kv-evict") ||
+		if (advise_only(name) || (evict_chosen && name == evict_option) ||
+		    (marks_chosen && name == "--evict-marks") ||
 		    (capacity_set && name == "--capacity"))
 			continue;
 		if (opt->get_type_size() == 0) {
@@ -108,7 +112,10 @@ public:
 			       : "--util " + util_word(s.util);
 		cmd += std::string(" --placement ") + placement_name(s.placement);
 		if (!s.evict.empty())
-			cmd += " --kv-evict " + s.evict;
+			cmd += std::string(" ") + workload::evict_option_for(a_.workload) + " " +
+			       s.evict;
+		if (!s.marks.empty())
+			cmd += " --evict-marks " + s.marks;
 		return cmd;
 	}
 	std::string util_note() const override
@@ -123,7 +130,7 @@ public:
 	std::string open(double util)
 	{
 		std::string err;
-		at_ = WorkloadPoint{util, ""};
+		at_ = WorkloadPoint{util, "", ""};
 		workload_ = make_workload(a_, factories_, cfg_, knobs_, at_, &err);
 		return err;
 	}
@@ -142,11 +149,20 @@ public:
 					return e;
 		return {};
 	}
+	std::vector<std::string> marks() const override
+	{
+		for (const WorkloadFactory &f : factories_)
+			if (f.marks)
+				if (auto m = f.marks(a_.workload); !m.empty())
+					return m;
+		return {};
+	}
 	Result<RunReport> run(const AdviseSetting &s) override
 	{
-		if (!workload_ || at_.util != s.util || at_.evict != s.evict) {
+		if (!workload_ || at_.util != s.util || at_.evict != s.evict ||
+		    at_.marks != s.marks) {
 			std::string err;
-			at_ = WorkloadPoint{s.util, s.evict};
+			at_ = WorkloadPoint{s.util, s.evict, s.marks};
 			workload_ =
 				make_workload(a_, factories_, config_at(s.util), knobs_, at_, &err);
 			if (!workload_) {
@@ -156,9 +172,10 @@ public:
 			}
 		}
 		char label[160];
-		std::snprintf(label, sizeof label, "advise %s/%s util=%g%s%s",
+		std::snprintf(label, sizeof label, "advise %s/%s util=%g%s%s%s%s",
 			      workload_->name().c_str(), placement_name(s.placement), s.util,
-			      s.evict.empty() ? "" : " ", s.evict.c_str());
+			      s.evict.empty() ? "" : " ", s.evict.c_str(),
+			      s.marks.empty() ? "" : " marks=", s.marks.c_str());
 		std::unique_ptr<TtyProgress> bar = tty_progress(label);
 		return run_one(config_at(s.util), *workload_, s.placement, bar.get());
 	}
@@ -200,6 +217,15 @@ std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, Advise
 	std::string err = parse_common(a, sub, o);
 	if (!err.empty())
 		return err;
+	// An evictor's marks set how full its filesystem runs: advise sweeps them, on the whole
+	// namespace unless --sweep says otherwise.
+	const bool has_marks = !src->marks().empty();
+	if (has_marks && sub.count("--sweep") == 0) {
+		auto whole = parse_advise_sweep("util=1:1:1");
+		if (!whole)
+			return whole.error().message();
+		o->sweep = std::move(*whole);
+	}
 	err = src->open(o->sweep.values.front());
 	if (!err.empty())
 		return err;
@@ -212,11 +238,16 @@ std::string prepare(const Args &a, const CLI::App &sub, TraceSource *src, Advise
 		if (!err.empty())
 			return err;
 	}
-	const CLI::Option *evict = sub.get_option_no_throw("--kv-evict");
+	const char *evict_option = workload::evict_option_for(a.model.workload);
+	const CLI::Option *evict = sub.get_option_no_throw(evict_option);
 	const bool store = !src->evictions().empty();
 	if (evict && evict->count() > 0 && store)
 		o->evictions = {evict->as<std::string>()};
-	src->set_simulate_args(simulate_args(sub, store, sub.count("--blk-trace") > 0));
+	const CLI::Option *marks = sub.get_option_no_throw("--evict-marks");
+	if (marks && marks->count() > 0 && has_marks)
+		o->marks = {marks->as<std::string>()};
+	src->set_simulate_args(
+		simulate_args(sub, evict_option, store, has_marks, sub.count("--blk-trace") > 0));
 	return "";
 }
 
@@ -284,6 +315,7 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 			TwinWindowClient twin)
 {
 	auto args = std::make_shared<Args>();
+	factories.push_back(workload::llmd_factory());  // before --kv-trace's chunk store
 	factories.push_back(workload::simulate_factory());
 	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
 	CLI::App *sub = app.add_subcommand(
@@ -323,7 +355,9 @@ void add_advise_command(CLI::App &app, int &exit_code, std::vector<WorkloadFacto
 			f.add_options(*sub);
 	sub->footer(
 		"A chunk store (--kv-trace without --workload host) is tried with each eviction "
-		"order, lru, fifo and fifo2, unless --kv-evict names one. Exit codes: 0 a "
+		"order, lru, fifo and fifo2, unless --kv-evict names one; --workload llmd with each "
+		"--evict-order (hash, lru, fifo) and the marks 95,89 to 60,40 on the whole namespace, "
+		"unless --evict-order, --evict-marks or --sweep name them. Exit codes: 0 a "
 		"recommendation, 1 no setting meets the target (or a run failed), 2 a bad option. "
 		"docs/advise.md");
 	auto client = std::make_shared<TwinWindowClient>(std::move(twin));

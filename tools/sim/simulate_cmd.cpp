@@ -12,6 +12,7 @@
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/sweep.hpp"
 #include "tools/workload/factory.hpp"
+#include "tools/workload/llmd_cli.hpp"
 
 namespace kvfdp::sim {
 namespace {
@@ -218,6 +219,7 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFactory> factories)
 {
 	auto args = std::make_shared<Args>();
+	factories.push_back(workload::llmd_factory());  // before --kv-trace's chunk store
 	factories.push_back(workload::simulate_factory());
 	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
 	CLI::App *sub = app.add_subcommand(

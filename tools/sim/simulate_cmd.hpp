@@ -22,6 +22,7 @@ namespace kvfdp::sim {
 struct WorkloadPoint {
 	std::optional<double> util;  // replaces --util when set
 	std::string evict;           // replaces --kv-evict when not empty (one of evictions())
+	std::string marks;           // replaces --evict-marks when not empty (one of marks())
 };
 
 // Workloads another module adds to `simulate` (tools/workload: KV mix, trace replay).
@@ -39,6 +40,9 @@ struct WorkloadFactory {
 	// The eviction orders the store of the workload name chooses can run (WorkloadPoint::
 	// evict), {} when it has no store of its own to choose for; may be empty.
 	std::function<std::vector<std::string>(const std::string &name)> evictions;
+	// The evictor usage marks (HIGH,LOW percent) advise tries for the workload name
+	// (WorkloadPoint::marks), {} when its store has none; may be empty.
+	std::function<std::vector<std::string>(const std::string &name)> marks;
 };
 
 // Adds `simulate` to app. When it runs, exit_code is set: 0 done, 1 the model or workload
