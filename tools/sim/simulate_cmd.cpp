@@ -11,6 +11,7 @@
 #include "tools/sim/model_args.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/sim/sweep.hpp"
+#include "tools/workload/disk_tier_cli.hpp"
 #include "tools/workload/factory.hpp"
 #include "tools/workload/llmd_cli.hpp"
 
@@ -220,6 +221,7 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 {
 	auto args = std::make_shared<Args>();
 	factories.push_back(workload::llmd_factory());  // before --kv-trace's chunk store
+	factories.push_back(workload::disk_tier_factory());
 	factories.push_back(workload::simulate_factory());
 	auto facs = std::make_shared<std::vector<WorkloadFactory>>(std::move(factories));
 	CLI::App *sub = app.add_subcommand(
