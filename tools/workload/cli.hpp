@@ -33,7 +33,7 @@ struct WorkloadOptions {
 	uint32_t hicache_page_tokens = 64;
 	double hicache_evict_ratio = 0.9;
 	double mixed_a_speed = 1;
-	double mixed_a_share = 0.5;
+	double mixed_a_share = 0.3;
 	uint32_t mixed_a_page_tokens = 64;
 	uint32_t mixed_a_min_hits = 2;
 	uint32_t mixed_prompt_every = 32;
