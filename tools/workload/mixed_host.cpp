@@ -524,6 +524,8 @@ nlohmann::json MixedHostWorkload::extra() const
 	nlohmann::json j = {{"engine_b", b},
 			    {"sim_seconds", s.sim_seconds},
 			    {"measured_from_s", s.measured_from_s}};
+	// Pages evicted: B's unlinked, A's overwritten.
+	j["evictions"] = s.b.pages_unlinked + s.a_overwrites;
 	if (!cfg_.engine_a) {
 		j["hit_ratio"] = ratio(s.b.hits, s.b.lookups);
 		return j;
