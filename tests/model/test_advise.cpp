@@ -235,7 +235,21 @@ TEST_CASE("advise: no marks meet the target: one line per eviction order with th
 	const std::string line = no_setting_line(*a);
 	CHECK(line.find("evictor marks 60/40%: raise --op, try lower marks, or raise --target") !=
 	      std::string::npos);
-	CHECK(advice_to_table(*a).find(lines) != std::string::npos);
+	// One eviction order: the table ends with the one no-setting line alone.
+	const std::string t = advice_to_table(*a);
+	CHECK(t.find(lines) == std::string::npos);
+	CHECK(t.substr(t.size() - line.size() - 1) == line + "\n");
+	// Two: a line for the order no marks of which meet the target, then the no-setting line.
+	FakeSource two = marks_source();
+	two.evicts = {"hash", "lru"};
+	auto both = advise(two, options(1.01, "util=1:1:1"));
+	REQUIRE(both);
+	CHECK_FALSE(both->pick);
+	const std::string per_order = no_marks_lines(*both);
+	CHECK(per_order.find(lines) == 0);
+	CHECK(per_order.find("eviction lru: no marks meet WAF <= 1.01; the best is 60/40%") !=
+	      std::string::npos);
+	CHECK(advice_to_table(*both).find(per_order + no_setting_line(*both)) != std::string::npos);
 	// With --evict-marks naming one value, that value alone is run.
 	FakeSource one = marks_source();
 	one.evicts = {"hash"};

@@ -281,8 +281,10 @@ std::string advice_to_table(const Advice &a)
 	out += "; * the recommendation\n";
 	if (!a.util_note.empty())
 		out += a.util_note + "\n";
+	// One order: the no-setting line says what its marks line would.
 	if (!a.pick)
-		return out + no_marks_lines(a) + no_setting_line(a) + "\n";
+		return out + (a.evictions.size() > 1 ? no_marks_lines(a) : std::string()) +
+		       no_setting_line(a) + "\n";
 	const AdviseCell &p = a.cells[*a.pick];
 	out += "recommend: " + setting_text(p.setting) + ": WAF " + fmt("%.3f", p.run.waf) +
 	       " <= " + fmt("%g", a.target) + "\n";
