@@ -244,19 +244,7 @@ Result<HostConfig> host_config(const WorkloadOptions &o, uint64_t chunk, double 
 	if (!parse_list(o.host_shares, h.shares))
 		return usage("--host-shares: want positive numbers like 0.5,0.5");
 	h.staging_s = o.host_staging_s;
-	struct SizeOpt {
-		const char *name;
-		const std::string &text;
-		uint64_t &out;
-	};
-	for (SizeOpt so : {SizeOpt{"--host-log-rate", o.host_log_rate, h.log_rate},
-			   SizeOpt{"--host-log-file", o.host_log_file, h.log_file_bytes},
-			   SizeOpt{"--host-weights", o.host_weights, h.weights_bytes}}) {
-		auto v = placement::parse_size(so.text);
-		if (!v)
-			return usage(std::string(so.name) + ": " + v.error().message());
-		so.out = *v;
-	}
+	KVFDP_TRY(host_sizes(o, h.log_rate, h.log_file_bytes, h.weights_bytes));
 	h.log_keep = o.host_log_keep;
 	h.swap_s = o.host_swap_s;
 	if (!o.host_restart_every.empty() && !parse_fraction(o.host_restart_every, h.restart_every))
@@ -353,6 +341,25 @@ Result<std::vector<SlotWorker>> slot_workers(const WorkloadOptions &o)
 }
 
 }  // namespace
+
+Result<void> host_sizes(const WorkloadOptions &o, uint64_t &log_rate, uint64_t &log_file,
+			uint64_t &weights)
+{
+	struct SizeOpt {
+		const char *name;
+		const std::string &text;
+		uint64_t &out;
+	};
+	for (SizeOpt so : {SizeOpt{"--host-log-rate", o.host_log_rate, log_rate},
+			   SizeOpt{"--host-log-file", o.host_log_file, log_file},
+			   SizeOpt{"--host-weights", o.host_weights, weights}}) {
+		auto v = placement::parse_size(so.text);
+		if (!v)
+			return usage(std::string(so.name) + ": " + v.error().message());
+		so.out = *v;
+	}
+	return ok();
+}
 
 const std::vector<std::string> &evict_names()
 {

@@ -73,6 +73,11 @@ struct WorkloadContext {
 	uint64_t seed = 1;
 };
 
+// The host workloads' unscaled sizes from --host-log-rate, --host-log-file and --host-weights;
+// an error names the option.
+[[nodiscard]] Result<void> host_sizes(const WorkloadOptions &o, uint64_t &log_rate,
+				      uint64_t &log_file, uint64_t &weights);
+
 // The --kv-evict names (lru, fifo, fifo2), in EvictPolicy order.
 [[nodiscard]] const std::vector<std::string> &evict_names();
 

@@ -12,7 +12,6 @@
 #include <CLI/CLI.hpp>
 
 #include "bpf/tag.h"
-#include "placement/size.hpp"
 #include "tools/workload/chunk_files.hpp"
 #include "tools/workload/presets.hpp"
 
@@ -607,19 +606,7 @@ Result<std::unique_ptr<sim::Workload>> make_mixed_host(const WorkloadOptions &o,
 	c.a_share = o.mixed_a_share;
 	c.prompt_every = o.mixed_prompt_every;
 	c.prompt_ttl_s = o.mixed_prompt_ttl_s;
-	struct SizeOpt {
-		const char *name;
-		const std::string &text;
-		uint64_t &out;
-	};
-	for (SizeOpt so : {SizeOpt{"--host-log-rate", o.host_log_rate, c.log_rate},
-			   SizeOpt{"--host-log-file", o.host_log_file, c.log_file_bytes},
-			   SizeOpt{"--host-weights", o.host_weights, c.weights_bytes}}) {
-		auto v = placement::parse_size(so.text);
-		if (!v)
-			return bad(std::string(so.name) + ": " + v.error().message());
-		so.out = *v;
-	}
+	KVFDP_TRY(host_sizes(o, c.log_rate, c.log_file_bytes, c.weights_bytes));
 	c.log_keep = o.host_log_keep;
 	c.swap_s = o.host_swap_s;
 	auto trace = load_mooncake(o.kv_trace, o.kv_requests);
