@@ -406,7 +406,7 @@ Result<void> DiskTierWorkload::validate(const DiskTierConfig &cfg, uint64_t capa
 	if (cfg.ranks < 1 || cfg.ranks > 64)
 		return bad("--trtllm-ranks: give 1 to 64 ranks");
 	if (!(cfg.zipf > 0 && cfg.zipf < 10))
-		return bad("--engine-zipf: give a skew in (0, 10) (e.g. 0.9)");
+		return bad("--engine-zipf: give a skew in (0, 10) (e.g. 0.5)");
 	if (!(cfg.host > 0 && cfg.host < 100))
 		return bad("--engine-host: give host memory in disk slots, in (0, 100) (e.g. 0.1)");
 	if (cfg.filter < 1 || !(cfg.decay > 0))
