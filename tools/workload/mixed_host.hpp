@@ -17,7 +17,7 @@
 // Hints, what each writer could say of its files: A and B MEDIUM (a KV tier knows nothing of
 // one page's life), prompt cache LONG, its index SHORT, weights EXTREME, logs none.
 // A's slot file takes a_share of the KV room and B's cap the rest: at 0.3, by Little's law
-// (capacity / write rate) A's data lives 1.6x as long as B's at speed 1 and B's 1.6x as long
+// (capacity / write rate) A's data lives 1.6x as long as B's at speed 1 and B's 1.9x as long
 // as A's at speed 3, the "within 2x" of issue 36's host.
 // Engine A replays the trace at a_speed (looping it with fresh hash ids), B at 1; the run
 // lasts one pass at the slower one. Measurement starts when A's file has been written once
