@@ -301,8 +301,10 @@ std::string advice_to_table(const Advice &a)
 						   : " eviction orders") +
 					    " at this utilisation\n";
 		const AdviseCell *m = least_media_at(a, p.setting.util);
+		// Less than 0.5% (an evictor's neighbouring marks) would print "0% more".
 		if (m && choice_label(m->setting) != choice_label(p.setting) &&
-		    m->run.media_bytes < p.run.media_bytes)
+		    static_cast<double>(m->run.media_bytes) * 1.005 <
+			    static_cast<double>(p.run.media_bytes))
 			out += "  media written " + iec(p.run.media_bytes) + ", " +
 			       fmt("%.0f", (static_cast<double>(p.run.media_bytes) /
 						    static_cast<double>(m->run.media_bytes) -
