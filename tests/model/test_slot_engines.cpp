@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/workload/cli.hpp"
 #include "tools/workload/disk_tier.hpp"
 #include "tools/workload/slots.hpp"
 
@@ -124,6 +125,30 @@ TEST_CASE("slots: windows or a tail that do not fit get one line naming the opti
 	CHECK(m.find("--slot-windows") != std::string::npos);
 	CHECK(m.find("at most 1") != std::string::npos);
 	CHECK(m.find('\n') == std::string::npos);
+}
+
+TEST_CASE("slots: --slot-writers gives one positive id per worker, or one line naming it")
+{
+	WorkloadOptions o;
+	WorkloadContext ctx;
+	ctx.workload = "slots";
+	ctx.utilisation = 0.89;
+	ctx.capacity_bytes = kCapacity;
+	for (const char *bad : {"1,2", "1,1,2,3,3,4,4,4,0", "1,1,2,3,3,4,4,4,x"}) {
+		CAPTURE(bad);
+		o.slot_writers = bad;
+		auto r = make_workload(o, ctx);
+		REQUIRE_FALSE(r);
+		CHECK(r.error().message().find("--slot-writers") != std::string::npos);
+	}
+	o.slot_writers = "1,1,2,3,3,4,4,4,5";
+	o.slot_fill_writer = true;
+	o.slot_static_tail = 0.11;
+	CHECK(make_workload(o, ctx));
+	o.slot_static_tail = 0.2;
+	auto r = make_workload(o, ctx);
+	REQUIRE_FALSE(r);
+	CHECK(r.error().message().find("--slot-static-tail") != std::string::npos);
 }
 
 TEST_CASE("kvbm: one slot file overwritten in place, never trimmed, held back by the filter")
