@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "bpf/tag.h"
 #include "tools/workload/hicache.hpp"
 #include "tools/workload/mixed_host.hpp"
 #include "tools/workload/null_sink.hpp"
@@ -21,17 +23,18 @@ namespace {
 struct Op {
 	bool write;
 	uint64_t slba, nlb, writer;
+	uint8_t cls;
 };
 
 class RecordingSink final : public sim::BlockSink {
 public:
-	void write(uint64_t slba, uint64_t nlb, uint8_t, uint64_t writer) override
+	void write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer) override
 	{
-		ops.push_back({true, slba, nlb, writer});
+		ops.push_back({true, slba, nlb, writer, cls});
 	}
 	void deallocate(uint64_t slba, uint64_t nlb) override
 	{
-		ops.push_back({false, slba, nlb, 0});
+		ops.push_back({false, slba, nlb, 0, 0});
 	}
 	std::vector<Op> ops;
 };
@@ -212,4 +215,29 @@ TEST_CASE("mixed host and hicache: options that do not fit get one line naming t
 	h.utilisation = 0.5;
 	CHECK(error_of(h).empty());
 	one_line(error_of(h, 32 << 10), "--util");  // 16 KiB of cap, pages of 32 KiB
+}
+
+TEST_CASE("hicache alone: one writer, and the oracle's pre-pass classes every write")
+{
+	MixedHostConfig c;
+	c.engine_a = false;
+	c.utilisation = 0.25;
+	MixedHostWorkload w(small_trace(3000), c);
+	RecordingSink sink;
+	REQUIRE(w.run(sim::Placement::oracle, kCapacity / 4096, 4096, sink, nullptr));
+	uint64_t writes = 0;
+	std::set<uint8_t> classes;
+	for (const Op &op : sink.ops)
+		if (op.write) {
+			writes++;
+			CHECK(op.writer == 1);
+			classes.insert(op.cls);
+		}
+	CHECK(writes == w.stats().b.pages_written);
+	// Pages unlinked soon and pages alive at the end: the oracle tells them apart.
+	CHECK(classes.count(KVFDP_CLASS_SHORT) == 1);
+	CHECK(classes.count(KVFDP_CLASS_EXTREME) == 1);
+	CHECK(w.stats().b.pages_unlinked > 0);
+	CHECK(w.stats().b.write_failures == 0);
+	CHECK(w.extra()["evictions"] == w.stats().b.pages_unlinked);
 }
