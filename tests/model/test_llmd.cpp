@@ -176,6 +176,10 @@ TEST_CASE("llmd: marks and windows that do not fit are one line naming the param
 	auto r = LlmdWorkload::validate(cfg, 1ull << 30);
 	REQUIRE_FALSE(r);
 	CHECK(r.error().message().rfind("--evict-recent: ", 0) == 0);
+	cfg.recent = -0.1;
+	r = LlmdWorkload::validate(cfg, 1ull << 30);
+	REQUIRE_FALSE(r);
+	CHECK(r.error().message().rfind("--evict-recent: want", 0) == 0);
 	cfg.recent = 0.05;
 	CHECK(LlmdWorkload::validate(cfg, 1ull << 30));
 	// 85% of 2 MiB does not hold two 1 MiB files.

@@ -255,7 +255,9 @@ Result<void> LlmdWorkload::validate(const LlmdConfig &cfg, uint64_t capacity_byt
 		return usage("--evict-marks: the marks must satisfy 0 < low < high <= 100 percent");
 	if (!(cfg.utilisation > 0 && cfg.utilisation <= 1))
 		return usage("--util: the filesystem's share of the namespace must be in (0, 1]");
-	if (!(cfg.recent >= 0 && cfg.recent < m.low)) {
+	if (!(cfg.recent >= 0))
+		return usage("--evict-recent: want a share of the capacity written, 0 or more");
+	if (!(cfg.recent < m.low)) {
 		char buf[200];
 		std::snprintf(buf, sizeof buf,
 			      "--evict-recent: %g of the capacity does not fit below the low mark "
