@@ -2,8 +2,8 @@
 #include "placement/class_split.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include "placement/classes.hpp"
@@ -41,6 +41,86 @@ unsigned class_index(uint8_t cls)
 	return cls < kNumClasses ? cls : 0u;
 }
 
+// One stage's parts to cut off, and the keys whose part was given up.
+struct Stage {
+	std::vector<std::vector<uint32_t>> cuts;
+	std::vector<uint32_t> given_up;
+};
+
+// Within each group, the keys are parted by label (a class, a writer); each part of the
+// movable keys other than the group's main label (most of its writes; the lowest label on a
+// tie) is cut off if it takes min_group_share and leaves the group a key, unless it and the
+// main label's part have their evidence and die alike: then it is given up. With same_share
+// > 0, parts whose write shares are within that relative difference of each other count as
+// one part (and one of the main's as the main): labels that write the same bytes at the same
+// rate are shards or replicas of one job (a tensor-parallel engine's ranks), whose data dies
+// together, and an open unit each buys nothing.
+template <class Label, class Movable>
+Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<uint32_t>> &groups,
+		double total, const ClassSplitParams &p, double same_share, Label label,
+		Movable movable)
+{
+	Stage st;
+	for (const std::vector<uint32_t> &g : groups) {
+		std::map<uint64_t, Part> all, mov;
+		for (uint32_t i : g) {
+			all[label(keys[i])].add(keys[i], i);
+			if (movable(keys[i]))
+				mov[label(keys[i])].add(keys[i], i);
+		}
+		uint64_t main = 0;
+		double main_share = -1;
+		for (const auto &[l, part] : all)
+			if (part.share > main_share) {
+				main = l;
+				main_share = part.share;
+			}
+		const Part &m = all.at(main);
+		auto same = [&](double a, double b) {
+			return same_share > 0 && std::fabs(a - b) <= same_share * std::max(a, b);
+		};
+		std::vector<std::pair<const Part *, double>> parts;  // a part, its label's share
+		for (const auto &[l, part] : mov)
+			if (l != main && !same(all.at(l).share, m.share))
+				parts.emplace_back(&part, all.at(l).share);
+		std::stable_sort(parts.begin(), parts.end(),
+				 [](const auto &a, const auto &b) { return a.second > b.second; });
+		std::vector<Part> merged;
+		double last = -1;
+		for (const auto &[part, share] : parts) {
+			if (merged.empty() || !same(share, last))
+				merged.emplace_back();
+			for (uint32_t i : part->keys)
+				merged.back().add(keys[i], i);
+			last = share;
+		}
+		for (const Part &part : merged) {
+			if (part.evidenced && m.evidenced && part.alike(m, p)) {
+				st.given_up.insert(st.given_up.end(), part.keys.begin(),
+						   part.keys.end());
+				continue;
+			}
+			if (part.share >= p.min_group_share * total && part.keys.size() < g.size())
+				st.cuts.push_back(part.keys);
+		}
+	}
+	return st;
+}
+
+// The groups with the cuts moved to groups of their own.
+void apply(std::vector<std::vector<uint32_t>> &groups, std::vector<std::vector<uint32_t>> cuts,
+	   size_t nkeys)
+{
+	std::vector<uint8_t> moved(nkeys, 0);
+	for (const auto &cut : cuts)
+		for (uint32_t i : cut)
+			moved[i] = 1;
+	for (auto &g : groups)
+		std::erase_if(g, [&](uint32_t i) { return moved[i] != 0; });
+	for (auto &cut : cuts)
+		groups.push_back(std::move(cut));
+}
+
 }  // namespace
 
 ClassSplitResult split_by_class(std::span<const ClassKey> keys,
@@ -59,55 +139,30 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 		const uint32_t m = classes_of.at(k.writer);
 		return (m & (m - 1)) == 0;
 	};
-
-	std::vector<std::vector<uint32_t>> cuts;  // the parts to cut off
-	std::vector<uint32_t> given_up;
-	for (size_t g = 0; g < groups.size(); g++) {
-		std::array<Part, kNumClasses> all{}, movable{};
-		for (uint32_t i : groups[g]) {
-			const unsigned c = class_index(keys[i].cls);
-			all[c].add(keys[i], i);
-			if (one_class(keys[i]) && !keys[i].given_up)
-				movable[c].add(keys[i], i);
-		}
-		unsigned main = 0;
-		for (unsigned c = 1; c < kNumClasses; c++)
-			if (all[c].share > all[main].share)
-				main = c;
-		std::vector<unsigned> parts;
-		for (unsigned c = 0; c < kNumClasses; c++)
-			if (c != main && !movable[c].keys.empty())
-				parts.push_back(c);
-		std::sort(parts.begin(), parts.end(), [&](unsigned a, unsigned b) {
-			return movable[a].share > movable[b].share;
-		});
-		for (unsigned c : parts) {
-			const Part &part = movable[c];
-			if (part.evidenced && all[main].evidenced && part.alike(all[main], p)) {
-				given_up.insert(given_up.end(), part.keys.begin(), part.keys.end());
-				continue;
-			}
-			if (part.share >= p.min_group_share * total &&
-			    part.keys.size() < groups[g].size())
-				cuts.push_back(part.keys);
-		}
-	}
-	// All or nothing: a split made only in part would leave together, in no chosen way,
-	// the classes it did not cut. Where it does not fit, nothing is given up either.
+	// All or nothing, per stage: a split made only in part would leave together, in no
+	// chosen way, the parts it did not cut. Where it does not fit, nothing is given up either.
+	const size_t limit = std::min(p.max_groups, p.budget);
 	out.groups = std::move(groups);
-	if (out.groups.size() + cuts.size() > std::min(p.max_groups, p.budget))
-		return out;
-	out.given_up = std::move(given_up);
-	if (cuts.empty())
-		return out;
-	std::vector<uint8_t> moved(keys.size(), 0);
-	for (const auto &cut : cuts)
-		for (uint32_t i : cut)
-			moved[i] = 1;
-	for (auto &g : out.groups)
-		std::erase_if(g, [&](uint32_t i) { return moved[i] != 0; });
-	for (auto &cut : cuts)
-		out.groups.push_back(std::move(cut));
+	Stage by_class = cut_parts(
+		keys, out.groups, total, p, 0.0,
+		[](const ClassKey &k) { return uint64_t{class_index(k.cls)}; },
+		[&](const ClassKey &k) { return one_class(k) && !k.given_up; });
+	if (out.groups.size() + by_class.cuts.size() <= limit) {
+		out.given_up = std::move(by_class.given_up);
+		apply(out.groups, std::move(by_class.cuts), keys.size());
+	}
+	Stage by_writer = cut_parts(
+		keys, out.groups, total, p, p.same_share,
+		[](const ClassKey &k) { return k.writer; },
+		[&](const ClassKey &k) {
+			return one_class(k) && !k.writer_given_up && k.writer_may_cut;
+		});
+	if (out.groups.size() + by_writer.cuts.size() <= limit) {
+		out.writer_given_up = std::move(by_writer.given_up);
+		for (const auto &cut : by_writer.cuts)
+			out.writer_cut.insert(out.writer_cut.end(), cut.begin(), cut.end());
+		apply(out.groups, std::move(by_writer.cuts), keys.size());
+	}
 	return out;
 }
 

@@ -16,6 +16,12 @@
 // learner: each has lived two of its lifetimes since its first write, so its death order
 // has settled) and they die alike: death orders within order_close, mean lifetimes within
 // merge_ratio.
+// Then, the same way, by writer: within each group (the class parts included), the keys of
+// each such writer other than the group's main writer are cut off, one part per writer, under
+// the same conditions, all or nothing on their own (a class split that fits is kept when the
+// writer split does not), and given up the same way. Writers are what `writer` placement
+// keeps apart; two engines that write one class each (or none) are otherwise one part until
+// their lifetimes are measured, and what they wrote mixed by then stays mixed.
 // The keys of a writer that labels its data with several classes stay where the learner
 // put them: such a writer guesses per chunk (and relabels as it learns), and the learner's
 // own measurements already separate its keys where their lifetimes differ.
@@ -31,11 +37,16 @@ namespace kvfdp::placement {
 struct ClassKey {
 	uint64_t writer = 0;
 	uint8_t cls = 0;
-	double share = 0;        // decayed share of the device's writes
-	double life = 0;         // mean lifetime estimate, device bytes (0 unknown)
-	double order = 1;        // death_order() of its deaths (mixing_cost.hpp)
-	bool evidenced = false;  // its death order has settled (the learner decides when)
-	bool given_up = false;   // its part was given up: it stays with its group
+	double share = 0;              // decayed share of the device's writes
+	double life = 0;               // mean lifetime estimate, device bytes (0 unknown)
+	double order = 1;              // death_order() of its deaths (mixing_cost.hpp)
+	bool evidenced = false;        // its death order has settled (the learner decides when)
+	bool given_up = false;         // its class part was given up: it stays with its group
+	bool writer_given_up = false;  // its writer part was given up
+	// Its writer part may be cut: the key is young (it started writing recently: the
+	// learner decides), or its part was cut at the last recompute. A part made late would
+	// move data written mixed for long; the lifetime and order rules make late splits.
+	bool writer_may_cut = true;
 };
 
 struct ClassSplitParams {
@@ -44,11 +55,16 @@ struct ClassSplitParams {
 	double min_group_share = 0.02;
 	double order_close = 0.125;
 	double merge_ratio = 1.5;
+	// Writers whose write shares are within this relative difference are one writer part:
+	// they write the same bytes at the same rate, as a tensor-parallel engine's ranks do.
+	double same_share = 0.02;
 };
 
 struct ClassSplitResult {
 	std::vector<std::vector<uint32_t>> groups;
-	std::vector<uint32_t> given_up;  // keys whose part was given up now
+	std::vector<uint32_t> given_up;         // keys whose class part was given up now
+	std::vector<uint32_t> writer_given_up;  // keys whose writer part was given up now
+	std::vector<uint32_t> writer_cut;       // keys in a writer part cut off now
 };
 
 // groups: indexes into keys, as the learner grouped them (each key in one group).

@@ -61,7 +61,7 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 constexpr const char *kMagic = "kvfdp-learner";
 // 1: no death-age histograms, 2: no class split, 3: no device identity and no last write
 // (all still read)
-constexpr int kVersion = 5;
+constexpr int kVersion = 6;
 // save()'s temporary files are named path + kTempInfix + a unique suffix.
 constexpr const char *kTempInfix = ".tmp.";
 
@@ -84,9 +84,12 @@ struct Learner::KeyState {
 	uint32_t group = 0;
 	bool pinned = false;
 	// The class split (class_split.hpp): the clock at the first recompute that saw the key
-	// written (meaningful once seen_written > 0), and whether its class part was given up.
+	// written (meaningful once seen_written > 0), and whether its class part and its writer
+	// part were given up.
 	uint64_t first_write = 0;
 	bool class_given_up = false;
+	bool writer_given_up = false;
+	bool writer_cut = false;  // its writer part was cut at the last recompute
 	// The clock at the last recompute that saw the key write (retirement).
 	uint64_t last_write = 0;
 	// The key's writer as name_keys() named it ("" none yet): kept in the state file, so a
@@ -594,6 +597,7 @@ void Learner::merge_duplicates()
 		a.age_den += b.age_den;
 		a.last_write = std::max(a.last_write, b.last_write);
 		a.class_given_up = a.class_given_up || b.class_given_up;
+		a.writer_given_up = a.writer_given_up || b.writer_given_up;
 		clear_slot(i);
 	}
 }
@@ -733,6 +737,9 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	// A key has its evidence once it has lived two of its lifetimes since its first write:
 	// by then its deaths cover its lifetime distribution, and its death order has settled.
 	constexpr double kEvidenceLifetimes = 2.0;
+	// A writer part is cut only from its keys' first half capacity of writes on (or kept
+	// once cut): by then its write share has shown, and what it wrote is still mostly live.
+	constexpr double kWriterYoung = 0.5;
 	std::vector<ClassKey> keys(cands.size());
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const KeyState &st = state_[cands[c].slot];
@@ -745,7 +752,11 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   st.seen_written > 0 && cands[c].life > 0 &&
 				   static_cast<double>(now - st.first_write) >=
 					   kEvidenceLifetimes * cands[c].life,
-			   st.class_given_up};
+			   st.class_given_up,
+			   st.writer_given_up || !cfg_.writer_split,
+			   st.writer_cut || st.seen_written == 0 ||
+				   static_cast<double>(now - st.first_write) <
+					   kWriterYoung * static_cast<double>(cfg_.capacity_bytes)};
 	}
 	ClassSplitParams p;
 	p.max_groups = max_groups;
@@ -758,6 +769,12 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	ClassSplitResult r = split_by_class(keys, std::move(groups), p);
 	for (uint32_t c : r.given_up)
 		state_[cands[c].slot].class_given_up = true;
+	for (uint32_t c = 0; c < cands.size(); c++)
+		state_[cands[c].slot].writer_cut = false;
+	for (uint32_t c : r.writer_cut)
+		state_[cands[c].slot].writer_cut = true;
+	for (uint32_t c : r.writer_given_up)
+		state_[cands[c].slot].writer_given_up = true;
 	groups = std::move(r.groups);
 }
 
@@ -1140,7 +1157,8 @@ Result<void> Learner::save(const std::string &path) const
 			for (unsigned b = 0; b < kAgeBuckets; b++)
 				body << ' ' << st.seen_ages[b] << ' ' << st.ages[b];
 			body << '\n';
-			body << "split " << st.first_write << ' ' << st.class_given_up << '\n';
+			body << "split " << st.first_write << ' '
+			     << (st.class_given_up ? 1 : 0) + (st.writer_given_up ? 2 : 0) << '\n';
 			body << "written " << st.last_write << '\n';
 			// Length-prefixed: a cgroup path may hold spaces.
 			body << "name " << st.name.size() << ' ' << st.name << '\n';
@@ -1179,7 +1197,7 @@ struct SavedKey {
 	std::array<uint32_t, kAgeBuckets> seen_ages{};
 	std::array<double, kAgeBuckets> ages{};
 	uint64_t first_write = 0;  // version 3; older files: written since clock 0
-	bool class_given_up = false;
+	unsigned given_up = 0;     // version 3: 1 the class part; version 6: 2 the writer part
 	std::optional<uint64_t> last_write;  // version 4; older files: the saved clock
 	std::string name;                    // version 5; older files: none
 };
@@ -1267,8 +1285,8 @@ std::string parse_state(const std::string &body, unsigned nruh, SavedState &out)
 				if (!(in >> r.seen_ages[b] >> r.ages[b]) || !(r.ages[b] >= 0))
 					return "malformed ages line";
 		}
-		if (version >= 3 &&
-		    (!(in >> word >> r.first_write >> r.class_given_up) || word != "split"))
+		if (version >= 3 && (!(in >> word >> r.first_write >> r.given_up) ||
+				     word != "split" || r.given_up > (version >= 6 ? 3u : 1u)))
 			return "malformed split line";
 		if (version >= 4) {
 			uint64_t w = 0;
@@ -1353,7 +1371,8 @@ Result<void> Learner::load(const std::string &path)
 		ks.lifetime = r.life;
 		ks.group = r.group;
 		ks.first_write = r.first_write;
-		ks.class_given_up = r.class_given_up;
+		ks.class_given_up = (r.given_up & 1) != 0;
+		ks.writer_given_up = (r.given_up & 2) != 0;
 		ks.last_write = r.last_write ? *r.last_write : saved.clock;
 		ks.name = r.name;
 		keys_.fetch_add(1, std::memory_order_relaxed);

@@ -123,6 +123,9 @@ struct LearnerConfig {
 	// mixed is expensive to part later; a split given up costs only its open unit
 	// (class_split.hpp, docs/placement.md "The class split").
 	double class_split_room = 0.5;
+	// Grouping::order, with the class split: then the same by writer, within each group,
+	// for writers that give all their data one class (class_split.hpp). Off: only by class.
+	bool writer_split = true;
 	// A group gets its own handle only if it takes at least this share of the device's
 	// writes: every open handle keeps a reclaim unit open, spare space taken from garbage
 	// collection, which a group that writes little does not pay back.

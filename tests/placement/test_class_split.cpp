@@ -1,6 +1,7 @@
-// placement: split_by_class: writers of one class are cut off by class, writers of several
-// are not, a split that does not fit is not made at all, and a part that has its evidence
-// and dies like its group's main class is given up.
+// placement: split_by_class: writers of one class are cut off by class, then by writer,
+// writers of several classes are not, a split that does not fit is not made at all (each
+// stage on its own), a writer part is cut only while its keys may be, and a part that has
+// its evidence and dies like its group's main part is given up.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,9 +14,11 @@ using namespace kvfdp::placement;
 
 namespace {
 
-ClassKey key(uint64_t writer, uint8_t cls, double share, double order = 1.0, bool evidenced = false)
+ClassKey key(uint64_t writer, uint8_t cls, double share, double order = 1.0, bool evidenced = false,
+	     bool writer_may_cut = false)
 {
 	ClassKey k;
+	k.writer_may_cut = writer_may_cut;
 	k.writer = writer;
 	k.cls = cls;
 	k.share = share;
@@ -108,4 +111,93 @@ TEST_CASE("class split: a part is given up once both sides have their evidence a
 	r = split_by_class(keys, {{0, 1}}, p);
 	CHECK(r.groups.size() == 2);
 	CHECK(r.given_up.empty());
+}
+
+TEST_CASE("class split, by writer: writers of one class each start apart; a writer of several "
+	  "classes stays")
+{
+	// 0, 1: two engines, neither hints; 2: a log writer, neither; 3, 4: writer 4, SHORT and
+	// LONG per chunk.
+	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_NOT_SET, 0.35, 1.0, false, true),
+				      key(2, KVFDP_CLASS_NOT_SET, 0.25, 1.0, false, true),
+				      key(3, KVFDP_CLASS_NOT_SET, 0.1, 1.0, false, true),
+				      key(4, KVFDP_CLASS_SHORT, 0.05, 1.0, false, true),
+				      key(4, KVFDP_CLASS_LONG, 0.15, 1.0, false, true)};
+	ClassSplitResult r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	REQUIRE(r.groups.size() == 3);
+	CHECK(!together(r, 0, 1));
+	CHECK(!together(r, 0, 2));
+	CHECK(!together(r, 1, 2));
+	CHECK(together(r, 3, 4));
+	CHECK(std::count(r.writer_cut.begin(), r.writer_cut.end(), 2u) == 1);
+	// A key that may no longer be cut (it is not young, and was not cut last time) stays.
+	keys[2].writer_may_cut = false;
+	r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	REQUIRE(r.groups.size() == 2);
+	CHECK(together(r, 0, 2) != together(r, 1, 2));
+}
+
+TEST_CASE("class split, by writer: all or nothing on its own; the class split stays when it "
+	  "does not fit")
+{
+	// Three writers of SHORT, one of LONG: by class two groups, by writer four.
+	const std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_SHORT, 0.35, 1.0, false, true),
+					    key(2, KVFDP_CLASS_SHORT, 0.25, 1.0, false, true),
+					    key(3, KVFDP_CLASS_SHORT, 0.15, 1.0, false, true),
+					    key(4, KVFDP_CLASS_LONG, 0.25, 1.0, false, true)};
+	ClassSplitParams p = params();
+	p.budget = 3;
+	ClassSplitResult r = split_by_class(keys, {{0, 1, 2, 3}}, p);
+	REQUIRE(r.groups.size() == 2);
+	CHECK(together(r, 0, 1));
+	CHECK(together(r, 0, 2));
+	CHECK(!together(r, 0, 3));
+	CHECK(r.writer_cut.empty());
+	p.budget = 4;
+	r = split_by_class(keys, {{0, 1, 2, 3}}, p);
+	CHECK(r.groups.size() == 4);
+}
+
+TEST_CASE("class split, by writer: a writer part is given up once both have their evidence and "
+	  "die alike")
+{
+	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_NOT_SET, 0.6, 1.0, true, true),
+				      key(2, KVFDP_CLASS_NOT_SET, 0.4, 0.95, false, true)};
+	ClassSplitResult r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 2);
+	keys[1].evidenced = true;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 1);
+	CHECK(r.writer_given_up == std::vector<uint32_t>{1});
+	CHECK(r.given_up.empty());
+	keys[1].writer_given_up = true;
+	keys[1].order = 0.5;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 1);
+}
+
+TEST_CASE("class split, by writer: writers of the same write share (a tensor-parallel engine's "
+	  "ranks) are one part")
+{
+	// Two ranks in step beside a log writer; then a third writer of the ranks' share.
+	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_NOT_SET, 0.45, 1.0, false, true),
+				      key(2, KVFDP_CLASS_NOT_SET, 0.449, 1.0, false, true),
+				      key(3, KVFDP_CLASS_NOT_SET, 0.101, 1.0, false, true)};
+	ClassSplitResult r = split_by_class(keys, {{0, 1, 2}}, params());
+	REQUIRE(r.groups.size() == 2);
+	CHECK(together(r, 0, 1));
+	CHECK(!together(r, 0, 2));
+	// Two writers of one share that is not the main's are cut off together.
+	keys = {key(1, KVFDP_CLASS_NOT_SET, 0.5, 1.0, false, true),
+		key(2, KVFDP_CLASS_NOT_SET, 0.25, 1.0, false, true),
+		key(3, KVFDP_CLASS_NOT_SET, 0.25, 1.0, false, true)};
+	r = split_by_class(keys, {{0, 1, 2}}, params());
+	REQUIRE(r.groups.size() == 2);
+	CHECK(together(r, 1, 2));
+	CHECK(!together(r, 0, 1));
+	// Off (0): each writer is its own part.
+	ClassSplitParams p = params();
+	p.same_share = 0;
+	r = split_by_class(keys, {{0, 1, 2}}, p);
+	CHECK(r.groups.size() == 3);
 }

@@ -657,7 +657,7 @@ TEST_CASE("learner: a version 1 state file (no death ages) is still read")
 	std::ifstream in(path);
 	std::string first;
 	std::getline(in, first);
-	CHECK(first == "kvfdp-learner 5");
+	CHECK(first == "kvfdp-learner 6");
 	std::remove(path.c_str());
 }
 
