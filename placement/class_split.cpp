@@ -1,4 +1,4 @@
-// split_by_class: the per-hint split within the learner's groups (class_split.hpp).
+// split_by_class: the per-hint, then per-writer split within the learner's groups (class_split.hpp).
 #include "placement/class_split.hpp"
 
 #include <algorithm>
