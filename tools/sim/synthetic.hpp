@@ -60,6 +60,11 @@ public:
 				       uint32_t lba_size, BlockSink &sink,
 				       Progress *progress) override;
 	[[nodiscard]] nlohmann::json extra() const override;
+	// Its hint is the hot or cold side; it has no oracle pre-pass.
+	[[nodiscard]] std::vector<Placement> placements() const override
+	{
+		return {Placement::none, Placement::hint};
+	}
 
 private:
 	HotColdOptions o_;

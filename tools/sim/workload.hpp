@@ -59,11 +59,9 @@ public:
 	[[nodiscard]] virtual Result<void> run(Placement placement, uint64_t logical_lbas,
 					       uint32_t lba_size, BlockSink &sink,
 					       Progress *progress) = 0;
-	// The placements this workload can classify by, in the order `--placement all` runs them.
-	[[nodiscard]] virtual std::vector<Placement> placements() const
-	{
-		return {Placement::none, Placement::hint};
-	}
+	// The placements this workload can classify by, in the order `--placement all` runs them:
+	// by default none, hint and oracle (every workload that replays files or slots).
+	[[nodiscard]] virtual std::vector<Placement> placements() const { return all_placements(); }
 	// Extra per-run figures for the report (e.g. hit_ratio, evictions), as a JSON object.
 	[[nodiscard]] virtual nlohmann::json extra() const { return nlohmann::json::object(); }
 };

@@ -1,6 +1,8 @@
 // BlockFs: file create / unlink as LBA writes and deallocates.
 #include "tools/workload/block_fs.hpp"
 
+#include "placement/classes.hpp"
+
 namespace kvfdp::workload {
 
 BlockFs::BlockFs(uint64_t blocks, uint32_t lbas_per_block, sim::BlockSink &sink,
@@ -62,6 +64,15 @@ void BlockFs::unlink(FileExtents &file)
 	counters_.bytes_deallocated += file.blocks * kBlockSize;
 	file.extents.clear();
 	file.blocks = 0;
+}
+
+nlohmann::json class_bytes_json(const uint64_t (&bytes)[6])
+{
+	nlohmann::json j = nlohmann::json::object();
+	for (unsigned c = 0; c < placement::kNumClasses; ++c)
+		if (bytes[c])
+			j[placement::class_name(c)] = bytes[c];
+	return j;
 }
 
 }  // namespace kvfdp::workload

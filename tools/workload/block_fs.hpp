@@ -71,4 +71,8 @@ private:
 	uint64_t class_bytes_[6] = {};
 };
 
+// Bytes written per class as a workload's extra() reports them: {class name: bytes}, for the
+// classes that wrote any.
+[[nodiscard]] nlohmann::json class_bytes_json(const uint64_t (&bytes)[6]);
+
 }  // namespace kvfdp::workload

@@ -306,11 +306,7 @@ nlohmann::json ChunkStoreWorkload::extra() const
 	j["hits"] = s.hits;
 	j["chunk_bytes"] = cfg_.chunk_bytes;
 	j["fragmented_chunks"] = s.fragmented_chunks;
-	nlohmann::json cb = nlohmann::json::object();
-	for (unsigned c = 0; c < placement::kNumClasses; ++c)
-		if (s.class_bytes[c])
-			cb[placement::class_name(c)] = s.class_bytes[c];
-	j["class_bytes"] = cb;
+	j["class_bytes"] = class_bytes_json(s.class_bytes);
 	return j;
 }
 

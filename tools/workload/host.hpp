@@ -66,10 +66,6 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override
-	{
-		return sim::all_placements();
-	}
 	// Per engine hit ratio and bytes, the other writers' bytes, the reserve, when
 	// measurement started.
 	[[nodiscard]] nlohmann::json extra() const override;

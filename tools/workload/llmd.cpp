@@ -334,11 +334,7 @@ nlohmann::json LlmdWorkload::extra() const
 	j["evict_marks"] = marks;
 	j["evict_recent"] = cfg_.recent;
 	j["block_bytes"] = cfg_.block_bytes;
-	nlohmann::json cb = nlohmann::json::object();
-	for (unsigned c = 0; c < placement::kNumClasses; ++c)
-		if (s.class_bytes[c])
-			cb[placement::class_name(c)] = s.class_bytes[c];
-	j["class_bytes"] = cb;
+	j["class_bytes"] = class_bytes_json(s.class_bytes);
 	return j;
 }
 

@@ -143,10 +143,6 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override
-	{
-		return sim::all_placements();
-	}
 	// hit_ratio, evictions, the marks and order, ... of the last run.
 	[[nodiscard]] nlohmann::json extra() const override;
 	[[nodiscard]] const LlmdStats &stats() const { return stats_; }

@@ -75,10 +75,6 @@ public:
 	[[nodiscard]] Result<void> run(sim::Placement placement, uint64_t logical_lbas,
 				       uint32_t lba_size, sim::BlockSink &sink,
 				       sim::Progress *progress) override;
-	[[nodiscard]] std::vector<sim::Placement> placements() const override
-	{
-		return sim::all_placements();
-	}
 	[[nodiscard]] nlohmann::json extra() const override;
 
 	// Checks the workers against a capacity (bytes): every window holds at least two of its
