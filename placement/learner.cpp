@@ -59,8 +59,8 @@ void mask_set(uint64_t &lo, uint64_t &hi, unsigned h)
 }
 
 constexpr const char *kMagic = "kvfdp-learner";
-// 1: no death-age histograms, 2: no class split, 3: no device identity and no last write
-// (all still read)
+// 1: no death-age histograms, 2: no class split, 3: no device identity and no last write,
+// 4: no writer names, 5: no writer split (all still read)
 constexpr int kVersion = 6;
 // save()'s temporary files are named path + kTempInfix + a unique suffix.
 constexpr const char *kTempInfix = ".tmp.";
@@ -737,8 +737,8 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	// A key has its evidence once it has lived two of its lifetimes since its first write:
 	// by then its deaths cover its lifetime distribution, and its death order has settled.
 	constexpr double kEvidenceLifetimes = 2.0;
-	// A writer part is cut only from its keys' first half capacity of writes on (or kept
-	// once cut): by then its write share has shown, and what it wrote is still mostly live.
+	// A writer part is cut only within its keys' first half capacity of device writes (or
+	// kept once cut): by then its write share has shown, and what it wrote mixed is little.
 	constexpr double kWriterYoung = 0.5;
 	std::vector<ClassKey> keys(cands.size());
 	for (uint32_t c = 0; c < cands.size(); c++) {
@@ -1040,6 +1040,15 @@ std::vector<KeyInfo> Learner::groups() const
 
 namespace {
 
+// The directory path is in ("." for a bare name), and path's name in it.
+std::pair<std::string, std::string> split_path(const std::string &path)
+{
+	const size_t slash = path.rfind('/');
+	if (slash == std::string::npos)
+		return {".", path};
+	return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
 // A temporary file beside path with a name no other save uses (pid, a counter and random
 // bits), created exclusively, never through a link, mode 0600. Retries a name taken.
 Result<std::pair<int, std::string>> create_temp(const std::string &path)
@@ -1074,9 +1083,8 @@ Result<void> write_atomically(const std::string &path, const std::string &text)
 	if (!t)
 		return std::move(t).error();
 	const auto [fd, tmp] = *t;
-	auto fail = [&, fd = fd, tmp = tmp](int e, const std::string &what) -> Result<void> {
-		if (fd >= 0)
-			::close(fd);
+	auto fail = [fd = fd, tmp = tmp](int e, const std::string &what) -> Result<void> {
+		::close(fd);
 		::unlink(tmp.c_str());
 		return errno_error(e, what);
 	};
@@ -1102,10 +1110,7 @@ Result<void> write_atomically(const std::string &path, const std::string &text)
 		::unlink(tmp.c_str());
 		return errno_error(e, "rename learned state to " + path);
 	}
-	const size_t slash = path.rfind('/');
-	const std::string dir = slash == std::string::npos ? "."
-				: slash == 0               ? "/"
-							   : path.substr(0, slash);
+	const std::string dir = split_path(path).first;
 	const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno_error(errno, "open " + dir + " to sync the learned state's rename");
@@ -1175,10 +1180,8 @@ namespace {
 // rename): path + kTempInfix + anything, in path's directory.
 void remove_stale_temps(const std::string &path)
 {
-	const size_t slash = path.rfind('/');
-	const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-	const std::string prefix =
-		(slash == std::string::npos ? path : path.substr(slash + 1)) + kTempInfix;
+	const auto [dir, name] = split_path(path);
+	const std::string prefix = name + kTempInfix;
 	DIR *d = ::opendir(dir.c_str());
 	if (!d)
 		return;
