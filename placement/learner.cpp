@@ -737,8 +737,10 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	// A key has its evidence once it has lived two of its lifetimes since its first write:
 	// by then its deaths cover its lifetime distribution, and its death order has settled.
 	constexpr double kEvidenceLifetimes = 2.0;
-	// A writer part is cut only within its keys' first half capacity of device writes (or
-	// kept once cut): by then its write share has shown, and what it wrote mixed is little.
+	// A writer part is cut only within its keys' first half capacity of device writes, from
+	// the second recompute that sees them on (or kept once cut): by then its write share has
+	// shown and what it wrote mixed is little, and an id that lives less than a regroup (a
+	// restarted writer with no stable identity) is never cut.
 	constexpr double kWriterYoung = 0.5;
 	std::vector<ClassKey> keys(cands.size());
 	for (uint32_t c = 0; c < cands.size(); c++) {
@@ -754,9 +756,10 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 					   kEvidenceLifetimes * cands[c].life,
 			   st.class_given_up,
 			   st.writer_given_up || !cfg_.writer_split,
-			   st.writer_cut || st.seen_written == 0 ||
-				   static_cast<double>(now - st.first_write) <
-					   kWriterYoung * static_cast<double>(cfg_.capacity_bytes)};
+			   st.writer_cut || (st.seen_written > 0 && now > st.first_write &&
+					     static_cast<double>(now - st.first_write) <
+						     kWriterYoung * static_cast<double>(
+									    cfg_.capacity_bytes))};
 	}
 	ClassSplitParams p;
 	p.max_groups = max_groups;
