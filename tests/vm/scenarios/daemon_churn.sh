@@ -7,8 +7,8 @@
 # its workload had learned (across a kvfdpd restart too), a brand-new writer is still learned after
 # CHURN_WRITERS dead ones, kvfdpd's tables are within their bounds, a non-admin stop is refused,
 # and the disk keeps serving.
-# CHURN_WRITERS (a kernel argument: --kernel-args CHURN_WRITERS=N; 5000 by default) sets how many
-# short-lived writers die; CHURN_RENAMES (10000) the renames of the storm (each replaces a file
+# CHURN_WRITERS (a kernel argument: --kernel-args CHURN_WRITERS=N; 10000 by default) sets how many
+# short-lived writers die; CHURN_RENAMES (20000) the renames of the storm (each replaces a file
 # the tagger tracked); CHURN_CONNS (2000) the connections of the flood.
 # vm-args: --lba 4096 --nruh 8 --timeout 900
 . /lib/kvfdp/vm-lib.sh
@@ -19,8 +19,8 @@ T=kvfdp-daemon-vmtool
 SOCK=/tmp/kvfdpd.sock
 SIZE_MIB=96
 STATE=/tmp/learned.state
-WRITERS=${CHURN_WRITERS:-5000}
-RENAMES=${CHURN_RENAMES:-10000}
+WRITERS=${CHURN_WRITERS:-10000}
+RENAMES=${CHURN_RENAMES:-20000}
 CONNS=${CHURN_CONNS:-2000}
 
 writer_cgroups churn.slice
