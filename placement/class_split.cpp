@@ -54,11 +54,12 @@ struct Stage {
 // > 0, parts whose write shares are within that relative difference of each other count as
 // one part (and one of the main's as the main): labels that write the same bytes at the same
 // rate are shards or replicas of one job (a tensor-parallel engine's ranks), whose data dies
-// together, and an open unit each buys nothing.
+// together, and an open unit each buys nothing. With `measured`, a part is cut only once it and
+// the main label's part have their evidence (and do not die alike).
 template <class Label, class Movable>
 Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<uint32_t>> &groups,
 		double total, const ClassSplitParams &p, double same_share, Label label,
-		Movable movable)
+		Movable movable, bool measured)
 {
 	Stage st;
 	for (const std::vector<uint32_t> &g : groups) {
@@ -100,6 +101,8 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 						   part.keys.end());
 				continue;
 			}
+			if (measured && !(part.evidenced && m.evidenced))
+				continue;
 			if (part.share >= p.min_group_share * total && part.keys.size() < g.size())
 				st.cuts.push_back(part.keys);
 		}
@@ -143,20 +146,29 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 	// chosen way, the parts it did not cut. Where it does not fit, nothing is given up either.
 	const size_t limit = std::min(p.max_groups, p.budget);
 	out.groups = std::move(groups);
-	Stage by_class = cut_parts(
-		keys, out.groups, total, p, 0.0,
-		[](const ClassKey &k) { return uint64_t{class_index(k.cls)}; },
-		[&](const ClassKey &k) { return one_class(k) && !k.given_up; });
-	if (out.groups.size() + by_class.cuts.size() <= limit) {
-		out.given_up = std::move(by_class.given_up);
-		apply(out.groups, std::move(by_class.cuts), keys.size());
+	auto by_class = [](const ClassKey &k) { return uint64_t{class_index(k.cls)}; };
+	Stage first = cut_parts(
+		keys, out.groups, total, p, 0.0, by_class,
+		[&](const ClassKey &k) { return one_class(k) && !k.given_up; }, false);
+	if (out.groups.size() + first.cuts.size() <= limit) {
+		out.given_up = std::move(first.given_up);
+		apply(out.groups, std::move(first.cuts), keys.size());
+	}
+	Stage measured = cut_parts(
+		keys, out.groups, total, p, 0.0, by_class,
+		[&](const ClassKey &k) { return !one_class(k) && !k.given_up; }, true);
+	if (out.groups.size() + measured.cuts.size() <= limit) {
+		out.given_up.insert(out.given_up.end(), measured.given_up.begin(),
+				    measured.given_up.end());
+		apply(out.groups, std::move(measured.cuts), keys.size());
 	}
 	Stage by_writer = cut_parts(
 		keys, out.groups, total, p, p.same_share,
 		[](const ClassKey &k) { return k.writer; },
 		[&](const ClassKey &k) {
 			return one_class(k) && !k.writer_given_up && k.writer_may_cut;
-		});
+		},
+		false);
 	if (out.groups.size() + by_writer.cuts.size() <= limit) {
 		out.writer_given_up = std::move(by_writer.given_up);
 		for (const auto &cut : by_writer.cuts)

@@ -16,15 +16,20 @@
 // learner: each has lived two of its lifetimes since its first write, so its death order
 // has settled) and they die alike: death orders within order_close, mean lifetimes within
 // merge_ratio.
+// Then the keys of writers that label their data with several classes are parted by class
+// the same way, but only on measurement: such a writer guesses per chunk (and relabels as it
+// learns: the Mooncake store's chunks are MEDIUM until it has seen a group's evictions, then
+// SHORT), so its part is cut only once it and the main class have their evidence and do not
+// die alike, and given up, as above, once they do. Its labels still say where to look: a
+// vLLM file tier's reused blocks, LONG beside MEDIUM, die in another order than the rest
+// while their mean lifetimes stay within merge_ratio, and no other rule parts them.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the
 // writer split does not), and given up the same way. Writers are what `writer` placement
 // keeps apart; two engines that write one class each (or none) are otherwise one part until
-// their lifetimes are measured, and what they wrote mixed by then stays mixed.
-// The keys of a writer that labels its data with several classes stay where the learner
-// put them: such a writer guesses per chunk (and relabels as it learns), and the learner's
-// own measurements already separate its keys where their lifetimes differ.
+// their lifetimes are measured, and what they wrote mixed by then stays mixed. The writer
+// split leaves out writers of several classes.
 #pragma once
 
 #include <cstddef>

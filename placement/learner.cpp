@@ -658,10 +658,23 @@ bool Learner::needs_curves(std::span<const CostKey> keys) const
 	return hi->order - lo->order >= cfg_.order_gap / 2;
 }
 
+// A key has its evidence once it has lived two of its lifetimes since its first write and
+// seen at least half of what it wrote die: by then its deaths cover its lifetime
+// distribution, and its death order has settled. Before, its deaths are those of its youngest
+// data only (a key with a few small deaths shows an order of 1, a FIFO's).
+bool Learner::evidenced(const KeyState &st, double life, uint64_t now)
+{
+	constexpr double kEvidenceLifetimes = 2.0;
+	return st.seen_written > 0 && life > 0 &&
+	       static_cast<double>(now - st.first_write) >= kEvidenceLifetimes * life &&
+	       2 * st.seen_died >= st.seen_written;
+}
+
 std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands, size_t max_groups)
 {
 	if (choice_ != Choice::learned)
 		return group_fixed(cands, std::max<size_t>(max_groups, 1));
+	const uint64_t now = clock_.load(std::memory_order_relaxed);
 	std::vector<uint32_t> major, minor;
 	std::vector<CostKey> keys;
 	std::vector<LifeMass> masses;
@@ -681,7 +694,7 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 		CostCurve curve;
 		curve.share = cands[c].share;
 		keys.push_back({curve, cands[c].life, cands[c].handle, k.writer, k.cls,
-				death_order(st.ages)});
+				death_order(st.ages), evidenced(st, cands[c].life, now)});
 		major_live += cands[c].share * cands[c].life;
 	}
 	if (needs_curves(keys))
@@ -734,9 +747,6 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
 	    now < cfg_.ru_bytes)
 		return;
-	// A key has its evidence once it has lived two of its lifetimes since its first write:
-	// by then its deaths cover its lifetime distribution, and its death order has settled.
-	constexpr double kEvidenceLifetimes = 2.0;
 	// A writer part is cut only within its keys' first half capacity of device writes, from
 	// the second recompute that sees them on (or kept once cut): by then its write share has
 	// shown and what it wrote mixed is little, and an id that lives less than a regroup (a
@@ -751,9 +761,7 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   cands[c].share,
 			   cands[c].life,
 			   death_order(st.ages),
-			   st.seen_written > 0 && cands[c].life > 0 &&
-				   static_cast<double>(now - st.first_write) >=
-					   kEvidenceLifetimes * cands[c].life,
+			   evidenced(st, cands[c].life, now),
 			   st.class_given_up,
 			   st.writer_given_up || !cfg_.writer_split,
 			   st.writer_cut || (st.seen_written > 0 && now > st.first_write &&

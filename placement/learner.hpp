@@ -326,6 +326,7 @@ private:
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(const std::array<uint16_t, kNumClasses> &base);
 	// The steps of recompute(), in order (learner.cpp says what each does).
+	[[nodiscard]] static bool evidenced(const KeyState &st, double life, uint64_t now);
 	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	[[nodiscard]] bool retires(const KeyState &st, uint64_t live, uint64_t clock,

@@ -410,6 +410,12 @@ struct Cut {
 	double cost;
 };
 
+// Whether every key of ks has its evidence (CostKey::evidenced).
+bool all_evidenced(std::span<const CostKey> keys, const std::vector<uint32_t> &ks)
+{
+	return std::all_of(ks.begin(), ks.end(), [&](uint32_t k) { return keys[k].evidenced; });
+}
+
 // The best cut of group g along its keys' order, if it beats `now` by its margin.
 void best_cut(std::span<const CostKey> keys, const std::vector<Group> &gs, size_t g, double now,
 	      const CostGrouping &p, Cut &best)
@@ -430,6 +436,9 @@ void best_cut(std::span<const CostKey> keys, const std::vector<Group> &gs, size_
 		const bool apart = main_handle(keys, a.keys) != main_handle(keys, b.keys);
 		const double gap = keys[ks[cut - 1]].order - keys[ks[cut]].order;
 		if (gap < (apart ? p.order_gap / 2 : p.order_gap))
+			continue;
+		// A new cut only on orders that have settled (CostKey::evidenced).
+		if (!apart && !(all_evidenced(keys, a.keys) && all_evidenced(keys, b.keys)))
 			continue;
 		a.curve = b.curve = CostCurve{};
 		for (uint32_t k : a.keys)

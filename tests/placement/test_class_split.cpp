@@ -1,5 +1,5 @@
 // placement: split_by_class: writers of one class are cut off by class, then by writer,
-// writers of several classes are not, a split that does not fit is not made at all (each
+// writers of several classes by class only once measured, a split that does not fit is not made at all (each
 // stage on its own), a writer part is cut only while its keys may be, and a part that has
 // its evidence and dies like its group's main part is given up.
 #include <doctest/doctest.h>
@@ -60,6 +60,33 @@ TEST_CASE("class split: writers of one class each are cut off by class; a writer
 	CHECK(!together(r, 0, 2));  // writer 3's MEDIUM is cut off
 	CHECK(together(r, 0, 4));   // writer 4 labels chunks itself: its LONG stays
 	CHECK(r.given_up.empty());
+}
+
+TEST_CASE("class split: a writer of several classes is parted by class once measured, not before")
+{
+	// One writer: LONG for reused blocks, MEDIUM for the rest.
+	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_MEDIUM, 0.8, 0.45, false),
+				      key(1, KVFDP_CLASS_LONG, 0.2, 0.6, false)};
+	ClassSplitResult r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 1);  // labels guessed per chunk: no evidence, no cut
+	keys[1].evidenced = true;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 1);  // the main class has no evidence yet either
+	keys[0].evidenced = true;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 2);  // orders 0.6 against 0.45: they die differently
+	CHECK(r.given_up.empty());
+	CHECK(r.writer_cut.empty());  // by class, not by writer
+	// Measured alike: given up for good.
+	keys[1].order = 0.5;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 1);
+	CHECK(r.given_up == std::vector<uint32_t>{1});
+	// All or nothing within the budget, as the other stages.
+	keys[1].order = 0.6;
+	ClassSplitParams p = params();
+	p.budget = 1;
+	CHECK(split_by_class(keys, {{0, 1}}, p).groups.size() == 1);
 }
 
 TEST_CASE("class split: all or nothing within the budget and the handles; small parts stay")

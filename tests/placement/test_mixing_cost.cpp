@@ -206,6 +206,14 @@ TEST_CASE(
 	CHECK(waf <
 	      waf_of({mix(mix(keys[0].curve, keys[1].curve), keys[2].curve)}, g.room - g.ru_bytes) -
 		      0.05);
+	// A new cut needs every key on both sides evidenced: a key with few deaths shows the
+	// order of its youngest data only. A cut already made (on two handles) stays.
+	keys[1].evidenced = false;
+	CHECK(split_by_order(keys, base, g).size() == 1);
+	keys[1].handle = 1;
+	CHECK(split_by_order(keys, base, g).size() == 2);
+	keys[1].handle = 0;
+	keys[1].evidenced = true;
 	// Keys that all die the same way are never split.
 	std::vector<CostKey> same = {keys[0], keys[2]};
 	CHECK(split_by_order(same, group_by_lifetime(same, g), g).size() == 1);
