@@ -29,16 +29,47 @@ struct Part {
 	}
 	[[nodiscard]] bool alike(const Part &o, const ClassSplitParams &p) const
 	{
+		return within(o, p.alike_order, p.alike_ratio);
+	}
+	[[nodiscard]] bool differs(const Part &o, const ClassSplitParams &p) const
+	{
+		return share > 0 && o.share > 0 && !within(o, p.differ_order, p.differ_ratio);
+	}
+	// Every key was in a part this stage cut at the last recompute (ClassKey::class_cut).
+	[[nodiscard]] bool was_cut(std::span<const ClassKey> all) const
+	{
+		return std::all_of(keys.begin(), keys.end(),
+				   [&](uint32_t i) { return all[i].class_cut; });
+	}
+	// Death orders within `order` and mean lifetimes within a factor `ratio` of o's.
+	[[nodiscard]] bool within(const Part &o, double dorder, double ratio) const
+	{
 		if (!(share > 0 && o.share > 0))
 			return false;
-		return std::fabs(order / share - o.order / o.share) < p.order_close &&
-		       std::fabs(log_life / share - o.log_life / o.share) < std::log(p.merge_ratio);
+		return std::fabs(order / share - o.order / o.share) < dorder &&
+		       std::fabs(log_life / share - o.log_life / o.share) < std::log(ratio);
 	}
 };
 
 unsigned class_index(uint8_t cls)
 {
 	return cls < kNumClasses ? cls : 0u;
+}
+
+// The handle that takes most of these keys' writes now (the lowest on a tie).
+uint16_t handle_of(std::span<const ClassKey> keys, const std::vector<uint32_t> &ks)
+{
+	std::map<uint16_t, double> per;
+	for (uint32_t i : ks)
+		per[keys[i].handle] += keys[i].share;
+	uint16_t best = 0;
+	double best_share = -1;
+	for (const auto &[h, share] : per)
+		if (share > best_share) {
+			best = h;
+			best_share = share;
+		}
+	return best;
 }
 
 // One stage's parts to cut off, and the keys whose part was given up.
@@ -55,7 +86,8 @@ struct Stage {
 // one part (and one of the main's as the main): labels that write the same bytes at the same
 // rate are shards or replicas of one job (a tensor-parallel engine's ranks), whose data dies
 // together, and an open unit each buys nothing. With `measured`, a part is cut only once it and
-// the main label's part have their evidence (and do not die alike).
+// the main label's part have their evidence and die differently (differ_order, differ_ratio),
+// and stays cut (ClassKey::class_cut) until they die alike.
 template <class Label, class Movable>
 Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<uint32_t>> &groups,
 		double total, const ClassSplitParams &p, double same_share, Label label,
@@ -64,11 +96,8 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 	Stage st;
 	for (const std::vector<uint32_t> &g : groups) {
 		std::map<uint64_t, Part> all, mov;
-		for (uint32_t i : g) {
+		for (uint32_t i : g)
 			all[label(keys[i])].add(keys[i], i);
-			if (movable(keys[i]))
-				mov[label(keys[i])].add(keys[i], i);
-		}
 		uint64_t main = 0;
 		double main_share = -1;
 		for (const auto &[l, part] : all)
@@ -77,6 +106,10 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 				main_share = part.share;
 			}
 		const Part &m = all.at(main);
+		const uint16_t main_handle = handle_of(keys, m.keys);
+		for (uint32_t i : g)
+			if (movable(keys[i], main_handle))
+				mov[label(keys[i])].add(keys[i], i);
 		auto same = [&](double a, double b) {
 			return same_share > 0 && std::fabs(a - b) <= same_share * std::max(a, b);
 		};
@@ -101,7 +134,8 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 						   part.keys.end());
 				continue;
 			}
-			if (measured && !(part.evidenced && m.evidenced))
+			if (measured && !(part.evidenced && m.evidenced &&
+					  (part.differs(m, p) || part.was_cut(keys))))
 				continue;
 			if (part.share >= p.min_group_share * total && part.keys.size() < g.size())
 				st.cuts.push_back(part.keys);
@@ -149,24 +183,27 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 	auto by_class = [](const ClassKey &k) { return uint64_t{class_index(k.cls)}; };
 	Stage first = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
-		[&](const ClassKey &k) { return one_class(k) && !k.given_up; }, false);
+		[&](const ClassKey &k, uint16_t) { return one_class(k) && !k.given_up; }, false);
 	if (out.groups.size() + first.cuts.size() <= limit) {
 		out.given_up = std::move(first.given_up);
 		apply(out.groups, std::move(first.cuts), keys.size());
 	}
 	Stage measured = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
-		[&](const ClassKey &k) { return !one_class(k) && !k.given_up; }, true);
+		[&](const ClassKey &k, uint16_t) { return !one_class(k) && !k.given_up; }, true);
 	if (out.groups.size() + measured.cuts.size() <= limit) {
 		out.given_up.insert(out.given_up.end(), measured.given_up.begin(),
 				    measured.given_up.end());
+		for (const auto &cut : measured.cuts)
+			out.class_cut.insert(out.class_cut.end(), cut.begin(), cut.end());
 		apply(out.groups, std::move(measured.cuts), keys.size());
 	}
 	Stage by_writer = cut_parts(
 		keys, out.groups, total, p, p.same_share,
 		[](const ClassKey &k) { return k.writer; },
-		[&](const ClassKey &k) {
-			return one_class(k) && !k.writer_given_up && k.writer_may_cut;
+		[&](const ClassKey &k, uint16_t main_handle) {
+			return one_class(k) && !k.writer_given_up &&
+			       (k.writer_may_cut || (k.writing && k.handle != main_handle));
 		},
 		false);
 	if (out.groups.size() + by_writer.cuts.size() <= limit) {

@@ -13,16 +13,18 @@
 //   room holds in open reclaim units); a split that does not fit is not made at all;
 // - the part has not been given up.
 // A part is given up for good once its keys and the main class's are all `evidenced` (the
-// learner: each has lived two of its lifetimes since its first write, so its death order
-// has settled) and they die alike: death orders within order_close, mean lifetimes within
-// merge_ratio.
+// learner: each has lived two of its lifetimes since its first write and seen half its
+// writes die, so its death order has settled) and they die alike: death orders within
+// alike_order, mean lifetimes within alike_ratio. Alike means nearly the same: a part kept
+// apart costs one open unit, one given up wrongly mixes for the rest of the run.
 // Then the keys of writers that label their data with several classes are parted by class
 // the same way, but only on measurement: such a writer guesses per chunk (and relabels as it
 // learns: the Mooncake store's chunks are MEDIUM until it has seen a group's evictions, then
-// SHORT), so its part is cut only once it and the main class have their evidence and do not
-// die alike, and given up, as above, once they do. Its labels still say where to look: a
+// SHORT), so its part is cut only once it and the main class have their evidence and die
+// differently (differ_order, differ_ratio: what the lifetime and order rules' hysteresis
+// keeps apart), and given up, as above, once they die alike. Its labels still say where to look: a
 // vLLM file tier's reused blocks, LONG beside MEDIUM, die in another order than the rest
-// while their mean lifetimes stay within merge_ratio, and no other rule parts them.
+// while their mean lifetimes stay within 1.5x, and no other rule parts them.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the
@@ -52,14 +54,31 @@ struct ClassKey {
 	// learner decides), or its part was cut at the last recompute. A part made late would
 	// move data written mixed for long; the lifetime and order rules make late splits.
 	bool writer_may_cut = true;
+	// The handle its writes go to now, and whether it writes: it wrote since the last
+	// recompute, and an earlier recompute saw it (the learner decides). A writer part already
+	// apart from its group's main writer (by any rule: the lifetime rule parts engines whose
+	// lifetimes differ 2x, then merges them at 1.5x) stays apart while it writes and may be
+	// cut at all: moved back, its new data mixes with what it wrote apart. One that stopped
+	// writing (a fill) would hold a unit open for nothing; one that lives less than a regroup
+	// (a restarted writer with no stable identity) has written nothing apart worth keeping.
+	uint16_t handle = 0;
+	bool writing = true;
+	// Its class part was cut on measurement (a writer of several classes) at the last
+	// recompute: it stays cut until it dies alike.
+	bool class_cut = false;
 };
 
 struct ClassSplitParams {
 	size_t max_groups = 1;  // handles the learner may use
 	size_t budget = 0;      // groups the split may leave in all (0: no split)
 	double min_group_share = 0.02;
-	double order_close = 0.125;
-	double merge_ratio = 1.5;
+	double alike_order = 0.0625;
+	double alike_ratio = 1.1;
+	// A writer of several classes is parted by class on measurement only where the parts die
+	// differently: death orders apart by this much, or lifetimes by this factor. Between this
+	// and alike, a part stays as it is (hysteresis).
+	double differ_order = 0.125;
+	double differ_ratio = 1.5;
 	// Writers whose write shares are within this relative difference are one writer part:
 	// they write the same bytes at the same rate, as a tensor-parallel engine's ranks do.
 	double same_share = 0.02;
@@ -68,6 +87,7 @@ struct ClassSplitParams {
 struct ClassSplitResult {
 	std::vector<std::vector<uint32_t>> groups;
 	std::vector<uint32_t> given_up;         // keys whose class part was given up now
+	std::vector<uint32_t> class_cut;        // keys in a class part cut on measurement now
 	std::vector<uint32_t> writer_given_up;  // keys whose writer part was given up now
 	std::vector<uint32_t> writer_cut;       // keys in a writer part cut off now
 };

@@ -90,6 +90,7 @@ struct Learner::KeyState {
 	bool class_given_up = false;
 	bool writer_given_up = false;
 	bool writer_cut = false;  // its writer part was cut at the last recompute
+	bool class_cut = false;   // its class part was cut on measurement at the last recompute
 	// The clock at the last recompute that saw the key write (retirement).
 	uint64_t last_write = 0;
 	// The key's writer as name_keys() named it ("" none yet): kept in the state file, so a
@@ -767,7 +768,10 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   st.writer_cut || (st.seen_written > 0 && now > st.first_write &&
 					     static_cast<double>(now - st.first_write) <
 						     kWriterYoung * static_cast<double>(
-									    cfg_.capacity_bytes))};
+									    cfg_.capacity_bytes)),
+			   cands[c].handle,
+			   st.last_write == last_clock_ && now > st.first_write,
+			   st.class_cut};
 	}
 	ClassSplitParams p;
 	p.max_groups = max_groups;
@@ -775,13 +779,17 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 				       static_cast<double>(cfg_.capacity_bytes) /
 				       static_cast<double>(cfg_.ru_bytes));
 	p.min_group_share = cfg_.min_group_share;
-	p.order_close = cfg_.order_gap / 4;
-	p.merge_ratio = cfg_.merge_ratio;
+	p.alike_order = cfg_.alike_order;
+	p.alike_ratio = cfg_.alike_ratio;
+	p.differ_order = cfg_.order_gap / 4;
+	p.differ_ratio = cfg_.merge_ratio;
 	ClassSplitResult r = split_by_class(keys, std::move(groups), p);
 	for (uint32_t c : r.given_up)
 		state_[cands[c].slot].class_given_up = true;
 	for (uint32_t c = 0; c < cands.size(); c++)
-		state_[cands[c].slot].writer_cut = false;
+		state_[cands[c].slot].writer_cut = state_[cands[c].slot].class_cut = false;
+	for (uint32_t c : r.class_cut)
+		state_[cands[c].slot].class_cut = true;
 	for (uint32_t c : r.writer_cut)
 		state_[cands[c].slot].writer_cut = true;
 	for (uint32_t c : r.writer_given_up)

@@ -118,11 +118,13 @@ struct LearnerConfig {
 	// hint class start split by class, as a per-hint policy splits them, while the groups'
 	// open reclaim units take at most this share of the over-provisioned space
 	// (op x capacity_bytes / ru_bytes units); a class part is given up for good once it and
-	// its group's main class have lived two of their lifetimes and die alike (death orders
-	// within order_gap / 4, lifetimes within merge_ratio). 0 turns it off. Data written
-	// mixed is expensive to part later; a split given up costs only its open unit
-	// (class_split.hpp, docs/placement.md "The class split").
+	// its group's main class have their evidence and die alike (death orders within
+	// alike_order, lifetimes within alike_ratio). 0 turns it off. Data written mixed is
+	// expensive to part later; a split given up costs only its open unit (class_split.hpp,
+	// docs/placement.md "The class split").
 	double class_split_room = 0.5;
+	double alike_order = 0.0625;
+	double alike_ratio = 1.1;
 	// Grouping::order, with the class split: then the same by writer, within each group,
 	// for writers that give all their data one class (class_split.hpp). Off: only by class.
 	bool writer_split = true;

@@ -77,6 +77,16 @@ TEST_CASE("class split: a writer of several classes is parted by class once meas
 	CHECK(r.groups.size() == 2);  // orders 0.6 against 0.45: they die differently
 	CHECK(r.given_up.empty());
 	CHECK(r.writer_cut.empty());  // by class, not by writer
+	CHECK(r.class_cut == std::vector<uint32_t>{1});
+	// Between differing (orders 0.125 apart) and alike (0.0625): as it is, together unless
+	// this stage cut it at the last recompute.
+	keys[1].order = 0.55;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 1);
+	CHECK(r.given_up.empty());
+	keys[1].class_cut = true;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 2);
 	// Measured alike: given up for good.
 	keys[1].order = 0.5;
 	r = split_by_class(keys, {{0, 1}}, params());
@@ -114,7 +124,7 @@ TEST_CASE("class split: all or nothing within the budget and the handles; small 
 TEST_CASE("class split: a part is given up once both sides have their evidence and die alike")
 {
 	ClassSplitParams p = params();
-	// Orders 1.0 against 0.95: alike (order_close 0.125). Without evidence: cut off.
+	// Orders 1.0 against 0.95: alike (alike_order 0.0625). Without evidence: cut off.
 	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_SHORT, 0.6, 1.0, true),
 				      key(2, KVFDP_CLASS_MEDIUM, 0.4, 0.95, false)};
 	ClassSplitResult r = split_by_class(keys, {{0, 1}}, p);
@@ -129,7 +139,7 @@ TEST_CASE("class split: a part is given up once both sides have their evidence a
 	keys[1].order = 0.5;
 	r = split_by_class(keys, {{0, 1}}, p);
 	CHECK(r.groups.size() == 1);
-	// Orders apart by more than order_close, or lifetimes by more than merge_ratio: kept.
+	// Orders apart by more than alike_order, or lifetimes by more than alike_ratio: kept.
 	keys[1].given_up = false;
 	r = split_by_class(keys, {{0, 1}}, p);
 	CHECK(r.groups.size() == 2);
@@ -162,6 +172,23 @@ TEST_CASE("class split, by writer: writers of one class each start apart; a writ
 	r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
 	REQUIRE(r.groups.size() == 2);
 	CHECK(together(r, 0, 2) != together(r, 1, 2));
+	// ... unless it is apart already, whatever rule put it there: engines whose lifetimes
+	// differ 2x are parted by the lifetime rule, which merges them again at 1.5x.
+	keys[2].handle = 3;
+	r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	REQUIRE(r.groups.size() == 3);
+	CHECK(!together(r, 0, 2));
+	CHECK(!together(r, 1, 2));
+	// One that stopped writing (a fill) does not hold a unit open for nothing.
+	keys[2].writing = false;
+	r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	CHECK(r.groups.size() == 2);
+	keys[2].writing = true;
+	// Apart from the main writer means on another handle than most of the main's writes.
+	keys[0].handle = 3;
+	r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	REQUIRE(r.groups.size() == 2);
+	CHECK(together(r, 0, 2));
 }
 
 TEST_CASE("class split, by writer: all or nothing on its own; the class split stays when it "
