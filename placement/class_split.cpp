@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "placement/classes.hpp"
+#include "placement/main_handle.hpp"
 
 namespace kvfdp::placement {
 
@@ -56,22 +57,6 @@ unsigned class_index(uint8_t cls)
 	return cls < kNumClasses ? cls : 0u;
 }
 
-// The handle that takes most of these keys' writes now (the lowest on a tie).
-uint16_t handle_of(std::span<const ClassKey> keys, const std::vector<uint32_t> &ks)
-{
-	std::map<uint16_t, double> per;
-	for (uint32_t i : ks)
-		per[keys[i].handle] += keys[i].share;
-	uint16_t best = 0;
-	double best_share = -1;
-	for (const auto &[h, share] : per)
-		if (share > best_share) {
-			best = h;
-			best_share = share;
-		}
-	return best;
-}
-
 // One stage's parts to cut off, and the keys whose part was given up.
 struct Stage {
 	std::vector<std::vector<uint32_t>> cuts;
@@ -106,7 +91,9 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 				main_share = part.share;
 			}
 		const Part &m = all.at(main);
-		const uint16_t main_handle = handle_of(keys, m.keys);
+		const uint16_t main_handle = main_handle_of(
+			m.keys, [&](uint32_t i) { return keys[i].handle; },
+			[&](uint32_t i) { return keys[i].share; });
 		for (uint32_t i : g)
 			if (movable(keys[i], main_handle))
 				mov[label(keys[i])].add(keys[i], i);

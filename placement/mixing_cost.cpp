@@ -8,6 +8,8 @@
 #include <map>
 #include <numeric>
 
+#include "placement/main_handle.hpp"
+
 namespace kvfdp::placement {
 
 unsigned age_shift_for(uint64_t capacity_bytes) noexcept
@@ -391,17 +393,9 @@ std::vector<Group> with_curves(std::span<const CostKey> keys,
 // The handle that most of a side's writes go to now.
 uint16_t main_handle(std::span<const CostKey> keys, const std::vector<uint32_t> &side)
 {
-	std::map<uint16_t, double> per;
-	for (uint32_t k : side)
-		per[keys[k].handle] += keys[k].curve.share;
-	uint16_t best = 0;
-	double most = -1;
-	for (const auto &[h, s] : per)
-		if (s > most) {
-			most = s;
-			best = h;
-		}
-	return best;
+	return main_handle_of(
+		side, [&](uint32_t k) { return keys[k].handle; },
+		[&](uint32_t k) { return keys[k].curve.share; });
 }
 
 struct Cut {
