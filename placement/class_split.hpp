@@ -22,9 +22,9 @@
 // learns: the Mooncake store's chunks are MEDIUM until it has seen a group's evictions, then
 // SHORT), so its part is cut only once it and the main class have their evidence and die
 // differently (differ_order, differ_ratio: what the lifetime and order rules' hysteresis
-// keeps apart), and given up, as above, once they die alike. Its labels still say where to look: a
-// vLLM file tier's reused blocks, LONG beside MEDIUM, die in another order than the rest
-// while their mean lifetimes stay within 1.5x, and no other rule parts them.
+// keeps apart), and given up, as above, once they die alike. Its labels still say where to
+// look: a vLLM file tier's reused blocks, LONG beside MEDIUM, die in another order than the
+// rest while their mean lifetimes stay within 1.5x, and no other rule parts them.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the

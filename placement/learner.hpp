@@ -123,6 +123,9 @@ struct LearnerConfig {
 	// expensive to part later; a split given up costs only its open unit (class_split.hpp,
 	// docs/placement.md "The class split").
 	double class_split_room = 0.5;
+	// Die alike, for giving a class or writer part up: death orders within alike_order and
+	// lifetimes within a factor alike_ratio. Nearly the same, not the lifetime rule's
+	// merge_ratio: a part kept apart costs one open unit, one given up wrongly mixes.
 	double alike_order = 0.0625;
 	double alike_ratio = 1.1;
 	// Grouping::order, with the class split: then the same by writer, within each group,
@@ -327,8 +330,9 @@ private:
 	[[nodiscard]] uint16_t base_handle() const;   // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(const std::array<uint16_t, kNumClasses> &base);
-	// The steps of recompute(), in order (learner.cpp says what each does).
+	// A key's death order has settled (learner.cpp): the class, writer and order splits ask.
 	[[nodiscard]] static bool evidenced(const KeyState &st, double life, uint64_t now);
+	// The steps of recompute(), in order (learner.cpp says what each does).
 	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	[[nodiscard]] bool retires(const KeyState &st, uint64_t live, uint64_t clock,
