@@ -330,8 +330,10 @@ private:
 	[[nodiscard]] uint16_t base_handle() const;   // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(const std::array<uint16_t, kNumClasses> &base);
-	// A key's death order has settled (learner.cpp): the class, writer and order splits ask.
+	// A key's death order has settled (learner.cpp), for the class and writer splits; enough
+	// of it is known to cut on, for the order split.
 	[[nodiscard]] static bool evidenced(const KeyState &st, double life, uint64_t now);
+	[[nodiscard]] static bool order_known(const KeyState &st);
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);

@@ -90,10 +90,10 @@ struct CostKey {
 	// heaviest adjacent age buckets (death_order()). 1 for data that dies in write order, lower
 	// the wider its deaths spread. Only orders the candidate splits of split_by_order().
 	double order = 1;
-	// Its death order has settled (the learner decides: it has lived two of its lifetimes
-	// and seen half its writes die). A key with few deaths shows the order of its youngest
-	// data only (no deaths at all: 1), so a new cut of split_by_order() needs every key on
-	// both sides evidenced; a cut already made is kept by the orders as they are.
+	// Its death order says something (the learner decides: a quarter of what it wrote has
+	// died). A key with few deaths shows the order of its youngest data only (no deaths at
+	// all: 1), so a new cut of split_by_order() needs every key on both sides evidenced; a
+	// cut already made is kept by the orders as they are.
 	bool evidenced = true;
 };
 
