@@ -766,6 +766,8 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const KeyState &st = state_[cands[c].slot];
 		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
+		// Seen written at an earlier recompute than this one.
+		const bool seen_before = st.seen_written > 0 && now > st.first_write;
 		keys[c] = {k.writer,
 			   k.cls,
 			   cands[c].share,
@@ -774,12 +776,12 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   evidenced(st, cands[c].life, now),
 			   st.class_given_up,
 			   st.writer_given_up || !cfg_.writer_split,
-			   st.writer_cut || (st.seen_written > 0 && now > st.first_write &&
+			   st.writer_cut || (seen_before &&
 					     static_cast<double>(now - st.first_write) <
 						     kWriterYoung * static_cast<double>(
 									    cfg_.capacity_bytes)),
 			   cands[c].handle,
-			   st.last_write == last_clock_ && now > st.first_write,
+			   st.last_write == last_clock_ && seen_before,
 			   st.class_cut};
 	}
 	ClassSplitParams p;
