@@ -18,6 +18,7 @@ namespace {
 struct Part {
 	double share = 0, order = 0, log_life = 0;
 	bool evidenced = true;
+	bool fresh = true;  // every key is ClassKey::fresh
 	std::vector<uint32_t> keys;
 
 	void add(const ClassKey &k, uint32_t i)
@@ -26,6 +27,7 @@ struct Part {
 		order += k.share * k.order;
 		log_life += k.share * std::log(std::max(k.life, 1.0));
 		evidenced = evidenced && k.evidenced;
+		fresh = fresh && k.fresh;
 		keys.push_back(i);
 	}
 	[[nodiscard]] bool alike(const Part &o, const ClassSplitParams &p) const
@@ -76,7 +78,7 @@ struct Stage {
 template <class Label, class Movable>
 Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<uint32_t>> &groups,
 		double total, const ClassSplitParams &p, double same_share, Label label,
-		Movable movable, bool measured)
+		Movable movable, bool measured, bool fresh_apart)
 {
 	Stage st;
 	for (const std::vector<uint32_t> &g : groups) {
@@ -124,7 +126,9 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 			if (measured && !(part.evidenced && m.evidenced &&
 					  (part.differs(m, p) || part.was_cut(keys))))
 				continue;
-			if (part.share >= p.min_group_share * total && part.keys.size() < g.size())
+			if ((part.share >= p.min_group_share * total ||
+			     (fresh_apart && part.fresh)) &&
+			    part.keys.size() < g.size())
 				st.cuts.push_back(part.keys);
 		}
 	}
@@ -170,14 +174,24 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 	auto by_class = [](const ClassKey &k) { return uint64_t{class_index(k.cls)}; };
 	Stage first = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
-		[&](const ClassKey &k, uint16_t) { return one_class(k) && !k.given_up; }, false);
+		[&](const ClassKey &k, uint16_t) { return one_class(k) && !k.given_up; }, false,
+		true);
+	// The keys of a class new to the device (a first-stage cut of fresh keys only): their
+	// writers are parted at once too, as the class was.
+	std::vector<uint8_t> new_class(keys.size(), 0);
 	if (out.groups.size() + first.cuts.size() <= limit) {
 		out.given_up = std::move(first.given_up);
+		for (const auto &cut : first.cuts)
+			if (std::all_of(cut.begin(), cut.end(),
+					[&](uint32_t i) { return keys[i].fresh; }))
+				for (uint32_t i : cut)
+					new_class[i] = 1;
 		apply(out.groups, std::move(first.cuts), keys.size());
 	}
 	Stage measured = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
-		[&](const ClassKey &k, uint16_t) { return !one_class(k) && !k.given_up; }, true);
+		[&](const ClassKey &k, uint16_t) { return !one_class(k) && !k.given_up; }, true,
+		false);
 	if (out.groups.size() + measured.cuts.size() <= limit) {
 		out.given_up.insert(out.given_up.end(), measured.given_up.begin(),
 				    measured.given_up.end());
@@ -190,9 +204,11 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 		[](const ClassKey &k) { return k.writer; },
 		[&](const ClassKey &k, uint16_t main_handle) {
 			return one_class(k) && !k.writer_given_up &&
-			       (k.writer_may_cut || (k.writing && k.handle != main_handle));
+			       (k.writer_may_cut ||
+				new_class[static_cast<size_t>(&k - keys.data())] ||
+				(k.writing && k.handle != main_handle));
 		},
-		false);
+		false, true);
 	if (out.groups.size() + by_writer.cuts.size() <= limit) {
 		out.writer_given_up = std::move(by_writer.given_up);
 		for (const auto &cut : by_writer.cuts)

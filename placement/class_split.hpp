@@ -8,7 +8,10 @@
 // class (a workload bucket: one class per stream, as LMCache's per-bucket placement IDs are)
 // are cut off by class, one part per class other than the group's main class (the class
 // with most of the group's writes), while:
-// - every part takes min_group_share of the device's writes;
+// - every part takes min_group_share of the device's writes, or all its keys are fresh (first
+//   seen at this recompute: their shares are those of a few writes and say nothing yet, so a
+//   class new to the device starts apart, as hint places it, and the next recompute judges
+//   it by its share; joined to a group meanwhile, it writes mixed until then);
 // - the groups, the parts included, fit in the handles and in `budget` (what the spare
 //   room holds in open reclaim units); a split that does not fit is not made at all;
 // - the part has not been given up.
@@ -66,6 +69,9 @@ struct ClassKey {
 	// Its class part was cut on measurement (a writer of several classes) at the last
 	// recompute: it stays cut until it dies alike.
 	bool class_cut = false;
+	// First seen at this recompute: its share is that of the few writes since it began, and
+	// says nothing yet (the learner decides).
+	bool fresh = false;
 };
 
 struct ClassSplitParams {

@@ -153,6 +153,9 @@ struct LearnerConfig {
 	// writers leave before the table fills.
 	double retire_pressure_fill = 0.75;
 	double retire_pressure_idle = 1.0 / 16;
+	// A group that wrote nothing while it would have written this many reclaim units at its
+	// earlier rate has its handle's open unit closed (RecomputeResult::idle); 0 never.
+	uint64_t idle_close_rus = 16;
 	// Handles the learner may use (bit i = handle i), 0 = all of 0..nruh-1. Handles fixed
 	// by pins are taken out of it automatically.
 	uint64_t handle_mask_lo = 0;
@@ -196,6 +199,10 @@ struct RecomputeResult {
 	// pinned now but a learned group's at the last recompute, or pinned now only by pins
 	// none of which named it at the last recompute. Not in abandoned.
 	std::vector<uint16_t> remapped;
+	// Handles whose group paused (LearnerConfig::idle_close_rus), reported once per pause:
+	// issue RUH Update, so the unit it left open, part written, is GC's to reclaim instead of
+	// held out of use. Not in abandoned or remapped.
+	std::vector<uint16_t> idle;
 	// Keys whose handle changed.
 	uint32_t moved_keys = 0;
 	// Groups after this recompute (pinned keys not counted).
@@ -203,7 +210,7 @@ struct RecomputeResult {
 	// Incremented on every recompute that changed any key's handle.
 	uint64_t generation = 0;
 
-	// The handles to close with RUH Update: abandoned, then remapped.
+	// The handles to close with RUH Update: abandoned, remapped, then idle.
 	[[nodiscard]] std::vector<uint16_t> to_close() const;
 };
 
@@ -334,6 +341,8 @@ private:
 	// of it is known to cut on, for the order split.
 	[[nodiscard]] static bool evidenced(const KeyState &st, double life, uint64_t now);
 	[[nodiscard]] static bool order_known(const KeyState &st);
+	// A writing key's share of the device's writes now, its decayed share's warm-up divided out.
+	[[nodiscard]] double rate_share(const KeyState &st, uint64_t now) const;
 	// The steps of recompute(), in order (learner.cpp says what each does).
 	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
@@ -359,6 +368,9 @@ private:
 	void publish(const std::vector<std::vector<uint32_t>> &groups,
 		     const std::vector<Cand> &cands, const std::vector<uint16_t> &group_handle,
 		     RecomputeResult &out);
+	void close_idle(const std::vector<std::vector<uint32_t>> &groups,
+			const std::vector<Cand> &cands, const std::vector<uint16_t> &group_handle,
+			RecomputeResult &out);
 
 	LearnerConfig cfg_;
 	std::unique_ptr<Slot[]> slots_;     // 2 * kMaxKeys
@@ -383,11 +395,15 @@ private:
 	std::vector<Pin> recomputed_pins_;  // pins_ at the last recompute
 	std::vector<std::pair<uint64_t, std::string>> names_;
 	uint64_t last_clock_ = 0;
+	uint64_t last_delta_ = 0;  // device bytes written between the last two recomputes
 	double last_now_ = -1;
 	double write_rate_ = 0;  // device bytes per second, smoothed
 	uint64_t generation_ = 0;
 	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;  // handles named by pins
 	uint64_t used_lo_ = 0, used_hi_ = 0;      // handles the learner's groups hold
+	uint64_t idle_lo_ = 0, idle_hi_ = 0;      // handles closed as idle, not written since
+	std::array<double, kMaxHandles>
+		writing_share_{};  // per handle: its group's last writing share
 
 	uint64_t device_valid_ = 0;  // set_device_valid(), 0 unknown
 	bool device_valid_known_ = false;

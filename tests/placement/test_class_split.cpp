@@ -1,7 +1,8 @@
 // placement: split_by_class: writers of one class are cut off by class, then by writer,
 // writers of several classes by class only once measured, a split that does not fit is not made at all (each
 // stage on its own), a writer part is cut only while its keys may be, and a part that has
-// its evidence and dies like its group's main part is given up.
+// its evidence and dies like its group's main part is given up; a class part of fresh keys
+// only is cut whatever its share, and its writers with it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -60,6 +61,33 @@ TEST_CASE("class split: writers of one class each are cut off by class; a writer
 	CHECK(!together(r, 0, 2));  // writer 3's MEDIUM is cut off
 	CHECK(together(r, 0, 4));   // writer 4 labels chunks itself: its LONG stays
 	CHECK(r.given_up.empty());
+}
+
+TEST_CASE("class split: a class whose keys are all fresh is cut whatever its share, and so are "
+	  "its writers")
+{
+	// A fill (writer 9, no hint) and, first seen at this recompute, two writers of SHORT and
+	// one of MEDIUM with a few writes each.
+	std::vector<ClassKey> keys = {
+		key(9, KVFDP_CLASS_NOT_SET, 0.8), key(1, KVFDP_CLASS_SHORT, 0.001),
+		key(2, KVFDP_CLASS_SHORT, 0.002), key(3, KVFDP_CLASS_MEDIUM, 0.001)};
+	ClassSplitResult r = split_by_class(keys, {{0, 1, 2, 3}}, params());
+	CHECK(r.groups.size() == 1);  // not fresh: under min_group_share, no cut
+	for (uint32_t i = 1; i < 4; i++)
+		keys[i].fresh = true;
+	r = split_by_class(keys, {{0, 1, 2, 3}}, params());
+	REQUIRE(r.groups.size() == 4);  // SHORT and MEDIUM, and SHORT's two writers
+	CHECK(!together(r, 0, 1));
+	CHECK(!together(r, 0, 3));
+	CHECK(!together(r, 1, 2));
+	CHECK(!together(r, 1, 3));
+	// A class part with an established key is judged by its share, and its fresh writers
+	// wait for theirs (a restarted writer of a class the device knows).
+	keys[2].fresh = false;
+	r = split_by_class(keys, {{0, 1, 2, 3}}, params());
+	CHECK(r.groups.size() == 2);
+	CHECK(together(r, 0, 1));
+	CHECK(together(r, 0, 2));
 }
 
 TEST_CASE("class split: a writer of several classes is parted by class once measured, not before")

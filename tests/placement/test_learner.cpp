@@ -6,6 +6,7 @@
 // up where they die alike; the data path does not allocate.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -72,7 +73,7 @@ struct Stream {
 // Returns the handles recompute() reported abandoned meanwhile. regroup = false writes
 // device_bytes with no recompute (the caller calls it once after).
 std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t device_bytes,
-			    double &now, bool regroup = true)
+			    double &now, bool regroup = true, std::vector<uint16_t> *idle = nullptr)
 {
 	std::vector<uint16_t> abandoned;
 	const uint64_t end = l.clock() + device_bytes;
@@ -93,6 +94,12 @@ std::vector<uint16_t> drive(Learner &l, std::vector<Stream> &streams, uint64_t d
 			now += 1.0;
 			auto r = l.recompute(now);
 			abandoned.insert(abandoned.end(), r.abandoned.begin(), r.abandoned.end());
+			if (idle) {
+				idle->insert(idle->end(), r.idle.begin(), r.idle.end());
+				const auto c = r.to_close();
+				for (uint16_t h : r.idle)
+					CHECK(std::count(c.begin(), c.end(), h) == 1);
+			}
 			next_recompute = l.clock() + (16 << 20);
 		}
 	}
@@ -281,6 +288,83 @@ TEST_CASE("learner: a group that stops writing is merged and its handle reported
 	}
 	CHECK(abandoned);
 	CHECK(l.handle_of({2, 0}) == l.handle_of({1, 0}));
+}
+
+TEST_CASE("learner: a handle whose group pauses is reported idle once per pause")
+{
+	Learner l(config());
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, s, 4 * kCap, now);
+	const uint16_t paused = l.handle_of({2, 0});
+	REQUIRE(paused != l.handle_of({1, 0}));
+	// Writer 2 pauses with its data live. At a third of the writes, it would have written
+	// idle_close_rus (16) units of 16 MiB in 768 MiB of device writes: its handle is reported
+	// once, and not again while the pause lasts (and before its decayed share falls under
+	// min_group_share, about 1.4 capacities in, and the group is merged).
+	s[1].weight = 0;
+	s[1].life = 1000 * kCap;
+	std::vector<uint16_t> idle;
+	(void)drive(l, s, kCap / 2, now, true, &idle);
+	CHECK(std::count(idle.begin(), idle.end(), paused) == 0);
+	(void)drive(l, s, 3 * kCap / 4, now, true, &idle);
+	CHECK(std::count(idle.begin(), idle.end(), paused) == 1);
+	CHECK(std::count(idle.begin(), idle.end(), l.handle_of({1, 0})) == 0);  // it writes
+	REQUIRE(l.handle_of({2, 0}) == paused);
+	// It writes again, then pauses again: reported once more.
+	s[1].weight = 1;
+	(void)drive(l, s, kCap, now, true, &idle);
+	REQUIRE(l.handle_of({2, 0}) == paused);
+	s[1].weight = 0;
+	(void)drive(l, s, 5 * kCap / 4, now, true, &idle);
+	CHECK(std::count(idle.begin(), idle.end(), paused) == 2);
+
+	// idle_close_rus 0: never.
+	LearnerConfig c = config();
+	c.idle_close_rus = 0;
+	Learner m(c);
+	std::vector<Stream> t = {{{1, 0}, kCap / 8, 2, {}}, {{2, 0}, kCap, 1, {}}};
+	(void)drive(m, t, 4 * kCap, now);
+	t[1].weight = 0;
+	t[1].life = 1000 * kCap;
+	std::vector<uint16_t> none;
+	(void)drive(m, t, 2 * kCap, now, true, &none);
+	CHECK(none.empty());
+}
+
+TEST_CASE("learner: writers that start after a fill are parted at once: a new class at its "
+	  "first recompute, writers of one class at their second")
+{
+	// A fill (writer 9, no hint) writes the capacity; then four SHORT writers and nothing
+	// else. Small units, so the spare room holds every group's open unit.
+	LearnerConfig c = config();
+	c.ru_bytes = 1 << 20;
+	Learner l(c);
+	std::vector<Stream> fill = {{{9, 0}, 1000 * kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, fill, kCap, now, false);
+	(void)l.recompute(now += 1);
+	// Writer w writes w tenths of the writes (writers of equal shares would be one part:
+	// the ranks of one engine). They start 1 MiB before a recompute.
+	std::vector<Stream> s;
+	for (uint64_t w = 1; w <= 4; w++)
+		s.push_back({{w, KVFDP_CLASS_SHORT}, kCap / 4, static_cast<uint32_t>(w), {}});
+	(void)drive(l, fill, 15 << 20, now, false);
+	(void)drive(l, s, 1 << 20, now, false);
+	(void)l.recompute(now += 1);
+	// First recompute: their decayed shares are a few writes' worth (0.2% together, under
+	// min_group_share), yet SHORT, new to the device, is cut from the fill's group.
+	const uint16_t fill_h = l.handle_of({9, 0});
+	for (uint64_t w = 1; w <= 4; w++)
+		CHECK(l.handle_of({w, KVFDP_CLASS_SHORT}) != fill_h);
+	(void)drive(l, s, 16 << 20, now, false);
+	(void)l.recompute(now += 1);
+	// Second recompute: decayed shares of 0.3% to 1.3% (2% of the writes is 1.7%), but they
+	// write 10% to 40% of the writes now: the writer split parts them all.
+	for (uint64_t a = 1; a <= 4; a++)
+		for (uint64_t b = a + 1; b <= 4; b++)
+			CHECK(l.handle_of({a, KVFDP_CLASS_SHORT}) !=
+			      l.handle_of({b, KVFDP_CLASS_SHORT}));
 }
 
 namespace {

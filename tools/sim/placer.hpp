@@ -38,7 +38,7 @@ public:
 
 	// The handle for a write of [slba, slba + nlb) (model LBAs); learned also counts it,
 	// ends the lifetimes of the units it overwrites, and every recompute_bytes regroups and
-	// sends RUH Update to the model for each abandoned or remapped handle.
+	// sends RUH Update to the model for each abandoned, remapped or idle handle.
 	[[nodiscard]] uint32_t write(uint64_t slba, uint64_t nlb, uint8_t cls, uint64_t writer);
 	// learned: the deallocated units' data died.
 	void deallocate(uint64_t slba, uint64_t nlb);

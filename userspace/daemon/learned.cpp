@@ -1,5 +1,5 @@
 // kvfdpd's learned placement: chunk table of write keys and clocks, the regroup thread,
-// RUH Update of abandoned and remapped handles, the soft state file, and the policy /
+// RUH Update of abandoned, remapped and idle handles, the soft state file, and the policy /
 // metrics views.
 #include "userspace/daemon/learned.hpp"
 
@@ -324,7 +324,8 @@ placement::RecomputeResult LearnedPlacement::recompute_now()
 					       : std::string();
 		});
 	// Abandoned handles hold an open RU nothing writes to; remapped ones hold an open RU of
-	// the old group's data that the new group would fill. The map is already published, so
+	// the old group's data that the new group would fill; idle ones an open RU their paused
+	// group left part written. The map is already published, so
 	// a queue may put a few of the new group's writes in that RU before the update lands.
 	const std::vector<uint16_t> close = r.to_close();
 	if (!close.empty()) {

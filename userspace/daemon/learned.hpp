@@ -80,7 +80,7 @@ public:
 	// moved or dropped) has it closed with RUH Update by the next regroup, which the
 	// running thread does at once rather than at the end of its period.
 	void set_policy(const placement::Policy &p);
-	// One regroup now: RUH Update of abandoned and remapped handles (one command; a refusal
+	// One regroup now: RUH Update of abandoned, remapped and idle handles (one command; a refusal
 	// is counted and the handles stay open), then the state is saved. Returns what the
 	// learner did.
 	placement::RecomputeResult recompute_now();
