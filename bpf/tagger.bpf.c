@@ -603,6 +603,51 @@ static __always_inline struct file *fd_file(__u64 fd)
 	return f;
 }
 
+/* A successful F_SET_RW_HINT of hint on fd: a HINT event when fd's file is on a reported
+ * filesystem. */
+static __always_inline void on_hint(__u64 fd, __u64 hint, __u32 hook)
+{
+	struct kvfdp_event *e;
+	struct inode *inode;
+	struct file *f;
+	__u32 dev;
+
+	f = fd_file(fd);
+	if (!f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	dev = inode_dev(inode);
+	if (!fs_watched(dev))
+		return;
+	e = event_reserve(KVFDP_EV_HINT, hook);
+	if (!e)
+		return;
+	e->dev = dev;
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->value = (__u32)hint;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* fcntl(fd, cmd, arg) on return (x86-64's syscall wrapper; regs holds the caller's arguments):
+ * only fcntl calls pay for it. A failed F_SET_RW_HINT (EFAULT, EINVAL: the kernel set no hint)
+ * reports nothing. The hint is read back from the caller's u64, which the kernel has just
+ * copied. */
+SEC("fexit/__x64_sys_fcntl")
+int BPF_PROG(kvfdp_fcntl_fexit, const struct pt_regs *regs, long ret)
+{
+	__u64 hint = 0;
+
+	if (ret != 0 || (__u32)regs->si != KVFDP_F_SET_RW_HINT)
+		return 0;
+	if (bpf_probe_read_user(&hint, sizeof(hint), (const void *)regs->dx))
+		return 0;
+	on_hint((__u32)regs->di, hint, KVFDP_HOOK_FENTRY);
+	return 0;
+}
+
+/* The fallback where fexit is refused or the wrapper is missing: the syscall tracepoints, which
+ * switch on syscall tracing for every task (each syscall on the machine then pays for it). The
+ * enter keeps (fd, *arg) per thread in fcntl_pending; the exit reports it when fcntl returned 0. */
 SEC("tracepoint/syscalls/sys_enter_fcntl")
 int kvfdp_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
 {
@@ -625,11 +670,7 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct fcntl_args *a = bpf_map_lookup_elem(&fcntl_pending, &id);
-	struct kvfdp_event *e;
-	struct inode *inode;
-	struct file *f;
 	__u64 fd, hint;
-	__u32 dev;
 
 	if (!a)
 		return 0;
@@ -638,20 +679,7 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 	bpf_map_delete_elem(&fcntl_pending, &id);
 	if (ctx->ret != 0)
 		return 0;
-	f = fd_file(fd);
-	if (!f)
-		return 0;
-	inode = BPF_CORE_READ(f, f_inode);
-	dev = inode_dev(inode);
-	if (!fs_watched(dev))
-		return 0;
-	e = event_reserve(KVFDP_EV_HINT, KVFDP_HOOK_SYSCALL_TP);
-	if (!e)
-		return 0;
-	e->dev = dev;
-	e->ino = BPF_CORE_READ(inode, i_ino);
-	e->value = (__u32)hint;
-	bpf_ringbuf_submit(e, 0);
+	on_hint(fd, hint, KVFDP_HOOK_SYSCALL_TP);
 	return 0;
 }
 
@@ -737,23 +765,17 @@ static __always_inline __u64 current_cgroup(void)
 	return 0;
 }
 
-/* After a successful open: if it created the file, apply the nearest directory rule of its
- * ancestors, record its writer, and report. */
-static __always_inline int on_open_exit(long ret)
+/* f was just created (FMODE_CREATED): apply the nearest directory rule of its ancestors, record
+ * its writer, and report. f is read with probe reads (an fd's file, or a BTF pointer). */
+static __always_inline int on_create(struct file *f, __u32 hook)
 {
 	struct kvfdp_inode_key key = {};
 	struct dir_walk w = {};
 	struct kvfdp_event *e;
 	struct inode *inode;
-	struct file *f;
 	__u64 cg, parent;
 	__u32 writer, *named, evflags = 0;
 
-	if (ret < 0)
-		return 0;
-	f = fd_file(ret);
-	if (!f || !(BPF_CORE_READ(f, f_mode) & fmode_created))
-		return 0;
 	inode = BPF_CORE_READ(f, f_inode);
 	key.dev = inode_dev(inode);
 	key.ino = BPF_CORE_READ(inode, i_ino);
@@ -791,7 +813,7 @@ static __always_inline int on_open_exit(long ret)
 	if (writer)
 		inode_map_put(&inode_writer, &key, &writer, KVFDP_STAT_WRITER_ADDED,
 			      KVFDP_STAT_WRITER_FAILED);
-	e = event_reserve(KVFDP_EV_CREATE, KVFDP_HOOK_SYSCALL_TP);
+	e = event_reserve(KVFDP_EV_CREATE, hook);
 	if (!e)
 		return 0;
 	e->dev = key.dev;
@@ -805,6 +827,31 @@ static __always_inline int on_open_exit(long ret)
 	e->flags = evflags;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+/* Every open on the machine, inside do_dentry_open, before the filesystem's open: a file the
+ * open created already has FMODE_CREATED and its path. Only opens pay for it (one load of
+ * f_mode for a file that existed), and io_uring's IORING_OP_OPENAT is seen too. */
+SEC("fentry/security_file_open")
+int BPF_PROG(kvfdp_file_open, struct file *file)
+{
+	if (!(file->f_mode & fmode_created))
+		return 0;
+	return on_create(file, KVFDP_HOOK_FENTRY);
+}
+
+/* The fallback (syscall tracepoints, see kvfdp_fcntl_enter): after a successful open, its fd's
+ * file if the open created it. */
+static __always_inline int on_open_exit(long ret)
+{
+	struct file *f;
+
+	if (ret < 0)
+		return 0;
+	f = fd_file(ret);
+	if (!f || !(BPF_CORE_READ(f, f_mode) & fmode_created))
+		return 0;
+	return on_create(f, KVFDP_HOOK_SYSCALL_TP);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat")
