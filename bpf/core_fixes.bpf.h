@@ -63,23 +63,37 @@ struct page___kvfdp_info {
 		(dst) = v_;                                                                        \
 	} while (0)
 
-/* The write hint the block layer carries for rq, or 0 when this kernel carries none. */
-static __always_inline __u32 kvfdp_rq_write_hint(struct request *rq)
+/* The same as one direct load, for ptr a BTF pointer (a tp_btf or fentry argument, or a pointer
+ * field read from one): the load's width is the running kernel's field size, so an enum that
+ * vmlinux.h declares wider than the kernel does (bookworm's bpftool) reads right. */
+#define KVFDP_LOAD_SIZED(dst, ptr, field)                                                          \
+	do {                                                                                       \
+		void *p_ = (void *)(ptr) + bpf_core_field_offset((ptr)->field);                    \
+		switch (bpf_core_field_size((ptr)->field)) {                                       \
+		case 1: (dst) = *(__u8 *)p_; break;                                                \
+		case 2: (dst) = *(__u16 *)p_; break;                                               \
+		case 4: (dst) = *(__u32 *)p_; break;                                               \
+		default: (dst) = *(__u64 *)p_; break;                                              \
+		}                                                                                  \
+	} while (0)
+
+/* The write hint the block layer carries for rq (bio: rq->bio), or 0 when this kernel carries
+ * none. rq and bio are BTF pointers (tp_btf/block_rq_issue). */
+static __always_inline __u32 kvfdp_rq_write_hint(struct request *rq, struct bio *bio)
 {
 	__u64 h = 0;
-	struct bio *bio = BPF_CORE_READ(rq, bio);
 	struct bio___kvfdp_u16 *obio = (void *)bio;
 
 	if (bpf_core_field_exists(bio->bi_write_hint)) {
 		if (bio)
-			KVFDP_READ_SIZED(h, bio, bi_write_hint);
+			KVFDP_LOAD_SIZED(h, bio, bi_write_hint);
 	} else if (bpf_core_field_exists(obio->bi_write_hint)) {
 		if (obio)
-			KVFDP_READ_SIZED(h, obio, bi_write_hint);
+			KVFDP_LOAD_SIZED(h, obio, bi_write_hint);
 	} else if (bpf_core_field_exists(((struct request___kvfdp_hint *)rq)->write_hint)) {
 		struct request___kvfdp_hint *r = (void *)rq;
 
-		KVFDP_READ_SIZED(h, r, write_hint);
+		KVFDP_LOAD_SIZED(h, r, write_hint);
 	}
 	return h <= KVFDP_RWH_MAX ? (__u32)h : 0;
 }
@@ -101,7 +115,8 @@ static __noinline __u32 kvfdp_inode_write_hint(struct inode *inode)
 
 /* The bytes already done in bio's current bvec (bi_iter), whichever name the running
  * kernel gives the field; 0 when it has neither. A subprogram for the same reason as
- * kvfdp_inode_write_hint: the caller runs in a bounded loop over merged bios. */
+ * kvfdp_inode_write_hint: the caller runs in a bounded loop over merged bios. bio is an
+ * address (probe reads). */
 static __noinline __u32 kvfdp_bio_bvec_done(struct bio *bio)
 {
 	struct bio___kvfdp_off *nbio = (void *)bio;
@@ -115,35 +130,71 @@ static __noinline __u32 kvfdp_bio_bvec_done(struct bio *bio)
 	return 0;
 }
 
-/* The head page of pg's folio (bit 0 of compound_head / compound_info is set on tail
- * pages). A subprogram, like kvfdp_inode_write_hint: its caller runs in a loop, and each
- * variant's relocation must stay inside its field_exists branch. */
-static __noinline struct page *kvfdp_page_head(struct page *pg, bool *tail)
+/* The same for bio a BTF pointer: direct loads. */
+static __always_inline __u32 kvfdp_bio_bvec_done_direct(struct bio *bio)
+{
+	struct bio___kvfdp_off *nbio = (void *)bio;
+
+	if (bpf_core_field_exists(bio->bi_iter.bi_bvec_done))
+		return bio->bi_iter.bi_bvec_done;
+	if (bpf_core_field_exists(nbio->bi_iter.bi_offset))
+		return nbio->bi_iter.bi_offset;
+	return 0;
+}
+
+/* Bytes from compound_head / compound_info through mapping that one probe read takes. */
+#define KVFDP_PAGE_WORDS 5
+
+/* page->mapping of the head page of pg's folio (pg an address), with its low flag bits; 0 when
+ * unreadable. compound_head / compound_info and mapping are read together (one probe read);
+ * a tail page (bit 0 of that word set) costs a second read, of its head's mapping. A
+ * subprogram, like kvfdp_inode_write_hint: its caller runs in a loop, and each variant's
+ * relocation must stay inside its field_exists branch. The word is read as an integer: the
+ * verifier rejects bit tests on it read as a pointer (it shares a union with lru.next). */
+static __noinline __u64 kvfdp_folio_mapping(struct page *pg)
 {
 	struct page___kvfdp_info *npg = (void *)pg;
-	unsigned long ch = 0, sz;
+	__u64 w[KVFDP_PAGE_WORDS] = {};
+	__u32 off_ch, off_map, span;
+	unsigned long ch, sz;
+	__u64 m = 0;
+	bool info;
 
-	*tail = false;
-	/* The verifier rejects bit tests on the field read as a pointer (it shares a union with
-	 * lru.next), so read it as a scalar. */
+	off_map = bpf_core_field_offset(pg->mapping);
 	if (bpf_core_field_exists(pg->compound_head)) {
-		bpf_probe_read_kernel(&ch, sizeof(ch), &pg->compound_head);
-		if (!(ch & 1))
-			return pg;
-		*tail = true;
-		return (struct page *)(ch - 1);
+		off_ch = bpf_core_field_offset(pg->compound_head);
+		info = false;
+	} else if (bpf_core_field_exists(npg->compound_info)) {
+		off_ch = bpf_core_field_offset(npg->compound_info);
+		info = true;
+	} else {
+		bpf_probe_read_kernel(&m, sizeof(m), (void *)pg + off_map);
+		return m;
 	}
-	if (bpf_core_field_exists(npg->compound_info)) {
-		bpf_probe_read_kernel(&ch, sizeof(ch), &npg->compound_info);
-		if (!(ch & 1))
-			return pg;
-		*tail = true;
+	/* One read when mapping follows the head word within KVFDP_PAGE_WORDS words (it does in
+	 * 6.1..7.3: 8 and 24), else two. */
+	span = off_map - off_ch;
+	if (off_map > off_ch && !(span & 7) && span / 8 < KVFDP_PAGE_WORDS) {
+		if (bpf_probe_read_kernel(w, span + 8, (void *)pg + off_ch))
+			return 0;
+		ch = w[0];
+		m = w[span / 8];
+	} else {
+		bpf_probe_read_kernel(&ch, sizeof(ch), (void *)pg + off_ch);
+		bpf_probe_read_kernel(&m, sizeof(m), (void *)pg + off_map);
+	}
+	if (!(ch & 1))
+		return m;
+	if (info) {
 		sz = bpf_core_type_size(struct page);
-		if (!(sz & (sz - 1)))
-			return (struct page *)((unsigned long)pg & ch);
-		return (struct page *)(ch - 1);
+		pg = (sz & (sz - 1)) ? (struct page *)(ch - 1)
+				     : (struct page *)((unsigned long)pg & ch);
+	} else {
+		pg = (struct page *)(ch - 1);
 	}
-	return pg;
+	m = 0;
+	bpf_probe_read_kernel(&m, sizeof(m), (void *)pg + off_map);
+	return m;
 }
 
 #endif

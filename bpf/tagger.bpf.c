@@ -224,46 +224,108 @@ static __always_inline __u32 inode_dev(struct inode *inode)
 	return BPF_CORE_READ(inode, i_sb, s_dev);
 }
 
-/* The inode whose data bio carries, or NULL (metadata without a mapping, unknown DIO). */
-static __always_inline struct inode *bio_inode(struct bio *bio, __u8 *how)
+/* The fields of one bio that the walk reads, taken up front: straight from the BTF pointer for a
+ * request's first bio (kvfdp_rq_issue), with probe reads for the bios merged after it
+ * (kvfdp_classify_bio, where the pointer is only a number). */
+struct bio_fields {
+	__u64 bio;    /* the bio; 0 = none left */
+	__u64 next;   /* bi_next */
+	__u64 end_io; /* bi_end_io */
+	__u64 priv;   /* bi_private */
+	__u64 io_vec; /* bi_io_vec */
+	__u64 page;   /* the current bvec's bv_page, when have_bvec */
+	__u32 size;   /* bi_iter.bi_size */
+	__u32 idx;    /* bi_iter.bi_idx */
+	__u32 done;   /* bi_iter's bytes done in the current bvec */
+	__u32 bv_offset;
+	__u8 have_bvec; /* page and bv_offset are read (the first bvec of a first bio) */
+	__u8 pad[7];
+};
+
+/* bio's fields through direct loads: bio is a BTF pointer (tp_btf's request and what hangs off
+ * it), so each field is one load, with no helper call. The current bvec (an array element at a
+ * variable index) is read here only when it is the first. */
+static __always_inline void bio_fields_direct(struct bio *bio, struct bio_fields *f)
 {
-	struct bio *owner = bio;
+	struct bio_vec *bv;
+
+	f->bio = (__u64)bio;
+	if (!bio)
+		return;
+	f->next = (__u64)bio->bi_next;
+	f->end_io = (__u64)bio->bi_end_io;
+	f->priv = (__u64)bio->bi_private;
+	bv = bio->bi_io_vec;
+	f->io_vec = (__u64)bv;
+	f->size = bio->bi_iter.bi_size;
+	f->idx = bio->bi_iter.bi_idx;
+	f->done = kvfdp_bio_bvec_done_direct(bio);
+	if (bv && f->idx == 0) {
+		f->page = (__u64)bv->bv_page;
+		f->bv_offset = bv->bv_offset;
+		f->have_bvec = 1;
+	}
+}
+
+/* The same through probe reads: bio is an address read from another bio's bi_next. */
+static __always_inline void bio_fields_probe(struct bio *bio, struct bio_fields *f)
+{
+	f->bio = (__u64)bio;
+	f->have_bvec = 0;
+	if (!bio)
+		return;
+	f->next = (__u64)BPF_CORE_READ(bio, bi_next);
+	f->end_io = (__u64)BPF_CORE_READ(bio, bi_end_io);
+	f->priv = (__u64)BPF_CORE_READ(bio, bi_private);
+	f->io_vec = (__u64)BPF_CORE_READ(bio, bi_io_vec);
+	f->size = BPF_CORE_READ(bio, bi_iter.bi_size);
+	f->idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
+	f->done = kvfdp_bio_bvec_done(bio);
+}
+
+/* The inode whose data the bio of f carries, or NULL (metadata without a mapping, unknown DIO). */
+static __always_inline struct inode *bio_inode(const struct bio_fields *f, __u8 *how)
+{
+	__u64 end = f->end_io, priv = f->priv, m;
 	struct bio_vec *bv;
 	struct page *pg;
-	unsigned long m;
 	__u32 off;
-	bool tail;
-	__u64 end;
 
 	/* iomap direct I/O: bi_private is the iomap_dio, whose iocb names the file. The user
 	 * pages are anonymous (or another file's), so check this before the page. A split's
-	 * front part ends into its parent (bio_chain): follow up to KVFDP_MAX_CHAIN parents. */
-	end = (__u64)BPF_CORE_READ(bio, bi_end_io);
-	for (int i = 0; i < KVFDP_MAX_CHAIN && chain_end_io && end == chain_end_io && owner; i++) {
-		owner = BPF_CORE_READ(owner, bi_private);
-		end = owner ? (__u64)BPF_CORE_READ(owner, bi_end_io) : 0;
+	 * front part ends into its parent (bio_chain, bi_private): follow up to KVFDP_MAX_CHAIN
+	 * parents. */
+	for (int i = 0; i < KVFDP_MAX_CHAIN && chain_end_io && end == chain_end_io && priv; i++) {
+		struct bio *parent = (struct bio *)priv;
+
+		end = (__u64)BPF_CORE_READ(parent, bi_end_io);
+		priv = (__u64)BPF_CORE_READ(parent, bi_private);
 	}
-	if (dio_end_io && owner && end == dio_end_io) {
-		struct iomap_dio *dio = BPF_CORE_READ(owner, bi_private);
+	if (dio_end_io && priv && end == dio_end_io) {
+		struct iomap_dio *dio = (struct iomap_dio *)priv;
 
 		*how = KVFDP_SLOT_F_DIO;
 		return BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
 	}
-	bv = BPF_CORE_READ(bio, bi_io_vec);
-	if (!bv)
+	if (!f->io_vec)
 		return NULL;
-	/* The current bvec per bi_iter: split bios have bi_vcnt == 0 and share the parent's
-	 * vector, so bi_io_vec[0] is not necessarily theirs. */
-	bv += BPF_CORE_READ(bio, bi_iter.bi_idx);
-	pg = BPF_CORE_READ(bv, bv_page);
-	off = BPF_CORE_READ(bv, bv_offset) + kvfdp_bio_bvec_done(bio);
+	if (f->have_bvec) {
+		pg = (struct page *)f->page;
+		off = f->bv_offset;
+	} else {
+		/* The current bvec per bi_iter: split bios have bi_vcnt == 0 and share the
+		 * parent's vector, so bi_io_vec[0] is not necessarily theirs. */
+		bv = (struct bio_vec *)f->io_vec + f->idx;
+		pg = BPF_CORE_READ(bv, bv_page);
+		off = BPF_CORE_READ(bv, bv_offset);
+	}
+	off += f->done;
 	if (off >> KVFDP_PAGE_SHIFT) /* multi-page bvec: the page the iterator is at */
 		pg = (struct page *)((unsigned long)pg +
 				     (off >> KVFDP_PAGE_SHIFT) * bpf_core_type_size(struct page));
 	if (!pg)
 		return NULL;
-	pg = kvfdp_page_head(pg, &tail);
-	m = (unsigned long)BPF_CORE_READ(pg, mapping);
+	m = kvfdp_folio_mapping(pg);
 	/* Low bits set: anonymous / movable / KSM, not a file's page cache. */
 	if (!m || (m & 3))
 		return NULL;
@@ -285,8 +347,8 @@ static __always_inline void add_inode_bytes(struct kvfdp_inode_key *key, __u64 b
 /* What classify_bios found, and where its walk is. */
 struct rq_class {
 	struct kvfdp_inode_key first;
-	__u64 bio;    /* the next bio to walk; 0 = done */
-	__u64 walked; /* bytes of the bios walked */
+	struct bio_fields f; /* the next bio to walk (f.bio 0: done) */
+	__u64 walked;        /* bytes of the bios walked */
 	__u32 cls;
 	__u32 source;
 	__u8 flags;
@@ -294,26 +356,25 @@ struct rq_class {
 	__u8 pad[6];
 };
 
-/* One bio of the walk (c->bio): attributes its bytes to its inode and, when no source has
- * decided the class yet, takes it from the inode's policy or i_write_hint; then steps to
- * bi_next. A global function, so the verifier checks it once instead of once per loop
- * iteration with every path of the caller (6.1's verifier gave up on the unrolled walk:
- * E2BIG, "program too large"). */
+/* One bio of the walk (c->f): attributes its bytes to its inode and, when no source has
+ * decided the class yet, takes it from the inode's policy or i_write_hint; then reads the
+ * fields of bi_next into c->f. A global function, so the verifier checks it once instead of
+ * once per loop iteration with every path of the caller (6.1's verifier gave up on the
+ * unrolled walk: E2BIG, "program too large"). Its argument is plain memory, so the bios after
+ * the first are read with probe reads. */
 __noinline int kvfdp_classify_bio(struct rq_class *c)
 {
 	struct kvfdp_inode_key key = {};
 	struct inode *inode;
-	struct bio *bio;
 	__u8 how = 0;
 	__u32 bsz;
 
-	if (!c || !c->bio)
+	if (!c || !c->f.bio)
 		return 0;
-	bio = (struct bio *)c->bio;
-	bsz = BPF_CORE_READ(bio, bi_iter.bi_size);
+	bsz = c->f.size;
 	c->walked += bsz;
-	c->bio = (__u64)BPF_CORE_READ(bio, bi_next);
-	inode = bio_inode(bio, &how);
+	inode = bio_inode(&c->f, &how);
+	bio_fields_probe((struct bio *)c->f.next, &c->f);
 	if (!inode) {
 		stat_inc(KVFDP_STAT_INODE_NONE);
 		return 0;
@@ -344,12 +405,12 @@ __noinline int kvfdp_classify_bio(struct rq_class *c)
 	return 0;
 }
 
-/* Walks up to KVFDP_MAX_BIOS bios of rq (kvfdp_classify_bio); bytes of bios beyond the
- * bound go to the first inode. */
-static __always_inline void classify_bios(struct request *rq, __u32 rq_bytes, struct rq_class *c)
+/* Walks up to KVFDP_MAX_BIOS bios from bio, rq's first (kvfdp_classify_bio); bytes of bios
+ * beyond the bound go to the first inode. */
+static __always_inline void classify_bios(struct bio *bio, __u32 rq_bytes, struct rq_class *c)
 {
-	c->bio = (__u64)BPF_CORE_READ(rq, bio);
-	for (int i = 0; i < KVFDP_MAX_BIOS && c->bio; i++)
+	bio_fields_direct(bio, &c->f);
+	for (int i = 0; i < KVFDP_MAX_BIOS && c->f.bio; i++)
 		kvfdp_classify_bio(c);
 	if (c->have_first && rq_bytes > c->walked)
 		add_inode_bytes(&c->first, rq_bytes - c->walked);
@@ -406,11 +467,10 @@ static __always_inline void count_request(const struct kvfdp_disk *d, __u32 op, 
 static __always_inline void fill_slot(struct request *rq, __u32 op, __u64 sector, __u32 bytes,
 				      const struct rq_class *c, __u32 writer)
 {
-	struct blk_mq_hw_ctx *hctx = BPF_CORE_READ(rq, mq_hctx);
 	struct kvfdp_tag_slot *s;
 	__u32 idx;
 
-	idx = BPF_CORE_READ(hctx, queue_num) * queue_depth + (__u32)BPF_CORE_READ(rq, tag);
+	idx = rq->mq_hctx->queue_num * queue_depth + (__u32)rq->tag;
 	s = idx < nr_slots ? bpf_map_lookup_elem(&slots, &idx) : NULL;
 	if (!s) {
 		stat_inc(KVFDP_STAT_SLOT_OOB);
@@ -456,40 +516,43 @@ static __always_inline void record_request(__u32 devt, __u32 op, __u64 sector, _
 
 /* Every write, discard and write-zeroes request issued to a watched disk: its class (the bio's
  * hint, else the walk of its bios), its writer, then the counters, the tag slot and the record
- * as the disk's flags ask. */
+ * as the disk's flags ask. rq is a BTF pointer: the request's fields, its disk's and its first
+ * bio's are direct loads (no helper calls); only what hangs off plain numbers is probe-read. */
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 {
 	struct rq_class c = {};
 	struct kvfdp_disk *d;
 	struct gendisk *disk;
+	struct bio *bio;
 	__u32 devt, op, bytes, hint, writer = 0;
 	__u64 sector;
 
-	disk = BPF_CORE_READ(rq, q, disk);
+	disk = rq->q->disk;
 	if (!disk)
 		return 0;
-	devt = ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	devt = ((__u32)disk->major << 20) | (__u32)disk->first_minor;
 	d = bpf_map_lookup_elem(&disks, &devt);
 	if (!d)
 		d = learn_disk(disk, devt);
 	if (!d)
 		return 0;
-	op = BPF_CORE_READ(rq, cmd_flags) & KVFDP_REQ_OP_MASK;
+	op = rq->cmd_flags & KVFDP_REQ_OP_MASK;
 	if (op != KVFDP_REQ_OP_WRITE && op != KVFDP_REQ_OP_DISCARD &&
 	    op != KVFDP_REQ_OP_WRITE_ZEROES)
 		return 0;
 	stat_inc(KVFDP_STAT_ISSUED);
-	bytes = BPF_CORE_READ(rq, __data_len);
-	sector = BPF_CORE_READ(rq, __sector);
+	bytes = rq->__data_len;
+	sector = rq->__sector;
+	bio = rq->bio;
 
-	hint = kvfdp_rq_write_hint(rq);
+	hint = kvfdp_rq_write_hint(rq, bio);
 	if (hint) {
 		c.cls = hint;
 		c.source = KVFDP_SRC_BIO_HINT;
 	}
 	if (op == KVFDP_REQ_OP_WRITE)
-		classify_bios(rq, bytes, &c);
+		classify_bios(bio, bytes, &c);
 	if (c.source == KVFDP_SRC_DEFAULT)
 		c.cls = default_class < KVFDP_NR_CLASSES ? default_class : 0;
 	if (c.have_first) {
@@ -540,6 +603,51 @@ static __always_inline struct file *fd_file(__u64 fd)
 	return f;
 }
 
+/* A successful F_SET_RW_HINT of hint on fd: a HINT event when fd's file is on a reported
+ * filesystem. */
+static __always_inline void on_hint(__u64 fd, __u64 hint, __u32 hook)
+{
+	struct kvfdp_event *e;
+	struct inode *inode;
+	struct file *f;
+	__u32 dev;
+
+	f = fd_file(fd);
+	if (!f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	dev = inode_dev(inode);
+	if (!fs_watched(dev))
+		return;
+	e = event_reserve(KVFDP_EV_HINT, hook);
+	if (!e)
+		return;
+	e->dev = dev;
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->value = (__u32)hint;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* fcntl(fd, cmd, arg) on return (x86-64's syscall wrapper; regs holds the caller's arguments):
+ * only fcntl calls pay for it. A failed F_SET_RW_HINT (EFAULT, EINVAL: the kernel set no hint)
+ * reports nothing. The hint is read back from the caller's u64, which the kernel has just
+ * copied. */
+SEC("fexit/__x64_sys_fcntl")
+int BPF_PROG(kvfdp_fcntl_fexit, const struct pt_regs *regs, long ret)
+{
+	__u64 hint = 0;
+
+	if (ret != 0 || (__u32)regs->si != KVFDP_F_SET_RW_HINT)
+		return 0;
+	if (bpf_probe_read_user(&hint, sizeof(hint), (const void *)regs->dx))
+		return 0;
+	on_hint((__u32)regs->di, hint, KVFDP_HOOK_FENTRY);
+	return 0;
+}
+
+/* The fallback where fexit is refused or the wrapper is missing: the syscall tracepoints, which
+ * switch on syscall tracing for every task (each syscall on the machine then pays for it). The
+ * enter keeps (fd, *arg) per thread in fcntl_pending; the exit reports it when fcntl returned 0. */
 SEC("tracepoint/syscalls/sys_enter_fcntl")
 int kvfdp_fcntl_enter(struct trace_event_raw_sys_enter *ctx)
 {
@@ -562,11 +670,7 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct fcntl_args *a = bpf_map_lookup_elem(&fcntl_pending, &id);
-	struct kvfdp_event *e;
-	struct inode *inode;
-	struct file *f;
 	__u64 fd, hint;
-	__u32 dev;
 
 	if (!a)
 		return 0;
@@ -575,20 +679,7 @@ int kvfdp_fcntl_exit(struct trace_event_raw_sys_exit *ctx)
 	bpf_map_delete_elem(&fcntl_pending, &id);
 	if (ctx->ret != 0)
 		return 0;
-	f = fd_file(fd);
-	if (!f)
-		return 0;
-	inode = BPF_CORE_READ(f, f_inode);
-	dev = inode_dev(inode);
-	if (!fs_watched(dev))
-		return 0;
-	e = event_reserve(KVFDP_EV_HINT, KVFDP_HOOK_SYSCALL_TP);
-	if (!e)
-		return 0;
-	e->dev = dev;
-	e->ino = BPF_CORE_READ(inode, i_ino);
-	e->value = (__u32)hint;
-	bpf_ringbuf_submit(e, 0);
+	on_hint(fd, hint, KVFDP_HOOK_SYSCALL_TP);
 	return 0;
 }
 
@@ -674,23 +765,17 @@ static __always_inline __u64 current_cgroup(void)
 	return 0;
 }
 
-/* After a successful open: if it created the file, apply the nearest directory rule of its
- * ancestors, record its writer, and report. */
-static __always_inline int on_open_exit(long ret)
+/* f was just created (FMODE_CREATED): apply the nearest directory rule of its ancestors, record
+ * its writer, and report. f is read with probe reads (an fd's file, or a BTF pointer). */
+static __always_inline int on_create(struct file *f, __u32 hook)
 {
 	struct kvfdp_inode_key key = {};
 	struct dir_walk w = {};
 	struct kvfdp_event *e;
 	struct inode *inode;
-	struct file *f;
 	__u64 cg, parent;
 	__u32 writer, *named, evflags = 0;
 
-	if (ret < 0)
-		return 0;
-	f = fd_file(ret);
-	if (!f || !(BPF_CORE_READ(f, f_mode) & fmode_created))
-		return 0;
 	inode = BPF_CORE_READ(f, f_inode);
 	key.dev = inode_dev(inode);
 	key.ino = BPF_CORE_READ(inode, i_ino);
@@ -728,7 +813,7 @@ static __always_inline int on_open_exit(long ret)
 	if (writer)
 		inode_map_put(&inode_writer, &key, &writer, KVFDP_STAT_WRITER_ADDED,
 			      KVFDP_STAT_WRITER_FAILED);
-	e = event_reserve(KVFDP_EV_CREATE, KVFDP_HOOK_SYSCALL_TP);
+	e = event_reserve(KVFDP_EV_CREATE, hook);
 	if (!e)
 		return 0;
 	e->dev = key.dev;
@@ -742,6 +827,31 @@ static __always_inline int on_open_exit(long ret)
 	e->flags = evflags;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+/* Every open on the machine, inside do_dentry_open, before the filesystem's open: a file the
+ * open created already has FMODE_CREATED and its path. Only opens pay for it (one load of
+ * f_mode for a file that existed), and io_uring's IORING_OP_OPENAT is seen too. */
+SEC("fentry/security_file_open")
+int BPF_PROG(kvfdp_file_open, struct file *file)
+{
+	if (!(file->f_mode & fmode_created))
+		return 0;
+	return on_create(file, KVFDP_HOOK_FENTRY);
+}
+
+/* The fallback (syscall tracepoints, see kvfdp_fcntl_enter): after a successful open, its fd's
+ * file if the open created it. */
+static __always_inline int on_open_exit(long ret)
+{
+	struct file *f;
+
+	if (ret < 0)
+		return 0;
+	f = fd_file(ret);
+	if (!f || !(BPF_CORE_READ(f, f_mode) & fmode_created))
+		return 0;
+	return on_create(f, KVFDP_HOOK_SYSCALL_TP);
 }
 
 SEC("tracepoint/syscalls/sys_exit_openat")

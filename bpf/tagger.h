@@ -183,6 +183,7 @@ enum kvfdp_event_hook {
 	KVFDP_HOOK_LSM = 2,        /* lsm/inode_unlink */
 	KVFDP_HOOK_KPROBE = 3,     /* kprobe/vfs_unlink, kprobe/vfs_rename (a rename over a file) */
 	KVFDP_HOOK_FS_TP = 4,      /* raw_tp/ext4_unlink_enter, raw_tp/xfs_iunlink */
+	KVFDP_HOOK_FENTRY = 5,     /* fexit/__x64_sys_fcntl, fentry/security_file_open */
 };
 
 /* A lifetime event on the events ring buffer. */

@@ -92,6 +92,29 @@ int32_t xfs_vnode_offset()
 	return off;
 }
 
+namespace {
+
+// Whether vmlinux BTF has the functions the fentry/fexit programs attach to (a function
+// inlined everywhere, or compiled out, has none: CONFIG_SECURITY=n has no security_file_open).
+void trampoline_targets(Features &f)
+{
+	btf *vmlinux = btf__load_vmlinux_btf();
+	if (libbpf_get_error(vmlinux)) {
+		note(f, "no vmlinux BTF: hint and create events by syscall tracepoints");
+		return;
+	}
+	f.fexit_fcntl = btf__find_by_name_kind(vmlinux, "__x64_sys_fcntl", BTF_KIND_FUNC) > 0;
+	f.fentry_file_open =
+		btf__find_by_name_kind(vmlinux, "security_file_open", BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	if (!f.fexit_fcntl)
+		note(f, "no __x64_sys_fcntl in BTF: hint events by syscall tracepoints");
+	if (!f.fentry_file_open)
+		note(f, "no security_file_open in BTF: create events by syscall tracepoints");
+}
+
+}  // namespace
+
 std::string write_hint_field()
 {
 	btf *vmlinux = btf__load_vmlinux_btf();
@@ -123,9 +146,7 @@ Features probe_features()
 	if (::access(syscalls, F_OK) != 0)
 		try_mount("tracefs", "/sys/kernel/tracing");
 	f.syscall_tracepoints = ::access(syscalls, F_OK) == 0;
-	if (!f.syscall_tracepoints)
-		note(f, "no syscall tracepoints (tracefs missing or CONFIG_FTRACE_SYSCALLS off): "
-			"hint and create events are off");
+	trampoline_targets(f);
 
 	if (::access("/sys/kernel/security/lsm", F_OK) != 0)
 		try_mount("securityfs", "/sys/kernel/security");

@@ -1,6 +1,7 @@
 // What the running kernel lets the tagger use: mounts bpffs / tracefs / securityfs when
 // missing and probes for syscall tracepoints, an active BPF LSM and iomap direct I/O; asks
-// BTF for the struct fields the tagger's programs read.
+// BTF for the functions its fentry/fexit programs attach to and the struct fields its
+// programs read.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,8 @@ struct Features {
 	bool bpffs = false;                // /sys/fs/bpf is a bpffs (mounted here if it was not)
 	bool syscall_tracepoints = false;  // tracefs at /sys/kernel/tracing with events/syscalls
 	bool bpf_lsm = false;              // "bpf" is in /sys/kernel/security/lsm
+	bool fexit_fcntl = false;          // vmlinux BTF has __x64_sys_fcntl (fexit target)
+	bool fentry_file_open = false;     // vmlinux BTF has security_file_open (fentry target)
 	uint64_t dio_end_io = 0;           // iomap_dio_bio_end_io from /proc/kallsyms, 0 if hidden
 	uint64_t chain_end_io = 0;         // bio_chain_endio (a split's front part ends into its
 					   // parent), 0 if hidden

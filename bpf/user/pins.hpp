@@ -26,10 +26,13 @@ struct PinMeta {
 	uint8_t dio_inode;
 	uint8_t hint_events;
 	uint8_t create_events;
+	uint8_t allow_fentry;
 	char bio_hint_field[32];
 	char unlink_hook[64];
 	char rename_hook[32];
-	char notes[476];
+	char hint_hook[32];
+	char create_hook[32];
+	char notes[411];
 };
 static_assert(sizeof(PinMeta) == 640, "PinMeta is pinned: its layout is part of the set's format");
 

@@ -118,6 +118,7 @@ PinMeta meta_for(const TaggerOptions &o, uint64_t build)
 	m.all_filesystems = o.all_filesystems;
 	m.allow_lsm = o.allow_lsm;
 	m.allow_kprobe = o.allow_kprobe;
+	m.allow_fentry = o.allow_fentry;
 	return m;
 }
 
@@ -128,7 +129,7 @@ bool same_set(const PinMeta &a, const PinMeta &b)
 	       a.queues == b.queues && a.depth == b.depth &&
 	       a.record_ring_bytes == b.record_ring_bytes && a.default_class == b.default_class &&
 	       a.all_filesystems == b.all_filesystems && a.allow_lsm == b.allow_lsm &&
-	       a.allow_kprobe == b.allow_kprobe;
+	       a.allow_kprobe == b.allow_kprobe && a.allow_fentry == b.allow_fentry;
 }
 
 void copy_str(char *dst, size_t cap, const std::string &src)
@@ -261,20 +262,45 @@ Result<void> check_options(const TaggerOptions &o)
 	return ok();
 }
 
+// The hooks one load tries: lsm/inode_unlink, and the fentry/fexit programs of the hint and
+// create events.
+struct LoadTier {
+	bool lsm;
+	bool fentry;
+};
+
+// The tiers, first choice first: with what the kernel seems to offer, then without lsm, then
+// without fentry/fexit either (some hosts refuse lsm and fentry programs even for root).
+std::vector<LoadTier> load_tiers(const TaggerOptions &o, const Features &f)
+{
+	const bool lsm = o.allow_lsm && f.bpf_lsm;
+	const bool fentry = o.allow_fentry && (f.fexit_fcntl || f.fentry_file_open);
+	std::vector<LoadTier> tiers{{lsm, fentry}};
+	if (lsm)
+		tiers.push_back({false, fentry});
+	if (fentry)
+		tiers.push_back({false, false});
+	return tiers;
+}
+
+// What a refused tier turns off, for the note ("lsm/inode_unlink", "fentry/fexit", both).
+std::string tier_hooks(const LoadTier &t)
+{
+	if (t.lsm && t.fentry)
+		return "lsm/inode_unlink and fentry/fexit";
+	return t.lsm ? "lsm/inode_unlink" : "fentry/fexit";
+}
+
 // Opens, configures and loads the skeleton, and attaches tp_btf/block_rq_issue: with
-// lsm/inode_unlink where BPF LSM is active, else without it (some hosts refuse lsm and
-// fentry programs even for root). Everything else loads everywhere. A refused lsm tier is
-// noted in notes.
+// lsm/inode_unlink where BPF LSM is active and with the fentry/fexit programs where their
+// functions are in BTF, else without them (load_tiers). Everything else loads everywhere. A
+// refused tier is noted in notes.
 Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_t xfs_off,
 			       std::string &notes)
 {
 	const uint32_t nslots = o.queues * o.depth;
-	std::vector<bool> tiers;
-	if (o.allow_lsm && f.bpf_lsm)
-		tiers.push_back(true);
-	tiers.push_back(false);
 	int last_err = 0;
-	for (bool with_lsm : tiers) {
+	for (const LoadTier &tier : load_tiers(o, f)) {
 		// libbpf's messages of this try: a refusal names the program or map, and the BTF type
 		// or field a CO-RE relocation found missing (load_log.hpp).
 		LibbpfCapture cap;
@@ -291,17 +317,21 @@ Result<tagger *> load_programs(const TaggerOptions &o, const Features &f, int32_
 		bpf_map__set_max_entries(skel->maps.slots, nslots);
 		if (o.record_ring_bytes)
 			bpf_map__set_max_entries(skel->maps.requests, o.record_ring_bytes);
-		bpf_program__set_autoload(skel->progs.kvfdp_lsm_unlink, with_lsm);
+		bpf_program__set_autoload(skel->progs.kvfdp_lsm_unlink, tier.lsm);
+		bpf_program__set_autoload(skel->progs.kvfdp_fcntl_fexit,
+					  tier.fentry && f.fexit_fcntl);
+		bpf_program__set_autoload(skel->progs.kvfdp_file_open,
+					  tier.fentry && f.fentry_file_open);
 		bpf_program__set_autoload(skel->progs.kvfdp_kprobe_unlink, o.allow_kprobe);
 		bpf_program__set_autoload(skel->progs.kvfdp_kprobe_rename, o.allow_kprobe);
 		int err = tagger::load(skel);
 		if (err) {
 			last_err = err;
 			tagger::destroy(skel);
-			if (with_lsm) {
+			if (tier.lsm || tier.fentry) {
 				const std::string prog = parse_libbpf_output(cap.text()).program;
 				add_note(notes,
-					 std::string("lsm/inode_unlink refused at load (") +
+					 tier_hooks(tier) + " refused at load (" +
 						 (prog.empty() ? "" : "program " + prog + ": ") +
 						 std::strerror(-err) + ")");
 				continue;
@@ -366,21 +396,72 @@ void attach_unlink(tagger *skel, const TaggerOptions &o, int32_t xfs_off, Active
 	}
 }
 
-// The syscall tracepoints, each one optional: fcntl (hint events) and the open/creat exits
-// (create events).
-void attach_syscalls(tagger *skel, ActiveSources &src, std::string &notes)
+// Attaches prog (an fentry/fexit program, hook its name) where it loaded; a refused attach is
+// a note. Whether it is attached.
+bool attach_trampoline(bpf_program *prog, bpf_link **link, const char *hook, std::string &notes)
 {
+	if (!bpf_program__autoload(prog))
+		return false;
+	const int err = attach(prog, link);
+	if (err != 0)
+		add_note(notes,
+			 std::string(hook) + " refused at attach (" + std::strerror(-err) + ")");
+	return err == 0;
+}
+
+// Whether the syscall tracepoints can stand in for a trampoline; when not, a note says which
+// events are off.
+bool tracepoints_usable(const Features &f, const char *events, std::string &notes)
+{
+	if (!f.syscall_tracepoints)
+		add_note(notes, std::string("no syscall tracepoints (tracefs missing or "
+					    "CONFIG_FTRACE_SYSCALLS off): ") +
+					events + " are off");
+	return f.syscall_tracepoints;
+}
+
+// The hook of the hint events: fexit on fcntl's syscall wrapper where it loaded and attaches,
+// else the fcntl tracepoints. Only one is attached: a syscall tracepoint, attached, switches on
+// syscall tracing for every task on the machine.
+void attach_hint_events(tagger *skel, const Features &f, ActiveSources &src, std::string &notes)
+{
+	if (attach_trampoline(skel->progs.kvfdp_fcntl_fexit, &skel->links.kvfdp_fcntl_fexit,
+			      "fexit/__x64_sys_fcntl", notes)) {
+		src.hint_events = true;
+		src.hint_hook = "fexit/__x64_sys_fcntl";
+		return;
+	}
+	if (!tracepoints_usable(f, "hint events", notes))
+		return;
 	bool enter = attach(skel->progs.kvfdp_fcntl_enter, &skel->links.kvfdp_fcntl_enter) == 0;
 	bool exit = attach(skel->progs.kvfdp_fcntl_exit, &skel->links.kvfdp_fcntl_exit) == 0;
 	src.hint_events = enter && exit;
+	if (src.hint_events)
+		src.hint_hook = "tracepoint/syscalls";
+	else
+		add_note(notes, "fcntl tracepoints did not attach");
+}
+
+// The hook of the create events: fentry on security_file_open where it loaded and attaches,
+// else the open/creat exit tracepoints, each one optional.
+void attach_create_events(tagger *skel, const Features &f, ActiveSources &src, std::string &notes)
+{
+	if (attach_trampoline(skel->progs.kvfdp_file_open, &skel->links.kvfdp_file_open,
+			      "fentry/security_file_open", notes)) {
+		src.create_events = true;
+		src.create_hook = "fentry/security_file_open";
+		return;
+	}
+	if (!tracepoints_usable(f, "create events", notes))
+		return;
 	int creates = 0;
 	creates += attach(skel->progs.kvfdp_openat_exit, &skel->links.kvfdp_openat_exit) == 0;
 	creates += attach(skel->progs.kvfdp_openat2_exit, &skel->links.kvfdp_openat2_exit) == 0;
 	creates += attach(skel->progs.kvfdp_open_exit, &skel->links.kvfdp_open_exit) == 0;
 	creates += attach(skel->progs.kvfdp_creat_exit, &skel->links.kvfdp_creat_exit) == 0;
 	src.create_events = creates > 0;
-	if (!src.hint_events)
-		add_note(notes, "fcntl tracepoints did not attach");
+	if (src.create_events)
+		src.create_hook = "tracepoint/syscalls";
 	if (creates < 4)
 		add_note(notes, std::to_string(4 - creates) +
 					" of 4 open/creat exit tracepoints did not attach");
@@ -401,8 +482,8 @@ std::string ActiveSources::describe() const
 	add(bio_hint, "bio-hint(" + bio_hint_field + ")");
 	add(page_inode, "page-inode");
 	add(dio_inode, "dio-inode");
-	add(hint_events, "hint-events");
-	add(create_events, "create-events");
+	add(hint_events, "hint-events(" + hint_hook + ")");
+	add(create_events, "create-events(" + create_hook + ")");
 	s += s.empty() ? "" : " ";
 	s += "unlink=" + (unlink_hook.empty() ? std::string("none") : unlink_hook);
 	s += " rename=" + (rename_hook.empty() ? std::string("none") : rename_hook);
@@ -445,8 +526,8 @@ Result<Tagger> Tagger::load(const TaggerOptions &o)
 		return std::move(skel).error();
 	t.impl_->skel = *skel;
 	attach_unlink(*skel, o, xfs_off, t.sources_, notes);
-	if (f.syscall_tracepoints)
-		attach_syscalls(*skel, t.sources_, notes);
+	attach_hint_events(*skel, f, t.sources_, notes);
+	attach_create_events(*skel, f, t.sources_, notes);
 	// Whether a write-hint field exists is decided by CO-RE at load; BTF is asked the same.
 	t.sources_.bio_hint_field = write_hint_field();
 	t.sources_.bio_hint = !t.sources_.bio_hint_field.empty();
@@ -541,6 +622,8 @@ Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
 	sources_.dio_inode = meta->dio_inode;
 	sources_.hint_events = meta->hint_events;
 	sources_.create_events = meta->create_events;
+	sources_.hint_hook = str_of(meta->hint_hook, sizeof(meta->hint_hook));
+	sources_.create_hook = str_of(meta->create_hook, sizeof(meta->create_hook));
 	sources_.unlink_hook = str_of(meta->unlink_hook, sizeof(meta->unlink_hook));
 	sources_.rename_hook = str_of(meta->rename_hook, sizeof(meta->rename_hook));
 	sources_.notes = str_of(meta->notes, sizeof(meta->notes));
@@ -566,6 +649,8 @@ Result<void> Tagger::pin(const TaggerOptions &o, uint64_t build)
 	meta.dio_inode = sources_.dio_inode;
 	meta.hint_events = sources_.hint_events;
 	meta.create_events = sources_.create_events;
+	copy_str(meta.hint_hook, sizeof(meta.hint_hook), sources_.hint_hook);
+	copy_str(meta.create_hook, sizeof(meta.create_hook), sources_.create_hook);
 	copy_str(meta.unlink_hook, sizeof(meta.unlink_hook), sources_.unlink_hook);
 	copy_str(meta.rename_hook, sizeof(meta.rename_hook), sources_.rename_hook);
 	copy_str(meta.notes, sizeof(meta.notes), sources_.notes);

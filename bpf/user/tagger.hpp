@@ -25,6 +25,8 @@ struct TaggerOptions {
 	uint32_t record_ring_bytes = 0;  // requests ring size (power of two); 0 = no records
 	bool allow_lsm = true;           // try lsm/inode_unlink where BPF LSM is active
 	bool allow_kprobe = true;        // else kprobe/vfs_unlink
+	bool allow_fentry =
+		true;  // hint and create events by fexit/fentry, else syscall tracepoints
 	// A bpffs directory to pin the links and maps in ("": nothing pinned). Pinned, they
 	// outlive this process: its crash detaches nothing, and the next load with this directory
 	// re-opens them (nothing loaded or attached) when they come from this build and these
@@ -38,13 +40,16 @@ struct ActiveSources {
 	std::string bio_hint_field;  // which: "bio.bi_write_hint" or "request.write_hint"
 	bool page_inode = true;      // page cache -> inode (always loaded with the tagger)
 	bool dio_inode = false;      // iomap direct I/O -> inode
-	bool hint_events = false;    // sys_enter/exit_fcntl attached
-	bool create_events = false;  // at least one open/creat exit tracepoint attached
+	bool hint_events = false;    // fcntl's hook attached (hint_hook)
+	bool create_events = false;  // an open hook attached (create_hook)
+	std::string hint_hook;       // "fexit/__x64_sys_fcntl" or "tracepoint/syscalls"
+	std::string create_hook;     // "fentry/security_file_open" or "tracepoint/syscalls"
 	std::string unlink_hook;     // "lsm/inode_unlink", "kprobe/vfs_unlink" or "" (none)
 	std::string rename_hook;     // "kprobe/vfs_rename" or "" (a rename over a file unseen)
 	std::string notes;           // why something is off
 
-	// One line: "bio-hint(bio.bi_write_hint) page-inode dio-inode hint-events create-events
+	// One line: "bio-hint(bio.bi_write_hint) page-inode dio-inode
+	// hint-events(fexit/__x64_sys_fcntl) create-events(fentry/security_file_open)
 	// unlink=lsm/... rename=kprobe/vfs_rename".
 	[[nodiscard]] std::string describe() const;
 };

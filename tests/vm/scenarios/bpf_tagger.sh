@@ -23,6 +23,9 @@ echo "kernel $(uname -r)" >> "$OUT/sources.txt"
 echo "--- active sources"; cat "$OUT/sources.txt"
 check "both filesystems ran (xfs and ext4 sources lines)" test "$(grep -c 'active sources' "$OUT/sources.txt")" -eq 2
 check "an unlink hook is attached" sh -c "! grep -q 'unlink=none' '$OUT/sources.txt'"
+# Debian's kernels allow fentry/fexit: the syscall tracepoints (syscall tracing for every task) stay detached
+check "hint events by fexit/__x64_sys_fcntl" grep -q "hint-events(fexit/__x64_sys_fcntl)" "$OUT/sources.txt"
+check "create events by fentry/security_file_open" grep -q "create-events(fentry/security_file_open)" "$OUT/sources.txt"
 check "the requests were found on the hidden path disk" grep -q "nvme0c0n1 (hidden" "$OUT/sources.txt"
 
 step "writer identity: a restarted kubelet-named pod keeps its id from its first file (the directory's provisional id, in BPF); a create + rename storm keeps directory rules applying (ext4)"
