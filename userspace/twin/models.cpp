@@ -79,6 +79,12 @@ void TwinModels::apply_pieces(const Record &r) noexcept
 {
 	const uint64_t rl = plan_.region_lbas;
 	const uint64_t end = r.slba + r.nlb;
+	if (sampler_.identity()) {  // rate 1: the record, up to the kept regions' end, is one piece
+		const uint64_t hi = std::min(end, sampler_.kept() * rl);
+		if (r.slba < hi)
+			apply_piece(r, r.slba, hi - r.slba);
+		return;
+	}
 	const uint64_t first = r.slba / rl, last = (end + rl - 1) / rl;  // regions [first, last)
 	if (r.op != Op::write && last - first > sampler_.kept()) {
 		// A trim of more regions than are kept: walk the kept ones instead.
