@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 #include <unistd.h>
 #include <zlib.h>
@@ -22,6 +23,7 @@
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
 #include "userspace/twin/twin.hpp"
+#include "userspace/twin/wake.hpp"
 
 using namespace kvfdp;
 
@@ -48,6 +50,63 @@ TEST_CASE("twin: a full ring drops the record and counts it, and keeps order acr
 	CHECK(ring.pop(out, 16) == 0);
 	CHECK(ring.dropped() == 3);
 	twin::record_write(nullptr, 0, 1, 0);  // the twin off: a no-op
+}
+
+TEST_CASE(
+	"twin: a ring signals its wake when it fills to half, a quarter on while still undrained, and again only at the next crossing")
+{
+	twin::Wake wake;
+	twin::Ring ring(16, &wake);
+	twin::Record out[16];
+	const auto push = [&ring](uint32_t n) {
+		for (uint32_t i = 0; i < n; i++)
+			REQUIRE(ring.push(twin::Record{i, 1, 0, twin::Op::write, 0}));
+	};
+	push(7);
+	CHECK(wake.signals() == 0);
+	push(1);  // 8 of 16: half
+	CHECK(wake.signals() == 1);
+	push(3);
+	CHECK(wake.signals() == 1);
+	push(1);  // 12 held, a quarter on, none taken: again
+	CHECK(wake.signals() == 2);
+	REQUIRE(ring.pop(out, 16) == 12);
+	CHECK(ring.popped() == 12);
+	push(4);  // 4 held when it looks (head 16): no signal
+	CHECK(wake.signals() == 2);
+	push(3);
+	CHECK(wake.signals() == 2);
+	push(1);  // 8 held since the pop: the next crossing
+	CHECK(wake.signals() == 3);
+
+	// Drained before the ring reached its first look: the crossing counts what is held.
+	twin::Wake w2;
+	twin::Ring r2(16, &w2);
+	for (uint32_t i = 0; i < 4; i++)
+		REQUIRE(r2.push(twin::Record{i, 1, 0, twin::Op::write, 0}));
+	REQUIRE(r2.pop(out, 16) == 4);
+	for (uint32_t i = 0; i < 7; i++)
+		REQUIRE(r2.push(twin::Record{i, 1, 0, twin::Op::write, 0}));
+	CHECK(w2.signals() == 0);  // 7 held at its first look (head 8)
+	REQUIRE(r2.push(twin::Record{7, 1, 0, twin::Op::write, 0}));
+	CHECK(w2.signals() == 1);  // 8 held
+}
+
+TEST_CASE("twin: a wake's wait returns at once after a signal it has not seen, else times out")
+{
+	twin::Wake wake;
+	const uint32_t seen = wake.generation();
+	CHECK_FALSE(wake.wait(seen, std::chrono::milliseconds(0)));
+	wake.signal();
+	CHECK(wake.wait(seen, std::chrono::hours(1)));  // the signal came after seen was read
+	CHECK_FALSE(wake.wait(wake.generation(), std::chrono::milliseconds(0)));
+	bool woken = false;
+	std::thread waiter([&wake, &woken, g = wake.generation()] {
+		woken = wake.wait(g, std::chrono::minutes(1));
+	});
+	wake.signal();
+	waiter.join();
+	CHECK(woken);  // false only after a minute without the signal
 }
 
 TEST_CASE("twin: the sampler keeps exactly `kept` regions, each at its own slot")
@@ -365,6 +424,57 @@ TEST_CASE("twin: the thread applies what the queues pushed, and stop drains the 
 	CHECK(rep.host_bytes == pushed * 8 * 4096);
 	CHECK(rep.memory_bytes == (*t)->plan().memory_bytes + 2 * 1024 * sizeof(twin::Record) +
 					  (*t)->plan().window_records * twin::kWindowRecordBytes);
+}
+
+namespace {
+
+// Spins until r's consumer has taken n records, or a minute has passed; whether it did.
+bool popped_within_a_minute(const twin::Ring &r, uint64_t n)
+{
+	const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+	while (r.popped() < n) {
+		if (std::chrono::steady_clock::now() > until)
+			return false;
+		std::this_thread::yield();
+	}
+	return true;
+}
+
+}  // namespace
+
+TEST_CASE(
+	"twin: with the thread asleep for an hour, a ring filling to half wakes it, and report() applies what it left in the rings")
+{
+	twin::TwinOptions o;
+	o.geometry = twin::TwinGeometry{(64ull << 20) / 4096, 4096, 1 << 20, 4, 0.28};
+	o.ring_records = 1024;
+	o.idle_wait = std::chrono::hours(1);
+	auto t = twin::Twin::create(o);
+	REQUIRE(t);
+	(*t)->add_rings(1);
+	twin::Ring &ring = (*t)->ring(0);
+	uint64_t n = 0;
+	const auto push = [&ring, &n](uint64_t k) {
+		for (uint64_t i = 0; i < k; i++, n++)
+			REQUIRE(ring.push(twin::Record{(n * 8) % ((64ull << 20) / 4096 - 8), 8,
+						       static_cast<uint16_t>(n % 4),
+						       twin::Op::write, 0}));
+	};
+	push(1);
+	(*t)->start();
+	REQUIRE(popped_within_a_minute(ring, 1));  // the thread's first drain, then its sleep
+	push(511);
+	push(1);  // 512 of 1024 held: the crossing's signal ends the hour's sleep
+	CHECK(popped_within_a_minute(ring, 513));
+	push(10);  // under half: the thread sleeps on
+	const twin::TwinReport rep = (*t)->report();
+	CHECK(rep.records == 523);  // report() took the 10 from the ring itself
+	CHECK(rep.dropped == 0);
+	push(5);
+	const proto::TwinWindow w = (*t)->window();
+	CHECK(w.total == 528);  // and so does window()
+	(*t)->stop();
+	CHECK(ring.popped() == 528);
 }
 
 // docs/twin.md, Noisy handles: the placed copy's relocations by handle, projected, in the

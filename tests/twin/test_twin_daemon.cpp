@@ -249,3 +249,29 @@ TEST_CASE(
 	MESSAGE("placed ", rep.waf_placed, " none ", rep.waf_none, " saved ", rep.saved_bytes,
 		" memory ", rep.memory_bytes);
 }
+
+TEST_CASE(
+	"twin: the stats reply and /metrics count the records still in the rings, with no twin thread to drain them")
+{
+	test::TempDir dir;
+	daemon::State s;
+	on_model(s, dir.path);
+	twin::TwinOptions o;
+	o.geometry = twin::TwinGeometry{s.info.nlb, s.info.lba_size, s.info.ru_size, s.nruh, 0.28};
+	auto t = twin::Twin::create(o);
+	REQUIRE_MESSAGE(t.ok(), t.error().message());
+	s.twin = std::move(*t);
+	s.twin->add_rings(1);  // not started: the readers alone drain
+	twin::Ring &ring = s.twin->ring(0);
+	for (uint64_t i = 0; i < 100; i++)
+		REQUIRE(ring.push(twin::Record{i * 32, 32, static_cast<uint16_t>(1 + i % 2),
+					       twin::Op::write, 0}));
+	const json r = json::parse(daemon::handle_control_line(s, R"({"cmd":"stats"})"));
+	REQUIRE_MESSAGE(r.value("ok", false), r.dump());
+	CHECK(r["data"]["twin"]["records"] == 100);
+	CHECK(r["data"]["twin"]["host_bytes"] == 100 * 32 * 4096);
+	for (uint64_t i = 0; i < 20; i++)
+		REQUIRE(ring.push(twin::Record{i * 32, 32, 1, twin::Op::write, 0}));
+	const std::string m = daemon::metrics_exposition(s);
+	CHECK_MESSAGE(m.find("kvfdp_twin_records_total 120\n") != std::string::npos, m);
+}

@@ -79,6 +79,12 @@ void TwinModels::apply_pieces(const Record &r) noexcept
 {
 	const uint64_t rl = plan_.region_lbas;
 	const uint64_t end = r.slba + r.nlb;
+	if (sampler_.identity()) {  // rate 1: the record, up to the kept regions' end, is one piece
+		const uint64_t hi = std::min(end, sampler_.kept() * rl);
+		if (r.slba < hi)
+			apply_piece(r, r.slba, hi - r.slba);
+		return;
+	}
 	const uint64_t first = r.slba / rl, last = (end + rl - 1) / rl;  // regions [first, last)
 	if (r.op != Op::write && last - first > sampler_.kept()) {
 		// A trim of more regions than are kept: walk the kept ones instead.
@@ -92,14 +98,28 @@ void TwinModels::apply_pieces(const Record &r) noexcept
 		}
 		return;
 	}
+	// Pieces that follow each other in the model's LBAs (every one at rate 1) go to the models
+	// as one range: the same units in the same order, one call per model instead of one each.
+	uint64_t pm = 0, pn = 0;
 	for (uint64_t lba = r.slba; lba < end;) {
 		const uint64_t reg = lba / rl;
 		const uint64_t hi = std::min(end, (reg + 1) * rl);
 		const uint64_t s = sampler_.slot(reg);
-		if (s != RegionSampler::kNotKept)
-			apply_piece(r, s * rl + (lba - reg * rl), hi - lba);
+		if (s != RegionSampler::kNotKept) {
+			const uint64_t m = s * rl + (lba - reg * rl);
+			if (pn && pm + pn == m) {
+				pn += hi - lba;
+			} else {
+				if (pn)
+					apply_piece(r, pm, pn);
+				pm = m;
+				pn = hi - lba;
+			}
+		}
 		lba = hi;
 	}
+	if (pn)
+		apply_piece(r, pm, pn);
 }
 
 TwinReport TwinModels::report() const

@@ -60,7 +60,8 @@ public:
 private:
 	TwinModels(const TwinPlan &plan, std::unique_ptr<model::Ftl> placed,
 		   std::unique_ptr<model::Ftl> none);
-	// r's pieces in the kept regions, each through apply_piece.
+	// r's pieces in the kept regions through apply_piece, those adjacent in the model's LBAs
+	// as one.
 	void apply_pieces(const Record &r) noexcept;
 	void apply_piece(const Record &r, uint64_t mlba, uint64_t n) noexcept;
 	// Adds a piece to pend_, first sending pend_ to the window unless the piece extends it.

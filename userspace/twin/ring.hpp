@@ -1,10 +1,13 @@
 // Twin records and the per-queue SPSC ring that carries them from a queue thread to the
-// twin thread: fixed-size slots, no allocation after construction, a full ring drops.
+// twin thread: fixed-size slots, no allocation after construction, a full ring drops, and a
+// ring that fills past half wakes the twin thread (once per crossing, not per record).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+
+#include "userspace/twin/wake.hpp"
 
 namespace kvfdp::twin {
 
@@ -25,12 +28,15 @@ struct Record {
 };
 static_assert(sizeof(Record) == 16, "twin::Record is one 16-byte slot");
 
-// Single producer (one queue thread), single consumer (the twin thread). push never blocks,
-// allocates or makes a syscall: a full ring drops the record and counts it.
+// Single producer (one queue thread), single consumer (whoever holds the twin's model lock).
+// push never blocks or allocates: a full ring drops the record and counts it. With a Wake,
+// the push that finds the ring half full signals it: one syscall per crossing, none per record
+// (the fill is checked against the consumer's tail once per quarter ring of pushes at most).
 class Ring {
 public:
-	// capacity is rounded up to a power of two, at least 2.
-	explicit Ring(uint32_t capacity);
+	// capacity is rounded up to a power of two, at least 2. wake: signalled when the ring
+	// fills past half (null: never).
+	explicit Ring(uint32_t capacity, Wake *wake = nullptr);
 	Ring(const Ring &) = delete;
 	Ring &operator=(const Ring &) = delete;
 
@@ -48,6 +54,8 @@ public:
 		}
 		slots_[head & mask_] = r;
 		head_.store(head + 1, std::memory_order_release);
+		if (head + 1 == check_at_) [[unlikely]]
+			check_fill(head + 1);
 		return true;
 	}
 	// Consumer only: moves up to max records into out, oldest first; returns how many.
@@ -56,6 +64,8 @@ public:
 	[[nodiscard]] uint32_t capacity() const { return static_cast<uint32_t>(mask_ + 1); }
 	// Records accepted (producer's count; any thread may read it).
 	[[nodiscard]] uint64_t pushed() const { return head_.load(std::memory_order_relaxed); }
+	// Records taken by the consumer (any thread may read it).
+	[[nodiscard]] uint64_t popped() const { return tail_.load(std::memory_order_acquire); }
 	// Records dropped because the ring was full.
 	[[nodiscard]] uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 	// Bytes of the slots.
@@ -65,14 +75,21 @@ public:
 	}
 
 private:
-	// The producer's line: where it writes next, its copy of tail_, its drop count.
+	// Producer, at head == check_at_: signals wake_ when the ring holds half its capacity or
+	// more, then sets where to look next.
+	void check_fill(uint64_t head) noexcept;
+
+	// The producer's line: where it writes next, its copy of tail_, its drop count, the head
+	// at which it next compares the fill with half the capacity.
 	alignas(64) std::atomic<uint64_t> head_{0};
 	uint64_t cached_tail_ = 0;
 	std::atomic<uint64_t> dropped_{0};
+	uint64_t check_at_ = 0;
 	// The consumer's line: where it reads next.
 	alignas(64) std::atomic<uint64_t> tail_{0};
 	alignas(64) uint64_t mask_ = 0;
 	std::unique_ptr<Record[]> slots_;
+	Wake *wake_ = nullptr;
 };
 
 // The ring a queue feeds, or null when the twin is off: the engine's hooks.

@@ -33,6 +33,8 @@ public:
 	[[nodiscard]] uint64_t region_of(uint64_t s) const;
 	[[nodiscard]] uint64_t regions() const { return regions_; }
 	[[nodiscard]] uint64_t kept() const { return kept_; }
+	// Every region is kept at its own slot (kept == regions).
+	[[nodiscard]] bool identity() const { return identity_; }
 
 private:
 	[[nodiscard]] uint64_t round(uint64_t x) const;

@@ -21,13 +21,12 @@ Result<std::unique_ptr<Twin>> Twin::create(const TwinOptions &o)
 	auto models = TwinModels::create(*plan);
 	if (!models)
 		return std::move(models).error();
-	return std::unique_ptr<Twin>(
-		new Twin(std::move(*models), o.ring_records, plan->window_records));
+	return std::unique_ptr<Twin>(new Twin(std::move(*models), o, plan->window_records));
 }
 
-Twin::Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window_records)
+Twin::Twin(std::unique_ptr<TwinModels> m, const TwinOptions &o, uint64_t window_records)
     : models_(std::move(m)), window_(window_records), born_(std::chrono::steady_clock::now()),
-      ring_records_(ring_records)
+      ring_records_(o.ring_records), idle_wait_(o.idle_wait)
 {
 	models_->set_window(&window_);
 }
@@ -48,7 +47,7 @@ void Twin::add_rings(uint16_t n)
 {
 	std::lock_guard<std::mutex> lk(mu_);
 	while (rings_.size() < n)
-		rings_.push_back(std::make_unique<Ring>(ring_records_));
+		rings_.push_back(std::make_unique<Ring>(ring_records_, &wake_));
 }
 
 uint64_t Twin::drain()
@@ -70,15 +69,14 @@ uint64_t Twin::drain()
 
 void Twin::run()
 {
-	std::unique_lock<std::mutex> lk(wake_mu_);
-	while (!stop_) {
-		lk.unlock();
-		const uint64_t n = drain();
-		lk.lock();
-		if (!n)  // nothing queued: look again in a millisecond (queues never signal)
-			wake_.wait_for(lk, std::chrono::milliseconds(1), [this] { return stop_; });
+	for (;;) {
+		// Read before the drain: a ring's signal after this point ends the wait at once.
+		const uint32_t seen = wake_.generation();
+		if (stop_.load())
+			break;
+		drain();
+		wake_.wait(seen, idle_wait_);
 	}
-	lk.unlock();
 	drain();
 }
 
@@ -86,7 +84,7 @@ void Twin::start()
 {
 	if (thread_.joinable())
 		return;
-	stop_ = false;
+	stop_.store(false);
 	thread_ = std::thread([this] { run(); });
 }
 
@@ -94,16 +92,14 @@ void Twin::stop()
 {
 	if (!thread_.joinable())
 		return;
-	{
-		std::lock_guard<std::mutex> lk(wake_mu_);
-		stop_ = true;
-	}
-	wake_.notify_all();
+	stop_.store(true);
+	wake_.signal();
 	thread_.join();
 }
 
-TwinReport Twin::report() const
+TwinReport Twin::report()
 {
+	drain();
 	TwinReport t;
 	{
 		std::lock_guard<std::mutex> lk(mu_);
@@ -118,8 +114,9 @@ TwinReport Twin::report() const
 	return t;
 }
 
-proto::TwinWindow Twin::window(uint64_t from, uint64_t max) const
+proto::TwinWindow Twin::window(uint64_t from, uint64_t max)
 {
+	drain();
 	const TwinPlan &p = models_->plan();
 	proto::TwinWindow w;
 	w.rate = p.rate;

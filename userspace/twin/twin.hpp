@@ -1,12 +1,12 @@
 // Twin: kvfdpd's live WAF twin. Queue threads push each write (with its handle), discard
 // and write zeroes into their own Ring; the twin thread drains the rings into TwinModels,
 // sampled to fit a memory bound, and the control thread reads the projection. Soft state:
-// a restart starts fresh. Nothing here blocks, allocates or locks on a queue thread.
+// a restart starts fresh. Nothing here blocks, allocates or locks on a queue thread; a ring
+// that fills past half makes one syscall to wake the twin thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -19,15 +19,23 @@
 #include "userspace/twin/models.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/twin/sampler.hpp"
+#include "userspace/twin/wake.hpp"
 #include "userspace/twin/window.hpp"
 
 namespace kvfdp::twin {
+
+// The twin thread's sleep between drains, in milliseconds (TwinOptions::idle_wait).
+inline constexpr int kIdleWaitMs = 100;
 
 struct TwinOptions {
 	TwinGeometry geometry;
 	uint64_t memory_bytes = kDefaultMemoryBytes;  // bound of the two sampled models
 	uint32_t ring_records = 8192;                 // per queue (16 bytes each)
-	std::string bound_name{kMemoryOption};        // what a refused plan says to change
+	// How long the twin thread sleeps between drains unless a ring fills past half (which
+	// wakes it at once). It bounds how late a record is applied and stamped (the window's
+	// times); readers drain first, so it never makes what they show late.
+	std::chrono::milliseconds idle_wait{kIdleWaitMs};
+	std::string bound_name{kMemoryOption};  // what a refused plan says to change
 };
 
 // kvfdpd's settings of the twin (--twin-memory, --twin-op).
@@ -54,23 +62,26 @@ public:
 	[[nodiscard]] Ring &ring(uint16_t q) { return *rings_[q]; }
 	[[nodiscard]] uint16_t rings() const { return static_cast<uint16_t>(rings_.size()); }
 
-	// The twin thread: drains the rings, waiting a millisecond when they are empty.
+	// The twin thread: drains the rings, then sleeps for idle_wait or until a ring fills past
+	// half.
 	void start();
 	// Stops the thread after a last drain.
 	void stop();
-	// Applies every record in the rings now; how many. The thread's step, and the test seam
-	// without a thread.
+	// Applies every record in the rings now; how many. The thread's step, every reader's
+	// first, and the test seam without a thread.
 	uint64_t drain();
-	// The projection, with the rings' drops and the memory of models and rings.
-	[[nodiscard]] TwinReport report() const;
+	// The projection, with the rings' drops and the memory of models and rings. Drains the
+	// rings first: it counts every record pushed before the call.
+	[[nodiscard]] TwinReport report();
 	[[nodiscard]] const TwinPlan &plan() const { return models_->plan(); }
 	// The recent window (docs/advise.md, From a running kvfdpd): its records, the sampling
 	// rate and the sampled model's shape; at most max records from record number from on
-	// (Window::fill). Copies under the models' lock (the control thread).
-	[[nodiscard]] proto::TwinWindow window(uint64_t from = 0, uint64_t max = UINT64_MAX) const;
+	// (Window::fill). Drains the rings first, then copies under the models' lock (the control
+	// thread).
+	[[nodiscard]] proto::TwinWindow window(uint64_t from = 0, uint64_t max = UINT64_MAX);
 
 private:
-	Twin(std::unique_ptr<TwinModels> m, uint32_t ring_records, uint64_t window_records);
+	Twin(std::unique_ptr<TwinModels> m, const TwinOptions &o, uint64_t window_records);
 	// Milliseconds since the twin was made (the window's clock).
 	[[nodiscard]] uint32_t now_ms() const;
 	void run();
@@ -79,12 +90,13 @@ private:
 	Window window_;  // fed by models_ on the twin thread, read under mu_
 	std::chrono::steady_clock::time_point born_;
 	uint32_t ring_records_;
+	std::chrono::milliseconds idle_wait_;
 	std::vector<std::unique_ptr<Ring>> rings_;
-	mutable std::mutex
-		mu_;  // models_ between the twin thread and report() (never a queue thread)
-	std::mutex wake_mu_;
-	std::condition_variable wake_;
-	bool stop_ = false;
+	// models_, window_ and the rings' consumer side, between the twin thread and the readers
+	// (never a queue thread).
+	mutable std::mutex mu_;
+	Wake wake_;                      // the rings' and stop()'s signal to the twin thread
+	std::atomic<bool> stop_{false};  // set before stop()'s signal
 	std::thread thread_;
 };
 
