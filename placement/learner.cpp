@@ -1030,9 +1030,11 @@ void Learner::publish(const std::vector<std::vector<uint32_t>> &groups,
 // it is GC's to reclaim. But closing early has a cost: the unit's data that is still valid is
 // copied when GC takes it, where the group would have filled the unit had it resumed. So a
 // pause counts only once the group would have written idle_close_rus units in it at the rate
-// it wrote before (its write share then): with 4, the slot store, whose workers pause during
-// their first capacity, paid 0.005 of WAF (the mean of seeds 1-4); with 16, 0.003. Once per
-// pause: a handle closed as idle is closed again only after its group wrote again.
+// it wrote before (its write share then). Counted in device writes alone (4 units), the slow
+// engine of the two-engine host was closed between its bursts, and that row went from 1.117
+// to 1.220; at its own rate, 4 units cost the slot store, whose workers pause during their
+// first capacity, 0.005 of WAF (the mean of seeds 1-4), and 16 units 0.003. Once per pause: a
+// handle closed as idle is closed again only after its group wrote again.
 void Learner::close_idle(const std::vector<std::vector<uint32_t>> &groups,
 			 const std::vector<Cand> &cands, const std::vector<uint16_t> &group_handle,
 			 RecomputeResult &out)
