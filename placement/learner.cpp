@@ -457,12 +457,17 @@ RecomputeResult Learner::recompute(double now_s)
 	return out;
 }
 
+// The capacity the time scales are measured in (1 GiB where the config gives none).
+double Learner::capacity() const
+{
+	return static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes : (uint64_t{1} << 30));
+}
+
 // Step 1: folds the counters into each key's estimates; pinned keys go to their pins, the
 // rest are returned for grouping.
 std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 {
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
-								   : (uint64_t{1} << 30));
+	const double cap = capacity();
 	const double alpha =
 		delta ? 1.0 - std::exp(-static_cast<double>(delta) / (cfg_.decay_capacity * cap))
 		      : 0.0;
@@ -532,8 +537,7 @@ std::vector<Learner::Cand> Learner::fold(uint64_t delta, RecomputeResult &out)
 // (docs/placement.md "Retirement").
 bool Learner::retires(const KeyState &st, uint64_t live, uint64_t clock, bool pressure) const
 {
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
-								   : (uint64_t{1} << 30));
+	const double cap = capacity();
 	const double idle = static_cast<double>(clock - std::min(clock, st.last_write));
 	if (idle >= cfg_.retire_any * cap)
 		return true;
@@ -689,8 +693,7 @@ bool Learner::evidenced(const KeyState &st, double life, uint64_t now)
 // capacity.
 double Learner::rate_share(const KeyState &st, uint64_t now) const
 {
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
-								   : (uint64_t{1} << 30));
+	const double cap = capacity();
 	const double exposure =
 		static_cast<double>(now - std::min(now, st.first_write) + last_delta_);
 	const double warm = 1.0 - std::exp(-exposure / (cfg_.decay_capacity * cap));
@@ -740,8 +743,7 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	// RUs) and the valid data no grouped key holds (pinned and small keys, and data from
 	// before the learner or never discarded: all of the logical capacity not accounted for
 	// while the device's own count is unknown).
-	const double cap = static_cast<double>(cfg_.capacity_bytes ? cfg_.capacity_bytes
-								   : (uint64_t{1} << 30));
+	const double cap = capacity();
 	const double ru = static_cast<double>(cfg_.ru_bytes);
 	const double valid = device_valid_known_ ? static_cast<double>(device_valid_) : cap;
 	CostGrouping p;

@@ -341,6 +341,8 @@ private:
 	// of it is known to cut on, for the order split.
 	[[nodiscard]] static bool evidenced(const KeyState &st, double life, uint64_t now);
 	[[nodiscard]] static bool order_known(const KeyState &st);
+	// The device's capacity in bytes, the time scale of the decay (1 GiB where none is set).
+	[[nodiscard]] double capacity() const;
 	// A writing key's share of the device's writes now, its decayed share's warm-up divided out.
 	[[nodiscard]] double rate_share(const KeyState &st, uint64_t now) const;
 	// The steps of recompute(), in order (learner.cpp says what each does).
