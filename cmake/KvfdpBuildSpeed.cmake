@@ -1,5 +1,6 @@
 # What keeps a build on a 2-core machine short (docs/build.md "Build time"): line-table debug
-# info and precompiled headers for the targets with the most nlohmann/json translation units.
+# info, test programs built with -Og, and precompiled headers for the targets with the most
+# nlohmann/json translation units.
 
 # RelWithDebInfo carries line tables (-g1): backtraces, perf and callgrind still name the
 # function and line, and the compile is 10-40% shorter per file than with -g (variables and
@@ -20,5 +21,17 @@ endif()
 function(kvfdp_precompile target)
   if(TARGET ${target})
     target_precompile_headers(${target} PRIVATE ${ARGN})
+  endif()
+endfunction()
+
+# kvfdp_test_optimization(TARGET): a test program's own files built with -Og instead of the
+# build type's -O2. What a test checks is compiled into the libraries it links, which keep the
+# build type's flags; the test's files (doctest cases, fixtures, golden tables) compile in about
+# 60% of the time (docs/build.md). Bench programs keep -O2: their figures time their own loops.
+# -DKVFDP_TESTS_OPTIMIZED=ON builds tests with the build type's flags.
+option(KVFDP_TESTS_OPTIMIZED "build test programs with the build type's optimization, not -Og" OFF)
+function(kvfdp_test_optimization target)
+  if(NOT KVFDP_TESTS_OPTIMIZED)
+    target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-Og>)
   endif()
 endfunction()

@@ -43,4 +43,7 @@ function(kvfdp_test name)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}" SKIP_RETURN_CODE 77
     TIMEOUT ${A_TIMEOUT})
+  if(NOT "bench" IN_LIST A_LABELS)
+    kvfdp_test_optimization(${name})
+  endif()
 endfunction()

@@ -178,6 +178,8 @@ private:
 
 // The tagger's events, with the resolver applied as kvfdpd's event thread applies it.
 struct Events {
+	Events(Tagger &tagger, IdentityResolver &resolver) : t(tagger), r(resolver) {}
+
 	Tagger &t;
 	IdentityResolver &r;
 	FileTable files{16, 4096};

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include <CLI/CLI.hpp>
+
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 

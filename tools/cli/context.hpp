@@ -7,13 +7,16 @@
 #include <ostream>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
 #include "tools/cli/app.hpp"
 #include "tools/cli/control_client.hpp"
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>: included by the files that build the command line
+}  // namespace CLI
 
 namespace kvfdp::cli {
 
