@@ -1,6 +1,6 @@
 // The class split: the split a per-hint policy makes, taken from the first recompute on and
 // given up where measurement shows it buys nothing. A pure function over the learner's keys
-// and groups: the learner (learner.cpp) keeps the state it needs (each key's first write,
+// and groups: the learner (learner_group.cpp) keeps the state it needs (each key's first write,
 // and whether its part was given up), this file decides. docs/placement.md "The class
 // split" says why.
 //

@@ -323,7 +323,7 @@ private:
 	// Bytes / 512 died per death-age bucket (mixing_cost.hpp), kAgeBuckets per slot, apart
 	// from the slots so a probe's stride stays small; wraps, read as differences.
 	using AgeCount = std::atomic<uint32_t>;
-	struct KeyState;  // off-path estimates per slot (learner.cpp)
+	struct KeyState;  // off-path estimates per slot (learner_internal.hpp)
 	struct Cand;      // an unpinned key as recompute() groups it
 
 	[[nodiscard]] const Slot *find(Key k) const noexcept;
@@ -337,7 +337,7 @@ private:
 	[[nodiscard]] uint16_t base_handle() const;   // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
 	void publish_class_defaults(const std::array<uint16_t, kNumClasses> &base);
-	// A key's death order has settled (learner.cpp), for the class and writer splits; enough
+	// A key's death order has settled (learner_group.cpp), for the class and writer splits; enough
 	// of it is known to cut on, for the order split.
 	[[nodiscard]] static bool evidenced(const KeyState &st, double life, uint64_t now);
 	[[nodiscard]] static bool order_known(const KeyState &st);
@@ -345,7 +345,7 @@ private:
 	[[nodiscard]] double capacity() const;
 	// A writing key's share of the device's writes now, its decayed share's warm-up divided out.
 	[[nodiscard]] double rate_share(const KeyState &st, uint64_t now) const;
-	// The steps of recompute(), in order (learner.cpp says what each does).
+	// The steps of recompute(), in order (learner_group.cpp says what each does).
 	void merge_duplicates();
 	std::vector<Cand> fold(uint64_t delta, RecomputeResult &out);
 	[[nodiscard]] bool retires(const KeyState &st, uint64_t live, uint64_t clock,

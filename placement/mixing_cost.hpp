@@ -1,7 +1,7 @@
 // What mixing keys on one handle costs: each key's lifetime distribution (a histogram of the
 // device write-clock ages at which its data died), the greedy-GC projection of a grouping's
 // WAF from those distributions, and the grouping that the projection prefers. Pure
-// functions, no state: the learner (learner.cpp) measures, this file decides.
+// functions, no state: the learner (learner_group.cpp) measures, this file decides.
 // docs/placement.md "Grouping by what mixing costs" derives the projection.
 #pragma once
 
