@@ -78,6 +78,35 @@ TEST_CASE("simulate: a bare hotcold run prints the table with placement below no
 	CHECK(js["runs"][3]["learned"]["groups"].get<int>() == 2);
 }
 
+TEST_CASE("simulate: --learned-grouping and --learned-shadows set up the learner")
+{
+	// A FIFO worker beside an LRU worker touched 8 times, equal mean lifetimes, one class each
+	// (docs/placement.md, the order split's table): the lifetime ratio alone cannot part them,
+	// the default grouping parts them by class.
+	const std::string pair =
+		"simulate --workload slots --slot-objects 4MiB,4MiB --slot-touches 0,8 "
+		"--slot-classes short,long --capacity 4GiB --op 0.07 --ru-size 16MiB "
+		"--placement learned -o json";
+	auto learned = [](const Run &r) {
+		REQUIRE(r.rc == 0);
+		const auto j = nlohmann::json::parse(r.out, nullptr, false);
+		REQUIRE_FALSE(j.is_discarded());
+		REQUIRE(j["runs"].size() == 1);
+		return j["runs"][0];
+	};
+	const auto order = learned(run_kvfdp(pair));
+	const auto lifetime = learned(run_kvfdp(pair + " --learned-grouping lifetime"));
+	CHECK(order["learned"]["groups"] == 2);
+	CHECK(lifetime["learned"]["groups"] == 1);
+	CHECK(lifetime["waf"].get<double>() > order["waf"].get<double>());
+	CHECK(learned(run_kvfdp(pair + " --learned-grouping order"))["waf"] == order["waf"]);
+	// Only the shadows report a choice.
+	CHECK_FALSE(order["learned"].contains("choice"));
+	const auto shadows = learned(run_kvfdp(pair + " --learned-shadows"));
+	CHECK(shadows["learned"].contains("choice"));
+	CHECK(shadows["learned"].contains("choice_switches"));
+}
+
 TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 {
 	const char *cases[][2] = {
@@ -93,6 +122,7 @@ TEST_CASE("simulate: bad option values exit 2 with one line naming the option")
 		{"--gc random", "--gc"},
 		{"--ru-size 3KiB", "model"},
 		{"--ruh-types sometimes", "--ruh-types"},
+		{"--learned-grouping sometimes", "--learned-grouping"},
 		{"--ruh-types initially,persistently", "--ruh-types"},
 		{"--capacity 4GiB --ru-size 64MiB --op 0.03", "smallest OP that runs is 0.047"},
 		{"--workload slots --slot-touches 1,2", "--slot-touches"},

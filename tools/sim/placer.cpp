@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <string_view>
 
 #include "placement/handle_map.hpp"
 
@@ -22,17 +21,9 @@ Placer::Placer(Placement p, model::Ftl &ftl, const PlacerOptions &o)
 	lc.capacity_bytes = c.logical_bytes;
 	lc.ru_bytes = c.ru_size;
 	lc.op = c.op;
-	// Experiments: KVFDP_SIM_GROUPING=cost groups by the projection of what mixing costs;
-	// =lifetime by the lifetime ratio alone (the grouping before the order split).
-	if (const char *g = std::getenv("KVFDP_SIM_GROUPING")) {
-		if (std::string_view(g) == "cost")
-			lc.grouping = placement::Grouping::cost;
-		else if (std::string_view(g) == "lifetime")
-			lc.grouping = placement::Grouping::lifetime;
-	}
+	lc.grouping = o.grouping;
 	learner_ = std::make_unique<placement::Learner>(lc);
-	// Experimental: KVFDP_SIM_SELECT=shadows runs the shadow copies and lets them choose.
-	if (const char *e = std::getenv("KVFDP_SIM_SELECT"); e && std::string_view(e) == "shadows")
+	if (o.shadows)
 		init_shadows(lc);
 	const uint64_t units = ftl.logical_lbas() / unit_lbas_ + 1;
 	unit_key_.assign(units, 0);

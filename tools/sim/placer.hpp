@@ -1,7 +1,7 @@
 // Where `kvfdp simulate` puts each write: the default handle (none), the class map (hint,
 // oracle), one handle per writer (writer), or the placement learner (learned), which also
 // sees every death (overwrite, deallocate) with its age on the write clock and closes the
-// handles it abandons with RUH Update. Experimental (KVFDP_SIM_SELECT=shadows): learned also
+// handles it abandons with RUH Update. Experimental (PlacerOptions::shadows): learned also
 // runs three shadow copies of the model, fed the same writes placed by the learner's own
 // grouping, by class and by writer, and sets the learner's Choice to the one that writes
 // least to the media (placement/selector.hpp).
@@ -23,10 +23,17 @@
 
 namespace kvfdp::sim {
 
-// The learner's settings in the simulator: recompute every this many bytes written (0:
-// max(4 RUs, capacity / 64)).
+// The learner's settings in the simulator.
 struct PlacerOptions {
+	// Recompute every this many bytes written (0: max(4 RUs, capacity / 64)).
 	uint64_t recompute_bytes = 0;
+	// Its grouping rule (`kvfdp simulate --learned-grouping`, docs/placement.md "Grouping"):
+	// order (kvfdpd's), lifetime (the ratio rule alone) or cost (by the projection of what
+	// mixing costs; experimental).
+	placement::Grouping grouping = placement::Grouping::order;
+	// Shadow copies of the model choose between its grouping and the fixed policies'
+	// (`--learned-shadows`; experimental: docs/placement.md "Choosing by shadow models").
+	bool shadows = false;
 };
 
 class Placer {

@@ -16,8 +16,8 @@ namespace {
 // model error.
 class ModelSink final : public BlockSink {
 public:
-	ModelSink(model::Ftl &ftl, Placement placement)
-	    : ftl_(ftl), placer_(placement, ftl), handle_bytes_(ftl.handles(), 0)
+	ModelSink(model::Ftl &ftl, Placement placement, const PlacerOptions &learner)
+	    : ftl_(ftl), placer_(placement, ftl, learner), handle_bytes_(ftl.handles(), 0)
 	{
 	}
 	void write(uint64_t slba, uint64_t nlb, uint8_t rw_class, uint64_t writer) override
@@ -129,12 +129,12 @@ uint32_t default_handle_for_class(uint8_t rw_class, uint32_t nhandles)
 }
 
 Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload, Placement placement,
-			  Progress *progress)
+			  Progress *progress, const PlacerOptions &learner)
 {
 	auto ftl = model::Ftl::create(cfg);
 	if (!ftl)
 		return std::move(ftl).error();
-	ModelSink sink(**ftl, placement);
+	ModelSink sink(**ftl, placement, learner);
 	// writer and learned place the hint classes (and writers) themselves.
 	const Placement classify = placement == Placement::writer || placement == Placement::learned
 					   ? Placement::hint

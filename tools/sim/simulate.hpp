@@ -12,6 +12,7 @@
 #include "common/result.hpp"
 #include "nvme/model/config.hpp"
 #include "nvme/model/ftl.hpp"
+#include "tools/sim/placer.hpp"
 #include "tools/sim/workload.hpp"
 
 namespace kvfdp::sim {
@@ -43,10 +44,11 @@ struct RunReport {
 // Builds a model from cfg, replays workload into it and reports the figures. Placement
 // (tools/sim/placer.hpp): none puts every write on handle 0; hint and oracle map classes
 // through default_handle_for_class over the handles of reclaim group 0 (cfg.nruh); writer
-// gives each writer its own handle; learned runs the placement learner. Fails on an invalid config, a workload error,
-// or a model error (e.g. out of space).
+// gives each writer its own handle; learned runs the placement learner, set up by learner.
+// Fails on an invalid config, a workload error, or a model error (e.g. out of space).
 [[nodiscard]] Result<RunReport> run_one(const model::ModelConfig &cfg, Workload &workload,
-					Placement placement, Progress *progress);
+					Placement placement, Progress *progress,
+					const PlacerOptions &learner = {});
 
 // {"runs":[{"placement":..,"host_bytes":..,"media_bytes":..,"waf":..,"gc_runs":..,
 //  "relocated_bytes":.., then extra keys}, ...]} with keys in that order.

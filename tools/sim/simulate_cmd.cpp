@@ -29,6 +29,8 @@ struct Args {
 	std::string plot;   // --plot FILE.svg
 	bool ruh = false;
 	bool util_given = false, op_given = false;
+	std::string grouping = "order";  // --learned-grouping
+	bool shadows = false;            // --learned-shadows
 };
 
 // The model's placement handles at the end of a run (RunReport::extra["ruhss"]), laid out
@@ -109,7 +111,7 @@ std::vector<std::string> sweep_caption(const Args &a, const Workload &w, const S
 // kExitUsage (a point the workload refuses).
 int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories,
 	      const model::ModelConfig &base, const Knobs &k, const Sweep &s,
-	      const std::vector<Placement> &placements)
+	      const std::vector<Placement> &placements, const PlacerOptions &learner)
 {
 	std::vector<SweepPoint> points;
 	std::string name;
@@ -138,7 +140,7 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories,
 			std::snprintf(label, sizeof label, "simulate %s/%s %s=%g", name.c_str(),
 				      placement_name(p), s.key.c_str(), v);
 			std::unique_ptr<TtyProgress> bar = tty_progress(label);
-			auto r = run_one(cfg, *w, p, bar.get());
+			auto r = run_one(cfg, *w, p, bar.get(), learner);
 			bar.reset();
 			if (!r) {
 				std::fprintf(stderr, "kvfdp simulate: %s=%g: %s\n", s.key.c_str(),
@@ -166,14 +168,32 @@ int run_sweep(const Args &a, const std::vector<WorkloadFactory> &factories,
 	return kExitOk;
 }
 
+// --learned-grouping and --learned-shadows into *o; "" or the one-line error.
+std::string learner_arg(const Args &a, PlacerOptions *o)
+{
+	if (a.grouping == "order")
+		o->grouping = placement::Grouping::order;
+	else if (a.grouping == "lifetime")
+		o->grouping = placement::Grouping::lifetime;
+	else if (a.grouping == "cost")
+		o->grouping = placement::Grouping::cost;
+	else
+		return "--learned-grouping: '" + a.grouping + "' must be order, lifetime or cost";
+	o->shadows = a.shadows;
+	return "";
+}
+
 // Returns kExitOk / kExitError / kExitUsage.
 int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 {
 	model::ModelConfig cfg;
 	Knobs knobs;
+	PlacerOptions learner;
 	std::string err = parse_model_args(a.model, &cfg, &knobs);
 	if (err.empty() && a.output != "table" && a.output != "json")
 		err = "-o/--output: '" + a.output + "' must be table or json";
+	if (err.empty())
+		err = learner_arg(a, &learner);
 
 	std::optional<Sweep> sweep;
 	if (err.empty() && !a.sweep.empty())
@@ -191,13 +211,13 @@ int run_simulate(const Args &a, const std::vector<WorkloadFactory> &factories)
 		return kExitUsage;
 	}
 	if (sweep)
-		return run_sweep(a, factories, cfg, knobs, *sweep, placements);
+		return run_sweep(a, factories, cfg, knobs, *sweep, placements, learner);
 
 	std::vector<RunReport> runs;
 	for (Placement p : placements) {
 		std::unique_ptr<TtyProgress> bar =
 			tty_progress("simulate " + workload->name() + "/" + placement_name(p));
-		auto r = run_one(cfg, *workload, p, bar.get());
+		auto r = run_one(cfg, *workload, p, bar.get(), learner);
 		bar.reset();
 		if (!r) {
 			std::fprintf(stderr, "kvfdp simulate: %s\n", r.error().message().c_str());
@@ -241,6 +261,13 @@ void add_simulate_command(CLI::App &app, int &exit_code, std::vector<WorkloadFac
 	sub->add_option("--plot", args->plot,
 			"with --sweep: write WAF against the swept value to FILE.svg")
 		->type_name("FILE.svg");
+	sub->add_option("--learned-grouping", args->grouping,
+			"learned's grouping rule: order (kvfdpd's), lifetime (the lifetime ratio "
+			"alone) or cost (by the projection of what mixing costs; experimental)")
+		->capture_default_str();
+	sub->add_flag("--learned-shadows", args->shadows,
+		      "experimental: shadow copies of the model choose learned's grouping among "
+		      "its own and the fixed policies' (-o json: learned.choice)");
 	sub->add_flag("--ruh", args->ruh,
 		      "after the table, print the model's placement handles at the end of each run "
 		      "(RUAMW and bytes per handle; in JSON always, as ruhss)");
