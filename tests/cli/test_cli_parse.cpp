@@ -15,7 +15,7 @@
 #include "tools/cli/metrics.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
-#include "tools/cli/waf.hpp"
+#include "nvme/waf.hpp"
 
 using namespace kvfdp::cli;
 using namespace kvfdp::cli::test;
@@ -124,7 +124,7 @@ TEST_CASE("cli: terminal width falls back to COLUMNS, then 80")
 TEST_CASE("cli: WAF is withheld, with the reason, when the counters cannot give one")
 {
 	kvfdp::nvme::FdpStats zero{}, a{}, b{};
-	auto none = assess_waf(zero, zero, false);
+	auto none = kvfdp::nvme::assess_waf(zero, zero, false);
 	CHECK(!none.waf);
 	CHECK(none.reason.find("no host writes") != std::string::npos);
 	a.hbmw = 1000;
@@ -133,31 +133,31 @@ TEST_CASE("cli: WAF is withheld, with the reason, when the counters cannot give 
 	b.hbmw = 3000;
 	b.mbmw = 5000;
 	b.mbe = 0;
-	auto qemu = assess_waf(a, b, true);
+	auto qemu = kvfdp::nvme::assess_waf(a, b, true);
 	CHECK(!qemu.waf);
 	CHECK(qemu.reason.find("MBE 0") != std::string::npos);
-	auto real = assess_waf(a, b, false);
+	auto real = kvfdp::nvme::assess_waf(a, b, false);
 	REQUIRE(real.waf);
 	CHECK(*real.waf == doctest::Approx(2.0));
 	CHECK(real.reason.find("no media erase") != std::string::npos);
 	b.mbe = 4096;
-	auto gc = assess_waf(a, b, false);
+	auto gc = kvfdp::nvme::assess_waf(a, b, false);
 	REQUIRE(gc.waf);
 	CHECK(gc.reason.empty());
-	auto back = assess_waf(b, a, false);
+	auto back = kvfdp::nvme::assess_waf(b, a, false);
 	CHECK(!back.waf);
 	CHECK(back.reason.find("backwards") != std::string::npos);
 }
 
 TEST_CASE("cli: metric text escapes labels and skips families the daemon already sent")
 {
-	std::vector<MetricFamily> f = {
+	std::vector<kvfdp::proto::MetricFamily> f = {
 		{"kvfdp_x", "help", "gauge", {{{{"path", "a\"b\\c"}}, "1"}}}};
-	std::string text = render_metrics(f);
+	std::string text = kvfdp::proto::render_metrics(f);
 	CHECK(text ==
 	      "# HELP kvfdp_x help\n# TYPE kvfdp_x gauge\nkvfdp_x{path=\"a\\\"b\\\\c\"} 1\n");
-	CHECK(has_family(text, "kvfdp_x"));
-	CHECK(!has_family(text, "kvfdp_x_total"));
+	CHECK(kvfdp::proto::has_family(text, "kvfdp_x"));
+	CHECK(!kvfdp::proto::has_family(text, "kvfdp_x_total"));
 }
 
 TEST_CASE("cli: usage errors exit 2")

@@ -11,7 +11,7 @@
 #include "tests/support/engine_rig.hpp"
 #include "nvme/status.hpp"
 #include "userspace/daemon/io/io_engine.hpp"
-#include "userspace/daemon/ctl/metrics.hpp"
+#include "proto/metrics.hpp"
 #include "userspace/daemon/io/user_data.hpp"
 #include "userspace/ublk/ctrl.hpp"
 #include "userspace/ublk/data_mode.hpp"
@@ -360,13 +360,13 @@ TEST_CASE("engine: device errors and bad requests complete with an errno")
 
 TEST_CASE("metrics: Prometheus text carries the counters")
 {
-	MetricsInput m;
+	proto::MetricsInput m;
 	m.counters.class_bytes[KVFDP_CLASS_SHORT] = 4096;
 	m.counters.stale_tags = 3;
 	m.nruh = 2;
 	m.pids = {0, 1};
 	m.tagger_active = true;
-	const std::string t = format_metrics(m);
+	const std::string t = proto::format_metrics(m);
 	CHECK(t.find("kvfdp_class_bytes_total{class=\"short\"} 4096\n") != std::string::npos);
 	CHECK(t.find("kvfdp_stale_tags_total 3\n") != std::string::npos);
 	CHECK(t.find("kvfdp_handle_bytes_total{handle=\"1\",pid=\"1\"} 0\n") != std::string::npos);
@@ -374,7 +374,7 @@ TEST_CASE("metrics: Prometheus text carries the counters")
 	CHECK(t.find("# TYPE kvfdp_io_total counter\n") != std::string::npos);
 	// Serving DEGRADED (no tagger): the gauge the alert rule kvfdp-alerts.yml fires on.
 	m.tagger_active = false;
-	const std::string d = format_metrics(m);
+	const std::string d = proto::format_metrics(m);
 	CHECK(d.find("# TYPE kvfdp_tagger_active gauge\nkvfdp_tagger_active 0\n") !=
 	      std::string::npos);
 }

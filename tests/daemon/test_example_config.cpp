@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "userspace/daemon/ctl/backend.hpp"
-#include "userspace/daemon/config.hpp"
+#include "placement/config.hpp"
+#include "userspace/daemon/policy.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;
@@ -70,7 +71,7 @@ uint16_t device_handles()
 TEST_CASE("example config: as shipped it parses and validates on any device")
 {
 	const std::string text = read_example();
-	auto cfg = parse_config(text, KVFDP_EXAMPLE_CONFIG);
+	auto cfg = placement::parse_config(text, KVFDP_EXAMPLE_CONFIG);
 	REQUIRE_MESSAGE(cfg.ok(), cfg.error().message());
 	CHECK(cfg->watch_dir == "/mnt/kv");
 	CHECK(cfg->rules.empty());
@@ -88,9 +89,9 @@ TEST_CASE("example config: every commented-out example key is valid and says the
 	int switched = 0;
 	const std::string text = uncomment_examples(read_example(), switched);
 	CHECK(switched >= 12);  // six classes, two rules of three lines, their blank separator
-	auto cfg = parse_config(text, "kvfdp.toml (examples on)");
+	auto cfg = placement::parse_config(text, "kvfdp.toml (examples on)");
 	REQUIRE_MESSAGE(cfg.ok(), cfg.error().message());
-	for (unsigned c = 0; c < kNumClasses; c++)
+	for (unsigned c = 0; c < placement::kNumClasses; c++)
 		CHECK_MESSAGE(cfg->handle[c].has_value(), "class ", c, " has no example key");
 	REQUIRE(cfg->rules.size() == 2);
 	CHECK(cfg->rules[0].path == "/mnt/kv/prefix");

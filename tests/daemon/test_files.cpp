@@ -116,9 +116,9 @@ TEST_CASE(
 			t.on_event(ev(KVFDP_EV_UNLINK, i, (i + 5000) * kSec, 0, (4000 - i) * 4096));
 	}
 	t.refresh_bytes([](uint32_t, uint64_t ino) { return (4000 - ino) * 4096; });
-	FilesQuery q;
+	proto::FilesQuery q;
 	q.limit = 5;
-	q.order = FilesQuery::Order::bytes;
+	q.order = proto::FilesQuery::Order::bytes;
 	json d = files_json(t, q, 0);
 	CHECK(d["matched"] == 3000);
 	REQUIRE(d["files"].size() == 5);
@@ -138,31 +138,31 @@ TEST_CASE(
 	for (const json &f : d["files"])
 		CHECK(f["death"].is_null());
 	// Newest first stays the default order.
-	q = FilesQuery{};
+	q = proto::FilesQuery{};
 	q.limit = 1;
 	CHECK(files_json(t, q, 0)["files"][0]["ino"] == 3000);  // died at 8000 s
 }
 
 TEST_CASE("files query: arguments are checked, with one-line errors")
 {
-	FilesQuery q;
+	proto::FilesQuery q;
 	std::string err;
-	CHECK(parse_files_query(json{{"cmd", "files"}}, q, err));
+	CHECK(proto::parse_files_query(json{{"cmd", "files"}}, q, err));
 	CHECK(q.limit == 1000);
-	CHECK(q.order == FilesQuery::Order::newest);
-	CHECK(parse_files_query(
+	CHECK(q.order == proto::FilesQuery::Order::newest);
+	CHECK(proto::parse_files_query(
 		json{{"limit", 7}, {"sort", "bytes"}, {"class", "short"}, {"live", true}}, q, err));
 	CHECK(q.limit == 7);
-	CHECK(q.order == FilesQuery::Order::bytes);
+	CHECK(q.order == proto::FilesQuery::Order::bytes);
 	CHECK(q.cls == KVFDP_CLASS_SHORT);
 	CHECK(q.live_only);
-	CHECK(parse_files_query(json{{"class", 4}}, q, err));
+	CHECK(proto::parse_files_query(json{{"class", 4}}, q, err));
 	CHECK(q.cls == KVFDP_CLASS_LONG);
 	for (const json &bad :
 	     {json{{"limit", 0}}, json{{"limit", -3}}, json{{"sort", "size"}},
 	      json{{"class", "forever"}}, json{{"class", 9}}, json{{"live", "yes"}}}) {
 		err.clear();
-		CHECK_FALSE(parse_files_query(bad, q, err));
+		CHECK_FALSE(proto::parse_files_query(bad, q, err));
 		CHECK(err.rfind("files: ", 0) == 0);
 		CHECK(err.find('\n') == std::string::npos);
 	}
@@ -177,7 +177,7 @@ TEST_CASE("files reply: each row names its writer and cgroup")
 	t.on_event(e);
 	kvfdp_event e2 = ev(KVFDP_EV_CREATE, 8, 2 * kSec, KVFDP_NO_CLASS);
 	t.on_event(e2);  // writer unknown
-	const json d = files_json(t, FilesQuery{}, 0, [](const bpf::FileRecord &r) {
+	const json d = files_json(t, proto::FilesQuery{}, 0, [](const bpf::FileRecord &r) {
 		return r.writer ? "engine-" + std::to_string(r.writer & ~KVFDP_WRITER_NAMED)
 				: std::string();
 	});

@@ -1,4 +1,4 @@
-// kvfdpd's health (userspace/daemon/ctl/health.hpp): DEGRADED exactly when the tagger is not
+// kvfdpd's health (proto/health.hpp): DEGRADED exactly when the tagger is not
 // active, with its reason, in the status reply's "health" key, the unit's STATUS= and the
 // refusal of a start with require_tagger; a status reply without the key reads the same. And
 // a State over the FDP SSD model with its tagger off (--no-tagger): its status reply and its
@@ -14,7 +14,7 @@
 #include "userspace/daemon/ctl/control_handlers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"
-#include "userspace/daemon/ctl/health.hpp"
+#include "proto/health.hpp"
 #include "userspace/daemon/ctl/notify.hpp"
 
 using namespace kvfdp::daemon;
@@ -22,28 +22,30 @@ using nlohmann::json;
 
 TEST_CASE("health: DEGRADED exactly when the tagger is not active, saying why and what it costs")
 {
-	const Health ok =
-		health_of(true, "lsm/inode_unlink refused at load (Operation not permitted)");
+	const kvfdp::proto::Health ok = kvfdp::proto::health_of(
+		true, "lsm/inode_unlink refused at load (Operation not permitted)");
 	CHECK_FALSE(ok.degraded);
 	CHECK(ok.why.empty());
-	CHECK(health_json(ok) == json{{"state", "ok"}, {"why", ""}});
+	CHECK(kvfdp::proto::health_json(ok) == json{{"state", "ok"}, {"why", ""}});
 
-	const Health bad = health_of(
+	const kvfdp::proto::Health bad = kvfdp::proto::health_of(
 		false, "tagger: load the BPF programs: Invalid argument: program kvfdp_rq_issue");
 	CHECK(bad.degraded);
 	CHECK(bad.why ==
 	      "the BPF tagger is not active (tagger: load the BPF programs: Invalid argument: program "
 	      "kvfdp_rq_issue): every write goes to the default handle, unplaced");
-	CHECK(health_json(bad)["state"] == "degraded");
-	CHECK(health_of(false, "").why ==
+	CHECK(kvfdp::proto::health_json(bad)["state"] == "degraded");
+	CHECK(kvfdp::proto::health_of(false, "").why ==
 	      "the BPF tagger is not active: every write goes to the default handle, unplaced");
 }
 
 TEST_CASE("health: the unit's STATUS= says DEGRADED first, and nothing more while placing")
 {
-	CHECK(serving_status("serving /dev/ublkb0", health_of(true, "")) == "serving /dev/ublkb0");
-	const std::string st = serving_status("serving /dev/ublkb0",
-					      health_of(false, "disabled with --no-tagger"));
+	CHECK(kvfdp::proto::serving_status("serving /dev/ublkb0",
+					   kvfdp::proto::health_of(true, "")) ==
+	      "serving /dev/ublkb0");
+	const std::string st = kvfdp::proto::serving_status(
+		"serving /dev/ublkb0", kvfdp::proto::health_of(false, "disabled with --no-tagger"));
 	CHECK(st ==
 	      "DEGRADED: serving /dev/ublkb0, the BPF tagger is not active (disabled with --no-tagger): every "
 	      "write goes to the default handle, unplaced");
@@ -54,27 +56,30 @@ TEST_CASE("health: read back from a status reply, with or without its health key
 {
 	const json with = {{"health", {{"state", "degraded"}, {"why", "w"}}},
 			   {"tagging", {{"active", true}}}};
-	CHECK(health_from_status(with).degraded);  // the daemon's own word wins
-	CHECK(health_from_status(with).why == "w");
+	CHECK(kvfdp::proto::health_from_status(with).degraded);  // the daemon's own word wins
+	CHECK(kvfdp::proto::health_from_status(with).why == "w");
 	const json older = {{"tagging", {{"active", false}, {"reason", "r"}}}};
-	CHECK(health_from_status(older).degraded);
-	CHECK(health_from_status(older).why == health_of(false, "r").why);
-	CHECK_FALSE(health_from_status(json{{"tagging", {{"active", true}}}}).degraded);
-	CHECK_FALSE(health_from_status(json{{"daemon", {{"running", false}}}})
+	CHECK(kvfdp::proto::health_from_status(older).degraded);
+	CHECK(kvfdp::proto::health_from_status(older).why ==
+	      kvfdp::proto::health_of(false, "r").why);
+	CHECK_FALSE(
+		kvfdp::proto::health_from_status(json{{"tagging", {{"active", true}}}}).degraded);
+	CHECK_FALSE(kvfdp::proto::health_from_status(json{{"daemon", {{"running", false}}}})
 			    .degraded);  // no kvfdpd: no verdict
-	CHECK_FALSE(health_from_status(json::array()).degraded);
+	CHECK_FALSE(kvfdp::proto::health_from_status(json::array()).degraded);
 }
 
 TEST_CASE(
 	"health: require_tagger's refusal names where it was required, why the tagger is off, what to do")
 {
-	const std::string flag =
-		require_tagger_refusal("--require-tagger", "disabled with --no-tagger");
+	const std::string flag = kvfdp::proto::require_tagger_refusal("--require-tagger",
+								      "disabled with --no-tagger");
 	CHECK(flag ==
 	      "the BPF tagger is required (--require-tagger) but not active (disabled with --no-tagger): fix "
 	      "what that names (docs/deploy.md, When placement does not happen), or drop --require-tagger to serve with every "
 	      "write on the default handle");
-	const std::string file = require_tagger_refusal("/etc/kvfdp/kvfdp.toml:3", "");
+	const std::string file =
+		kvfdp::proto::require_tagger_refusal("/etc/kvfdp/kvfdp.toml:3", "");
 	CHECK(file.rfind("the BPF tagger is required (/etc/kvfdp/kvfdp.toml:3) but not active: fix",
 			 0) == 0);
 	CHECK(file.find("or drop require_tagger to serve") != std::string::npos);

@@ -22,7 +22,7 @@
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
 #include "userspace/daemon/ctl/http_metrics.hpp"
 #include "userspace/daemon/learned.hpp"
-#include "userspace/daemon/ctl/metrics.hpp"
+#include "proto/metrics.hpp"
 #include "tests/daemon/http_client_util.hpp"
 
 using namespace kvfdp;
@@ -271,7 +271,7 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 	      "kvfdp_fdp_hbmw_bytes", "kvfdp_fdp_mbmw_bytes", "kvfdp_fdp_mbe_bytes",
 	      "kvfdp_daemon_up", "kvfdp_learned_lifetime_seconds", "kvfdp_twin_waf",
 	      "kvfdp_twin_saved_bytes", "kvfdp_drive_handle_relocated_bytes_total"})
-		CHECK_MESSAGE(has_family(text, f), f);
+		CHECK_MESSAGE(proto::has_family(text, f), f);
 	CHECK(text.find("kvfdp_ruh_ruamw_lbas{handle=\"7\",") != std::string::npos);
 	// Every handle, 0 before the model's GC has moved anything.
 	CHECK(text.find("\nkvfdp_drive_handle_relocated_bytes_total{handle=\"7\"} 0\n") !=

@@ -260,12 +260,12 @@ TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics
 	CHECK(text.find("kvfdp_handle_bytes_total{handle=\"4\",pid=\"4\",member=\"1\",device=\"" +
 			b.members[1] + "\"} 0\n") != std::string::npos);
 
-	MetricsInput mi;
+	proto::MetricsInput mi;
 	mi.nruh = 8;
 	mi.members = b.members;
 	mi.member_pids = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}};
 	mi.counters = c;
-	const std::string ct = format_metrics(mi);
+	const std::string ct = proto::format_metrics(mi);
 	CHECK(ct.find("kvfdp_handle_bytes_total{handle=\"4\",pid=\"4\",member=\"1\",device=\"" +
 		      b.members[1] + "\"} 20480\n") != std::string::npos);
 }

@@ -1,7 +1,7 @@
 // kvfdpd policy: default class -> handle map, config parsing, validation errors naming keys.
 #include <doctest/doctest.h>
 
-#include "userspace/daemon/config.hpp"
+#include "placement/config.hpp"
 #include "userspace/daemon/policy.hpp"
 
 using namespace kvfdp::daemon;
@@ -39,7 +39,7 @@ TEST_CASE("policy: with fewer handles neighbouring classes share, default stays 
 	CHECK(m4[KVFDP_CLASS_EXTREME] == 3);
 	for (uint16_t n = 1; n <= 16; n++) {
 		auto m = default_map(n);
-		for (unsigned c = 1; c < kNumClasses; c++) {
+		for (unsigned c = 1; c < kvfdp::placement::kNumClasses; c++) {
 			CHECK(m[c] < n);
 			CHECK(m[c] >=
 			      m[c - 1]);  // monotone: longer lifetimes never get a lower handle
@@ -65,7 +65,7 @@ class = "extreme"
 path = "/mnt/kv/scratch"
 class = "SHORT"
 )";
-	auto cfg = parse_config(text, "kvfdp.toml");
+	auto cfg = kvfdp::placement::parse_config(text, "kvfdp.toml");
 	REQUIRE(cfg.ok());
 	CHECK(*cfg->handle[KVFDP_CLASS_SHORT] == 2);
 	CHECK(cfg->line[KVFDP_CLASS_SHORT] == 3);
@@ -86,7 +86,7 @@ class = "SHORT"
 
 TEST_CASE("config: an empty file is the default policy")
 {
-	auto cfg = parse_config("", "x.toml");
+	auto cfg = kvfdp::placement::parse_config("", "x.toml");
 	REQUIRE(cfg.ok());
 	auto p = make_policy(*cfg, 8);
 	REQUIRE(p.ok());
@@ -120,7 +120,7 @@ TEST_CASE("config: errors name the file, line and key")
 		{"[placement]\nshort = \n", "(not valid TOML: fix that line"},
 	};
 	for (const Case &c : cases) {
-		auto cfg = parse_config(c.text, "kvfdp.toml");
+		auto cfg = kvfdp::placement::parse_config(c.text, "kvfdp.toml");
 		REQUIRE_MESSAGE(!cfg.ok(), c.text);
 		const std::string msg = cfg.error().message();
 		CHECK_MESSAGE(msg.find(c.want) != std::string::npos, msg);
@@ -130,7 +130,8 @@ TEST_CASE("config: errors name the file, line and key")
 
 TEST_CASE("policy: a handle beyond the device's handles is refused naming the key")
 {
-	auto cfg = parse_config("[placement]\n\nlong = 9\n", "/etc/kvfdp/kvfdp.toml");
+	auto cfg = kvfdp::placement::parse_config("[placement]\n\nlong = 9\n",
+						  "/etc/kvfdp/kvfdp.toml");
 	REQUIRE(cfg.ok());
 	auto p = make_policy(*cfg, 8);
 	REQUIRE(!p.ok());
@@ -141,17 +142,17 @@ TEST_CASE("policy: a handle beyond the device's handles is refused naming the ke
 	CHECK(make_policy(*cfg, 10).ok());
 	// A backend without placement takes only handle 0.
 	CHECK(!make_policy(*cfg, 0).ok());
-	auto zero = parse_config("[placement]\nshort = 0\n", "f");
+	auto zero = kvfdp::placement::parse_config("[placement]\nshort = 0\n", "f");
 	REQUIRE(zero.ok());
 	CHECK(make_policy(*zero, 0).ok());
 }
 
 TEST_CASE("config: a missing file is the default only when allowed")
 {
-	auto a = load_config("/nonexistent/kvfdp.toml", true);
+	auto a = kvfdp::placement::load_config("/nonexistent/kvfdp.toml", true);
 	REQUIRE(a.ok());
 	CHECK(a->source.empty());
-	auto b = load_config("/nonexistent/kvfdp.toml", false);
+	auto b = kvfdp::placement::load_config("/nonexistent/kvfdp.toml", false);
 	REQUIRE(!b.ok());
 	CHECK(b.error().message().find("/nonexistent/kvfdp.toml") != std::string::npos);
 }

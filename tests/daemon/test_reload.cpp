@@ -13,7 +13,8 @@
 
 #include "common/unique_fd.hpp"
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/config.hpp"
+#include "placement/config.hpp"
+#include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"
 
 using namespace kvfdp;

@@ -59,10 +59,10 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 			return ctx.fail(st.error());
 		const bool emu = proto::backend_passthru_logs((*dev)->info().backend) &&
 				 controller_is_emulated((*dev)->info().path, ctx.probe_root);
-		std::vector<MetricFamily> fams = ruh_metrics(*ruh);
+		std::vector<proto::MetricFamily> fams = ruh_metrics(*ruh);
 		for (auto &f : proto::fdp_stats_families(*st, emu))
 			fams.push_back(std::move(f));
-		text = render_metrics(fams);
+		text = proto::render_metrics(fams);
 	} else {
 		// kvfdpd's text has every family, kvfdp_daemon_up 1 included (daemon_metrics.hpp).
 		auto m = ctx.ask_daemon(proto::cmd::kMetrics);
@@ -76,7 +76,7 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 		} else {
 			ctx.err << "kvfdp: " << m.error.message << '\n';
 			rc = kExitNoDevice;
-			text = render_metrics({proto::daemon_up_family(false)});
+			text = proto::render_metrics({proto::daemon_up_family(false)});
 		}
 	}
 	if (!o.textfile.empty()) {

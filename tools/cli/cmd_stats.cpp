@@ -11,7 +11,7 @@
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
-#include "tools/cli/waf.hpp"
+#include "nvme/waf.hpp"
 #include "proto/twin_text.hpp"
 
 namespace kvfdp::cli {
@@ -46,7 +46,7 @@ struct Sampler {
 	}
 };
 
-std::string waf_text(const WafReading &w)
+std::string waf_text(const nvme::WafReading &w)
 {
 	if (!w.waf)
 		return "n/a";
@@ -55,7 +55,7 @@ std::string waf_text(const WafReading &w)
 	return buf;
 }
 
-json waf_json(const WafReading &w)
+json waf_json(const nvme::WafReading &w)
 {
 	json j;
 	j["waf"] = w.waf ? json(*w.waf) : json(nullptr);
@@ -96,7 +96,7 @@ int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emul
 
 // The first reading's counters and lifetime WAF, as lines.
 void print_lifetime(Context &ctx, const nvme::FdpStats &first, const std::string &device_name,
-		    bool emulated, const WafReading &life)
+		    bool emulated, const nvme::WafReading &life)
 {
 	KeyValues kv;
 	kv.add("device", device_name + (emulated ? " (emulated: QEMU)" : ""));
@@ -129,7 +129,8 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 			 {"WAF", Align::right}});
 		for (const proto::StatsMember &m : *reply.members) {
 			const nvme::FdpStats ms{m.hbmw, m.mbmw, m.mbe};
-			const WafReading mw = assess_waf(nvme::FdpStats{}, ms, emulated);
+			const nvme::WafReading mw =
+				nvme::assess_waf(nvme::FdpStats{}, ms, emulated);
 			json mj = counters_json(ms);
 			mj["member"] = m.member;
 			mj["device"] = m.device;
@@ -183,7 +184,7 @@ int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::Fdp
 		auto now = sm.sample();
 		if (!now)
 			return ctx.fail(now.error());
-		WafReading w = assess_waf(prev, *now, emulated);
+		nvme::WafReading w = nvme::assess_waf(prev, *now, emulated);
 		nvme::FdpStats d{now->hbmw - prev.hbmw, now->mbmw - prev.mbmw, now->mbe - prev.mbe};
 		json iv = counters_json(d);
 		iv["seconds"] = o.interval;
@@ -212,7 +213,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 	auto first = sm.sample();
 	if (!first)
 		return ctx.fail(first.error());
-	WafReading life = assess_waf(nvme::FdpStats{}, *first, emulated);
+	nvme::WafReading life = nvme::assess_waf(nvme::FdpStats{}, *first, emulated);
 	json doc = counters_json(*first);
 	doc["device"] = device_name;
 	doc["emulated"] = emulated;
@@ -226,7 +227,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 	if (ctx.json())
 		ctx.print_json(doc);
 	else
-		ctx.out << kWafMeaning << '\n';
+		ctx.out << nvme::kWafMeaning << '\n';
 	return kExitOk;
 }
 

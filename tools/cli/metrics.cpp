@@ -3,7 +3,7 @@
 
 namespace kvfdp::cli {
 
-std::vector<MetricFamily> ruh_metrics(const RuhView &v)
+std::vector<proto::MetricFamily> ruh_metrics(const RuhView &v)
 {
 	std::vector<nvme::Handle> hs;
 	for (const auto &r : v.rows) {

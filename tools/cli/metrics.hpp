@@ -11,12 +11,7 @@
 
 namespace kvfdp::cli {
 
-using proto::has_family;
-using proto::MetricFamily;
-using proto::MetricSample;
-using proto::render_metrics;
-
 // kvfdp_ruh_ruamw_lbas, kvfdp_ruh_ruamw_bytes, kvfdp_ruh_earutr_seconds per handle.
-[[nodiscard]] std::vector<MetricFamily> ruh_metrics(const RuhView &v);
+[[nodiscard]] std::vector<proto::MetricFamily> ruh_metrics(const RuhView &v);
 
 }  // namespace kvfdp::cli

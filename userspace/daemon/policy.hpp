@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "placement/policy.hpp"
-#include "userspace/daemon/classes.hpp"
+#include "placement/classes.hpp"
 
 namespace kvfdp::daemon {
 
@@ -25,15 +25,16 @@ using placement::WriterRule;
 class PolicyTable {
 public:
 	PolicyTable() = default;
-	void publish(const std::array<uint16_t, kNumClasses> &map)
+	void publish(const std::array<uint16_t, placement::kNumClasses> &map)
 	{
-		for (unsigned i = 0; i < kNumClasses; i++)
+		for (unsigned i = 0; i < placement::kNumClasses; i++)
 			handle_[i].store(map[i], std::memory_order_relaxed);
 		generation_.fetch_add(1, std::memory_order_release);
 	}
 	[[nodiscard]] uint16_t handle_of(uint8_t cls) const
 	{
-		return handle_[cls < kNumClasses ? cls : 0].load(std::memory_order_relaxed);
+		return handle_[cls < placement::kNumClasses ? cls : 0].load(
+			std::memory_order_relaxed);
 	}
 	[[nodiscard]] uint64_t generation() const
 	{
@@ -41,7 +42,7 @@ public:
 	}
 
 private:
-	std::array<std::atomic<uint16_t>, kNumClasses> handle_{};
+	std::array<std::atomic<uint16_t>, placement::kNumClasses> handle_{};
 	std::atomic<uint64_t> generation_{0};
 };
 

@@ -8,7 +8,8 @@
 #include "common/log.hpp"
 #include "kvfdp_build.hpp"
 #include "placement/size.hpp"
-#include "userspace/daemon/config.hpp"
+#include "placement/config.hpp"
+#include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/ctl/daemon.hpp"
 
 namespace {
@@ -261,7 +262,7 @@ int main(int argc, char **argv)
 	app.set_version_flag("--version", std::string("kvfdpd ") + KVFDP_VERSION,
 			     "print the kvfdpd version and exit");
 	CommandLine c;
-	c.o.config_path = kvfdp::daemon::kDefaultConfigPath;
+	c.o.config_path = kvfdp::placement::kDefaultConfigPath;
 	add_backend_options(app, c);
 	add_ublk_options(app, c);
 	add_placement_options(app, c);

@@ -23,7 +23,7 @@
 #include "userspace/daemon/ctl/control_proto.hpp"
 #include "userspace/daemon/writers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
-#include "userspace/daemon/ctl/health.hpp"
+#include "proto/health.hpp"
 #include "userspace/daemon/ctl/member_view.hpp"
 #include "userspace/daemon/ctl/stop_choice.hpp"
 #include "userspace/twin/report.hpp"
@@ -46,9 +46,9 @@ std::vector<proto::ClassRow> class_rows(const State &s, const CounterSnapshot &c
 					bool with_pid)
 {
 	std::vector<proto::ClassRow> rows;
-	for (unsigned i = 0; i < kNumClasses; i++) {
-		proto::ClassRow r{class_name(i),    p.handle[i], c.class_writes[i],
-				  c.class_bytes[i], with_pid,    {}};
+	for (unsigned i = 0; i < placement::kNumClasses; i++) {
+		proto::ClassRow r{placement::class_name(i), p.handle[i], c.class_writes[i],
+				  c.class_bytes[i],         with_pid,    {}};
 		if (with_pid && p.handle[i] < s.handles.size())
 			r.pid = s.handles[p.handle[i]].pid;
 		rows.push_back(std::move(r));
@@ -90,7 +90,8 @@ proto::StatusReply status_reply(State &s)
 	d.kernel = {u.release, hex(s.dev.flags), ublk::feature_names(s.dev.flags), s.ublk_note};
 	d.tagging = {s.tagger.active(),    s.tagger.reason(),   s.tagger.sources(),
 		     s.tagger.pinned_at(), s.tagger.reopened(), p->config.watch_dir};
-	d.health = health_of(s.tagger.active(), s.tagger.reason());  // DEGRADED: placing nothing
+	d.health = proto::health_of(s.tagger.active(),
+				    s.tagger.reason());  // DEGRADED: placing nothing
 	d.classes = class_rows(s, c, *p, false);
 	d.stale_tags = c.stale_tags;
 	d.io = {c.reads,       c.read_bytes,    c.writes,       c.write_bytes,        c.flushes,
@@ -137,9 +138,9 @@ bool ruh_json(State &s, json &out, std::string &err)
 	proto::RuhReply r;
 	for (const nvme::Handle &h : *hs) {
 		std::vector<std::string> classes;
-		for (unsigned i = 0; i < kNumClasses; i++)
+		for (unsigned i = 0; i < placement::kNumClasses; i++)
 			if (p->handle[i] == h.index)
-				classes.push_back(class_name(i));
+				classes.push_back(placement::class_name(i));
 		const bool counted = h.index < kMaxHandles;
 		r.ruhss.push_back({h.index, h.pid, h.ruhid, h.earutr, h.ruamw,
 				   counted ? c.handle_bytes[h.index] : 0,
@@ -195,14 +196,15 @@ proto::PolicyReply policy_reply(State &s)
 	d.generation = p->generation;
 	d.loaded_at = p->loaded_at;
 	d.nruh = s.nruh;
-	for (unsigned i = 0; i < kNumClasses; i++) {
-		proto::PolicyMapRow m{class_name(i), p->handle[i], std::nullopt, std::nullopt};
+	for (unsigned i = 0; i < placement::kNumClasses; i++) {
+		proto::PolicyMapRow m{placement::class_name(i), p->handle[i], std::nullopt,
+				      std::nullopt};
 		if (p->handle[i] < s.handles.size())
 			m.pid = s.handles[p->handle[i]].pid;
 		d.map.push_back(std::move(m));
 	}
 	for (const DirRule &r : p->config.rules)
-		d.rules.push_back({r.path, class_name(r.cls), std::nullopt});
+		d.rules.push_back({r.path, placement::class_name(r.cls), std::nullopt});
 	d.writers.emplace();
 	for (size_t i = 0; i < p->config.writers.size(); i++) {
 		const WriterRule &w = p->config.writers[i];
@@ -330,8 +332,8 @@ std::string handle_control_line(State &s, std::string_view line)
 	if (req.cmd == proto::cmd::kMetrics)
 		return reply_ok(proto::MetricsReply{bounded_metrics(s)});
 	if (req.cmd == proto::cmd::kFiles) {
-		FilesQuery q;
-		if (!parse_files_query(req.args, q, err))
+		proto::FilesQuery q;
+		if (!proto::parse_files_query(req.args, q, err))
 			return reply_error(err);
 		// A row is about 300 bytes: the cap bounds a reply to about 600 KiB, the most a
 		// connection holds beyond the server's 64 KiB of queued replies (docs/control.md).

@@ -21,11 +21,12 @@
 
 #include "common/log.hpp"
 #include "nvme/stripe.hpp"
-#include "userspace/daemon/config.hpp"
+#include "placement/config.hpp"
+#include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/ctl/control_handlers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"
-#include "userspace/daemon/ctl/health.hpp"
+#include "proto/health.hpp"
 #include "userspace/daemon/ctl/http_metrics.hpp"
 #include "userspace/daemon/ctl/notify.hpp"
 #include "userspace/daemon/ctl/ns_claim.hpp"
@@ -153,7 +154,7 @@ Result<void> top_level_keys(State &s, const PolicyConfig &cfg)
 // fits them; --ready-file can be written.
 Result<void> check_before_open(State &s)
 {
-	auto cfg = load_config(s.opts.config_path, !s.opts.config_explicit);
+	auto cfg = placement::load_config(s.opts.config_path, !s.opts.config_explicit);
 	if (!cfg)
 		return std::move(cfg).error();
 	// [device] paths stand in for --device where the command line names none; stripe_size for
@@ -177,8 +178,8 @@ Result<void> check_before_open(State &s)
 		return r;
 	// With --no-tagger, require_tagger cannot be met: refused before anything is made.
 	if (s.opts.require_tagger && s.opts.no_tagger)
-		return fail(require_tagger_refusal(s.opts.require_tagger_from,
-						   "disabled with --no-tagger"));
+		return fail(proto::require_tagger_refusal(s.opts.require_tagger_from,
+							  "disabled with --no-tagger"));
 	if (auto nruh = handles_before_open(s.opts.backend))
 		if (auto p = make_policy(*cfg, *nruh); !p)
 			return std::move(p).error();
@@ -729,8 +730,8 @@ int bring_up(State &s, StartSteps &steps)
 		load_tagger(s);
 		steps.mark("tagger");
 		if (s.opts.require_tagger && !s.tagger.active()) {
-			log::error("%s", require_tagger_refusal(s.opts.require_tagger_from,
-								s.tagger.reason())
+			log::error("%s", proto::require_tagger_refusal(s.opts.require_tagger_from,
+								       s.tagger.reason())
 						 .c_str());
 			teardown(s, true);  // the new device goes; a device being recovered stays
 			return kExitConfig;
@@ -769,9 +770,9 @@ int go_live(State &s, Serving &sv)
 	s.state = "live";
 	s.tagger.watch_disk(ublk::block_path(s.dev.dev_id));
 	if (s.opts.require_tagger && !s.tagger.active()) {
-		log::error("%s",
-			   require_tagger_refusal(s.opts.require_tagger_from, s.tagger.reason())
-				   .c_str());
+		log::error("%s", proto::require_tagger_refusal(s.opts.require_tagger_from,
+							       s.tagger.reason())
+					 .c_str());
 		stop_live(s);
 		return kExitConfig;
 	}
@@ -802,10 +803,10 @@ int go_live(State &s, Serving &sv)
 		}
 	}
 	// Serving unplaced is said where it is seen: the log, the unit's STATUS=, `kvfdp status`.
-	const Health health = health_of(s.tagger.active(), s.tagger.reason());
+	const proto::Health health = proto::health_of(s.tagger.active(), s.tagger.reason());
 	if (health.degraded)
 		log::warn("DEGRADED: %s", health.why.c_str());
-	send_notify(ready_message(serving_status("serving " + bdev, health)));
+	send_notify(ready_message(proto::serving_status("serving " + bdev, health)));
 	return 0;
 }
 
@@ -855,10 +856,10 @@ void serve(State &s)
 				  static_cast<unsigned long long>(*g));
 		else
 			log::error("%s; old policy kept", g.error().message().c_str());
-		send_notify(ready_message(serving_status(
+		send_notify(ready_message(proto::serving_status(
 			g ? "serving " + bdev + ", policy generation " + std::to_string(*g)
 			  : "serving " + bdev + ", reload refused (old policy kept)",
-			health_of(s.tagger.active(), s.tagger.reason()))));
+			proto::health_of(s.tagger.active(), s.tagger.reason()))));
 	}
 }
 

@@ -6,7 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "userspace/daemon/config.hpp"
+#include "placement/config.hpp"
+#include "userspace/daemon/policy.hpp"
 
 namespace kvfdp::daemon {
 
@@ -52,7 +53,7 @@ Result<uint64_t> reload_policy(State &s)
 	// (docs/deploy.md). Once a policy is in force a missing file is a mistake (deleted, a
 	// dangling symlink), never a request to reset it.
 	const bool starting = current_policy(s) == nullptr;
-	auto cfg = load_config(s.opts.config_path, starting && !s.opts.config_explicit);
+	auto cfg = placement::load_config(s.opts.config_path, starting && !s.opts.config_explicit);
 	if (!cfg) {
 		if (!starting &&
 		    cfg.error().code == std::error_code(ENOENT, std::system_category()))

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "proto/files_reply.hpp"
-#include "userspace/daemon/classes.hpp"
+#include "placement/classes.hpp"
 
 namespace kvfdp::daemon {
 
@@ -41,7 +41,7 @@ proto::FileRow row(const bpf::FileRecord &r, int64_t offset_ns, const WriterName
 	proto::FileRow f;
 	f.dev = dev_text(r.dev);
 	f.ino = r.ino;
-	f.cls = class_name(r.cls < kNumClasses ? r.cls : 0);
+	f.cls = placement::class_name(r.cls < placement::kNumClasses ? r.cls : 0);
 	f.class_from = r.cls == KVFDP_CLASS_NOT_SET ? "none" : r.cls_from_rule ? "rule" : "hint";
 	f.bytes = r.bytes;
 	f.birth = unix_time(r.birth_ns, offset_ns);
@@ -69,12 +69,12 @@ int64_t realtime_minus_monotonic_ns()
 
 json files_json(const bpf::FileTable &table, uint64_t limit, int64_t offset_ns)
 {
-	FilesQuery q;
+	proto::FilesQuery q;
 	q.limit = limit;
 	return files_json(table, q, offset_ns);
 }
 
-json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset_ns,
+json files_json(const bpf::FileTable &table, const proto::FilesQuery &q, int64_t offset_ns,
 		const WriterNamer &namer)
 {
 	std::vector<const bpf::FileRecord *> all;
@@ -92,7 +92,7 @@ json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset
 		return r->death_ns ? r->death_ns : r->birth_ns;
 	};
 	auto before = [&](const bpf::FileRecord *a, const bpf::FileRecord *b) {
-		if (q.order == FilesQuery::Order::bytes && a->bytes != b->bytes)
+		if (q.order == proto::FilesQuery::Order::bytes && a->bytes != b->bytes)
 			return a->bytes > b->bytes;
 		if (newest(a) != newest(b))
 			return newest(a) > newest(b);
@@ -108,9 +108,9 @@ json files_json(const bpf::FileTable &table, const FilesQuery &q, int64_t offset
 	for (size_t i = 0; i < n; i++)
 		d.files.push_back(row(*all[i], offset_ns, namer));
 	d.lifetimes.emplace();
-	for (unsigned c = 0; c < kNumClasses; c++) {
+	for (unsigned c = 0; c < placement::kNumClasses; c++) {
 		const bpf::LifetimeHistogram &h = table.histogram(static_cast<uint8_t>(c));
-		proto::ClassLifetime l{class_name(c), h.count(), std::nullopt};
+		proto::ClassLifetime l{placement::class_name(c), h.count(), std::nullopt};
 		if (h.count())
 			l.mean_s = static_cast<double>(h.sum_ns()) / 1e9 /
 				   static_cast<double>(h.count());

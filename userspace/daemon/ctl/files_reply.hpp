@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bpf/user/files.hpp"
-#include "userspace/daemon/ctl/files_query.hpp"
+#include "proto/files_request.hpp"
 
 namespace kvfdp::daemon {
 
@@ -23,7 +23,7 @@ using WriterNamer = std::function<std::string(const bpf::FileRecord &)>;
 // realtime_minus_mono_ns: CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns, to turn the tagger's
 // monotonic timestamps into Unix times. Returns proto::FilesReply's JSON (available, the
 // counts of live, deleted and matching records, the rows, the lifetimes; docs/control.md).
-[[nodiscard]] nlohmann::json files_json(const bpf::FileTable &table, const FilesQuery &q,
+[[nodiscard]] nlohmann::json files_json(const bpf::FileTable &table, const proto::FilesQuery &q,
 					int64_t realtime_minus_mono_ns,
 					const WriterNamer &namer = {});
 // The newest limit rows of everything.

@@ -74,27 +74,27 @@ proto::StripeStatus stripe_status(const nvme::StripeDevice &sd)
 	return st;
 }
 
-void label_member(std::vector<MetricFamily> &fams, uint32_t member, const std::string &path)
+void label_member(std::vector<proto::MetricFamily> &fams, uint32_t member, const std::string &path)
 {
-	for (MetricFamily &f : fams)
-		for (MetricSample &s : f.samples) {
+	for (proto::MetricFamily &f : fams)
+		for (proto::MetricSample &s : f.samples) {
 			s.labels.emplace_back("member", std::to_string(member));
 			s.labels.emplace_back("device", path);
 		}
 }
 
-void merge_families(std::vector<MetricFamily> &dst, std::vector<MetricFamily> src)
+void merge_families(std::vector<proto::MetricFamily> &dst, std::vector<proto::MetricFamily> src)
 {
-	for (MetricFamily &f : src) {
-		MetricFamily *into = nullptr;
-		for (MetricFamily &d : dst)
+	for (proto::MetricFamily &f : src) {
+		proto::MetricFamily *into = nullptr;
+		for (proto::MetricFamily &d : dst)
 			if (d.name == f.name)
 				into = &d;
 		if (!into) {
 			dst.push_back(std::move(f));
 			continue;
 		}
-		for (MetricSample &s : f.samples)
+		for (proto::MetricSample &s : f.samples)
 			into->samples.push_back(std::move(s));
 	}
 }

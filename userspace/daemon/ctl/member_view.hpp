@@ -15,7 +15,7 @@
 #include "nvme/stripe.hpp"
 #include "proto/control.hpp"
 #include "userspace/daemon/io/counters.hpp"
-#include "userspace/daemon/ctl/metrics.hpp"
+#include "proto/metrics.hpp"
 
 namespace kvfdp::daemon {
 
@@ -39,8 +39,8 @@ struct MemberStats {
 [[nodiscard]] proto::StripeStatus stripe_status(const nvme::StripeDevice &sd);
 
 // Adds the labels member="M" and device="PATH" to every sample of fams.
-void label_member(std::vector<MetricFamily> &fams, uint32_t member, const std::string &path);
+void label_member(std::vector<proto::MetricFamily> &fams, uint32_t member, const std::string &path);
 // Appends src's samples to the family of the same name in dst (a new family when none).
-void merge_families(std::vector<MetricFamily> &dst, std::vector<MetricFamily> src);
+void merge_families(std::vector<proto::MetricFamily> &dst, std::vector<proto::MetricFamily> src);
 
 }  // namespace kvfdp::daemon

@@ -202,7 +202,7 @@ void TaggerOwner::stop_events()
 		m.events_thread.join();
 }
 
-json TaggerOwner::files(const FilesQuery &q)
+json TaggerOwner::files(const proto::FilesQuery &q)
 {
 	Impl &m = *impl_;
 	if (m.tagger && m.active) {
@@ -333,7 +333,7 @@ proto::TaggerBounds TaggerOwner::bounds()
 	return {};
 }
 
-json TaggerOwner::files(const FilesQuery &)
+json TaggerOwner::files(const proto::FilesQuery &)
 {
 	return {{"available", false},
 		{"reason",

@@ -14,7 +14,7 @@
 
 #include "bpf/tag.h"
 #include "proto/metrics.hpp"
-#include "userspace/daemon/ctl/files_query.hpp"
+#include "proto/files_request.hpp"
 #include "userspace/daemon/policy.hpp"
 #include "userspace/daemon/writers.hpp"
 
@@ -48,7 +48,7 @@ public:
 	void stop_events();
 	// The data of the `files` reply: the query's rows, filtered and ranked over every record,
 	// with each file's writer named; or why there are none.
-	[[nodiscard]] nlohmann::json files(const FilesQuery &q);
+	[[nodiscard]] nlohmann::json files(const proto::FilesQuery &q);
 	// Names of writer ids: the policy's [[writer]] entries (apply_rules), identities, cgroup
 	// paths.
 	[[nodiscard]] WriterNames &writer_names();

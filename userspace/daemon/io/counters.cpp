@@ -7,7 +7,7 @@ CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
 {
 	CounterSnapshot s;
 	for (const QueueCounters *q : queues) {
-		for (unsigned i = 0; i < kNumClasses; i++) {
+		for (unsigned i = 0; i < placement::kNumClasses; i++) {
 			s.class_bytes[i] += q->class_bytes[i].get();
 			s.class_writes[i] += q->class_writes[i].get();
 		}

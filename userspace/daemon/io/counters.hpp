@@ -9,7 +9,7 @@
 
 #include "nvme/stripe.hpp"
 #include "proto/counters.hpp"
-#include "userspace/daemon/classes.hpp"
+#include "placement/classes.hpp"
 #include "userspace/daemon/policy.hpp"
 
 namespace kvfdp::daemon {
@@ -28,8 +28,8 @@ private:
 };
 
 struct QueueCounters {
-	std::array<Counter, kNumClasses> class_bytes;
-	std::array<Counter, kNumClasses> class_writes;
+	std::array<Counter, placement::kNumClasses> class_bytes;
+	std::array<Counter, placement::kNumClasses> class_writes;
 	std::array<Counter, kMaxHandles> handle_bytes;
 	std::array<Counter, kMaxHandles> handle_writes;
 	// Bytes written per stripe member and handle, counted on a stripe only (a single namespace
