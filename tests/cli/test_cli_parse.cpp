@@ -12,7 +12,7 @@
 
 #include "kvfdp_build.hpp"
 #include "tests/cli/cli_test_util.hpp"
-#include "tools/cli/metrics.hpp"
+#include "tools/cli/ruh_metrics.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 #include "nvme/waf.hpp"

@@ -8,7 +8,7 @@
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/metrics.hpp"
+#include "tools/cli/ruh_metrics.hpp"
 #include "tools/cli/source.hpp"
 
 namespace kvfdp::cli {

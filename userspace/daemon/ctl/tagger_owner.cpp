@@ -18,7 +18,7 @@
 #include "bpf/user/pins.hpp"
 #include "bpf/user/writer_specs.hpp"
 #include "bpf/user/tagger.hpp"
-#include "userspace/daemon/ctl/files_reply.hpp"
+#include "userspace/daemon/ctl/files_rows.hpp"
 #include "userspace/daemon/writers.hpp"
 #endif
 

@@ -1,5 +1,5 @@
 // `files` reply: FileTable rows -> proto::FilesReply (proto/files_reply.hpp) -> JSON.
-#include "userspace/daemon/ctl/files_reply.hpp"
+#include "userspace/daemon/ctl/files_rows.hpp"
 
 #include <algorithm>
 #include <ctime>
