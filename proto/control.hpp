@@ -22,6 +22,10 @@
 
 namespace kvfdp::proto {
 
+// Where kvfdpd listens and the CLI asks, unless --socket says otherwise (systemd's
+// RuntimeDirectory=kvfdp makes /run/kvfdp).
+inline constexpr const char *kDefaultSocket = "/run/kvfdp/kvfdpd.sock";
+
 // The commands, in the order the unknown-cmd reply lists them.
 namespace cmd {
 inline constexpr const char *kStatus = "status";

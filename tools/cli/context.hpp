@@ -11,6 +11,7 @@
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
+#include "proto/control.hpp"
 #include "tools/cli/app.hpp"
 #include "tools/cli/control_client.hpp"
 
@@ -47,7 +48,7 @@ public:
 	// Global options (registered by add_global_options).
 	std::string output = "table";  // table | json
 	unsigned width = 0;            // 0 = terminal / $COLUMNS / 80
-	std::string socket = kDefaultSocket;
+	std::string socket = proto::kDefaultSocket;
 	bool socket_given = false;
 	std::string device;   // /dev/ngXnY
 	std::string backend;  // "" (auto), "passthru", "model"

@@ -12,8 +12,6 @@
 
 namespace kvfdp::cli {
 
-inline constexpr const char *kDefaultSocket = "/run/kvfdp/kvfdpd.sock";
-
 // Why a daemon call failed, which decides the exit code and the hint.
 enum class DaemonFailure {
 	unreachable,  // no socket, nobody listening: the daemon does not run

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "proto/control.hpp"
 #include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/twin/twin.hpp"
 
@@ -15,7 +16,7 @@ struct DaemonOptions {
 	BackendOptions backend;
 	std::string config_path;       // policy TOML
 	bool config_explicit = false;  // a missing file is an error only when given
-	std::string socket_path = "/run/kvfdp/kvfdpd.sock";
+	std::string socket_path = proto::kDefaultSocket;
 	uint16_t queues = 0;  // 0: --queues auto (auto_queue_count)
 	uint16_t depth = 64;
 	uint32_t io_buf_bytes = 512 * 1024;  // per tag (ublk max_sectors)
