@@ -12,10 +12,10 @@
 #include "kvfdp_build.hpp"
 #include "proto/control.hpp"
 #include "proto/twin_window.hpp"
-#include "tools/sim/advise_cmd.hpp"
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_advise.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 #if KVFDP_WITH_BPF
-#include "tools/record/record_cmd.hpp"
+#include "tools/record/cmd_record.hpp"
 #endif
 
 namespace kvfdp::cli {

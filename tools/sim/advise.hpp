@@ -33,7 +33,7 @@ struct AdviseSetting {
 	std::string marks;
 };
 
-// Where advise's runs come from. TraceSource (advise_cmd.cpp) replays a recorded trace or any
+// Where advise's runs come from. TraceSource (cmd_advise.cpp) replays a recorded trace or any
 // workload `kvfdp simulate` accepts; a running daemon's twin window can be another source.
 class AdviseSource {
 public:

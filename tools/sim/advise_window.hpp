@@ -5,7 +5,7 @@
 #include <string>
 
 #include "tools/sim/advise.hpp"
-#include "tools/sim/advise_cmd.hpp"
+#include "tools/sim/cmd_advise.hpp"
 
 namespace CLI {
 class App;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "nvme/model/config.hpp"
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 #include "tools/sim/workload.hpp"
 
 namespace CLI {

@@ -3,7 +3,7 @@
 // --trtllm-ranks); the block size comes from simulate_factory's --kv-model and --kv-scale.
 #pragma once
 
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 
 namespace kvfdp::workload {
 

@@ -1,7 +1,7 @@
-// The KV workloads as a `kvfdp simulate` workload factory (tools/sim/simulate_cmd.hpp).
+// The KV workloads as a `kvfdp simulate` workload factory (tools/sim/cmd_simulate.hpp).
 #pragma once
 
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 
 namespace kvfdp::workload {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 
 namespace kvfdp::workload {
 

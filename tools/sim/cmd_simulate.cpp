@@ -1,5 +1,5 @@
 // `kvfdp simulate`: options, validation (exit 2 with a one-line error), runs, table / JSON.
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 
 #include <cstdio>
 #include <memory>

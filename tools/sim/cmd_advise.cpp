@@ -1,5 +1,5 @@
 // `kvfdp advise`: options, the trace source over simulate's workloads, the report.
-#include "tools/sim/advise_cmd.hpp"
+#include "tools/sim/cmd_advise.hpp"
 
 #include <cctype>
 #include <cmath>

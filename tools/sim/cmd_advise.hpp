@@ -7,7 +7,7 @@
 
 #include "common/result.hpp"
 #include "proto/twin_window.hpp"
-#include "tools/sim/simulate_cmd.hpp"
+#include "tools/sim/cmd_simulate.hpp"
 
 namespace CLI {
 class App;

@@ -1,5 +1,5 @@
 // `kvfdp record --disk DEV [--duration S] [--out FILE]`.
-#include "tools/record/record_cmd.hpp"
+#include "tools/record/cmd_record.hpp"
 
 #include <atomic>
 #include <cerrno>
