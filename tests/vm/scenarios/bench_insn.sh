@@ -138,8 +138,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 			--size=$AREA --io_size=1M --disk_util=0 --eta=never --output=/dev/null
 		settle # the new disk's partition scan, the tagger's load: not in the first bracket
 		for j in $JOBS; do
-			case $t in
 			# shellcheck disable=SC2086
+			case $t in
 			raw) measure $t $j /dev/ng0n1 --ioengine=io_uring_cmd --cmd_type=nvme $RAW_FDP ;;
 			block) measure $t $j /dev/nvme0n1 --ioengine=io_uring --direct=1 ;;
 			*) measure $t $j "$UB" --ioengine=io_uring --direct=1 ;;
