@@ -17,7 +17,7 @@
 # The guest: one vCPU, TCG's instruction counter as its clock (--icount 3) and the namespace on QEMU's null-co
 # driver with a fixed 1 ms latency (--null-disk), so that what the guest does while a request waits does not
 # depend on how fast the host is (docs/perf.md section 4).
-# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --smp 1 --icount 3 --null-disk 1000000 --timeout 1200
+# vm-args: --lba 4096 --nruh 8 --runs 1M --nsze 1G --smp 1 --icount 3 --null-disk 1000000 --timeout 2400
 . /lib/kvfdp/vm-lib.sh
 need_ublk
 need kvfdpd kvfdp-daemon-vmtool kvfdp-insn-mark kvfdp-ublk-features fio
