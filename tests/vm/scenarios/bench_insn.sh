@@ -3,7 +3,9 @@
 # (tools/qemu-plugin; tools/bench/vm-insn.sh loads it and makes the table, docs/perf.md section 4).
 # Each fio job runs with N1 and N2 requests per target, each run bracketed by kvfdp-insn-mark's markers,
 # and that pair BENCH_REPEATS times; the host check takes each N's smallest count over the repeats (a
-# one-off burst of background work only adds) and (min(N2) - min(N1)) / (N2 - N1) cancels fio's start-up and exit. Targets: raw (/dev/ng0n1,
+# one-off burst of background work only adds), and (min(N2) - min(N1)) / (N2 - N1) cancels fio's start-up
+# and exit. Through kvfdpd the area is written whole first, so that every measured write is an overwrite.
+# Targets: raw (/dev/ng0n1,
 # io_uring_cmd NVMe passthrough), block (/dev/nvme0n1, io_uring), and kvfdpd's /dev/ublkbN in its modes:
 # zc (the default: zero copy, BATCH_IO where offered, class map, tagger, twin), copy (--no-zero-copy),
 # nobatch (--no-batch-io, only where the driver offers BATCH_IO), learned (--placement learned),
