@@ -528,6 +528,12 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 	__u32 devt, op, bytes, hint, writer = 0;
 	__u64 sector;
 
+	/* The op first: reads, flushes and passthrough commands (kvfdpd's own NVMe writes among
+	 * them, one per ublk write) leave before the disks lookup. */
+	op = rq->cmd_flags & KVFDP_REQ_OP_MASK;
+	if (op != KVFDP_REQ_OP_WRITE && op != KVFDP_REQ_OP_DISCARD &&
+	    op != KVFDP_REQ_OP_WRITE_ZEROES)
+		return 0;
 	disk = rq->q->disk;
 	if (!disk)
 		return 0;
@@ -536,10 +542,6 @@ int BPF_PROG(kvfdp_rq_issue, struct request *rq)
 	if (!d)
 		d = learn_disk(disk, devt);
 	if (!d)
-		return 0;
-	op = rq->cmd_flags & KVFDP_REQ_OP_MASK;
-	if (op != KVFDP_REQ_OP_WRITE && op != KVFDP_REQ_OP_DISCARD &&
-	    op != KVFDP_REQ_OP_WRITE_ZEROES)
 		return 0;
 	stat_inc(KVFDP_STAT_ISSUED);
 	bytes = rq->__data_len;

@@ -5,13 +5,15 @@ Usage: tools/bench/insn-profile.py OUTDIR TARGET JOB [--top N]
 OUTDIR is a bench_insn run's out dir made with `tools/bench/vm-insn.sh --profile` (the plugin's
 profile-SEQ.txt files in OUTDIR/plugin, the guest's kallsyms.txt, bench-phases.txt). For TARGET and
 JOB it takes the profile of the N2 bracket minus that of the N1 bracket over N2 - N1, so fio's start
-and exit cancel as in the table, and names each block's start address with the guest's kallsyms
+and exit cancel as in the table (with repeated brackets, the two the table used: round 1's in
+insn.json, else the first repeat's), and names each block's start address with the guest's kallsyms
 (user-space addresses are one row, [user]). Prints instructions per request by function and by
 area (the function's module, or a prefix: io_uring, blk, nvme, sched, ...). Block counts are
 approximate (a block cut short counts whole); the table's figures are the exact ones.
 """
 import bisect
 import collections
+import json
 import os
 import sys
 
@@ -98,10 +100,18 @@ def main():
         cur.subtract(prev)
         return cur
 
-    idx = {int(n): i for i, (t, j, n) in enumerate(phases) if t == target and j == job}
+    idx = {}
+    for i, label in enumerate(phases):
+        if label[0] == target and label[1] == job:
+            idx.setdefault(int(label[2]), i)
     if len(idx) != 2:
         sys.exit(f"insn-profile.py: {target} {job}: need the two brackets (N1, N2), found {len(idx)}")
     n1, n2 = sorted(idx)
+    table = os.path.join(out, "insn.json")
+    if os.path.exists(table):
+        for r in json.load(open(table))["rows"]:
+            if r["round"] == 1 and r["target"] == target and r["job"] == job and "bracket_n1" in r:
+                idx = {n1: r["bracket_n1"], n2: r["bracket_n2"]}
     diff = phase(idx[n2])
     diff.subtract(phase(idx[n1]))
     by_fn = collections.Counter()
