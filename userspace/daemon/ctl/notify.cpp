@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "common/log.hpp"
 #include "common/unique_fd.hpp"
 
 namespace kvfdp::daemon {
@@ -56,6 +57,13 @@ std::string reloading_message(uint64_t usec)
 std::string stopping_message(const std::string &status)
 {
 	return "STOPPING=1\nSTATUS=" + status;
+}
+
+void send_notify(const std::string &msg)
+{
+	const int r = notify(msg);
+	if (r < 0)
+		log::warn("notifying the service manager (NOTIFY_SOCKET): %s", std::strerror(-r));
 }
 
 }  // namespace kvfdp::daemon

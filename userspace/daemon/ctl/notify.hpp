@@ -12,6 +12,8 @@ namespace kvfdp::daemon {
 // NOTIFY_SOCKET is unset or empty (not run by a service manager), -errno on failure.
 // Never called on the I/O path.
 int notify(const std::string &msg);
+// notify(msg), with a warning line where it fails.
+void send_notify(const std::string &msg);
 
 // The messages kvfdpd sends, in the order of its lifecycle.
 [[nodiscard]] std::string ready_message(const std::string &status);
