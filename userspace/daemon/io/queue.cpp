@@ -277,19 +277,19 @@ void UblkQueue::arm_fetch()
 				       pack_user_data(0, UdKind::batch_fetch));
 }
 
-bool UblkQueue::flush_commits()
+void UblkQueue::flush_commits()
 {
 	if (commit_fill_ == 0)
-		return false;
+		return;
 	unsigned next = kCommitBufs;
 	for (unsigned i = 1; i < kCommitBufs && next == kCommitBufs; i++)
 		if (!commit_busy_[(commit_cur_ + i) % kCommitBufs])
 			next = (commit_cur_ + i) % kCommitBufs;
 	if (next == kCommitBufs)
-		return false;  // every other buffer is still in flight: these go with the next turn
+		return;  // every other buffer is still in flight: these go with the next turn
 	io_uring_sqe *sqe = next_sqe();
 	if (!sqe)
-		return false;
+		return;
 	ublk::prep_batch_cmd(
 		*sqe, setup_.char_fd, ublk::kUIoCommitIoCmds, setup_.q_id, batch_flags_,
 		commit_fill_, elem_bytes_, commit_buf(commit_cur_),
@@ -298,7 +298,6 @@ bool UblkQueue::flush_commits()
 	commit_sent_[commit_cur_] = commit_fill_;
 	commit_cur_ = next;
 	commit_fill_ = 0;
-	return true;
 }
 
 void UblkQueue::on_commit_cqe(uint16_t buf, int res)
@@ -489,11 +488,10 @@ void UblkQueue::serve()
 			break;
 		if ((aborted_ == depth || fetch_ended_) && engine_->device_inflight() == 0)
 			break;  // the driver gave every tag back (or ended the fetch): the device is gone
-		// A COMMIT_IO_CMDS completes at once and is no work: its completion alone does not end
-		// the wait (else the loop enters the kernel a second time per turn just to reap it).
-		const unsigned want = setup_.batch && flush_commits() ? 2 : 1;
+		if (setup_.batch)
+			flush_commits();
 		// No timeout: stop() wakes the wait through wake_fd_'s poll.
-		const int ret = io_uring_submit_and_wait(ring, want);
+		const int ret = io_uring_submit_and_wait(ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EBUSY) {
 			exit_status_.store(ret);
 			log::error("queue %u: io_uring wait: %s", setup_.q_id, strerror(-ret));

@@ -127,8 +127,8 @@ private:
 	// Queues the one-shot poll on wake_fd_ (UdKind::wake).
 	void arm_wake();
 	// Queues one COMMIT_IO_CMDS of the commits gathered since the last, when a commit buffer
-	// is free to gather the next ones in (else they wait for the next turn). True when queued.
-	bool flush_commits();
+	// is free to gather the next ones in (else they wait for the next turn).
+	void flush_commits();
 	void on_fetch_cqe(const io_uring_cqe &cqe);
 	void on_commit_cqe(uint16_t buf, int res);
 	[[nodiscard]] void *commit_buf(unsigned i) const
