@@ -8,13 +8,17 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "proto/exit_codes.hpp"
 #include "tools/sim/window_source.hpp"
 
 namespace kvfdp::sim {
 
 namespace {
 
-constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2, kExitNoDaemon = 3;
+using proto::kExitError;
+using proto::kExitNoDevice;
+using proto::kExitOk;
+using proto::kExitUsage;
 
 // Options advise takes with a window: its own and the window's.
 bool window_option(const std::string &name)
@@ -72,7 +76,7 @@ int load_window(const WindowArgs &a, const TwinWindowClient &client, proto::Twin
 			    "--twin: this kvfdp cannot reach kvfdpd; give --window FILE");
 	auto r = client.fetch();
 	if (!r)
-		return fail(r.error().code == std::errc::no_such_device ? kExitNoDaemon
+		return fail(r.error().code == std::errc::no_such_device ? kExitNoDevice
 									: kExitError,
 			    r.error().message());
 	w = std::move(*r);

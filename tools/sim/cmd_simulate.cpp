@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "proto/exit_codes.hpp"
 #include "tools/plot/line_chart.hpp"
 #include "tools/sim/model_args.hpp"
 #include "tools/sim/simulate.hpp"
@@ -18,7 +19,9 @@
 namespace kvfdp::sim {
 namespace {
 
-constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
+using proto::kExitError;
+using proto::kExitOk;
+using proto::kExitUsage;
 
 // Option values as typed; parsed in the callback so every error names its option.
 struct Args {
