@@ -358,12 +358,7 @@ std::vector<KeyInfo> Learner::groups() const
 {
 	std::lock_guard lock(mu_);
 	std::vector<KeyInfo> out;
-	for (uint32_t i = 0; i < kSlots; i++) {
-		const Slot &s = slots_[i];
-		const uint64_t tag = s.tag.load(std::memory_order_acquire);
-		if (tag == 0 || tag == kRetired)
-			continue;
-		const KeyState &st = state_[i];
+	each_key([&](const Slot &s, uint64_t tag, const KeyState &st) {
 		KeyInfo k;
 		k.key = key_of(tag);
 		k.writer_name = st.name;
@@ -380,7 +375,7 @@ std::vector<KeyInfo> Learner::groups() const
 		k.died_bytes = s.died.load(std::memory_order_relaxed);
 		k.live_bytes = k.written_bytes > k.died_bytes ? k.written_bytes - k.died_bytes : 0;
 		out.push_back(std::move(k));
-	}
+	});
 	std::sort(out.begin(), out.end(), [](const KeyInfo &a, const KeyInfo &b) {
 		if (a.handle != b.handle)
 			return a.handle < b.handle;

@@ -354,6 +354,8 @@ private:
 	void retire(uint32_t i);
 	void clear_tombstones();
 	[[nodiscard]] bool needs_curves(std::span<const CostKey> keys) const;
+	// Calls f(slot, tag, state) for every slot that holds a key (learner_internal.hpp).
+	template <class F> void each_key(F &&f) const;
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
 	void split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   const std::vector<Cand> &cands, size_t max_groups);

@@ -83,6 +83,15 @@ struct Learner::KeyState {
 	std::string name;
 };
 
+template <class F> void Learner::each_key(F &&f) const
+{
+	for (uint32_t i = 0; i < learner_detail::kSlots; i++) {
+		const uint64_t tag = slots_[i].tag.load(std::memory_order_acquire);
+		if (tag != 0 && tag != learner_detail::kRetired)
+			f(slots_[i], tag, state_[i]);
+	}
+}
+
 // One unpinned key as recompute() groups it.
 struct Learner::Cand {
 	uint32_t slot;

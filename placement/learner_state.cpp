@@ -139,12 +139,7 @@ Result<void> Learner::save(const std::string &path) const
 		body << "nruh " << cfg_.nruh << '\n';
 		body << "clock " << clock_.load(std::memory_order_relaxed) << ' ' << last_clock_
 		     << ' ' << write_rate_ << ' ' << used_lo_ << ' ' << used_hi_ << '\n';
-		for (uint32_t i = 0; i < kSlots; i++) {
-			const Slot &s = slots_[i];
-			const uint64_t tag = s.tag.load(std::memory_order_acquire);
-			if (tag == 0 || tag == kRetired)
-				continue;
-			const KeyState &st = state_[i];
+		each_key([&](const Slot &s, uint64_t tag, const KeyState &st) {
 			body << "key " << tag << ' ' << s.handle.load(std::memory_order_relaxed)
 			     << ' ' << s.written.load(std::memory_order_relaxed) << ' '
 			     << s.died.load(std::memory_order_relaxed) << ' '
@@ -161,7 +156,7 @@ Result<void> Learner::save(const std::string &path) const
 			body << "written " << st.last_write << '\n';
 			// Length-prefixed: a cgroup path may hold spaces.
 			body << "name " << st.name.size() << ' ' << st.name << '\n';
-		}
+		});
 	}
 	std::string text = body.str();
 	text += "end " + std::to_string(kvfdp::fnv1a(text)) + "\n";
