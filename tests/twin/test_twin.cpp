@@ -428,11 +428,11 @@ TEST_CASE("twin: the thread applies what the queues pushed, and stop drains the 
 
 namespace {
 
-// Spins until r's consumer has taken n records, or a minute has passed; whether it did.
-bool popped_within_a_minute(const twin::Ring &r, uint64_t n)
+// Spins until done() holds, or a minute has passed; whether it held.
+template <typename F> bool within_a_minute(F done)
 {
 	const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-	while (r.popped() < n) {
+	while (!done()) {
 		if (std::chrono::steady_clock::now() > until)
 			return false;
 		std::this_thread::yield();
@@ -462,10 +462,16 @@ TEST_CASE(
 	};
 	push(1);
 	(*t)->start();
-	REQUIRE(popped_within_a_minute(ring, 1));  // the thread's first drain, then its sleep
+	// The thread's first drain done, then its sleep: it takes nothing more until a signal.
+	// (Pushing while it still drains would let it take some of the 511, and the ring would
+	// then never hold half: no crossing, no signal, as designed.)
+	REQUIRE(within_a_minute([&] { return (*t)->sleeps() >= 1; }));
+	REQUIRE(ring.popped() == 1);
 	push(511);
-	push(1);  // 512 of 1024 held: the crossing's signal ends the hour's sleep
-	CHECK(popped_within_a_minute(ring, 513));
+	CHECK(ring.popped() == 1);  // asleep: the 511 wait in the ring
+	// 512 of 1024 held: the crossing's signal ends the hour's sleep
+	push(1);
+	CHECK(within_a_minute([&] { return ring.popped() >= 513; }));
 	push(10);  // under half: the thread sleeps on
 	const twin::TwinReport rep = (*t)->report();
 	CHECK(rep.records == 523);  // report() took the 10 from the ring itself

@@ -75,6 +75,7 @@ void Twin::run()
 		if (stop_.load())
 			break;
 		drain();
+		sleeps_.fetch_add(1, std::memory_order_release);
 		wake_.wait(seen, idle_wait_);
 	}
 	drain();

@@ -67,6 +67,10 @@ public:
 	void start();
 	// Stops the thread after a last drain.
 	void stop();
+	// The thread's passes so far: each drains the rings, then waits. Once the count moves,
+	// the thread takes nothing more until that wait ends (a signal or idle_wait), so a caller
+	// that saw it move knows the thread is asleep or about to be.
+	[[nodiscard]] uint64_t sleeps() const { return sleeps_.load(std::memory_order_acquire); }
 	// Applies every record in the rings now; how many. The thread's step, every reader's
 	// first, and the test seam without a thread.
 	uint64_t drain();
@@ -95,8 +99,9 @@ private:
 	// models_, window_ and the rings' consumer side, between the twin thread and the readers
 	// (never a queue thread).
 	mutable std::mutex mu_;
-	Wake wake_;                      // the rings' and stop()'s signal to the twin thread
-	std::atomic<bool> stop_{false};  // set before stop()'s signal
+	Wake wake_;                        // the rings' and stop()'s signal to the twin thread
+	std::atomic<bool> stop_{false};    // set before stop()'s signal
+	std::atomic<uint64_t> sleeps_{0};  // the thread's passes (sleeps())
 	std::thread thread_;
 };
 
