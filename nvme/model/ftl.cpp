@@ -1,6 +1,7 @@
 // The FDP SSD model's FTL: flat arrays (L2P, reverse map, per-RU counts), greedy buckets.
 #include "nvme/model/ftl.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <limits>
@@ -188,10 +189,18 @@ int Ftl::write(uint32_t h, uint64_t slba, uint64_t nlb)
 	used_[h] = 1;
 	const auto first = static_cast<uint32_t>(slba / lbas_per_unit_);
 	const auto last = static_cast<uint32_t>((slba + nlb - 1) / lbas_per_unit_);
-	for (uint32_t lu = first; lu <= last; lu++) {
-		int r = program(rg, s, lu);
-		if (r)
-			return r;
+	if (first == last)  // one unit: no run to fold
+		return program(rg, s, first);
+	Stream &st = streams_[size_t{rg} * streams_per_rg() + s];
+	for (uint32_t lu = first; lu <= last;) {
+		if (st.ru == kNone) {
+			int r = open_ru(rg, s);
+			if (r)
+				return r;
+		}
+		const uint32_t n = std::min(last - lu + 1, upr_ - st.wp);
+		program_run(st, lu, n);
+		lu += n;
 	}
 	return 0;
 }
@@ -243,6 +252,47 @@ int Ftl::program(uint32_t rg, uint32_t s, uint32_t lu)
 	return 0;
 }
 
+// program() for units [lu, lu + n) of a host write, n no more than st's open RU has left: the
+// same end state, one unit at a time. Nothing between two of its units looks at the buckets
+// (no RU opens, so no GC runs), so a run of old copies in one RU leaves that RU's bucket once,
+// by the run's length, where one unit at a time would leave and rejoin it at each unit; both
+// end with the RU at the head of the bucket of its new count.
+void Ftl::program_run(Stream &st, uint32_t lu, uint32_t n)
+{
+	const uint32_t ru = st.ru;
+	uint32_t p = ru * upr_ + st.wp;
+	uint32_t run_ru = kNone, run_n = 0;  // the run of old copies in one RU, not yet counted
+	for (const uint32_t end = lu + n; lu < end; lu++, p++) {
+		const uint32_t old = l2p_[lu];
+		if (old != kUnmapped) {
+			p2l_[old] = kInvalid;
+			const uint32_t oru = old / upr_;
+			if (oru == run_ru) {
+				run_n++;
+			} else {
+				if (run_n)
+					drop_valid(run_ru, run_n);
+				run_ru = oru;
+				run_n = 1;
+			}
+		} else {
+			live_units_++;
+		}
+		l2p_[lu] = p;
+		p2l_[p] = lu;
+	}
+	if (run_n)
+		drop_valid(run_ru, run_n);
+	valid_[ru] += n;
+	st.wp += n;
+	stats_.media_bytes += uint64_t{n} * cfg_.mapping_unit;
+	clock_ += n;
+	if (st.wp == upr_) {
+		close_ru(ru);
+		st.ru = kNone;
+	}
+}
+
 // Gives stream s of group rg a fresh RU, running GC first when the group is low on space.
 int Ftl::open_ru(uint32_t rg, uint32_t s)
 {
@@ -272,14 +322,18 @@ void Ftl::close_ru(uint32_t ru)
 
 void Ftl::invalidate(uint32_t p)
 {
-	const uint32_t ru = p / upr_;
 	p2l_[p] = kInvalid;
+	drop_valid(p / upr_, 1);
+}
+
+void Ftl::drop_valid(uint32_t ru, uint32_t k)
+{
 	if (buckets_on_ && state_[ru] == kFull) {
 		bucket_remove(ru);
-		valid_[ru]--;
+		valid_[ru] -= k;
 		bucket_insert(ru);
 	} else {
-		valid_[ru]--;
+		valid_[ru] -= k;
 	}
 }
 

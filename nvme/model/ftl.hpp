@@ -107,9 +107,12 @@ private:
 	enum RuState : uint8_t { kFree = 0, kOpen = 1, kFull = 2, kVictim = 3 };
 
 	int program(uint32_t rg, uint32_t s, uint32_t lu);
+	void program_run(Stream &st, uint32_t lu, uint32_t n);
 	int open_ru(uint32_t rg, uint32_t s);
 	void close_ru(uint32_t ru);
 	void invalidate(uint32_t p);
+	// k (> 0) units of ru no longer valid, its bucket kept in step.
+	void drop_valid(uint32_t ru, uint32_t k);
 	void run_gc(uint32_t rg);
 	uint32_t pick_victim(uint32_t rg) const;
 	int reclaim(uint32_t rg, uint32_t victim);
