@@ -170,8 +170,9 @@ private:
 	uint64_t reserved_ = 0;
 	uint64_t next_seq_ = 1;
 	uint64_t records_ = 0;
-	char *record_buf_ = nullptr;   // kTouchBufferBytes + kMaxRecordBytes, allocated at open
-	size_t record_len_ = 0;        // bytes of records encoded there, not yet written
+	char *record_buf_ = nullptr;  // kTouchBufferBytes + kMaxRecordBytes, allocated at open
+	size_t record_len_ = 0;       // bytes of records encoded there, not yet written
+	static constexpr size_t kRewriteBytes = 1u << 20;  // rewrite_buf_'s size
 	char *rewrite_buf_ = nullptr;  // kRewriteBytes, kBlock aligned: FIFO2 in-place rewrites
 	// Counters (guarded by mu_).
 	uint64_t evictions_ = 0, evicted_bytes_ = 0, reinserts_ = 0, reinserted_bytes_ = 0;
