@@ -20,6 +20,7 @@
 
 namespace kvfdp::gpu {
 namespace {
+
 constexpr char kIndexMagic[8] = {'K', 'V', 'G', 'P', 'U', 'I', 'X', '1'};
 constexpr uint32_t kIndexVersion = 1;
 

@@ -1,5 +1,7 @@
 // The tagger's watched disks: adding one (its counter index, its request disks, its
 // partitions as filesystems), removing one, and reading its counters.
+#include "bpf/user/tagger.hpp"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
@@ -8,7 +10,6 @@
 
 #include "bpf/user/devnum.hpp"
 #include "bpf/user/disks.hpp"
-#include "bpf/user/tagger.hpp"
 #include "bpf/user/tagger_impl.hpp"
 
 namespace kvfdp::bpf {

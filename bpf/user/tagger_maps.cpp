@@ -1,5 +1,7 @@
 // The tagger's rule, identity and policy maps: directory rules, writer directories and
 // cgroups, writer identities, per-inode policies.
+#include "bpf/user/tagger.hpp"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
@@ -7,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "bpf/user/devnum.hpp"
-#include "bpf/user/tagger.hpp"
 #include "bpf/user/tagger_impl.hpp"
 
 namespace kvfdp::bpf {
