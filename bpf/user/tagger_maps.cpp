@@ -28,50 +28,51 @@ Result<kvfdp_inode_key> path_key(const std::string &path, bool want_dir)
 	return k;
 }
 
+// Sets directory dir's entry of a (dev, ino)-keyed map to v; the error line is "tagger: " +
+// what + dir.
+Result<void> put_dir(bpf_map *map, const std::string &dir, uint32_t v, const char *what)
+{
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	if (bpf_map_update_elem(bpf_map__fd(map), &*k, &v, BPF_ANY) != 0)
+		return errno_error(errno, std::string("tagger: ") + what + dir);
+	return ok();
+}
+
+// Deletes directory dir's entry of such a map; the error line as put_dir's.
+Result<void> drop_dir(bpf_map *map, const std::string &dir, const char *what)
+{
+	auto k = path_key(dir, true);
+	if (!k)
+		return std::move(k).error();
+	if (bpf_map_delete_elem(bpf_map__fd(map), &*k) != 0)
+		return errno_error(errno, std::string("tagger: ") + what + dir);
+	return ok();
+}
+
 }  // namespace
 
 Result<void> Tagger::add_dir_rule(const std::string &dir, uint8_t cls)
 {
 	if (cls >= KVFDP_NR_CLASSES)
 		return make_error(std::errc::invalid_argument, "tagger: class must be 0..5");
-	auto k = path_key(dir, true);
-	if (!k)
-		return std::move(k).error();
-	uint32_t v = cls;
-	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.dir_rules), &*k, &v, BPF_ANY) != 0)
-		return errno_error(errno, "tagger: add directory rule for " + dir);
-	return ok();
+	return put_dir(impl_->skel->maps.dir_rules, dir, cls, "add directory rule for ");
 }
 
 Result<void> Tagger::remove_dir_rule(const std::string &dir)
 {
-	auto k = path_key(dir, true);
-	if (!k)
-		return std::move(k).error();
-	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.dir_rules), &*k) != 0)
-		return errno_error(errno, "tagger: no directory rule for " + dir);
-	return ok();
+	return drop_dir(impl_->skel->maps.dir_rules, dir, "no directory rule for ");
 }
 
 Result<void> Tagger::add_writer_dir(const std::string &dir, uint32_t writer)
 {
-	auto k = path_key(dir, true);
-	if (!k)
-		return std::move(k).error();
-	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.dir_writers), &*k, &writer,
-				BPF_ANY) != 0)
-		return errno_error(errno, "tagger: add writer directory " + dir);
-	return ok();
+	return put_dir(impl_->skel->maps.dir_writers, dir, writer, "add writer directory ");
 }
 
 Result<void> Tagger::remove_writer_dir(const std::string &dir)
 {
-	auto k = path_key(dir, true);
-	if (!k)
-		return std::move(k).error();
-	if (bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.dir_writers), &*k) != 0)
-		return errno_error(errno, "tagger: no writer directory " + dir);
-	return ok();
+	return drop_dir(impl_->skel->maps.dir_writers, dir, "no writer directory ");
 }
 
 Result<void> Tagger::add_writer_cgroup(uint64_t cgroup_id, uint32_t writer)
@@ -183,13 +184,7 @@ size_t Tagger::clear_named_dir_idents()
 
 Result<void> Tagger::add_ident_dir(const std::string &dir, uint32_t kind)
 {
-	auto k = path_key(dir, true);
-	if (!k)
-		return std::move(k).error();
-	if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.ident_dirs), &*k, &kind, BPF_ANY) !=
-	    0)
-		return errno_error(errno, "tagger: add identity directory " + dir);
-	return ok();
+	return put_dir(impl_->skel->maps.ident_dirs, dir, kind, "add identity directory ");
 }
 
 void Tagger::clear_ident_dirs()
