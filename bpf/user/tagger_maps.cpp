@@ -194,25 +194,13 @@ void Tagger::clear_ident_dirs()
 
 void Tagger::clear_dir_rules()
 {
-	const int fd = bpf_map__fd(impl_->skel->maps.dir_rules);
-	kvfdp_inode_key key{};
-	while (bpf_map_get_next_key(fd, nullptr, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key) != 0)
-			break;
+	clear_map<kvfdp_inode_key>(bpf_map__fd(impl_->skel->maps.dir_rules));
 }
 
 void Tagger::clear_writers()
 {
-	const int dfd = bpf_map__fd(impl_->skel->maps.dir_writers);
-	kvfdp_inode_key dkey{};
-	while (bpf_map_get_next_key(dfd, nullptr, &dkey) == 0)
-		if (bpf_map_delete_elem(dfd, &dkey) != 0)
-			break;
-	const int cfd = bpf_map__fd(impl_->skel->maps.writer_cgroups);
-	uint64_t ckey = 0;
-	while (bpf_map_get_next_key(cfd, nullptr, &ckey) == 0)
-		if (bpf_map_delete_elem(cfd, &ckey) != 0)
-			break;
+	clear_map<kvfdp_inode_key>(bpf_map__fd(impl_->skel->maps.dir_writers));
+	clear_map<uint64_t>(bpf_map__fd(impl_->skel->maps.writer_cgroups));
 }
 
 Result<void> Tagger::add_inode_policy(uint32_t dev, uint64_t ino, uint8_t cls)
