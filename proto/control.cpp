@@ -261,17 +261,6 @@ void from_json(const json &j, StatusRecovery &v)
 	read_field(j, "state", v.state);
 }
 
-void to_json(json &j, const Health &v)
-{
-	j = health_json(v);
-}
-
-void from_json(const json &j, Health &v)
-{
-	v.degraded = j.is_object() && j.value("state", std::string()) == "degraded";
-	read_field(j, "why", v.why);
-}
-
 void to_json(json &j, const StatusReply &v)
 {
 	j = {{"daemon", v.daemon},   {"device", v.device},    {"kernel", v.kernel},

@@ -197,8 +197,6 @@ void to_json(nlohmann::json &j, const StatusDataPath &v);
 void from_json(const nlohmann::json &j, StatusDataPath &v);
 void to_json(nlohmann::json &j, const StatusRecovery &v);
 void from_json(const nlohmann::json &j, StatusRecovery &v);
-void to_json(nlohmann::json &j, const Health &v);
-void from_json(const nlohmann::json &j, Health &v);
 void to_json(nlohmann::json &j, const StatusReply &v);
 void from_json(const nlohmann::json &j, StatusReply &v);
 // A status reply's JSON with its daemon marked running (`kvfdp status` over kvfdpd).

@@ -1,7 +1,17 @@
 // DEGRADED: the texts of a kvfdpd that serves but places nothing.
 #include "proto/health.hpp"
 
+#include "proto/json_read.hpp"
+
 namespace kvfdp::proto {
+
+namespace {
+
+// The health object's keys.
+constexpr const char *kState = "state";
+constexpr const char *kWhy = "why";
+
+}  // namespace
 
 Health health_of(bool tagger_active, const std::string &tagger_reason)
 {
@@ -14,22 +24,39 @@ Health health_of(bool tagger_active, const std::string &tagger_reason)
 
 nlohmann::json health_json(const Health &h)
 {
-	return {{"state", h.degraded ? "degraded" : "ok"}, {"why", h.why}};
+	return {{kState, h.degraded ? "degraded" : "ok"}, {kWhy, h.why}};
+}
+
+void to_json(nlohmann::json &j, const Health &v)
+{
+	j = health_json(v);
+}
+
+void from_json(const nlohmann::json &j, Health &v)
+{
+	std::string state;
+	read_field(j, kState, state);
+	v.degraded = state == "degraded";
+	read_field(j, kWhy, v.why);
 }
 
 Health health_from_status(const nlohmann::json &status)
 {
 	if (!status.is_object())
 		return {};
+	Health h;
 	if (status.contains("health") && status["health"].is_object()) {
-		const nlohmann::json &h = status["health"];
-		return {h.value("state", std::string()) == "degraded",
-			h.value("why", std::string())};
+		from_json(status["health"], h);
+		return h;
 	}
 	const nlohmann::json tg = status.value("tagging", nlohmann::json::object());
 	if (!tg.is_object() || !tg.contains("active"))
 		return {};
-	return health_of(tg.value("active", false), tg.value("reason", std::string()));
+	bool active = false;
+	std::string reason;
+	read_field(tg, "active", active);
+	read_field(tg, "reason", reason);
+	return health_of(active, reason);
 }
 
 std::string serving_status(const std::string &what, const Health &h)

@@ -20,6 +20,9 @@ struct Health {
 
 // {"state": "ok" | "degraded", "why": "..."}: the "health" key of the status reply.
 [[nodiscard]] nlohmann::json health_json(const Health &h);
+void to_json(nlohmann::json &j, const Health &v);  // health_json
+// Lenient (proto/json_read.hpp): degraded only for a "state" of "degraded".
+void from_json(const nlohmann::json &j, Health &v);
 // The same read back (a reply without the key: from its "tagging" object, as health_of).
 [[nodiscard]] Health health_from_status(const nlohmann::json &status);
 

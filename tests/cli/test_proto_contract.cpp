@@ -17,6 +17,7 @@
 #include "proto/files_reply.hpp"
 #include "proto/policy_reply.hpp"
 #include "proto/files_request.hpp"
+#include "proto/health.hpp"
 #include "proto/twin_window.hpp"
 
 using namespace kvfdp::proto;
@@ -246,6 +247,35 @@ TEST_CASE("proto: replies are read leniently: missing or mistyped keys keep thei
 	CHECK(r.ruhss[1].index == 7);
 	CHECK_FALSE(has_ruh_rows(json::object()));
 	CHECK_FALSE(has_fdp_counters(json{{"hbmw", 1}}));
+
+	// A health or a class row of the wrong shape: defaults, nothing thrown.
+	for (const json &state : {json(nullptr), json(5), json::array(), json::object()}) {
+		const json bad = {{"health", {{"state", state}, {"why", 7}}}, {"classes", {3}}};
+		const auto h = reply_as<StatusReply>(bad);
+		REQUIRE(h.health);
+		CHECK_FALSE(h.health->degraded);
+		CHECK(h.health->why.empty());
+		CHECK_FALSE(health_from_status(bad).degraded);
+		REQUIRE(h.classes.size() == 1);  // a row for every element of "classes"
+		CHECK(h.classes[0].cls.empty());
+		CHECK_FALSE(h.classes[0].with_pid);
+	}
+	CHECK(health_from_status(json{{"tagging", {{"active", "no"}, {"reason", 1}}}}).degraded);
+	// u128 counters: a number or a decimal string; anything else 0.
+	const auto st = reply_as<StatsReply>(
+		json{{"hbmw", "18446744073709551621"}, {"mbmw", -3}, {"mbe", "1x"}, {"waf", "1"}});
+	CHECK(st.hbmw == (static_cast<kvfdp::nvme::u128>(1) << 64) + 5);
+	CHECK(st.mbmw == 0);
+	CHECK(st.mbe == 0);
+	CHECK_FALSE(st.waf);
+	// A stripe member without "member" is numbered by its place, as a ruhss row by index.
+	const auto members =
+		reply_as<RuhReply>(json{{"members", {{{"device", "a"}}, 4, {{"member", 9}}}}});
+	REQUIRE(members.members);
+	REQUIRE(members.members->size() == 3);
+	CHECK((*members.members)[0].member == 0);
+	CHECK((*members.members)[1].member == 1);
+	CHECK((*members.members)[2].member == 9);
 
 	StopRequest stop;
 	std::string err;
