@@ -1,22 +1,12 @@
-// The control replies' JSON: every key of docs/control.md's documents, written and read here.
+// The control replies' JSON: every key of docs/control.md's documents, in one field table per
+// struct (proto/json_fields.hpp), written and read here.
 #include "proto/control.hpp"
 
-#include "proto/json_read.hpp"
-#include "proto/u128_json.hpp"
+#include "proto/json_fields.hpp"
 
 namespace kvfdp::proto {
 
 using nlohmann::json;
-
-namespace {
-
-// A u128 counter of j[key] (number or decimal string), 0 when absent.
-nvme::u128 read_u128(const json &j, const char *key)
-{
-	return j.is_object() && j.contains(key) ? u128_from_json(j[key]) : 0;
-}
-
-}  // namespace
 
 std::string known_commands()
 {
@@ -49,347 +39,219 @@ bool parse_stop_request(const json &args, StopRequest &r, std::string &error)
 	return true;
 }
 
+namespace {
+
+constexpr auto kClassRow =
+	std::tuple{field("class", &ClassRow::cls), field("handle", &ClassRow::handle),
+		   field("writes", &ClassRow::writes), field("bytes", &ClassRow::bytes)};
+// A class row's placement ID: written (null when empty) only with with_pid.
+constexpr const char *kClassPid = "pid";
+
+// A stopped kvfdpd's daemon object holds kDaemonBoth (running false) and kDaemonReason; a
+// running one's kDaemonOwn and kDaemonBoth.
+constexpr auto kDaemonOwn = std::tuple{
+	field("version", &StatusDaemon::version), field("pid", &StatusDaemon::pid),
+	field("uptime_s", &StatusDaemon::uptime_s), field("config", &StatusDaemon::config),
+	field("policy_generation", &StatusDaemon::policy_generation)};
+constexpr auto kDaemonBoth = std::tuple{field("running", &StatusDaemon::running),
+					field("socket", &StatusDaemon::socket)};
+constexpr auto kDaemonReason = std::tuple{field("reason", &StatusDaemon::reason)};
+
+constexpr auto kStatusDevice = std::tuple{field("ublk_id", &StatusDevice::ublk_id),
+					  field("ublk_path", &StatusDevice::ublk_path),
+					  field("backend", &StatusDevice::backend),
+					  field("path", &StatusDevice::path),
+					  field("nsid", &StatusDevice::nsid),
+					  field("lba_size", &StatusDevice::lba_size),
+					  field("nlb", &StatusDevice::nlb),
+					  field("size_bytes", &StatusDevice::size_bytes),
+					  field("max_transfer", &StatusDevice::max_transfer),
+					  field("fdp_enabled", &StatusDevice::fdp_enabled),
+					  field("nruh", &StatusDevice::nruh),
+					  field("nrg", &StatusDevice::nrg),
+					  field("ru_size", &StatusDevice::ru_size),
+					  field("queues", &StatusDevice::queues),
+					  field("depth", &StatusDevice::depth),
+					  field("volatile_cache", &StatusDevice::volatile_cache),
+					  field("fua", &StatusDevice::fua),
+					  field("stripe", &StatusDevice::stripe)};
+
+constexpr auto kStripeDeviceRow = std::tuple{field("member", &StripeDeviceRow::member),
+					     field("path", &StripeDeviceRow::path),
+					     field("nsid", &StripeDeviceRow::nsid),
+					     field("lba_size", &StripeDeviceRow::lba_size),
+					     field("nlb", &StripeDeviceRow::nlb),
+					     field("max_transfer", &StripeDeviceRow::max_transfer),
+					     field("nruh", &StripeDeviceRow::nruh),
+					     field("ru_size", &StripeDeviceRow::ru_size),
+					     field("fdp_enabled", &StripeDeviceRow::fdp_enabled)};
+
+constexpr auto kStripeStatus = std::tuple{field("members", &StripeStatus::members),
+					  field("stripe_bytes", &StripeStatus::stripe_bytes),
+					  field("member_nlb", &StripeStatus::member_nlb),
+					  field("note", &StripeStatus::note),
+					  every_row("devices", &StripeStatus::devices)};
+
+constexpr auto kStatusKernel = std::tuple{field("release", &StatusKernel::release),
+					  field("ublk_flags", &StatusKernel::ublk_flags),
+					  field("ublk_features", &StatusKernel::ublk_features),
+					  field("ublk_note", &StatusKernel::ublk_note)};
+
+constexpr auto kStatusTagging = std::tuple{
+	field("active", &StatusTagging::active),     field("reason", &StatusTagging::reason),
+	field("sources", &StatusTagging::sources),   field("pinned", &StatusTagging::pinned),
+	field("reopened", &StatusTagging::reopened), field("watch_dir", &StatusTagging::watch_dir)};
+
+constexpr auto kStatusIo = std::tuple{field("reads", &StatusIo::reads),
+				      field("read_bytes", &StatusIo::read_bytes),
+				      field("writes", &StatusIo::writes),
+				      field("write_bytes", &StatusIo::write_bytes),
+				      field("flushes", &StatusIo::flushes),
+				      field("discards", &StatusIo::discards),
+				      field("discard_bytes", &StatusIo::discard_bytes),
+				      field("write_zeroes", &StatusIo::write_zeroes),
+				      field("write_zeroes_bytes", &StatusIo::write_zeroes_bytes),
+				      field("errors", &StatusIo::errors),
+				      field("copied_bytes", &StatusIo::copied_bytes)};
+
+constexpr auto kStatusDataPath =
+	std::tuple{field("mode", &StatusDataPath::mode), field("note", &StatusDataPath::note)};
+
+constexpr auto kStatusRecovery = std::tuple{field("enabled", &StatusRecovery::enabled),
+					    field("recovered", &StatusRecovery::recovered),
+					    field("state", &StatusRecovery::state)};
+
+// The status reply's daemon object (mark_daemon_running marks it).
+constexpr const char *kDaemon = "daemon";
+
+constexpr auto kStatusReply = std::tuple{
+	field(kDaemon, &StatusReply::daemon),          field("device", &StatusReply::device),
+	field("kernel", &StatusReply::kernel),         field("tagging", &StatusReply::tagging),
+	field("health", &StatusReply::health),         every_row("classes", &StatusReply::classes),
+	field("stale_tags", &StatusReply::stale_tags), field("io", &StatusReply::io),
+	field("data_path", &StatusReply::data_path),   field("recovery", &StatusReply::recovery)};
+
+constexpr auto kRuhRow =
+	std::tuple{field("index", &RuhRow::index),   field("pid", &RuhRow::pid),
+		   field("ruhid", &RuhRow::ruhid),   field("earutr", &RuhRow::earutr),
+		   field("ruamw", &RuhRow::ruamw),   field("bytes", &RuhRow::bytes),
+		   field("writes", &RuhRow::writes), field("classes", &RuhRow::classes)};
+
+// A ruhss array (a row without "index" is numbered by its place) and its size, written beside
+// it as nruhsd.
+constexpr const char *kRuhss = "ruhss";
+constexpr const char *kNruhsd = "nruhsd";
+
+constexpr auto kRuhMember =
+	std::tuple{field("member", &RuhMember::member), field("device", &RuhMember::device),
+		   field("nsid", &RuhMember::nsid), field("bytes", &RuhMember::bytes),
+		   every_row(kRuhss, &RuhMember::ruhss, &RuhRow::index)};
+
+constexpr auto kRuhReply = std::tuple{every_row(kRuhss, &RuhReply::ruhss, &RuhRow::index),
+				      every_row("classes", &RuhReply::classes),
+				      field("stripe_bytes", &RuhReply::stripe_bytes),
+				      every_row("members", &RuhReply::members, &RuhMember::member)};
+
+// The FDP statistics log's three counters of a stats reply or of one of its members.
+template <class S> constexpr auto fdp_counters()
+{
+	return std::tuple{u128_field("hbmw", &S::hbmw), u128_field("mbmw", &S::mbmw),
+			  u128_field("mbe", &S::mbe)};
+}
+
+constexpr auto kStatsMember = std::tuple_cat(
+	std::tuple{field("member", &StatsMember::member), field("device", &StatsMember::device)},
+	fdp_counters<StatsMember>(), std::tuple{nullable("waf", &StatsMember::waf)});
+
+constexpr auto kStatsReply = std::tuple_cat(
+	fdp_counters<StatsReply>(),
+	std::tuple{nullable("waf", &StatsReply::waf), every_row("members", &StatsReply::members),
+		   field(kTwinKey, &StatsReply::twin),
+		   field(kDriveHandlesKey, &StatsReply::drive_handles)});
+
+constexpr auto kMetricsReply = std::tuple{field("text", &MetricsReply::text)};
+
+constexpr auto kReloadReply = std::tuple{field("generation", &ReloadReply::generation)};
+
+constexpr auto kStopReply =
+	std::tuple{field("stopping", &StopReply::stopping), field("force", &StopReply::force),
+		   field("safe_stop", &StopReply::safe_stop)};
+
+}  // namespace
+
 void to_json(json &j, const ClassRow &r)
 {
-	j = {{"class", r.cls}, {"handle", r.handle}, {"writes", r.writes}, {"bytes", r.bytes}};
+	write_fields(j, r, kClassRow);
 	if (r.with_pid)
-		j["pid"] = opt_json(r.pid);
+		j[kClassPid] = opt_json(r.pid);
 }
 
 void from_json(const json &j, ClassRow &r)
 {
-	read_field(j, "class", r.cls);
-	read_field(j, "handle", r.handle);
-	read_field(j, "writes", r.writes);
-	read_field(j, "bytes", r.bytes);
-	r.with_pid = j.contains("pid");
-	read_field(j, "pid", r.pid);
+	read_fields(j, r, kClassRow);
+	r.with_pid = j.contains(kClassPid);
+	read_field(j, kClassPid, r.pid);
 }
 
 void to_json(json &j, const StatusDaemon &v)
 {
-	if (v.running == false) {
-		j = {{"running", false}, {"socket", v.socket}, {"reason", v.reason}};
-		return;
-	}
-	j = {{"version", v.version},   {"pid", v.pid},
-	     {"uptime_s", v.uptime_s}, {"config", v.config},
-	     {"socket", v.socket},     {"policy_generation", v.policy_generation}};
-	if (v.running)
-		j["running"] = true;
+	if (v.running == false)
+		write_fields(j, v, std::tuple_cat(kDaemonBoth, kDaemonReason));
+	else
+		write_fields(j, v, std::tuple_cat(kDaemonOwn, kDaemonBoth));
 }
 
 void from_json(const json &j, StatusDaemon &v)
 {
-	read_field(j, "version", v.version);
-	read_field(j, "pid", v.pid);
-	read_field(j, "uptime_s", v.uptime_s);
-	read_field(j, "config", v.config);
-	read_field(j, "socket", v.socket);
-	read_field(j, "policy_generation", v.policy_generation);
-	read_field(j, "running", v.running);
-	read_field(j, "reason", v.reason);
+	read_fields(j, v, std::tuple_cat(kDaemonOwn, kDaemonBoth, kDaemonReason));
 }
 
-void to_json(json &j, const StatusDevice &v)
-{
-	j = {{"ublk_id", v.ublk_id},
-	     {"ublk_path", v.ublk_path},
-	     {"backend", v.backend},
-	     {"path", v.path},
-	     {"nsid", v.nsid},
-	     {"lba_size", v.lba_size},
-	     {"nlb", v.nlb},
-	     {"size_bytes", v.size_bytes},
-	     {"max_transfer", v.max_transfer},
-	     {"fdp_enabled", v.fdp_enabled},
-	     {"nruh", v.nruh},
-	     {"nrg", v.nrg},
-	     {"ru_size", v.ru_size},
-	     {"queues", v.queues},
-	     {"depth", v.depth},
-	     {"volatile_cache", v.volatile_cache},
-	     {"fua", v.fua}};
-	if (v.stripe)
-		j["stripe"] = *v.stripe;
-}
-
-void from_json(const json &j, StatusDevice &v)
-{
-	read_field(j, "ublk_id", v.ublk_id);
-	read_field(j, "ublk_path", v.ublk_path);
-	read_field(j, "backend", v.backend);
-	read_field(j, "path", v.path);
-	read_field(j, "nsid", v.nsid);
-	read_field(j, "lba_size", v.lba_size);
-	read_field(j, "nlb", v.nlb);
-	read_field(j, "size_bytes", v.size_bytes);
-	read_field(j, "max_transfer", v.max_transfer);
-	read_field(j, "fdp_enabled", v.fdp_enabled);
-	read_field(j, "nruh", v.nruh);
-	read_field(j, "nrg", v.nrg);
-	read_field(j, "ru_size", v.ru_size);
-	read_field(j, "queues", v.queues);
-	read_field(j, "depth", v.depth);
-	read_field(j, "volatile_cache", v.volatile_cache);
-	read_field(j, "fua", v.fua);
-	read_field(j, "stripe", v.stripe);
-}
-
-void to_json(json &j, const StripeDeviceRow &v)
-{
-	j = {{"member", v.member},     {"path", v.path},       {"nsid", v.nsid},
-	     {"lba_size", v.lba_size}, {"nlb", v.nlb},         {"max_transfer", v.max_transfer},
-	     {"nruh", v.nruh},         {"ru_size", v.ru_size}, {"fdp_enabled", v.fdp_enabled}};
-}
-
-void from_json(const json &j, StripeDeviceRow &v)
-{
-	read_field(j, "member", v.member);
-	read_field(j, "path", v.path);
-	read_field(j, "nsid", v.nsid);
-	read_field(j, "lba_size", v.lba_size);
-	read_field(j, "nlb", v.nlb);
-	read_field(j, "max_transfer", v.max_transfer);
-	read_field(j, "nruh", v.nruh);
-	read_field(j, "ru_size", v.ru_size);
-	read_field(j, "fdp_enabled", v.fdp_enabled);
-}
-
-void to_json(json &j, const StripeStatus &v)
-{
-	j = {{"members", v.members},
-	     {"stripe_bytes", v.stripe_bytes},
-	     {"member_nlb", v.member_nlb},
-	     {"note", v.note},
-	     {"devices", v.devices}};
-}
-
-void from_json(const json &j, StripeStatus &v)
-{
-	read_field(j, "members", v.members);
-	read_field(j, "stripe_bytes", v.stripe_bytes);
-	read_field(j, "member_nlb", v.member_nlb);
-	read_field(j, "note", v.note);
-	if (j.contains("devices") && j["devices"].is_array())
-		for (const json &d : j["devices"])
-			v.devices.push_back(d.get<StripeDeviceRow>());
-}
-
-void to_json(json &j, const StatusKernel &v)
-{
-	j = {{"release", v.release}, {"ublk_flags", v.ublk_flags}, {"ublk_note", v.ublk_note}};
-	if (v.ublk_features)
-		j["ublk_features"] = *v.ublk_features;
-}
-
-void from_json(const json &j, StatusKernel &v)
-{
-	read_field(j, "release", v.release);
-	read_field(j, "ublk_flags", v.ublk_flags);
-	read_field(j, "ublk_features", v.ublk_features);
-	read_field(j, "ublk_note", v.ublk_note);
-}
-
-void to_json(json &j, const StatusTagging &v)
-{
-	j = {{"active", v.active}, {"reason", v.reason},     {"sources", v.sources},
-	     {"pinned", v.pinned}, {"reopened", v.reopened}, {"watch_dir", v.watch_dir}};
-}
-
-void from_json(const json &j, StatusTagging &v)
-{
-	read_field(j, "active", v.active);
-	read_field(j, "reason", v.reason);
-	read_field(j, "sources", v.sources);
-	read_field(j, "pinned", v.pinned);
-	read_field(j, "reopened", v.reopened);
-	read_field(j, "watch_dir", v.watch_dir);
-}
-
-void to_json(json &j, const StatusIo &v)
-{
-	j = {{"reads", v.reads},
-	     {"read_bytes", v.read_bytes},
-	     {"writes", v.writes},
-	     {"write_bytes", v.write_bytes},
-	     {"flushes", v.flushes},
-	     {"discards", v.discards},
-	     {"discard_bytes", v.discard_bytes},
-	     {"write_zeroes", v.write_zeroes},
-	     {"write_zeroes_bytes", v.write_zeroes_bytes},
-	     {"errors", v.errors}};
-	if (v.copied_bytes)
-		j["copied_bytes"] = *v.copied_bytes;
-}
-
-void from_json(const json &j, StatusIo &v)
-{
-	read_field(j, "reads", v.reads);
-	read_field(j, "read_bytes", v.read_bytes);
-	read_field(j, "writes", v.writes);
-	read_field(j, "write_bytes", v.write_bytes);
-	read_field(j, "flushes", v.flushes);
-	read_field(j, "discards", v.discards);
-	read_field(j, "discard_bytes", v.discard_bytes);
-	read_field(j, "write_zeroes", v.write_zeroes);
-	read_field(j, "write_zeroes_bytes", v.write_zeroes_bytes);
-	read_field(j, "errors", v.errors);
-	read_field(j, "copied_bytes", v.copied_bytes);
-}
-
-void to_json(json &j, const StatusDataPath &v)
-{
-	j = {{"mode", v.mode}, {"note", v.note}};
-}
-
-void from_json(const json &j, StatusDataPath &v)
-{
-	read_field(j, "mode", v.mode);
-	read_field(j, "note", v.note);
-}
-
-void to_json(json &j, const StatusRecovery &v)
-{
-	j = {{"enabled", v.enabled}, {"recovered", v.recovered}, {"state", v.state}};
-}
-
-void from_json(const json &j, StatusRecovery &v)
-{
-	read_field(j, "enabled", v.enabled);
-	read_field(j, "recovered", v.recovered);
-	read_field(j, "state", v.state);
-}
-
-void to_json(json &j, const StatusReply &v)
-{
-	j = {{"daemon", v.daemon},   {"device", v.device},    {"kernel", v.kernel},
-	     {"tagging", v.tagging}, {"classes", v.classes},  {"stale_tags", v.stale_tags},
-	     {"io", v.io},           {"recovery", v.recovery}};
-	if (v.health)
-		j["health"] = *v.health;
-	if (v.data_path)
-		j["data_path"] = *v.data_path;
-}
-
-void from_json(const json &j, StatusReply &v)
-{
-	read_field(j, "daemon", v.daemon);
-	read_field(j, "device", v.device);
-	read_field(j, "kernel", v.kernel);
-	read_field(j, "tagging", v.tagging);
-	read_field(j, "health", v.health);
-	if (j.contains("classes") && j["classes"].is_array())
-		for (const json &c : j["classes"])
-			v.classes.push_back(c.get<ClassRow>());
-	read_field(j, "stale_tags", v.stale_tags);
-	read_field(j, "io", v.io);
-	read_field(j, "data_path", v.data_path);
-	read_field(j, "recovery", v.recovery);
-}
+KVFDP_JSON_FIELDS(StatusDevice, kStatusDevice);
+KVFDP_JSON_FIELDS(StripeDeviceRow, kStripeDeviceRow);
+KVFDP_JSON_FIELDS(StripeStatus, kStripeStatus);
+KVFDP_JSON_FIELDS(StatusKernel, kStatusKernel);
+KVFDP_JSON_FIELDS(StatusTagging, kStatusTagging);
+KVFDP_JSON_FIELDS(StatusIo, kStatusIo);
+KVFDP_JSON_FIELDS(StatusDataPath, kStatusDataPath);
+KVFDP_JSON_FIELDS(StatusRecovery, kStatusRecovery);
+KVFDP_JSON_FIELDS(StatusReply, kStatusReply);
 
 void mark_daemon_running(json &status)
 {
-	if (!status.is_object() || !status.contains("daemon") || !status["daemon"].is_object())
+	if (!status.is_object() || !status.contains(kDaemon) || !status[kDaemon].is_object())
 		return;
-	StatusDaemon d = status["daemon"].get<StatusDaemon>();
+	StatusDaemon d = status[kDaemon].get<StatusDaemon>();
 	d.running = true;
-	status["daemon"] = d;
+	status[kDaemon] = d;
 }
 
-void to_json(json &j, const RuhRow &v)
-{
-	j = {{"index", v.index},
-	     {"pid", v.pid},
-	     {"ruhid", v.ruhid},
-	     {"earutr", v.earutr},
-	     {"ruamw", v.ruamw}};
-	if (v.bytes)
-		j["bytes"] = *v.bytes;
-	if (v.writes)
-		j["writes"] = *v.writes;
-	if (v.classes)
-		j["classes"] = *v.classes;
-}
-
-void from_json(const json &j, RuhRow &v)
-{
-	read_field(j, "index", v.index);
-	read_field(j, "pid", v.pid);
-	read_field(j, "ruhid", v.ruhid);
-	read_field(j, "earutr", v.earutr);
-	read_field(j, "ruamw", v.ruamw);
-	read_field(j, "bytes", v.bytes);
-	read_field(j, "writes", v.writes);
-	read_field(j, "classes", v.classes);
-}
-
-namespace {
-
-// A ruhss array; a row without "index" is numbered by its place.
-std::vector<RuhRow> read_rows(const json &j, const char *key)
-{
-	std::vector<RuhRow> rows;
-	if (!j.is_object() || !j.contains(key) || !j[key].is_array())
-		return rows;
-	for (const json &h : j[key]) {
-		RuhRow r;
-		r.index = static_cast<uint16_t>(rows.size());
-		if (h.is_object())
-			from_json(h, r);
-		rows.push_back(std::move(r));
-	}
-	return rows;
-}
-
-}  // namespace
+KVFDP_JSON_FIELDS(RuhRow, kRuhRow);
 
 void to_json(json &j, const RuhMember &v)
 {
-	j = {{"member", v.member},       {"device", v.device}, {"nsid", v.nsid},
-	     {"nruhsd", v.ruhss.size()}, {"bytes", v.bytes},   {"ruhss", v.ruhss}};
+	write_fields(j, v, kRuhMember);
+	j[kNruhsd] = v.ruhss.size();
 }
 
 void from_json(const json &j, RuhMember &v)
 {
-	read_field(j, "member", v.member);
-	read_field(j, "device", v.device);
-	read_field(j, "nsid", v.nsid);
-	read_field(j, "bytes", v.bytes);
-	v.ruhss = read_rows(j, "ruhss");
+	read_fields(j, v, kRuhMember);
 }
 
 void to_json(json &j, const RuhReply &v)
 {
-	j = {{"nruhsd", v.ruhss.size()}, {"ruhss", v.ruhss}, {"classes", v.classes}};
-	if (v.stripe_bytes)
-		j["stripe_bytes"] = *v.stripe_bytes;
-	if (v.members)
-		j["members"] = *v.members;
+	write_fields(j, v, kRuhReply);
+	j[kNruhsd] = v.ruhss.size();
 }
 
 void from_json(const json &j, RuhReply &v)
 {
-	v.ruhss = read_rows(j, "ruhss");
-	if (j.contains("classes") && j["classes"].is_array())
-		for (const json &c : j["classes"])
-			v.classes.push_back(c.get<ClassRow>());
-	read_field(j, "stripe_bytes", v.stripe_bytes);
-	if (j.contains("members") && j["members"].is_array()) {
-		v.members.emplace();
-		for (const json &m : j["members"]) {
-			RuhMember rm;
-			rm.member = static_cast<uint32_t>(v.members->size());
-			if (m.is_object())
-				from_json(m, rm);
-			v.members->push_back(std::move(rm));
-		}
-	}
+	read_fields(j, v, kRuhReply);
 }
 
 bool has_ruh_rows(const json &j)
 {
-	return j.is_object() && j.contains("ruhss") && j["ruhss"].is_array();
+	return j.is_object() && j.contains(kRuhss) && j[kRuhss].is_array();
 }
 
 std::optional<double> lifetime_waf(nvme::u128 hbmw, nvme::u128 mbmw)
@@ -399,86 +261,16 @@ std::optional<double> lifetime_waf(nvme::u128 hbmw, nvme::u128 mbmw)
 	return nvme::to_double(mbmw) / nvme::to_double(hbmw);
 }
 
-void to_json(json &j, const StatsMember &v)
-{
-	j = {{"member", v.member},        {"device", v.device},      {"hbmw", u128_json(v.hbmw)},
-	     {"mbmw", u128_json(v.mbmw)}, {"mbe", u128_json(v.mbe)}, {"waf", opt_json(v.waf)}};
-}
-
-void from_json(const json &j, StatsMember &v)
-{
-	read_field(j, "member", v.member);
-	read_field(j, "device", v.device);
-	v.hbmw = read_u128(j, "hbmw");
-	v.mbmw = read_u128(j, "mbmw");
-	v.mbe = read_u128(j, "mbe");
-	read_field(j, "waf", v.waf);
-}
-
-void to_json(json &j, const StatsReply &v)
-{
-	j = {{"hbmw", u128_json(v.hbmw)},
-	     {"mbmw", u128_json(v.mbmw)},
-	     {"mbe", u128_json(v.mbe)},
-	     {"waf", opt_json(v.waf)}};
-	if (v.members)
-		j["members"] = *v.members;
-	if (v.twin)
-		j[kTwinKey] = *v.twin;
-	if (v.drive_handles)
-		j[kDriveHandlesKey] = *v.drive_handles;
-}
-
-void from_json(const json &j, StatsReply &v)
-{
-	v.hbmw = read_u128(j, "hbmw");
-	v.mbmw = read_u128(j, "mbmw");
-	v.mbe = read_u128(j, "mbe");
-	read_field(j, "waf", v.waf);
-	if (j.contains("members") && j["members"].is_array()) {
-		v.members.emplace();
-		for (const json &m : j["members"])
-			v.members->push_back(m.get<StatsMember>());
-	}
-	read_field(j, kTwinKey, v.twin);
-	read_array(j, kDriveHandlesKey, v.drive_handles);
-}
+KVFDP_JSON_FIELDS(StatsMember, kStatsMember);
+KVFDP_JSON_FIELDS(StatsReply, kStatsReply);
 
 bool has_fdp_counters(const json &j)
 {
-	return j.is_object() && j.contains("hbmw") && j.contains("mbmw") && j.contains("mbe");
+	return has_keys(j, fdp_counters<StatsReply>());
 }
 
-void to_json(json &j, const MetricsReply &v)
-{
-	j = {{"text", v.text}};
-}
-
-void from_json(const json &j, MetricsReply &v)
-{
-	read_field(j, "text", v.text);
-}
-
-void to_json(json &j, const ReloadReply &v)
-{
-	j = {{"generation", v.generation}};
-}
-
-void from_json(const json &j, ReloadReply &v)
-{
-	read_field(j, "generation", v.generation);
-}
-
-void to_json(json &j, const StopReply &v)
-{
-	j = {{"stopping", v.stopping}, {"force", v.force}, {"safe_stop", v.safe_stop}};
-}
-
-void from_json(const json &j, StopReply &v)
-{
-	read_field(j, "stopping", v.stopping);
-	read_field(j, "force", v.force);
-	read_field(j, "safe_stop", v.safe_stop);
-}
+KVFDP_JSON_FIELDS(MetricsReply, kMetricsReply);
+KVFDP_JSON_FIELDS(ReloadReply, kReloadReply);
+KVFDP_JSON_FIELDS(StopReply, kStopReply);
 
 }  // namespace kvfdp::proto

@@ -1,6 +1,7 @@
 // kvfdpd's control socket (docs/control.md): the command names, the requests' arguments and
-// the replies' data, one struct each with one to_json / from_json. kvfdpd writes its replies
-// from these and the kvfdp CLI reads them back through them, so every key is spelled here
+// the replies' data, one struct each with one to_json / from_json, both made from the
+// struct's field table in control.cpp (proto/json_fields.hpp). kvfdpd writes its replies
+// from these and the kvfdp CLI reads them back through them, so every key is spelled there
 // only (the files and policy replies in proto/files_reply.hpp and proto/policy_reply.hpp,
 // the stats reply's twin in proto/twin_stats.hpp). from_json is lenient
 // (proto/json_read.hpp): a key missing from a reply leaves the field's default, an optional

@@ -13,16 +13,15 @@
 
 namespace kvfdp::proto {
 
-// j[key] into out when j is an object holding a value of out's type (an unsigned field takes
-// a non-negative integer only). Returns whether it did.
-template <class T> bool read_field(const nlohmann::json &j, const char *key, T &out)
+template <class T> inline constexpr bool kIsVector = false;
+template <class T> inline constexpr bool kIsVector<std::vector<T>> = true;
+
+// v into out when v holds a value of out's type (an unsigned field takes a non-negative
+// integer only; a struct, an object or an array, through its from_json). An array into a
+// vector keeps the elements of its type: strings; integers from 0 to INT64_MAX; objects, each
+// through from_json. Returns whether it did.
+template <class T> bool read_value(const nlohmann::json &v, T &out)
 {
-	if (!j.is_object())
-		return false;
-	const auto it = j.find(key);
-	if (it == j.end())
-		return false;
-	const nlohmann::json &v = *it;
 	if constexpr (std::is_same_v<T, bool>) {
 		if (!v.is_boolean())
 			return false;
@@ -46,13 +45,24 @@ template <class T> bool read_field(const nlohmann::json &j, const char *key, T &
 		if (!v.is_string())
 			return false;
 		out = v.get<std::string>();
-	} else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+	} else if constexpr (kIsVector<T>) {
+		using E = typename T::value_type;
 		if (!v.is_array())
 			return false;
 		out.clear();
-		for (const auto &e : v)
-			if (e.is_string())
-				out.push_back(e.get<std::string>());
+		for (const nlohmann::json &e : v) {
+			if constexpr (std::is_same_v<E, std::string>) {
+				if (e.is_string())
+					out.push_back(e.get<std::string>());
+			} else if constexpr (std::is_integral_v<E> && std::is_unsigned_v<E>) {
+				if (e.is_number_integer() && e.get<int64_t>() >= 0)
+					out.push_back(static_cast<E>(e.get<int64_t>()));
+			} else if (e.is_object()) {
+				E x{};
+				from_json(e, x);  // a reply struct (ADL)
+				out.push_back(std::move(x));
+			}
+		}
 	} else if constexpr (std::is_same_v<T, nlohmann::json>) {
 		out = v;
 	} else {
@@ -61,6 +71,16 @@ template <class T> bool read_field(const nlohmann::json &j, const char *key, T &
 		from_json(v, out);  // a reply struct (ADL: proto/control.hpp)
 	}
 	return true;
+}
+
+// j[key] into out when j is an object holding a value of out's type (read_value). Returns
+// whether it did.
+template <class T> bool read_field(const nlohmann::json &j, const char *key, T &out)
+{
+	if (!j.is_object())
+		return false;
+	const auto it = j.find(key);
+	return it != j.end() && read_value(*it, out);
 }
 
 // The same into an optional: set when the key holds a value of T's type, else left empty.
@@ -77,37 +97,6 @@ template <class T> bool read_field(const nlohmann::json &j, const char *key, std
 template <class T> nlohmann::json opt_json(const std::optional<T> &v)
 {
 	return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-// j[key]'s objects into out, each through from_json (an element that is not an object is
-// skipped). Returns whether j[key] was an array.
-template <class T> bool read_array(const nlohmann::json &j, const char *key, std::vector<T> &out)
-{
-	if (!j.is_object())
-		return false;
-	const auto it = j.find(key);
-	if (it == j.end() || !it->is_array())
-		return false;
-	out.clear();
-	for (const nlohmann::json &e : *it) {
-		if (!e.is_object())
-			continue;
-		T v{};
-		from_json(e, v);  // a reply struct (ADL)
-		out.push_back(std::move(v));
-	}
-	return true;
-}
-
-// The same into an optional array: set when j[key] is an array.
-template <class T>
-bool read_array(const nlohmann::json &j, const char *key, std::optional<std::vector<T>> &out)
-{
-	std::vector<T> v;
-	if (!read_array(j, key, v))
-		return false;
-	out = std::move(v);
-	return true;
 }
 
 }  // namespace kvfdp::proto

@@ -1,13 +1,32 @@
-// The twin_window reply's JSON.
+// The twin_window reply's JSON: a field table per struct (proto/json_fields.hpp) and the
+// records, each an array.
 #include "proto/twin_window.hpp"
 
-#include "proto/json_read.hpp"
+#include "proto/json_fields.hpp"
 
 namespace kvfdp::proto {
 
 using nlohmann::json;
 
 namespace {
+
+constexpr auto kTwinWindowModel =
+	std::tuple{field("logical_bytes", &TwinWindowModel::logical_bytes),
+		   field("ru_size", &TwinWindowModel::ru_size),
+		   field("lba_size", &TwinWindowModel::lba_size),
+		   field("mapping_unit", &TwinWindowModel::mapping_unit),
+		   field("handles", &TwinWindowModel::handles),
+		   field("op", &TwinWindowModel::op),
+		   field("gc", &TwinWindowModel::gc)};
+
+constexpr auto kTwinWindow =
+	std::tuple{field("rate", &TwinWindow::rate),         field("model", &TwinWindow::model),
+		   field("capacity", &TwinWindow::capacity), field("total", &TwinWindow::total),
+		   field("dropped", &TwinWindow::dropped),   field("span_ms", &TwinWindow::span_ms),
+		   field("age_ms", &TwinWindow::age_ms),     field("first", &TwinWindow::first),
+		   field("next", &TwinWindow::next)};
+// The records, [lba, nlb, handle, op] each (read_record).
+constexpr const char *kRecords = "records";
 
 // r from [lba, nlb, handle, op]; false when e is not that.
 bool read_record(const json &e, TwinWindowRecord &r)
@@ -58,53 +77,22 @@ bool parse_twin_window_request(const json &args, TwinWindowRequest &r, std::stri
 	return true;
 }
 
-void to_json(json &j, const TwinWindowModel &v)
-{
-	j = {{"logical_bytes", v.logical_bytes},
-	     {"ru_size", v.ru_size},
-	     {"lba_size", v.lba_size},
-	     {"mapping_unit", v.mapping_unit},
-	     {"handles", v.handles},
-	     {"op", v.op},
-	     {"gc", v.gc}};
-}
-
-void from_json(const json &j, TwinWindowModel &v)
-{
-	read_field(j, "logical_bytes", v.logical_bytes);
-	read_field(j, "ru_size", v.ru_size);
-	read_field(j, "lba_size", v.lba_size);
-	read_field(j, "mapping_unit", v.mapping_unit);
-	read_field(j, "handles", v.handles);
-	read_field(j, "op", v.op);
-	read_field(j, "gc", v.gc);
-}
+KVFDP_JSON_FIELDS(TwinWindowModel, kTwinWindowModel);
 
 void to_json(json &j, const TwinWindow &v)
 {
+	write_fields(j, v, kTwinWindow);
 	json recs = json::array();
 	for (const TwinWindowRecord &r : v.records)
 		recs.push_back(json::array({r.lba, r.nlb, r.handle, static_cast<unsigned>(r.op)}));
-	j = {{"rate", v.rate},         {"model", v.model},
-	     {"capacity", v.capacity}, {"total", v.total},
-	     {"dropped", v.dropped},   {"span_ms", v.span_ms},
-	     {"age_ms", v.age_ms},     {"first", v.first},
-	     {"next", v.next},         {"records", std::move(recs)}};
+	j[kRecords] = std::move(recs);
 }
 
 void from_json(const json &j, TwinWindow &v)
 {
-	read_field(j, "rate", v.rate);
-	read_field(j, "model", v.model);
-	read_field(j, "capacity", v.capacity);
-	read_field(j, "total", v.total);
-	read_field(j, "dropped", v.dropped);
-	read_field(j, "span_ms", v.span_ms);
-	read_field(j, "age_ms", v.age_ms);
-	read_field(j, "first", v.first);
-	read_field(j, "next", v.next);
+	read_fields(j, v, kTwinWindow);
 	v.records.clear();
-	const auto it = j.is_object() ? j.find("records") : j.end();
+	const auto it = j.is_object() ? j.find(kRecords) : j.end();
 	if (it == j.end() || !it->is_array())
 		return;
 	v.records.reserve(it->size());
