@@ -19,13 +19,10 @@
 
 #include "nvme/logs.hpp"
 #include "proto/health.hpp"
+#include "proto/paths.hpp"
 #include "proto/twin_stats.hpp"
 
 namespace kvfdp::proto {
-
-// Where kvfdpd listens and the CLI asks, unless --socket says otherwise (systemd's
-// RuntimeDirectory=kvfdp makes /run/kvfdp).
-inline constexpr const char *kDefaultSocket = "/run/kvfdp/kvfdpd.sock";
 
 // The commands, in the order the unknown-cmd reply lists them.
 namespace cmd {

@@ -14,6 +14,7 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
+#include "proto/exit_codes.hpp"
 #include "proto/files_reply.hpp"
 #include "proto/policy_reply.hpp"
 #include "proto/files_request.hpp"
@@ -25,13 +26,18 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_doc()
+std::string read_text(const char *path)
 {
-	std::ifstream f(KVFDP_CONTROL_DOC);
-	REQUIRE_MESSAGE(f, "cannot read " KVFDP_CONTROL_DOC);
+	std::ifstream f(path);
+	REQUIRE_MESSAGE(f, "cannot read " << path);
 	std::stringstream s;
 	s << f.rdbuf();
 	return s.str();
+}
+
+std::string read_doc()
+{
+	return read_text(KVFDP_CONTROL_DOC);
 }
 
 // The body of section "### `name`" (up to the next heading).
@@ -508,4 +514,14 @@ TEST_CASE("proto: stop and reload change state; the other requests do not")
 		CHECK_FALSE(changes_state(c));
 	CHECK(std::string(kAdminGroup) == "kvfdp-admin");
 	CHECK(std::string(kClientGroup) == "kvfdp");
+}
+
+TEST_CASE("proto: kvfdpd.service serves the default socket and restarts by kvfdpd's exit codes")
+{
+	const std::string unit = read_text(KVFDP_UNIT_FILE);
+	CHECK(unit.find(std::string(" --socket ") + kDefaultSocket + " ") != std::string::npos);
+	CHECK(unit.find("\nRestartPreventExitStatus=" + std::to_string(kDaemonExitConfig) + " " +
+			std::to_string(kDaemonExitUsage) + "\n") != std::string::npos);
+	CHECK(unit.find("\nRestartForceExitStatus=" + std::to_string(kDaemonExitRuntime) + "\n") !=
+	      std::string::npos);
 }

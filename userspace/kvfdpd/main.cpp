@@ -206,7 +206,7 @@ void add_io_options(CLI::App &app, CommandLine &c)
 		       "debug category mask (1 ublk, 2 nvme, 4 bpf, 8 policy, 16 ctl)");
 }
 
-// A bad command line exits 2 (kExitUsage) with one line, never CLI11's own codes (104,
+// A bad command line exits 2 (kDaemonExitUsage) with one line, never CLI11's own codes (104,
 // 105, 109, ...), which the unit would restart every second. Returns the exit code, or -1
 // when the line parsed.
 int parse_command_line(CLI::App &app, int argc, char **argv)
@@ -222,7 +222,7 @@ int parse_command_line(CLI::App &app, int argc, char **argv)
 				c = ' ';
 		kvfdp::log::set_program("kvfdpd");
 		kvfdp::log::error("%s; see kvfdpd --help", what.c_str());
-		return kvfdp::daemon::kExitUsage;
+		return kvfdp::proto::kDaemonExitUsage;
 	}
 	return -1;
 }

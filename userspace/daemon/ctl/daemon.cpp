@@ -34,6 +34,10 @@
 
 namespace kvfdp::daemon {
 
+using proto::kDaemonExitConfig;
+using proto::kDaemonExitRuntime;
+using proto::kDaemonExitUsage;
+
 namespace {
 
 Error fail(const std::string &msg)
@@ -198,38 +202,38 @@ int refuse(const Error &e, int code)
 	return code;
 }
 
-// Every check that can be made before anything is made: the command line (kExitUsage), then
-// the config and --ready-file (kExitConfig). 0: go on.
+// Every check that can be made before anything is made: the command line (kDaemonExitUsage), then
+// the config and --ready-file (kDaemonExitConfig). 0: go on.
 int validate(State &s)
 {
 	if (s.opts.depth == 0 || s.opts.depth > ublk::kMaxQueueDepth) {
 		log::error("--depth must be 1..%u", ublk::kMaxQueueDepth);
-		return kExitUsage;
+		return kDaemonExitUsage;
 	}
 	if (static_cast<uint32_t>(s.opts.queues) * s.opts.depth > KVFDP_MAX_SLOTS) {
 		log::error(
 			"--queues x --depth = %u exceeds the tagger's %u slots; lower one of them",
 			static_cast<unsigned>(s.opts.queues) * s.opts.depth, KVFDP_MAX_SLOTS);
-		return kExitUsage;
+		return kDaemonExitUsage;
 	}
 	if (s.opts.keep && s.opts.force_remove) {
 		log::error("--keep and --force-remove contradict each other: give one");
-		return kExitUsage;
+		return kDaemonExitUsage;
 	}
 	if (s.opts.io_buf_bytes < 4096 || s.opts.io_buf_bytes % 4096) {
 		log::error("--io-buf must be a multiple of 4096 bytes");
-		return kExitUsage;
+		return kDaemonExitUsage;
 	}
 	if (s.opts.attach && (s.opts.dev_id < 0 || s.opts.recover_id >= 0)) {
 		log::error(
 			"--attach needs --dev-id N (and no --recover): it re-attaches to device N or creates it");
-		return kExitUsage;
+		return kDaemonExitUsage;
 	}
 	if (!s.opts.metrics_listen.empty())
 		if (auto a = parse_listen_address(s.opts.metrics_listen); !a)
-			return refuse(a.error(), kExitUsage);
+			return refuse(a.error(), kDaemonExitUsage);
 	if (auto r = check_before_open(s); !r)
-		return refuse(r.error(), kExitConfig);
+		return refuse(r.error(), kDaemonExitConfig);
 	return 0;
 }
 
@@ -338,7 +342,7 @@ int bring_up(State &s, StartSteps &steps)
 								       s.tagger.reason())
 						 .c_str());
 			teardown(s, true);  // the new device goes; a device being recovered stays
-			return kExitConfig;
+			return kDaemonExitConfig;
 		}
 	}
 	if (r) {
@@ -358,7 +362,8 @@ int bring_up(State &s, StartSteps &steps)
 		steps.mark(s.recovered ? "end-recovery" : "start-device");
 	}
 	if (!r) {
-		const int code = s.dev_added || s.recovered ? kExitRuntime : kExitConfig;
+		const int code =
+			s.dev_added || s.recovered ? kDaemonExitRuntime : kDaemonExitConfig;
 		log::error("%s", r.error().message().c_str());
 		teardown(s, true);  // an added device goes; a device being recovered stays
 		return code;
@@ -367,7 +372,7 @@ int bring_up(State &s, StartSteps &steps)
 }
 
 // The device is live: the tagger watches it, the servers serve, and the log, --ready-file
-// and the service manager are told. 0, or kExitConfig where require_tagger is not met.
+// and the service manager are told. 0, or kDaemonExitConfig where require_tagger is not met.
 int go_live(State &s, Serving &sv)
 {
 	s.dev_added = true;  // a recovered device is ours to remove on SIGTERM too
@@ -378,7 +383,7 @@ int go_live(State &s, Serving &sv)
 							       s.tagger.reason())
 					 .c_str());
 		stop_live(s);
-		return kExitConfig;
+		return kDaemonExitConfig;
 	}
 	s.tagger.start_events();
 	if (s.learned)
@@ -415,11 +420,11 @@ int go_live(State &s, Serving &sv)
 }
 
 // Sockets, device, policy, claims, the ublk device and its queues, then live. 0, or the exit
-// code of a refusal (kExitConfig and 1 before any ublk device exists).
+// code of a refusal (kDaemonExitConfig and 1 before any ublk device exists).
 int start(State &s, Serving &sv)
 {
 	if (auto r = bind_sockets(s, sv.http); !r)
-		return refuse(r.error(), kExitConfig);
+		return refuse(r.error(), kDaemonExitConfig);
 	sv.steps.mark("checks");
 	if (auto r = open_device(s); !r)
 		return refuse(r.error(), 1);

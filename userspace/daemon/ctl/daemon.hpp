@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "proto/control.hpp"
+#include "proto/exit_codes.hpp"
+#include "proto/paths.hpp"
 #include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/twin/twin.hpp"
 
@@ -27,12 +28,12 @@ struct DaemonOptions {
 	bool force_remove = false;  // remove it on SIGTERM even while it is mounted
 	bool no_tagger = false;     // run without the BPF tagger (all writes default)
 	// --require-tagger (or require_tagger = true in the config): a start whose tagger is not
-	// active fails with kExitConfig instead of serving DEGRADED; require_tagger_from says
+	// active fails with kDaemonExitConfig instead of serving DEGRADED; require_tagger_from says
 	// which ("--require-tagger" or "FILE:LINE").
 	bool require_tagger = false;
 	std::string require_tagger_from;
-	std::string bpf_pin_root =
-		"/sys/fs/bpf/kvfdp";  // the tagger's pinned sets, one per disk ("none": not pinned)
+	std::string bpf_pin_root = proto::
+		kDefaultPinRoot;  // the tagger's pinned sets, one per disk ("none": not pinned)
 	bool fixed_buffers = true;
 	bool zero_copy = true;  // where the driver has UBLK_F_AUTO_BUF_REG (ublk/data_mode.hpp)
 	bool zero_copy_register =
@@ -49,16 +50,8 @@ struct DaemonOptions {
 	twin::TwinSettings twin;  // --twin-memory, --twin-op (docs/twin.md)
 };
 
-// kvfdpd's exit codes; the systemd unit (RestartPreventExitStatus=1 2) restarts none of the
-// first two, which a restart cannot cure. Both come before any ublk device exists, but for
-// require_tagger's refusal of a tagger that did not load, which removes the new device first.
-inline constexpr int kExitConfig = 1;  // refused config file, device, socket path or environment
-inline constexpr int kExitUsage =
-	2;  // a bad command line (unknown option, bad or conflicting value)
-inline constexpr int kExitRuntime = 3;  // failed once the device was being created or served
-
 // Runs the daemon in the foreground until SIGTERM/SIGINT. Returns the process exit code: 0
-// after a clean stop, else one of the above with one line on stderr.
+// after a clean stop, else a proto::DaemonExit (proto/exit_codes.hpp) with one line on stderr.
 [[nodiscard]] int run_daemon(const DaemonOptions &opts);
 
 }  // namespace kvfdp::daemon
