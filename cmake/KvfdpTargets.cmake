@@ -9,6 +9,15 @@ function(kvfdp_library name)
   target_link_libraries(${name} PUBLIC ${A_DEPS} PRIVATE kvfdp_warnings)
 endfunction()
 
+# kvfdp_header_library(NAME HEADERS ...): header-only value types, constants and pure inline
+# functions (an INTERFACE library, nothing to link), so that a library can use a module's
+# facts without linking the module's code.
+function(kvfdp_header_library name)
+  cmake_parse_arguments(A "" "" "HEADERS" ${ARGN})
+  add_library(${name} INTERFACE ${A_HEADERS})
+  target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
+endfunction()
+
 # kvfdp_binary(NAME SOURCES ... [DEPS ...]): a program users run, placed in build/bin.
 function(kvfdp_binary name)
   cmake_parse_arguments(A "" "" "SOURCES;DEPS" ${ARGN})

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "nvme/handle.hpp"
 
 struct io_uring;
 struct io_uring_cqe;
@@ -44,17 +45,6 @@ struct DeviceInfo {
 	// should span at most this many pages: Linux 6.1 fails a fixed-buffer command with
 	// -EINVAL when the registration holds more pages from the command's start on.
 	uint32_t max_segments = 0;
-};
-
-// One placement handle, in RUH Status order. index is kvfdp's handle number (0 = default);
-// pid is taken verbatim from RUH Status and is what goes into DSPEC.
-struct Handle {
-	uint16_t index = 0;
-	uint16_t pid = 0;
-	uint16_t ruhid = 0;
-	uint8_t ruht = 0;     // 1 = initially isolated, 2 = persistently isolated
-	uint32_t earutr = 0;  // estimated active RU time remaining, seconds
-	uint64_t ruamw = 0;   // reclaim unit available media writes, in LBAs
 };
 
 enum class IoOp : uint8_t { read, write, flush, deallocate, write_zeroes };

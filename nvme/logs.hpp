@@ -8,21 +8,16 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "nvme/fdp_stats.hpp"
 #include "nvme/spec.hpp"
+#include "nvme/u128.hpp"
 
 namespace kvfdp::nvme {
-
-__extension__ typedef unsigned __int128 u128;
 
 // Reads a 128-bit little-endian counter (FDP statistics, SMART).
 [[nodiscard]] u128 read_le128(const uint8_t *p);
 // Writes v as 16 little-endian bytes.
 void write_le128(uint8_t *p, u128 v);
-// A 128-bit counter as a double (exact up to 2^53).
-[[nodiscard]] inline double to_double(u128 v)
-{
-	return static_cast<double>(v);
-}
 
 // --- RUH Status (I/O Management Receive, MO 1) ----------------------------------------------
 struct RuhStatus {
@@ -68,12 +63,7 @@ struct FdpConfigs {
 [[nodiscard]] Result<std::vector<uint8_t>> parse_ruh_usage(std::span<const uint8_t> buf);
 [[nodiscard]] std::vector<uint8_t> encode_ruh_usage(std::span<const uint8_t> ruha);
 
-// --- Log 0x22: FDP statistics ---------------------------------------------------------------
-struct FdpStats {
-	u128 hbmw = 0;  // host bytes with metadata written
-	u128 mbmw = 0;  // media bytes with metadata written
-	u128 mbe = 0;   // media bytes erased
-};
+// --- Log 0x22: FDP statistics (FdpStats: nvme/fdp_stats.hpp) --------------------------------
 [[nodiscard]] Result<FdpStats> parse_fdp_stats(std::span<const uint8_t> buf);
 [[nodiscard]] std::vector<uint8_t> encode_fdp_stats(const FdpStats &stats);
 // WAF between two samples: delta mbmw / delta hbmw; 0 when no host bytes were written.

@@ -24,15 +24,10 @@
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
+#include "nvme/stripe_limits.hpp"
 
 namespace kvfdp::nvme {
 
-// At most this many members; the member index of a queued command rides in user_data bits
-// 63:kStripeUserDataShift (IoRequest::user_data must leave them 0).
-inline constexpr uint32_t kMaxStripeMembers = 64;
-inline constexpr unsigned kStripeUserDataShift = 56;
-static_assert(kMaxStripeMembers <= (1u << (64 - kStripeUserDataShift)),
-	      "every member index fits in user_data");
 static_assert(kMaxStripeMembers <= 256, "IoRequest::member is a u8");
 
 // Where logical LBAs live: unit u = lba / unit_nlb goes to member u % members, at member

@@ -1,12 +1,12 @@
-// WAF from FDP statistics: delta MBMW / delta HBMW, plain words for when the counters cannot
-// give one, and whether a controller is QEMU's emulation (which never erases). Shared by the
-// kvfdp CLI (`stats`, `metrics`) and kvfdpd's /metrics.
+// WAF from FDP statistics: delta MBMW / delta HBMW, and plain words for when the counters
+// cannot give one. Shared by the kvfdp CLI (`stats`, `metrics`) and kvfdpd's /metrics
+// (proto/metrics.cpp); whether a controller is QEMU's emulation is nvme/emulated.hpp.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "nvme/logs.hpp"
+#include "nvme/fdp_stats.hpp"
 
 namespace kvfdp::nvme {
 
@@ -24,11 +24,34 @@ inline constexpr const char *kWafMeaning =
 
 // Assesses the deltas after - before (pass a zero `before` for the lifetime reading).
 // emulated: the controller is QEMU's FDP emulation, which never erases.
-[[nodiscard]] WafReading assess_waf(const FdpStats &before, const FdpStats &after, bool emulated);
-
-// Whether an NVMe generic device belongs to an emulated (QEMU) controller, from
-// /sys/class/nvme-generic/NAME/device/model below root; false when unknown.
-[[nodiscard]] bool controller_is_emulated(const std::string &device_path,
-					  const std::string &root = "/");
+[[nodiscard]] inline WafReading assess_waf(const FdpStats &before, const FdpStats &after,
+					   bool emulated)
+{
+	WafReading r;
+	if (after.hbmw < before.hbmw || after.mbmw < before.mbmw || after.mbe < before.mbe) {
+		r.reason = "the counters went backwards between the readings (drive reset or "
+			   "formatted?); take a new pair of readings";
+		return r;
+	}
+	u128 host = after.hbmw - before.hbmw;
+	u128 media = after.mbmw - before.mbmw;
+	u128 erased = after.mbe - before.mbe;
+	if (host == 0) {
+		r.reason = "no host writes yet (HBMW unchanged): WAF needs data written; write "
+			   "something, or use `stats --interval S` while a workload runs";
+		return r;
+	}
+	if (emulated && after.mbe == 0) {
+		r.reason = "emulated drive (QEMU): it performs no garbage collection and reports "
+			   "no media erase (MBE 0), so MBMW/HBMW is not a WAF; `kvfdp simulate` or "
+			   "--backend model projects the WAF placement would give";
+		return r;
+	}
+	r.waf = to_double(media) / to_double(host);
+	if (erased == 0)
+		r.reason = "no media erase in this period (MBE unchanged): no garbage collection "
+			   "has run, so the WAF is at its floor";
+	return r;
+}
 
 }  // namespace kvfdp::nvme

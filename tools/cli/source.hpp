@@ -11,7 +11,7 @@
 #include "common/result.hpp"
 #include "nvme/device.hpp"
 #include "nvme/logs.hpp"
-#include "nvme/waf.hpp"
+#include "nvme/emulated.hpp"
 #include "proto/control.hpp"
 #include "tools/cli/context.hpp"
 
@@ -50,7 +50,7 @@ struct RuhView {
 // The counters of kvfdpd's `stats` reply.
 [[nodiscard]] Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &data);
 
-// Whether an NVMe generic device belongs to an emulated (QEMU) controller (nvme/waf.hpp).
+// Whether an NVMe generic device belongs to an emulated (QEMU) controller (nvme/emulated.hpp).
 using nvme::controller_is_emulated;
 
 // The error a subcommand shows when a direct device has no usable FDP.

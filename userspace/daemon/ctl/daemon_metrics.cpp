@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "nvme/waf.hpp"
+#include "nvme/emulated.hpp"
 #include "proto/backend_kind.hpp"
 #include "userspace/daemon/ctl/member_view.hpp"
 #include "proto/metrics.hpp"
