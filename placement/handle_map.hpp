@@ -6,11 +6,9 @@
 #include <cstdint>
 
 #include "placement/classes.hpp"
+#include "placement/handle_limits.hpp"
 
 namespace kvfdp::placement {
-
-// Most placement handles kvfdp keeps counters and maps for (a device with more is refused).
-inline constexpr unsigned kMaxHandles = 128;
 
 // The rule (docs/placement.md "Default map"): NOT_SET and NONE -> handle 0 (the default).
 // SHORT, MEDIUM, LONG, EXTREME are levels 0..3 and level L goes to handle
