@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nvme/logs.hpp"
+#include "nvme/u128.hpp"
 #include "proto/health.hpp"
 #include "proto/paths.hpp"
 #include "proto/twin_stats.hpp"

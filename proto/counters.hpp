@@ -5,9 +5,9 @@
 #include <array>
 #include <cstdint>
 
-#include "nvme/stripe.hpp"
+#include "nvme/stripe_limits.hpp"
 #include "placement/classes.hpp"
-#include "placement/handle_map.hpp"
+#include "placement/handle_limits.hpp"
 
 namespace kvfdp::proto {
 

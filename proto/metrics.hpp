@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "nvme/device.hpp"
-#include "nvme/logs.hpp"
+#include "nvme/fdp_stats.hpp"
+#include "nvme/handle.hpp"
 #include "proto/counters.hpp"
 
 namespace kvfdp::proto {

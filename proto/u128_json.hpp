@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nvme/logs.hpp"
+#include "nvme/u128.hpp"
 
 namespace kvfdp::proto {
 
