@@ -15,6 +15,7 @@ Learner::Learner(const LearnerConfig &cfg)
     : cfg_(cfg), slots_(new Slot[kSlots]), ages_(new AgeCount[size_t{kSlots} * kAgeBuckets]),
       age_shift_(age_shift_for(cfg.capacity_bytes)), state_(kSlots)
 {
+	young_group_.fill(-1);
 	if (cfg_.nruh > kMaxHandles)
 		cfg_.nruh = static_cast<uint16_t>(kMaxHandles);
 	if (!(cfg_.op >= 0))
@@ -282,8 +283,13 @@ void Learner::publish_class_defaults(const std::array<uint16_t, kNumClasses> &ba
 
 std::optional<uint16_t> Learner::pin_for(Key k) const
 {
+	return pin_in(pins_, k);
+}
+
+std::optional<uint16_t> Learner::pin_in(const std::vector<Pin> &pins, Key k)
+{
 	std::optional<uint16_t> by_writer, by_class;
-	for (const Pin &p : pins_) {
+	for (const Pin &p : pins) {
 		if (p.writer && *p.writer == k.writer) {
 			if (p.cls && *p.cls == k.cls)
 				return p.handle;

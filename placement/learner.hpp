@@ -336,6 +336,8 @@ private:
 	[[nodiscard]] bool usable(unsigned h) const;  // the learner may place on h
 	[[nodiscard]] uint16_t base_handle() const;   // lowest usable handle
 	[[nodiscard]] std::optional<uint16_t> pin_for(Key k) const;
+	// The same against a given list of pins (recomputed_pins_: those of the last recompute).
+	[[nodiscard]] static std::optional<uint16_t> pin_in(const std::vector<Pin> &pins, Key k);
 	void publish_class_defaults(const std::array<uint16_t, kNumClasses> &base);
 	// A key's death order has settled (learner_group.cpp), for the class and writer splits; enough
 	// of it is known to cut on, for the order split.
@@ -361,6 +363,8 @@ private:
 			   const std::vector<Cand> &cands, size_t max_groups);
 	void join_minor(std::vector<std::vector<uint32_t>> &groups,
 			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
+	void split_young(std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
+			 size_t max_groups);
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,
 						       size_t max_groups) const;
 	// The handles whose owner set_pins() changed since the last recompute.
@@ -400,6 +404,9 @@ private:
 	std::vector<std::pair<uint64_t, std::string>> names_;
 	uint64_t last_clock_ = 0;
 	uint64_t last_delta_ = 0;  // device bytes written between the last two recomputes
+	// The clocks of the two recomputes before the last: [0] the one before it, [1] the one
+	// before that (the young-writer split, learner_young.cpp).
+	std::array<uint64_t, 2> earlier_clock_{};
 	double last_now_ = -1;
 	double write_rate_ = 0;  // device bytes per second, smoothed
 	uint64_t generation_ = 0;
@@ -413,6 +420,9 @@ private:
 	bool device_valid_known_ = false;
 	Choice choice_ = Choice::learned;
 	double projected_waf_ = 1.0;
+	// Per class, the index of the young-writer group of the last recompute (-1 none): where a
+	// new key of the class starts (learner_young.cpp).
+	std::array<int, kNumClasses> young_group_{};
 	std::string device_;  // set_device_identity()
 };
 

@@ -27,6 +27,7 @@ RecomputeResult Learner::recompute(double now_s)
 	}
 	if (now_s >= 0)
 		last_now_ = now_s;
+	earlier_clock_ = {last_clock_, earlier_clock_[0]};
 	last_clock_ = clock;
 	last_delta_ = delta;
 
@@ -306,6 +307,7 @@ bool Learner::order_known(const KeyState &st)
 
 std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands, size_t max_groups)
 {
+	young_group_.fill(-1);
 	if (choice_ != Choice::learned)
 		return group_fixed(cands, std::max<size_t>(max_groups, 1));
 	std::vector<uint32_t> major, minor;
@@ -364,8 +366,10 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	if (groups.empty() && !cands.empty())
 		groups.emplace_back();
 	join_minor(groups, minor, cands);
-	if (cfg_.grouping == Grouping::order)
+	if (cfg_.grouping == Grouping::order) {
 		split_classes(groups, cands, max_groups);
+		split_young(groups, cands, max_groups);
+	}
 	return groups;
 }
 
@@ -610,11 +614,14 @@ void Learner::publish(const std::vector<std::vector<uint32_t>> &groups,
 	}
 	if (groups.empty())
 		mask_set(used_lo_, used_hi_, biggest);
-	// A new key goes where its class's writes go, else where most writes go.
+	// A new key goes where its class's young writers go, else where its class's writes go,
+	// else where most writes go.
 	const std::array<int, kNumClasses> by_class = main_group_of_class(groups, cands);
 	std::array<uint16_t, kNumClasses> cls_handle{};
 	for (unsigned k = 0; k < kNumClasses; k++)
-		cls_handle[k] = by_class[k] >= 0 ? group_handle[by_class[k]] : biggest;
+		cls_handle[k] = young_group_[k] >= 0 ? group_handle[young_group_[k]]
+				: by_class[k] >= 0   ? group_handle[by_class[k]]
+						     : biggest;
 	publish_class_defaults(cls_handle);
 }
 

@@ -787,3 +787,43 @@ TEST_CASE("learner: writers of one class each start split by class; a part that 
 		CHECK(m.handle_of({1, KVFDP_CLASS_SHORT}) == m.handle_of({2, KVFDP_CLASS_MEDIUM}));
 	}
 }
+
+TEST_CASE("learner: a writer seen for the first time is parted by class from a measured "
+	  "group, and a new key of its class starts there; a known writer's new class is not")
+{
+	// Writers 1 and 2, both SHORT, are measured apart by lifetime. Then writer 1 restarts
+	// under a new id, 11, as a service without a stable identity does: nothing is known of 11
+	// but its class. Its first Little's law estimate (a few writes' share) puts it beside
+	// writer 2, whose group's class is its own. Small units, so the spare room holds a part.
+	LearnerConfig c = config();
+	c.ru_bytes = 1 << 20;
+	const std::vector<Stream> writers = {{{1, KVFDP_CLASS_SHORT}, kCap / 16, 2, {}},
+					     {{2, KVFDP_CLASS_SHORT}, kCap / 2, 1, {}}};
+	Learner l(c);
+	std::vector<Stream> s = writers;
+	double now = 0;
+	(void)drive(l, s, 3 * kCap, now);
+	const uint16_t h1 = l.handle_of({1, KVFDP_CLASS_SHORT});
+	const uint16_t h2 = l.handle_of({2, KVFDP_CLASS_SHORT});
+	REQUIRE(h1 != h2);
+	// The new id's first writes go where its class's writes went.
+	CHECK(l.handle_of({11, KVFDP_CLASS_SHORT}) == h1);
+	std::vector<Stream> t = {{{11, KVFDP_CLASS_SHORT}, kCap / 16, 2, {}}, s[1]};
+	(void)drive(l, t, 16 << 20, now);
+	// At the recompute that first sees it: a part of its own, where the next new SHORT id
+	// starts too.
+	const uint16_t young = l.handle_of({11, KVFDP_CLASS_SHORT});
+	CHECK(young != h1);
+	CHECK(young != h2);
+	CHECK(l.handle_of({12, KVFDP_CLASS_SHORT}) == young);
+
+	// A known writer's first LONG writes are not a young writer's: the same estimate puts
+	// them beside writer 2, and there they stay.
+	Learner m(c);
+	std::vector<Stream> u = writers;
+	double n = 0;
+	(void)drive(m, u, 3 * kCap, n);
+	u.push_back({{1, KVFDP_CLASS_LONG}, kCap / 16, 2, {}});
+	(void)drive(m, u, 16 << 20, n);
+	CHECK(m.handle_of({1, KVFDP_CLASS_LONG}) == m.handle_of({2, KVFDP_CLASS_SHORT}));
+}

@@ -1,0 +1,116 @@
+// The young-writer split, the last step of the learner's grouping (learner_group.cpp): the keys
+// of writers of which nothing is measured yet are parted by class, as `hint` places them, away
+// from the groups of measured keys. docs/placement.md "The young-writer
+// split" says why.
+#include "placement/learner_internal.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace kvfdp::placement {
+
+using namespace learner_detail;
+
+// A writer is young while every key of it was first seen at this recompute or the one before,
+// none has seen its data die and no pin placed it: nothing is measured of it yet, and its
+// class is all that is known. Its keys that sit in a group of measured keys (where a new key of
+// its class started, or the lifetime rule put it) are parted by class, one part per class whose
+// young keys take min_group_share of the writes at their rate, largest first while they fit
+// the handles and the class split's budget; a new key of such a class starts on its part's
+// handle (publish()). To make room, groups none of whose keys wrote at any of the last three
+// recomputes (writers that are gone: they write nothing, and a handle each buys nothing)
+// become one group first, if a part is then cut.
+void Learner::split_young(std::vector<std::vector<uint32_t>> &groups,
+			  const std::vector<Cand> &cands, size_t max_groups)
+{
+	const uint64_t now = last_clock_;
+	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
+	    now < cfg_.ru_bytes)
+		return;
+	auto writer_of = [&](uint32_t c) {
+		return key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed)).writer;
+	};
+	// writer -> something is known of it: a key first seen before the last recompute, one
+	// whose data has begun to die (its lifetime has a measure), or one the last recompute's
+	// pins placed (the config named it).
+	std::unordered_map<uint64_t, bool> measured;
+	for (uint32_t c = 0; c < cands.size(); c++) {
+		const KeyState &st = state_[cands[c].slot];
+		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
+		measured[k.writer] |=
+			!(st.seen_written > 0 && st.first_write >= earlier_clock_[0]) ||
+			st.seen_died > 0 || pin_in(recomputed_pins_, k).has_value();
+	}
+	auto young = [&](uint32_t c) { return !measured.at(writer_of(c)); };
+
+	double total = 0;
+	for (const Cand &c : cands)
+		total += c.share;
+	std::array<std::vector<uint32_t>, kNumClasses> part;
+	std::array<double, kNumClasses> share{};
+	for (const auto &g : groups) {
+		if (std::all_of(g.begin(), g.end(), young))
+			continue;  // a group of young keys only: already apart
+		for (uint32_t c : g)
+			if (young(c)) {
+				part[cands[c].cls].push_back(c);
+				share[cands[c].cls] += rate_share(state_[cands[c].slot], now);
+			}
+	}
+	std::vector<unsigned> cut;  // classes, largest share first
+	for (unsigned k = 0; k < kNumClasses; k++)
+		if (!part[k].empty() && share[k] >= cfg_.min_group_share * total)
+			cut.push_back(k);
+	if (cut.empty())
+		return;
+	std::stable_sort(cut.begin(), cut.end(),
+			 [&](unsigned a, unsigned b) { return share[a] > share[b]; });
+
+	const size_t limit =
+		std::min(max_groups, static_cast<size_t>(cfg_.class_split_room * cfg_.op *
+							 static_cast<double>(cfg_.capacity_bytes) /
+							 static_cast<double>(cfg_.ru_bytes)));
+	std::array<bool, kNumClasses> cls_cut{};
+	auto moves = [&](uint32_t c) { return cls_cut[cands[c].cls] && young(c); };
+	// Whether the first n parts fit beside the groups gs leaves.
+	auto fits = [&](const std::vector<std::vector<uint32_t>> &gs, size_t n) {
+		cls_cut.fill(false);
+		for (size_t i = 0; i < n; i++)
+			cls_cut[cut[i]] = true;
+		size_t left = 0;
+		for (const auto &g : gs)
+			left += !std::all_of(g.begin(), g.end(), moves);
+		return left + n <= limit;
+	};
+	std::vector<std::vector<uint32_t>> out = groups;
+	if (!fits(out, cut.size())) {
+		const uint64_t idle_before = earlier_clock_[1];
+		std::vector<uint32_t> idle;
+		std::erase_if(out, [&](const std::vector<uint32_t> &g) {
+			const bool gone = std::all_of(g.begin(), g.end(), [&](uint32_t c) {
+				return state_[cands[c].slot].last_write < idle_before;
+			});
+			if (gone)
+				idle.insert(idle.end(), g.begin(), g.end());
+			return gone;
+		});
+		if (!idle.empty())
+			out.push_back(std::move(idle));
+	}
+	size_t n = cut.size();
+	while (n > 0 && !fits(out, n))
+		n--;
+	if (n == 0)
+		return;  // nothing cut, nothing merged
+	cut.resize(n);   // cls_cut holds these n
+	for (auto &g : out)
+		std::erase_if(g, moves);
+	std::erase_if(out, [](const std::vector<uint32_t> &g) { return g.empty(); });
+	groups = std::move(out);
+	for (unsigned k : cut) {
+		young_group_[k] = static_cast<int>(groups.size());
+		groups.push_back(part[k]);
+	}
+}
+
+}  // namespace kvfdp::placement
