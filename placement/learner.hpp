@@ -365,6 +365,7 @@ private:
 			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
 	void split_young(std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
 			 size_t max_groups);
+	[[nodiscard]] size_t split_budget() const;
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,
 						       size_t max_groups) const;
 	// The handles whose owner set_pins() changed since the last recompute.

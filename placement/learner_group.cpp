@@ -373,6 +373,15 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	return groups;
 }
 
+// The groups the class and young-writer splits may leave in all: the open reclaim units
+// class_split_room of the over-provisioned space holds.
+size_t Learner::split_budget() const
+{
+	return static_cast<size_t>(cfg_.class_split_room * cfg_.op *
+				   static_cast<double>(cfg_.capacity_bytes) /
+				   static_cast<double>(cfg_.ru_bytes));
+}
+
 // Step 2b: the class split (class_split.hpp) within the groups, all keys included.
 void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 			    const std::vector<Cand> &cands, size_t max_groups)
@@ -414,9 +423,7 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	}
 	ClassSplitParams p;
 	p.max_groups = max_groups;
-	p.budget = static_cast<size_t>(cfg_.class_split_room * cfg_.op *
-				       static_cast<double>(cfg_.capacity_bytes) /
-				       static_cast<double>(cfg_.ru_bytes));
+	p.budget = split_budget();
 	p.min_group_share = cfg_.min_group_share;
 	p.alike_order = cfg_.alike_order;
 	p.alike_ratio = cfg_.alike_ratio;

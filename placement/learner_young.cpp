@@ -27,21 +27,22 @@ void Learner::split_young(std::vector<std::vector<uint32_t>> &groups,
 	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
 	    now < cfg_.ru_bytes)
 		return;
-	auto writer_of = [&](uint32_t c) {
-		return key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed)).writer;
-	};
-	// writer -> something is known of it: a key first seen before the last recompute, one
-	// whose data has begun to die (its lifetime has a measure), or one the last recompute's
-	// pins placed (the config named it).
-	std::unordered_map<uint64_t, bool> measured;
+	// Per writer, whether something is known of it: a key first seen before the last
+	// recompute, one whose data has begun to die (its lifetime has a measure), or one the last
+	// recompute's pins placed (the config named it). Then per key, whether its writer is young.
+	std::vector<uint64_t> writer(cands.size());
+	std::unordered_map<uint64_t, bool> known;
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const KeyState &st = state_[cands[c].slot];
 		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
-		measured[k.writer] |=
-			!(st.seen_written > 0 && st.first_write >= earlier_clock_[0]) ||
-			st.seen_died > 0 || pin_in(recomputed_pins_, k).has_value();
+		writer[c] = k.writer;
+		known[k.writer] |= !(st.seen_written > 0 && st.first_write >= earlier_clock_[0]) ||
+				   st.seen_died > 0 || pin_in(recomputed_pins_, k).has_value();
 	}
-	auto young = [&](uint32_t c) { return !measured.at(writer_of(c)); };
+	std::vector<uint8_t> is_young(cands.size());
+	for (uint32_t c = 0; c < cands.size(); c++)
+		is_young[c] = !known.at(writer[c]);
+	auto young = [&](uint32_t c) { return is_young[c] != 0; };
 
 	double total = 0;
 	for (const Cand &c : cands)
@@ -66,10 +67,7 @@ void Learner::split_young(std::vector<std::vector<uint32_t>> &groups,
 	std::stable_sort(cut.begin(), cut.end(),
 			 [&](unsigned a, unsigned b) { return share[a] > share[b]; });
 
-	const size_t limit =
-		std::min(max_groups, static_cast<size_t>(cfg_.class_split_room * cfg_.op *
-							 static_cast<double>(cfg_.capacity_bytes) /
-							 static_cast<double>(cfg_.ru_bytes)));
+	const size_t limit = std::min(max_groups, split_budget());
 	std::array<bool, kNumClasses> cls_cut{};
 	auto moves = [&](uint32_t c) { return cls_cut[cands[c].cls] && young(c); };
 	// Whether the first n parts fit beside the groups gs leaves.
