@@ -368,7 +368,15 @@ std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)
 	auto renames = family("kvfdp_tagger_renames_over_total", "counter",
 			      "Renames onto an existing file the tagger saw (kprobe/vfs_rename).");
 	add(renames, {}, b.renames_over);
-	return {entries, limit, evicted, failed, ids, early, renames};
+	auto requests = family("kvfdp_tagger_requests_total", "counter",
+			       "Write, discard and write-zeroes requests the tagger classified on "
+			       "watched disks.");
+	add(requests, {}, b.requests);
+	auto missed = family("kvfdp_tagger_missed_runs_total", "counter",
+			     "Block requests the kernel issued without running the tagger (BPF "
+			     "recursion protection); a write among them is placed as not_set.");
+	add(missed, {}, b.missed_runs);
+	return {entries, limit, evicted, failed, ids, early, renames, requests, missed};
 }
 
 }  // namespace kvfdp::proto

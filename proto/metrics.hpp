@@ -104,6 +104,11 @@ struct TaggerBounds {
 	uint64_t identities_rewritten = 0;   // new files whose writer entry was rewritten
 	uint64_t identity_early_bytes = 0;   // bytes those files wrote with the raw or wrong id
 	uint64_t renames_over = 0;           // renames onto an existing file the tagger saw
+	// Write, discard and write-zeroes requests the tagger classified on watched disks, and
+	// block requests of any disk the kernel issued without running it (BPF recursion
+	// protection; a write among them is placed as not_set).
+	uint64_t requests = 0;
+	uint64_t missed_runs = 0;
 	// Creates given their writer directory's id provisionally; of those, the ones the
 	// resolver confirmed (right) and rewrote (wrong).
 	uint64_t identities_provisional = 0;
@@ -114,7 +119,8 @@ struct TaggerBounds {
 // and kvfdp_tagger_table_failed_inserts_total ({table}); kvfdp_writer_identities_total
 // ({result}: resolved, by_pattern, unresolved, rewritten, provisional, provisional_right,
 // provisional_wrong),
-// kvfdp_writer_identity_early_bytes_total, kvfdp_tagger_renames_over_total.
+// kvfdp_writer_identity_early_bytes_total, kvfdp_tagger_renames_over_total,
+// kvfdp_tagger_requests_total, kvfdp_tagger_missed_runs_total.
 [[nodiscard]] std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b);
 
 }  // namespace kvfdp::proto

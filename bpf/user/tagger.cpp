@@ -472,6 +472,10 @@ Result<void> Tagger::reopen(const TaggerOptions &o, uint64_t build)
 	if (link < 0)
 		return make_error(std::errc::no_such_file_or_directory,
 				  "its block_rq_issue link is missing");
+	bpf_link_info li{};
+	uint32_t li_len = sizeof(li);
+	if (bpf_obj_get_info_by_fd(link, &li, &li_len) == 0)
+		impl_->reopened_issue_prog = bpf_prog_get_fd_by_id(li.prog_id);
 	::close(link);
 	tagger *skel = tagger::open();
 	if (!skel)
@@ -571,6 +575,18 @@ TaggerStats Tagger::stats() const
 			out[i] += x;
 	}
 	return out;
+}
+
+uint64_t Tagger::missed_runs() const
+{
+	int fd = impl_->reopened_issue_prog;
+	if (fd < 0 && impl_->skel)
+		fd = bpf_program__fd(impl_->skel->progs.kvfdp_rq_issue);
+	bpf_prog_info info{};
+	uint32_t len = sizeof(info);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+		return 0;
+	return info.recursion_misses;
 }
 
 uint64_t Tagger::inode_bytes(uint32_t dev, uint64_t ino) const

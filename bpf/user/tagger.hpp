@@ -149,6 +149,11 @@ public:
 	[[nodiscard]] Result<DiskCounters> counters(const std::string &disk) const;
 	[[nodiscard]] Result<DiskCounters> counters_dev(uint32_t devt) const;
 	[[nodiscard]] TaggerStats stats() const;
+	// Block requests (of any disk) the kernel issued without running the tagger: BPF's
+	// recursion protection skips a run that would nest in one already running on the same
+	// CPU (bpf_prog_info.recursion_misses). A write among them finds its tag slot stale and
+	// is placed as not_set. 0 when the kernel does not say.
+	[[nodiscard]] uint64_t missed_runs() const;
 	// Bytes tagged requests attributed to the inode so far (0 when unknown).
 	[[nodiscard]] uint64_t inode_bytes(uint32_t dev, uint64_t ino) const;
 

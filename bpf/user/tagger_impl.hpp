@@ -24,6 +24,9 @@ struct Tagger::Impl {
 	int ncpus = 1;
 	std::string pinned_at;  // the pinned set's directory, "" when not pinned
 	bool reopened = false;
+	// A re-opened set's block_rq_issue program (by its pinned link; a loaded set uses the
+	// skeleton's fd): for its run counters. -1 when unknown.
+	int reopened_issue_prog = -1;
 
 	// The skeleton's links, as an array (bpftool lays them out in program order).
 	static constexpr size_t kLinks = sizeof(tagger::links) / sizeof(bpf_link *);
@@ -49,6 +52,8 @@ struct Tagger::Impl {
 		}
 		if (skel)
 			tagger::destroy(skel);
+		if (reopened_issue_prog >= 0)
+			::close(reopened_issue_prog);
 	}
 };
 static_assert(sizeof(tagger::links) % sizeof(bpf_link *) == 0 &&

@@ -43,6 +43,8 @@ int usage()
 		"       kvfdp-daemon-vmtool ctl SOCK JSON            (prints the reply; exit 1 if not ok)\n"
 		"       kvfdp-daemon-vmtool snap SOCK CMD FILE       (saves the data of CMD's reply)\n"
 		"       kvfdp-daemon-vmtool placement SOCK BEFORE_RUH BEFORE_STATUS CLASS=KIB... [--handle CLASS=H]... [--nvme-json F]\n"
+		"       kvfdp-daemon-vmtool tagger-coverage SOCK   (the tagger classified every write, discard and write zeroes\n"
+		"                                    kvfdpd served, less the runs the kernel skipped)\n"
 		"       kvfdp-daemon-vmtool members SOCK DIR CLASS=KIB... [--handle CLASS=H]...  (a stripe, from `kvfdp ruh/stats -o json`\n"
 		"                                    before and after in DIR: ruh0 ruh1 stats0 stats1 st0, nvme<M>.json)\n"
 		"       kvfdp-daemon-vmtool extents DIR HANDLE FILE...  (a stripe: the files' extents, mapped to members, against\n"
@@ -262,6 +264,52 @@ bool get_data(const std::string &sock, const std::string &cmd, json &data)
 	return true;
 }
 
+// The value of an unlabelled series in kvfdpd's metrics text, or -1 when it is missing.
+int64_t metric_value(const json &metrics, const std::string &name)
+{
+	const std::string text = metrics.value("text", std::string());
+	const size_t at = text.find("\n" + name + " ");
+	if (at == std::string::npos)
+		return -1;
+	return std::strtoll(text.c_str() + at + name.size() + 2, nullptr, 10);
+}
+
+// kvfdpd's tagger counters, for a failure's message: requests it classified, and block
+// requests the kernel issued without running it.
+std::string tagger_counts(const std::string &sock)
+{
+	json m;
+	if (!get_data(sock, "metrics", m))
+		return "no metrics";
+	return "classified " + std::to_string(metric_value(m, "kvfdp_tagger_requests_total")) +
+	       ", runs the kernel skipped " +
+	       std::to_string(metric_value(m, "kvfdp_tagger_missed_runs_total"));
+}
+
+// tagger-coverage SOCK: the tagger classified every write, discard and write zeroes kvfdpd
+// served, less runs the kernel skipped (both counted since the tagger and kvfdpd started
+// together, as in a fresh boot).
+int cmd_tagger_coverage(int argc, char **argv)
+{
+	if (argc < 3)
+		return usage();
+	json st, m;
+	if (!get_data(argv[2], "status", st) || !get_data(argv[2], "metrics", m))
+		return 1;
+	const json &io = st["io"];
+	const int64_t served = io["writes"].get<int64_t>() + io["discards"].get<int64_t>() +
+			       io["write_zeroes"].get<int64_t>();
+	const int64_t classified = metric_value(m, "kvfdp_tagger_requests_total");
+	const int64_t missed = metric_value(m, "kvfdp_tagger_missed_runs_total");
+	const bool ok = classified > 0 && missed >= 0 && classified <= served &&
+			served <= classified + missed;
+	std::printf("%s: kvfdpd served %lld writes, discards and write zeroes; the tagger "
+		    "classified %lld; the kernel skipped %lld of its runs\n",
+		    ok ? "ok" : "FAIL", static_cast<long long>(served),
+		    static_cast<long long>(classified), static_cast<long long>(missed));
+	return ok ? 0 : 1;
+}
+
 json load(const char *path)
 {
 	std::ifstream in(path);
@@ -341,7 +389,7 @@ int cmd_placement(int argc, char **argv)
 	}
 	report(st1["stale_tags"].get<uint64_t>() == st0["stale_tags"].get<uint64_t>(),
 	       "no stale tags (" + std::to_string(st1["stale_tags"].get<uint64_t>()) +
-		       " in total)");
+		       " in total; the tagger's counts: " + tagger_counts(sock) + ")");
 	// RUAMW: the LBAs a handle consumed equal what kvfdpd wrote to it, modulo RU rollover.
 	for (size_t h = 0; h < ruh1["ruhss"].size(); h++) {
 		const json &a = ruh0["ruhss"][h], &b = ruh1["ruhss"][h];
@@ -947,6 +995,7 @@ int main(int argc, char **argv)
 		{"ctl", cmd_ctl},
 		{"snap", cmd_snap},
 		{"placement", cmd_placement},
+		{"tagger-coverage", cmd_tagger_coverage},
 		{"get", cmd_get},
 		{"members", cmd_members},
 		{"extents", cmd_extents},

@@ -22,6 +22,8 @@ TEST_CASE("metrics: the tagger's tables and identities render one sample per tab
 	b.identities_provisional_wrong = 2;
 	b.identity_early_bytes = 8192;
 	b.renames_over = 9;
+	b.requests = 320;
+	b.missed_runs = 1;
 	const std::string text = render_metrics(tagger_bound_families(b));
 	for (const char *line :
 	     {"kvfdp_tagger_table_entries{table=\"file_table\"} 12\n",
@@ -37,9 +39,11 @@ TEST_CASE("metrics: the tagger's tables and identities render one sample per tab
 	      "kvfdp_writer_identities_total{result=\"provisional_right\"} 3\n",
 	      "kvfdp_writer_identities_total{result=\"provisional_wrong\"} 2\n",
 	      "kvfdp_writer_identity_early_bytes_total 8192\n",
-	      "kvfdp_tagger_renames_over_total 9\n"})
+	      "kvfdp_tagger_renames_over_total 9\n", "kvfdp_tagger_requests_total 320\n",
+	      "kvfdp_tagger_missed_runs_total 1\n"})
 		CHECK_MESSAGE(text.find(line) != std::string::npos, line);
 	CHECK(has_family(text, "kvfdp_tagger_table_entries"));
 	CHECK(text.find("# TYPE kvfdp_tagger_table_evictions_total counter") != std::string::npos);
 	CHECK(text.find("# TYPE kvfdp_tagger_table_entries gauge") != std::string::npos);
+	CHECK(text.find("# TYPE kvfdp_tagger_missed_runs_total counter") != std::string::npos);
 }

@@ -47,6 +47,9 @@ for fs in xfs ext4; do
 	umount /mnt/kv
 done
 
+step "tagger coverage: every write, discard and write zeroes kvfdpd served was classified (less runs the kernel skipped)"
+check "the tagger classified what kvfdpd served" $T tagger-coverage $SOCK
+
 step "data path: zero copy where the driver offers UBLK_F_AUTO_BUF_REG (GET_FEATURES), else copy with a note"
 $T snap $SOCK status "$OUT/status_end.json"
 mode=$($T get "$OUT/status_end.json" data_path mode)

@@ -252,6 +252,8 @@ proto::TaggerBounds TaggerOwner::bounds()
 	b.tables.push_back(lru("inode_writer", KVFDP_INODE_MAP_ENTRIES, KVFDP_STAT_WRITER_ADDED,
 			       KVFDP_STAT_WRITER_REMOVED, KVFDP_STAT_WRITER_FAILED));
 	b.renames_over = st[KVFDP_STAT_RENAME_OVER];
+	b.requests = st[KVFDP_STAT_ISSUED];
+	b.missed_runs = m.tagger->missed_runs();
 	if (m.identity) {
 		const bpf::IdentityStats is = m.identity->stats();
 		const uint64_t idents = is.resolved;
