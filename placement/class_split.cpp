@@ -14,10 +14,11 @@ namespace kvfdp::placement {
 namespace {
 
 // Share-weighted death order and log lifetime of some keys, and whether all have their
-// evidence.
+// evidence, and their death orders known.
 struct Part {
 	double share = 0, order = 0, log_life = 0;
 	bool evidenced = true;
+	bool order_known = true;
 	bool fresh = true;  // every key is ClassKey::fresh
 	std::vector<uint32_t> keys;
 
@@ -27,6 +28,7 @@ struct Part {
 		order += k.share * k.order;
 		log_life += k.share * std::log(std::max(k.life, 1.0));
 		evidenced = evidenced && k.evidenced;
+		order_known = order_known && k.order_known;
 		fresh = fresh && k.fresh;
 		keys.push_back(i);
 	}
@@ -73,8 +75,8 @@ struct Stage {
 // one part (and one of the main's as the main): labels that write the same bytes at the same
 // rate are shards or replicas of one job (a tensor-parallel engine's ranks), whose data dies
 // together, and an open unit each buys nothing. With `measured`, a part is cut only once it and
-// the main label's part have their evidence and die differently (differ_order, differ_ratio),
-// and stays cut (ClassKey::class_cut) until they die alike.
+// the main label's part have their death orders known and die differently (differ_order,
+// differ_ratio), and stays cut (ClassKey::class_cut) until they die alike.
 template <class Label, class Movable>
 Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<uint32_t>> &groups,
 		double total, const ClassSplitParams &p, double same_share, Label label,
@@ -123,7 +125,7 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 						   part.keys.end());
 				continue;
 			}
-			if (measured && !(part.evidenced && m.evidenced &&
+			if (measured && !(part.order_known && m.order_known &&
 					  (part.differs(m, p) || part.was_cut(keys))))
 				continue;
 			if ((part.share >= p.min_group_share * total ||

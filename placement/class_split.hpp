@@ -23,9 +23,10 @@
 // Then the keys of writers that label their data with several classes are parted by class
 // the same way, but only on measurement: such a writer guesses per chunk (and relabels as it
 // learns: the Mooncake store's chunks are MEDIUM until it has seen a group's evictions, then
-// SHORT), so its part is cut only once it and the main class have their evidence and die
-// differently (differ_order, differ_ratio: what the lifetime and order rules' hysteresis
-// keeps apart), and given up, as above, once they die alike. Its labels still say where to
+// SHORT), so its part is cut only once it and the main class have their death orders known
+// (`order_known`: a quarter of what each wrote has died, what a new cut of the order split
+// needs) and die differently (differ_order, differ_ratio: what the lifetime and order rules'
+// hysteresis keeps apart), and given up, as above, once they are evidenced and die alike. Its labels still say where to
 // look: a vLLM file tier's reused blocks, LONG beside MEDIUM, die in another order than the
 // rest while their mean lifetimes stay within 1.5x, and no other rule parts them.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
@@ -51,6 +52,7 @@ struct ClassKey {
 	double life = 0;               // mean lifetime estimate, device bytes (0 unknown)
 	double order = 1;              // death_order() of its deaths (mixing_cost.hpp)
 	bool evidenced = false;        // its death order has settled (the learner decides when)
+	bool order_known = false;      // its death order says something (the learner decides)
 	bool given_up = false;         // its class part was given up: it stays with its group
 	bool writer_given_up = false;  // its writer part was given up
 	// Its writer part may be cut: the key is young (it started writing recently: the

@@ -26,6 +26,7 @@ ClassKey key(uint64_t writer, uint8_t cls, double share, double order = 1.0, boo
 	k.life = 1e9;
 	k.order = order;
 	k.evidenced = evidenced;
+	k.order_known = evidenced;  // the learner: half died implies a quarter
 	return k;
 }
 
@@ -96,13 +97,25 @@ TEST_CASE("class split: a writer of several classes is parted by class once meas
 	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_MEDIUM, 0.8, 0.45, false),
 				      key(1, KVFDP_CLASS_LONG, 0.2, 0.6, false)};
 	ClassSplitResult r = split_by_class(keys, {{0, 1}}, params());
-	CHECK(r.groups.size() == 1);  // labels guessed per chunk: no evidence, no cut
-	keys[1].evidenced = true;
+	CHECK(r.groups.size() == 1);  // labels guessed per chunk: no death order known, no cut
+	keys[1].order_known = true;
 	r = split_by_class(keys, {{0, 1}}, params());
-	CHECK(r.groups.size() == 1);  // the main class has no evidence yet either
-	keys[0].evidenced = true;
+	CHECK(r.groups.size() == 1);  // the main class's order is not known yet either
+	keys[0].order_known = true;
 	r = split_by_class(keys, {{0, 1}}, params());
 	CHECK(r.groups.size() == 2);  // orders 0.6 against 0.45: they die differently
+	CHECK(r.given_up.empty());
+	// Alike before their evidence (orders known, not settled): cut, not given up.
+	keys[1].order = 0.45;
+	keys[1].class_cut = true;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 2);
+	CHECK(r.given_up.empty());
+	keys[1].order = 0.6;
+	keys[1].class_cut = false;
+	keys[0].evidenced = keys[1].evidenced = true;
+	r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 2);
 	CHECK(r.given_up.empty());
 	CHECK(r.writer_cut.empty());  // by class, not by writer
 	CHECK(r.class_cut == std::vector<uint32_t>{1});
