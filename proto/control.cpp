@@ -22,20 +22,23 @@ bool changes_state(std::string_view c)
 	return c == cmd::kStop || c == cmd::kReload;
 }
 
+// The stop request's one key, and the stop reply's echo of it.
+constexpr const char *kForce = "force";
+
 void to_json(json &j, const StopRequest &r)
 {
-	j = {{"force", r.force}};
+	j = {{kForce, r.force}};
 }
 
 bool parse_stop_request(const json &args, StopRequest &r, std::string &error)
 {
-	if (!args.is_object() || !args.contains("force"))
+	if (!args.is_object() || !args.contains(kForce))
 		return true;
-	if (!args["force"].is_boolean()) {
-		error = "stop: \"force\" must be true or false";
+	if (!args[kForce].is_boolean()) {
+		error = std::string("stop: \"") + kForce + "\" must be true or false";
 		return false;
 	}
-	r.force = args["force"].get<bool>();
+	r.force = args[kForce].get<bool>();
 	return true;
 }
 
@@ -174,7 +177,7 @@ constexpr auto kMetricsReply = std::tuple{field("text", &MetricsReply::text)};
 constexpr auto kReloadReply = std::tuple{field("generation", &ReloadReply::generation)};
 
 constexpr auto kStopReply =
-	std::tuple{field("stopping", &StopReply::stopping), field("force", &StopReply::force),
+	std::tuple{field("stopping", &StopReply::stopping), field(kForce, &StopReply::force),
 		   field("safe_stop", &StopReply::safe_stop)};
 
 }  // namespace

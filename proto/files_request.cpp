@@ -11,32 +11,47 @@ using placement::parse_class;
 
 using nlohmann::json;
 
+namespace {
+
+// The request's keys, each spelled once for the parser, the writer and the errors.
+constexpr const char *kLimit = "limit";
+constexpr const char *kSort = "sort";
+constexpr const char *kClass = "class";
+constexpr const char *kLive = "live";
+
+std::string bad(const char *key, const std::string &what)
+{
+	return std::string("files: '") + key + "' must be " + what;
+}
+
+}  // namespace
+
 bool parse_files_query(const json &args, FilesQuery &q, std::string &error)
 {
 	if (!args.is_object())
 		return true;
-	if (args.contains("limit")) {
-		const json &v = args["limit"];
+	if (args.contains(kLimit)) {
+		const json &v = args[kLimit];
 		if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
-			error = "files: 'limit' must be a positive integer";
+			error = bad(kLimit, "a positive integer");
 			return false;
 		}
 		q.limit = v.get<uint64_t>();
 	}
-	if (args.contains("sort")) {
-		const json &v = args["sort"];
+	if (args.contains(kSort)) {
+		const json &v = args[kSort];
 		const std::string o = v.is_string() ? v.get<std::string>() : "";
 		if (o == "newest")
 			q.order = FilesQuery::Order::newest;
 		else if (o == "bytes")
 			q.order = FilesQuery::Order::bytes;
 		else {
-			error = "files: 'sort' must be \"newest\" or \"bytes\"";
+			error = bad(kSort, "\"newest\" or \"bytes\"");
 			return false;
 		}
 	}
-	if (args.contains("class")) {
-		const json &v = args["class"];
+	if (args.contains(kClass)) {
+		const json &v = args[kClass];
 		std::optional<uint8_t> c;
 		if (v.is_string())
 			c = parse_class(v.get<std::string>());
@@ -44,30 +59,29 @@ bool parse_files_query(const json &args, FilesQuery &q, std::string &error)
 			 v.get<int64_t>() < kNumClasses)
 			c = static_cast<uint8_t>(v.get<int64_t>());
 		if (!c) {
-			error = "files: 'class' must be a lifetime class (" +
-				placement::class_names_list() + ")";
+			error = bad(kClass,
+				    "a lifetime class (" + placement::class_names_list() + ")");
 			return false;
 		}
 		q.cls = c;
 	}
-	if (args.contains("live")) {
-		if (!args["live"].is_boolean()) {
-			error = "files: 'live' must be true or false";
+	if (args.contains(kLive)) {
+		if (!args[kLive].is_boolean()) {
+			error = bad(kLive, "true or false");
 			return false;
 		}
-		q.live_only = args["live"].get<bool>();
+		q.live_only = args[kLive].get<bool>();
 	}
 	return true;
 }
 
 void to_json(json &j, const FilesQuery &q)
 {
-	j = {{"limit", q.limit},
-	     {"sort", q.order == FilesQuery::Order::bytes ? "bytes" : "newest"}};
+	j = {{kLimit, q.limit}, {kSort, q.order == FilesQuery::Order::bytes ? "bytes" : "newest"}};
 	if (q.cls)
-		j["class"] = class_name(*q.cls);
+		j[kClass] = class_name(*q.cls);
 	if (q.live_only)
-		j["live"] = true;
+		j[kLive] = true;
 }
 
 }  // namespace kvfdp::proto

@@ -47,18 +47,22 @@ bool read_record(const json &e, TwinWindowRecord &r)
 
 }  // namespace
 
+// The request's keys, each spelled once for the parser, the writer and the errors.
+constexpr const char *kFrom = "from";
+constexpr const char *kMax = "max";
+
 void to_json(json &j, const TwinWindowRequest &r)
 {
 	j = json::object();
 	if (r.from)
-		j["from"] = *r.from;
-	j["max"] = r.max;
+		j[kFrom] = *r.from;
+	j[kMax] = r.max;
 }
 
 bool parse_twin_window_request(const json &args, TwinWindowRequest &r, std::string &error)
 {
 	r = {};
-	for (const char *key : {"from", "max"}) {
+	for (const char *key : {kFrom, kMax}) {
 		const auto it = args.is_object() ? args.find(key) : args.end();
 		if (it == args.end() || it->is_null())
 			continue;
@@ -69,7 +73,7 @@ bool parse_twin_window_request(const json &args, TwinWindowRequest &r, std::stri
 			return false;
 		}
 		const uint64_t v = it->get<uint64_t>();
-		if (key[0] == 'f')
+		if (key == kFrom)
 			r.from = v;
 		else
 			r.max = v == 0 || v > kTwinWindowPage ? kTwinWindowPage : v;
