@@ -259,6 +259,9 @@ void Learner::pins_handed_over(RecomputeResult &out)
 				out.abandoned.push_back(static_cast<uint16_t>(h));
 		}
 	}
+	was_pinned_lo_ = was_pinned_hi_ = 0;
+	for (const Pin &p : recomputed_pins_)
+		mask_set(was_pinned_lo_, was_pinned_hi_, p.handle);
 	recomputed_pins_ = pins_;
 }
 

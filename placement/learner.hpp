@@ -411,9 +411,10 @@ private:
 	double last_now_ = -1;
 	double write_rate_ = 0;  // device bytes per second, smoothed
 	uint64_t generation_ = 0;
-	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;  // handles named by pins
-	uint64_t used_lo_ = 0, used_hi_ = 0;      // handles the learner's groups hold
-	uint64_t idle_lo_ = 0, idle_hi_ = 0;      // handles closed as idle, not written since
+	uint64_t pinned_lo_ = 0, pinned_hi_ = 0;          // handles named by pins
+	uint64_t was_pinned_lo_ = 0, was_pinned_hi_ = 0;  // those the last recompute's pins named
+	uint64_t used_lo_ = 0, used_hi_ = 0;              // handles the learner's groups hold
+	uint64_t idle_lo_ = 0, idle_hi_ = 0;  // handles closed as idle, not written since
 	std::array<double, kMaxHandles>
 		writing_share_{};  // per handle: its group's last writing share
 

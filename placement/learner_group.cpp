@@ -521,8 +521,16 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 	}
 }
 
-// Step 3: handles. Each group keeps the handle most of its writes went to, if free; the
+// Step 3: handles. Each group keeps the handle most of its writes go to, if free; the
 // other groups take free handles; handles that held groups and hold none are abandoned.
+// A key that wrote since the last recompute votes for its handle with the share it writes at
+// now (rate_share), one that did not with its decayed share: a new writer's decayed share is
+// a fraction of its rate while it warms up, and voting with it, the keys of its class's gone
+// writers, which wrote on the same handle and write nothing now, kept the handle, and the
+// class's writes moved to another handle at each regroup (writers restarted every 1/128
+// capacity without a stable id: 1.547, against 1.533 with this; docs/RESULTS.md). Writes a
+// pin of the last recompute placed were not a group's: they vote with the decayed share, so a
+// writer whose pin a reload dropped does not take its new group to the pin's handle.
 // A free handle no group held at the last recompute has no open RU of anyone's data
 // (never written, or closed by the RUH Update that abandoned it), so it is taken before
 // one another group leaves now; taking such a handle is a remap, reported for RUH Update.
@@ -544,7 +552,13 @@ std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint
 			auto it = std::find_if(per.begin(), per.end(),
 					       [&](auto &p) { return p.first == cands[c].handle; });
 			// A key with no writes yet still votes a little for where it is.
-			const double vote = cands[c].share + 1e-12;
+			const KeyState &st = state_[cands[c].slot];
+			const bool grouped =
+				!mask_has(was_pinned_lo_, was_pinned_hi_, cands[c].handle);
+			const double vote = (st.last_write == last_clock_ && grouped
+						     ? rate_share(st, last_clock_)
+						     : cands[c].share) +
+					    1e-12;
 			if (it == per.end())
 				per.emplace_back(cands[c].handle, vote);
 			else
