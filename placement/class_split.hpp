@@ -26,9 +26,10 @@
 // SHORT), so its part is cut only once it and the main class have their death orders known
 // (`order_known`: a quarter of what each wrote has died, what a new cut of the order split
 // needs) and die differently (differ_order, differ_ratio: what the lifetime and order rules'
-// hysteresis keeps apart), and given up, as above, once they are evidenced and die alike. Its labels still say where to
-// look: a vLLM file tier's reused blocks, LONG beside MEDIUM, die in another order than the
-// rest while their mean lifetimes stay within 1.5x, and no other rule parts them.
+// hysteresis keeps apart), and given up, as above, once they are evidenced and die alike.
+// Its labels still say where to look: a vLLM file tier's reused blocks, LONG beside MEDIUM,
+// die in another order than the rest while their mean lifetimes stay within 1.5x, and no
+// other rule parts them.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the
