@@ -525,12 +525,12 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 // other groups take free handles; handles that held groups and hold none are abandoned.
 // A key that wrote since the last recompute votes for its handle with the share it writes at
 // now (rate_share), one that did not with its decayed share: a new writer's decayed share is
-// a fraction of its rate while it warms up, and voting with it, the keys of its class's gone
-// writers, which wrote on the same handle and write nothing now, kept the handle, and the
-// class's writes moved to another handle at each regroup (writers restarted every 1/128
-// capacity without a stable id: 1.547, against 1.533 with this; docs/RESULTS.md). Writes a
-// pin of the last recompute placed were not a group's: they vote with the decayed share, so a
-// writer whose pin a reload dropped does not take its new group to the pin's handle.
+// a fraction of its rate while it warms up, so by decayed shares a group of keys that write
+// nothing now could outvote the writers filling the handle's open unit (writers restarted
+// every 1/128 capacity without a stable id: 1.547, against 1.533 with this; docs/RESULTS.md).
+// Writes a pin of the last recompute placed were not a group's: they vote with the decayed
+// share, so a writer whose pin a reload dropped does not take its new group to the pin's
+// handle.
 // A free handle no group held at the last recompute has no open RU of anyone's data
 // (never written, or closed by the RUH Update that abandoned it), so it is taken before
 // one another group leaves now; taking such a handle is a remap, reported for RUH Update.
