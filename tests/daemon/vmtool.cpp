@@ -274,16 +274,25 @@ int64_t metric_value(const json &metrics, const std::string &name)
 	return std::strtoll(text.c_str() + at + name.size() + 2, nullptr, 10);
 }
 
-// kvfdpd's tagger counters, for a failure's message: requests it classified, and block
-// requests the kernel issued without running it.
-std::string tagger_counts(const std::string &sock)
+// kvfdpd's tagger counters from its metrics: requests it classified, and block requests the
+// kernel issued without running it (-1 each when missing).
+struct TaggerCounts {
+	int64_t classified = -1, missed = -1;
+	[[nodiscard]] std::string text() const
+	{
+		return "classified " + std::to_string(classified) + ", runs the kernel skipped " +
+		       std::to_string(missed);
+	}
+};
+
+bool tagger_counts(const std::string &sock, TaggerCounts &out)
 {
 	json m;
 	if (!get_data(sock, "metrics", m))
-		return "no metrics";
-	return "classified " + std::to_string(metric_value(m, "kvfdp_tagger_requests_total")) +
-	       ", runs the kernel skipped " +
-	       std::to_string(metric_value(m, "kvfdp_tagger_missed_runs_total"));
+		return false;
+	out.classified = metric_value(m, "kvfdp_tagger_requests_total");
+	out.missed = metric_value(m, "kvfdp_tagger_missed_runs_total");
+	return true;
 }
 
 // tagger-coverage SOCK: the tagger classified every write, discard and write zeroes kvfdpd
@@ -293,20 +302,17 @@ int cmd_tagger_coverage(int argc, char **argv)
 {
 	if (argc < 3)
 		return usage();
-	json st, m;
-	if (!get_data(argv[2], "status", st) || !get_data(argv[2], "metrics", m))
+	json st;
+	TaggerCounts t;
+	if (!get_data(argv[2], "status", st) || !tagger_counts(argv[2], t))
 		return 1;
 	const json &io = st["io"];
 	const int64_t served = io["writes"].get<int64_t>() + io["discards"].get<int64_t>() +
 			       io["write_zeroes"].get<int64_t>();
-	const int64_t classified = metric_value(m, "kvfdp_tagger_requests_total");
-	const int64_t missed = metric_value(m, "kvfdp_tagger_missed_runs_total");
-	const bool ok = classified > 0 && missed >= 0 && classified <= served &&
-			served <= classified + missed;
-	std::printf("%s: kvfdpd served %lld writes, discards and write zeroes; the tagger "
-		    "classified %lld; the kernel skipped %lld of its runs\n",
-		    ok ? "ok" : "FAIL", static_cast<long long>(served),
-		    static_cast<long long>(classified), static_cast<long long>(missed));
+	const bool ok = t.classified > 0 && t.missed >= 0 && t.classified <= served &&
+			served <= t.classified + t.missed;
+	std::printf("%s: kvfdpd served %lld writes, discards and write zeroes; the tagger %s\n",
+		    ok ? "ok" : "FAIL", static_cast<long long>(served), t.text().c_str());
 	return ok ? 0 : 1;
 }
 
@@ -387,9 +393,11 @@ int cmd_placement(int argc, char **argv)
 				       ") on handle " + std::to_string(class_handle[name]));
 		}
 	}
+	TaggerCounts tc;
 	report(st1["stale_tags"].get<uint64_t>() == st0["stale_tags"].get<uint64_t>(),
 	       "no stale tags (" + std::to_string(st1["stale_tags"].get<uint64_t>()) +
-		       " in total; the tagger's counts: " + tagger_counts(sock) + ")");
+		       " in total; the tagger's counts: " +
+		       (tagger_counts(sock, tc) ? tc.text() : std::string("no metrics")) + ")");
 	// RUAMW: the LBAs a handle consumed equal what kvfdpd wrote to it, modulo RU rollover.
 	for (size_t h = 0; h < ruh1["ruhss"].size(); h++) {
 		const json &a = ruh0["ruhss"][h], &b = ruh1["ruhss"][h];
