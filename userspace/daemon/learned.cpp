@@ -147,35 +147,34 @@ template <class Chunk, class Died>
 				   uint64_t new_key, uint64_t stamp, Died died) noexcept
 {
 	const uint64_t first = slba >> shift, last = (end - 1) >> shift;
-	uint64_t run_key = 0, run_then = 0, run_n = 0;
-	bool head = true;  // the run holds the first chunk
-	auto flush = [&](bool tail) {
+	// The loop walks a pointer, and a run's length is the distance from its first chunk:
+	// one add and one compare per chunk besides the two exchanges and the run test.
+	Chunk *const begin = chunks + first, *const stop = chunks + last + 1;
+	Chunk *run = begin;  // the current run's first chunk
+	uint64_t run_key = 0, run_then = 0;
+	auto flush = [&](Chunk *run_end) {
 		if (run_key == 0)
 			return;
 		// Whole chunks, less the parts of the first and last chunk outside [slba, end).
-		uint64_t lbas = run_n << shift;
-		if (head)
+		uint64_t lbas = static_cast<uint64_t>(run_end - run) << shift;
+		if (run == begin)
 			lbas -= slba - (first << shift);
-		if (tail)
+		if (run_end == stop)
 			lbas -= ((last + 1) << shift) - end;
 		died(run_key, lbas, run_then);
 	};
-	for (uint64_t c = first; c <= last; c++) {
-		const uint64_t old = chunks[c].key.exchange(new_key, std::memory_order_relaxed);
-		const uint64_t then = chunks[c].clock.exchange(stamp, std::memory_order_relaxed);
-		if (old == run_key && then == run_then) {
-			run_n++;
+	for (Chunk *c = begin; c != stop; c++) {
+		const uint64_t old = c->key.exchange(new_key, std::memory_order_relaxed);
+		const uint64_t then = c->clock.exchange(stamp, std::memory_order_relaxed);
+		if (old == run_key && then == run_then)
 			continue;
-		}
-		if (run_n) {
-			flush(false);
-			head = false;
-		}
+		if (c != begin)
+			flush(c);
+		run = c;
 		run_key = old;
 		run_then = then;
-		run_n = 1;
 	}
-	flush(true);
+	flush(stop);
 }
 
 }  // namespace
