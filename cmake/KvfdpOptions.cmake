@@ -10,6 +10,10 @@ else()
 endif()
 option(KVFDP_WITH_BPF "Build the eBPF tagger (needs clang, bpftool, libbpf)" ${_kvfdp_bpf_default})
 
+# Debian's hardening flags (cmake/KvfdpHardening.cmake). The package is built with them; OFF
+# builds a tree comparable with one from before them (docs/perf.md, section 1).
+option(KVFDP_HARDENING "Build with Debian's hardening flags" ON)
+
 # nvcc 13 accepts C++20 at most; the CUDA parts are compiled as CUDA 20.
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
   set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
