@@ -523,13 +523,20 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 
 // Step 3: handles. Each group keeps the handle most of its writes go to, if free; the
 // other groups take free handles; handles that held groups and hold none are abandoned.
-// A key that wrote since the last recompute votes for its handle with the share it writes at
-// now (rate_share), one that did not with its decayed share: a new writer's decayed share is
-// a fraction of its rate while it warms up, so by decayed shares a group of keys that write
-// nothing now could outvote the writers filling the handle's open unit (writers restarted
-// every 1/128 capacity without a stable id: 1.547, against 1.533 with this; docs/RESULTS.md).
-// Writes a pin of the last recompute placed were not a group's: they vote with the decayed
-// share, so a writer whose pin a reload dropped does not take its new group to the pin's
+// What a handle is worth keeping for is its open RU: the group whose keys fill it now keeps it.
+// So a key that wrote since the last recompute votes for its handle with the share it writes
+// at now (rate_share), and the claims are ranked by those votes first: a new writer's decayed
+// share is a fraction of its rate while it warms up, so by decayed shares a group of keys that
+// write nothing now could outvote the writers filling the handle's open unit (writers
+// restarted every 1/128 capacity without a stable id: 1.547, against 1.533 with rate_share;
+// docs/RESULTS.md). A key that did not write votes with its decayed share, which ranks only
+// claims with equal votes of writing keys (groups that write nothing now): a namespace fill
+// that has ended no longer takes the handle from the writers that came after it, which would
+// leave its open RU half written and closed (TensorRT-LLM's ranks and KVBM's slot file after
+// their fill: learned then differs from none by chance alone, by up to 0.04 either way
+// between seeds).
+// Writes a pin of the last recompute placed were not a group's: they vote as a key that did
+// not write, so a writer whose pin a reload dropped does not take its new group to the pin's
 // handle.
 // A free handle no group held at the last recompute has no open RU of anyone's data
 // (never written, or closed by the RUH Update that abandoned it), so it is taken before
@@ -541,35 +548,40 @@ std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint
 {
 	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
 	struct Claim {
-		double share;
+		double writing;  // votes of keys that wrote since the last recompute
+		double idle;     // the others'
 		uint32_t group;
 		uint16_t handle;
 	};
 	std::vector<Claim> claims;
 	for (uint32_t g = 0; g < groups.size(); g++) {
-		std::vector<std::pair<uint16_t, double>> per;
+		struct Vote {
+			uint16_t handle;
+			double writing = 0, idle = 0;
+		};
+		std::vector<Vote> per;
 		for (uint32_t c : groups[g]) {
-			auto it = std::find_if(per.begin(), per.end(),
-					       [&](auto &p) { return p.first == cands[c].handle; });
-			// A key with no writes yet still votes a little for where it is.
+			auto it = std::find_if(per.begin(), per.end(), [&](const Vote &v) {
+				return v.handle == cands[c].handle;
+			});
+			if (it == per.end())
+				it = per.insert(per.end(), Vote{cands[c].handle});
 			const KeyState &st = state_[cands[c].slot];
 			const bool grouped =
 				!mask_has(was_pinned_lo_, was_pinned_hi_, cands[c].handle);
-			const double vote = (st.last_write == last_clock_ && grouped
-						     ? rate_share(st, last_clock_)
-						     : cands[c].share) +
-					    1e-12;
-			if (it == per.end())
-				per.emplace_back(cands[c].handle, vote);
-			else
-				it->second += vote;
+			if (grouped && st.last_write == last_clock_)
+				it->writing += rate_share(st, last_clock_);
+			else  // a key with no writes yet still votes a little for where it is
+				it->idle += cands[c].share + 1e-12;
 		}
-		for (auto &[h, s] : per)
-			if (usable(h))
-				claims.push_back({s, g, h});
+		for (const Vote &v : per)
+			if (usable(v.handle))
+				claims.push_back({v.writing, v.idle, g, v.handle});
 	}
 	std::sort(claims.begin(), claims.end(), [](const Claim &a, const Claim &b) {
-		return a.share != b.share ? a.share > b.share : a.handle < b.handle;
+		if (a.writing != b.writing)
+			return a.writing > b.writing;
+		return a.idle != b.idle ? a.idle > b.idle : a.handle < b.handle;
 	});
 	uint64_t taken_lo = 0, taken_hi = 0;
 	for (const Claim &c : claims) {

@@ -1,5 +1,6 @@
 // placement: the learner: starts as one group, splits writers whose lifetimes differ, keeps
-// writers of like lifetime together, pins win, abandoned and remapped handles are reported
+// writers of like lifetime together (the writers that write now keep their handle), pins win,
+// abandoned and remapped handles are reported
 // (a new group prefers a handle no group held; a reload's pins that hand a handle to another
 // owner report it too), soft state survives a save/load and a bad
 // file is discarded; writers of one class each start split by class and the split is given
@@ -365,6 +366,36 @@ TEST_CASE("learner: writers that start after a fill are parted at once: a new cl
 		for (uint64_t b = a + 1; b <= 4; b++)
 			CHECK(l.handle_of({a, KVFDP_CLASS_SHORT}) !=
 			      l.handle_of({b, KVFDP_CLASS_SHORT}));
+}
+
+TEST_CASE("learner: writers that come after a fill keep the handle they write to; the fill, "
+	  "which writes no more, is the group that moves")
+{
+	// Two ranks of one engine (writers 1 and 2, no hint, equal shares) write a chunk each as
+	// they start; a fill (writer 9, no hint) writes the capacity and stops; then the ranks
+	// overwrite in place, all the device's writes. They are on the fill's handle and fill its
+	// open unit from then on.
+	Learner l(config());
+	(void)l.place({1, 0}, kChunk);
+	(void)l.place({2, 0}, kChunk);
+	std::vector<Stream> fill = {{{9, 0}, 1000 * kCap, 1, {}}};
+	double now = 0;
+	(void)drive(l, fill, kCap, now, false);
+	(void)l.recompute(now += 1);
+	const uint16_t h0 = l.handle_of({9, 0});
+	REQUIRE(l.handle_of({1, 0}) == h0);
+	std::vector<Stream> s = {{{1, 0}, kCap / 8, 1, {}}, {{2, 0}, kCap / 8, 1, {}}};
+	// Recomputes every 16 MiB, until the ranks are parted from the fill by lifetime.
+	uint64_t written = 0;
+	while (l.handle_of({1, 0}) == l.handle_of({9, 0}) && written < kCap) {
+		(void)drive(l, s, 16 << 20, now);
+		written += 16 << 20;
+	}
+	REQUIRE(l.handle_of({1, 0}) == l.handle_of({2, 0}));
+	REQUIRE(l.handle_of({9, 0}) != l.handle_of({1, 0}));
+	// Their decayed shares, counted since their first chunks, are still under the fill's,
+	// but the fill writes nothing now: the ranks keep the handle whose open unit is theirs.
+	CHECK(l.handle_of({1, 0}) == h0);
 }
 
 namespace {
