@@ -11,16 +11,13 @@
 
 namespace kvfdp::proto {
 
-using placement::kMaxHandles;
-using placement::kNumClasses;
-
 // Sum over the queues at one moment (each counter read once; not a consistent cut).
 struct CounterSnapshot {
-	std::array<uint64_t, kNumClasses> class_bytes{};
-	std::array<uint64_t, kNumClasses> class_writes{};
-	std::array<uint64_t, kMaxHandles> handle_bytes{};
-	std::array<uint64_t, kMaxHandles> handle_writes{};
-	std::array<std::array<uint64_t, kMaxHandles>, nvme::kMaxStripeMembers>
+	std::array<uint64_t, placement::kNumClasses> class_bytes{};
+	std::array<uint64_t, placement::kNumClasses> class_writes{};
+	std::array<uint64_t, placement::kMaxHandles> handle_bytes{};
+	std::array<uint64_t, placement::kMaxHandles> handle_writes{};
+	std::array<std::array<uint64_t, placement::kMaxHandles>, nvme::kMaxStripeMembers>
 		member_handle_bytes{};
 	uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0, flushes = 0;
 	uint64_t discards = 0, discard_bytes = 0, write_zeroes = 0, write_zeroes_bytes = 0;

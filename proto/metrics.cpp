@@ -94,7 +94,7 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 		family("kvfdp_class_bytes_total", "counter", "Bytes written per lifetime class.");
 	auto cls_writes =
 		family("kvfdp_class_writes_total", "counter", "Write requests per lifetime class.");
-	for (unsigned i = 0; i < kNumClasses; i++) {
+	for (unsigned i = 0; i < placement::kNumClasses; i++) {
 		add(cls_bytes, {{"class", class_name(i)}}, c.class_bytes[i]);
 		add(cls_writes, {{"class", class_name(i)}}, c.class_writes[i]);
 	}
@@ -103,7 +103,7 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 	const unsigned nh = m.nruh ? m.nruh : 1;
 	if (m.members.size() > 1) {
 		for (unsigned mb = 0; mb < m.members.size() && mb < nvme::kMaxStripeMembers; mb++)
-			for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
+			for (unsigned h = 0; h < nh && h < placement::kMaxHandles; h++) {
 				std::vector<std::pair<std::string, std::string>> l = {
 					{"handle", std::to_string(h)}};
 				if (mb < m.member_pids.size() && h < m.member_pids[mb].size())
@@ -113,7 +113,7 @@ std::vector<MetricFamily> counter_families(const MetricsInput &m)
 				add(handle_bytes, std::move(l), c.member_handle_bytes[mb][h]);
 			}
 	} else {
-		for (unsigned h = 0; h < nh && h < kMaxHandles; h++) {
+		for (unsigned h = 0; h < nh && h < placement::kMaxHandles; h++) {
 			std::vector<std::pair<std::string, std::string>> l = {
 				{"handle", std::to_string(h)}};
 			if (h < m.pids.size())

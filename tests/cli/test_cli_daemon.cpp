@@ -174,7 +174,7 @@ TEST_CASE("cli: status through the fake daemon shows classes, stale tags and rec
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"status"});
 	INFO(r.err);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(golden_diff("status_daemon.txt", r.out) == "");
 	Ran j = ask(d, {"status", "-o", "json"});
 	auto doc = json::parse(j.out);
@@ -197,7 +197,7 @@ TEST_CASE(
 	FakeDaemon d({{"status", st}});
 	Ran r = ask(d, {"status"});
 	INFO(r.err);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.rfind(
 		      "DEGRADED: the BPF tagger is not active (tagger: load the BPF programs: Invalid argument: program "
 		      "kvfdp_rq_issue): every write goes to the default handle, unplaced\ndaemon: ",
@@ -234,7 +234,7 @@ TEST_CASE(
 	};
 	Ran r = wide(zc);
 	INFO(r.err);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find(
 		      "data path:   zero copy: requests go to the device from their own pages (UBLK_F_AUTO_BUF_REG)") !=
 	      std::string::npos);
@@ -244,7 +244,7 @@ TEST_CASE(
 		  with_path("copy", "this ublk driver lacks UBLK_F_AUTO_BUF_REG (Linux 6.16+)",
 			    12673024)}});
 	r = wide(copy);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find(
 		      "data path:   copy: each request is copied through kvfdpd's buffers (this ublk driver lacks "
 		      "UBLK_F_AUTO_BUF_REG (Linux 6.16+))") != std::string::npos);
@@ -252,7 +252,7 @@ TEST_CASE(
 	// A daemon from before the data path: no line, no error.
 	FakeDaemon old(std::map<std::string, std::string>{{"status", kStatus}});
 	r = ask(old, {"status"});
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find("data path") == std::string::npos);
 }
 
@@ -260,7 +260,7 @@ TEST_CASE("cli: ruh through the fake daemon adds kvfdpd's bytes per handle")
 {
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"ruh"});
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(golden_diff("ruh_daemon.txt", r.out) == "");
 	auto doc = json::parse(ask(d, {"ruh", "-o", "json"}).out);
 	CHECK(doc["source"] == "daemon");
@@ -302,7 +302,7 @@ TEST_CASE(
 	};
 	Ran r = wide({"status"});
 	INFO(r.out);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find(
 		      "stripe:      2 members, stripe size 512.00 KiB, 512.00 MiB used on each") !=
 	      std::string::npos);
@@ -316,7 +316,7 @@ TEST_CASE(
 
 	r = wide({"ruh"});
 	INFO(r.out);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find("total of 2 members") != std::string::npos);
 	CHECK(r.out.find("member 0: /dev/ng0n1, 448.00 KiB written through kvfdpd") !=
 	      std::string::npos);
@@ -335,7 +335,7 @@ TEST_CASE(
 
 	r = wide({"stats"});
 	INFO(r.out);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find("per member (the totals above are their sums):") != std::string::npos);
 	CHECK(r.out.find("/dev/ng1n1") != std::string::npos);
 	doc = json::parse(wide({"stats", "-o", "json"}).out);
@@ -356,7 +356,7 @@ TEST_CASE(
 {
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"files", "--now", "1764668500"});
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(golden_diff("files_daemon.txt", r.out) == "");
 	const json asked = json::parse(d.seen().back());
 	CHECK(asked["cmd"] == "files");
@@ -381,7 +381,7 @@ TEST_CASE(
 	FakeDaemon d(all_replies());
 	Ran r = ask(d, {"policy", "show"});
 	INFO(r.err);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(golden_diff("policy_learned_daemon.txt", r.out) == "");
 	auto doc = json::parse(ask(d, {"policy", "show", "-o", "json"}).out);
 	CHECK(doc["learned"]["groups"] == 2);
@@ -410,7 +410,7 @@ TEST_CASE(
 	FakeDaemon d(replies);
 	Ran r = ask(d, {"stats"});
 	INFO(r.out);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find("waf with placement     1.020") != std::string::npos);
 	CHECK(r.out.find("waf without (none)     1.380") != std::string::npos);
 	CHECK(r.out.find("saved by placement     368.64 MiB of media writes") != std::string::npos);
@@ -439,7 +439,7 @@ TEST_CASE(
 	FakeDaemon noisy(replies);
 	Ran r = ask(noisy, {"status"});
 	INFO(r.out);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	const std::string warning =
 		"warning: handle 3 takes 87% of the twin's GC relocations (25% of host writes): its "
 		"data dies out of write order";
@@ -469,7 +469,7 @@ TEST_CASE(
 			   R"({"handle":3,"host_bytes":1073741824,"relocated_bytes":429496729}])");
 	FakeDaemon balanced(replies);
 	r = ask(balanced, {"status"});
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find("warning:") == std::string::npos);
 	doc = json::parse(ask(balanced, {"status", "-o", "json"}).out);
 	CHECK(doc.contains("noisy_handle"));
@@ -479,7 +479,7 @@ TEST_CASE(
 	CHECK_FALSE(json::parse(ask(plain, {"status", "-o", "json"}).out).contains("noisy_handle"));
 	FakeDaemon old(std::map<std::string, std::string>{{"status", kStatus}});
 	r = ask(old, {"status"});
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out.find("warning:") == std::string::npos);
 }
 
@@ -500,7 +500,7 @@ TEST_CASE(
 	FakeDaemon drive(replies);
 	Ran r = ask(drive, {"status"});
 	INFO(r.out);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	const std::string warning =
 		"warning: handle 1 takes 100% of the drive's (FDP events log) GC relocations (75% of "
 		"host writes)";
@@ -540,7 +540,7 @@ TEST_CASE(
 	replies["metrics"] = json{{"ok", true}, {"data", {{"text", text}}}}.dump();
 	FakeDaemon d(replies);
 	Ran r = ask(d, {"metrics"});
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(r.out == text);
 	CHECK(r.out.find("kvfdp_class_bytes_total{class=\"short\"} 8388608") != std::string::npos);
 	CHECK(r.out.find("kvfdp_ruh_ruamw_lbas") == std::string::npos);
@@ -560,24 +560,24 @@ TEST_CASE("cli: a daemon refusal exits 1 with its error; garbage and hang-ups to
 		{{"ruh", R"({"ok":false,"error":"backend 'file' has no placement handles"})"},
 		 {"status", kStatus}});
 	Ran r = ask(refuse, {"ruh"});
-	CHECK(r.rc == kExitError);
+	CHECK(r.rc == kvfdp::proto::kExitError);
 	CHECK(r.err.find("backend 'file' has no placement handles") != std::string::npos);
 
 	FakeDaemon garbage({{"ruh", "this is not json"}, {"status", "[1,2]"}});
 	Ran g = ask(garbage, {"ruh"});
-	CHECK(g.rc == kExitError);
+	CHECK(g.rc == kvfdp::proto::kExitError);
 	CHECK(g.err.find("not {\"ok\":...} JSON") != std::string::npos);
-	CHECK(ask(garbage, {"status"}).rc == kExitError);
+	CHECK(ask(garbage, {"status"}).rc == kvfdp::proto::kExitError);
 
 	FakeDaemon hangup(std::map<std::string, std::string>{{"ruh", "<hang-up>"}});
 	Ran h = ask(hangup, {"ruh"});
-	CHECK(h.rc == kExitError);
+	CHECK(h.rc == kvfdp::proto::kExitError);
 	CHECK(h.err.find("closed the connection") != std::string::npos);
 
 	// Well-formed but the wrong shape: an error, not a crash.
 	FakeDaemon shape({{"ruh", R"({"ok":true,"data":{"ruhss":"eight"}})"}, {"status", kStatus}});
 	Ran s = ask(shape, {"ruh"});
-	CHECK(s.rc == kExitError);
+	CHECK(s.rc == kvfdp::proto::kExitError);
 	CHECK(s.err.find("no ruhss array") != std::string::npos);
 }
 

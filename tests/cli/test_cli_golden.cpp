@@ -50,7 +50,7 @@ void check_golden(const std::string &name, const std::vector<std::string> &args)
 {
 	Ran r = on_model(args);
 	INFO(name << " stderr: " << r.err);
-	REQUIRE(r.rc == kExitOk);
+	REQUIRE(r.rc == kvfdp::proto::kExitOk);
 	CHECK(golden_diff(name, r.out) == "");
 }
 

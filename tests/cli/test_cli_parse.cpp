@@ -163,15 +163,15 @@ TEST_CASE("cli: metric text escapes labels and skips families the daemon already
 TEST_CASE("cli: usage errors exit 2")
 {
 	Ran r = run_cli({"frobnicate"});
-	CHECK(r.rc == kExitUsage);
+	CHECK(r.rc == kvfdp::proto::kExitUsage);
 	CHECK(r.err.find("frobnicate") != std::string::npos);
-	CHECK(run_cli({}).rc == kExitUsage);
-	CHECK(run_cli({"ruh", "-o", "yaml"}).rc == kExitUsage);
-	CHECK(run_cli({"ruh", "--width", "5"}).rc == kExitUsage);
-	CHECK(run_cli({"ruh", "--backend", "tape"}).rc == kExitUsage);
-	CHECK(run_cli({"policy"}).rc == kExitUsage);
-	CHECK(run_cli({"policy", "check"}).rc == kExitUsage);
-	CHECK(run_cli({"--help"}).rc == kExitOk);
+	CHECK(run_cli({}).rc == kvfdp::proto::kExitUsage);
+	CHECK(run_cli({"ruh", "-o", "yaml"}).rc == kvfdp::proto::kExitUsage);
+	CHECK(run_cli({"ruh", "--width", "5"}).rc == kvfdp::proto::kExitUsage);
+	CHECK(run_cli({"ruh", "--backend", "tape"}).rc == kvfdp::proto::kExitUsage);
+	CHECK(run_cli({"policy"}).rc == kvfdp::proto::kExitUsage);
+	CHECK(run_cli({"policy", "check"}).rc == kvfdp::proto::kExitUsage);
+	CHECK(run_cli({"--help"}).rc == kvfdp::proto::kExitOk);
 }
 
 TEST_CASE("cli: stats -n without -i is a usage error, not silently ignored")
@@ -181,14 +181,14 @@ TEST_CASE("cli: stats -n without -i is a usage error, not silently ignored")
 	     {std::vector<std::string>{"stats", "-n", "5", "--socket", kNoSocket},
 	      std::vector<std::string>{"stats", "--count", "3", "--backend", "model"}}) {
 		Ran r = run_cli(args);
-		CHECK(r.rc == kExitUsage);
+		CHECK(r.rc == kvfdp::proto::kExitUsage);
 		CHECK(one_line(r.err));
 		CHECK(r.err.find("--count requires --interval") != std::string::npos);
 		CHECK(r.out.empty());
 	}
 	// An interval of 0 would take no interval either.
 	Ran z = run_cli({"stats", "-i", "0", "-n", "2", "--socket", kNoSocket});
-	CHECK(z.rc == kExitUsage);
+	CHECK(z.rc == kvfdp::proto::kExitUsage);
 	CHECK(one_line(z.err));
 	CHECK(z.err.find("--interval") != std::string::npos);
 }
@@ -196,7 +196,7 @@ TEST_CASE("cli: stats -n without -i is a usage error, not silently ignored")
 TEST_CASE("cli: a bad size suffix names the option and the suffixes")
 {
 	Ran r = run_cli({"ruh", "--backend", "model", "--capacity", "10XB"});
-	CHECK(r.rc == kExitUsage);
+	CHECK(r.rc == kvfdp::proto::kExitUsage);
 	CHECK(one_line(r.err));
 	CHECK(r.err.find("--capacity") != std::string::npos);
 	CHECK(r.err.find("GiB") != std::string::npos);
@@ -205,7 +205,7 @@ TEST_CASE("cli: a bad size suffix names the option and the suffixes")
 TEST_CASE("cli: a bad class name lists the classes")
 {
 	Ran r = run_cli({"files", "--class", "forever", "--socket", kNoSocket});
-	CHECK(r.rc == kExitUsage);
+	CHECK(r.rc == kvfdp::proto::kExitUsage);
 	CHECK(one_line(r.err));
 	CHECK(r.err.find("short, medium, long") != std::string::npos);
 }
@@ -213,7 +213,7 @@ TEST_CASE("cli: a bad class name lists the classes")
 TEST_CASE("cli: a missing device exits 3 and says where to look")
 {
 	Ran r = run_cli({"ruh", "--device", "/dev/ng99n99"});
-	CHECK(r.rc == kExitNoDevice);
+	CHECK(r.rc == kvfdp::proto::kExitNoDevice);
 	CHECK(one_line(r.err));
 	CHECK(r.err.find("/dev/ng99n99") != std::string::npos);
 	CHECK(r.err.find("--backend model") != std::string::npos);
@@ -222,24 +222,24 @@ TEST_CASE("cli: a missing device exits 3 and says where to look")
 TEST_CASE("cli: no daemon exits 3 and suggests --device; status still reports")
 {
 	Ran r = run_cli({"ruh", "--socket", kNoSocket});
-	CHECK(r.rc == kExitNoDevice);
+	CHECK(r.rc == kvfdp::proto::kExitNoDevice);
 	CHECK(one_line(r.err));
 	CHECK(r.err.find("is kvfdpd running? try --device") != std::string::npos);
-	CHECK(run_cli({"files", "--socket", kNoSocket}).rc == kExitNoDevice);
-	CHECK(run_cli({"stats", "--socket", kNoSocket}).rc == kExitNoDevice);
+	CHECK(run_cli({"files", "--socket", kNoSocket}).rc == kvfdp::proto::kExitNoDevice);
+	CHECK(run_cli({"stats", "--socket", kNoSocket}).rc == kvfdp::proto::kExitNoDevice);
 	// status without a daemon on the default socket reports the kernel probe and exits 0;
 	// an explicitly named socket that is not there is an error.
 	Ran s = run_cli({"status", "--socket", kNoSocket, "-o", "json"});
-	CHECK(s.rc == kExitNoDevice);
+	CHECK(s.rc == kvfdp::proto::kExitNoDevice);
 	Ran m = run_cli({"metrics", "--socket", kNoSocket});
-	CHECK(m.rc == kExitNoDevice);
+	CHECK(m.rc == kvfdp::proto::kExitNoDevice);
 	CHECK(m.out.find("kvfdp_daemon_up 0") != std::string::npos);
 }
 
 TEST_CASE("cli: files refuses a device: records live in kvfdpd")
 {
 	Ran r = run_cli({"files", "--backend", "model"});
-	CHECK(r.rc == kExitUsage);
+	CHECK(r.rc == kvfdp::proto::kExitUsage);
 	CHECK(r.err.find("kvfdpd") != std::string::npos);
 }
 
@@ -256,7 +256,7 @@ TEST_CASE("cli: policy check refuses a directory, a FIFO and /dev/zero at once, 
 		{"/dev/zero", "is a character device, not a regular file"}};
 	for (const auto &[file, says] : cases) {
 		Ran r = run_cli({"policy", "check", file});
-		CHECK(r.rc == kExitUsage);
+		CHECK(r.rc == kvfdp::proto::kExitUsage);
 		CHECK(one_line(r.err));
 		CHECK_MESSAGE(r.err.find(file + " " + says) != std::string::npos, r.err);
 		CHECK(r.out.empty());
@@ -275,22 +275,24 @@ TEST_CASE("cli: policy check validates with kvfdpd's parser")
 	std::ofstream(dir / "bad.toml") << "[placement]\nforever = 3\n";
 	std::ofstream(dir / "range.toml") << "[placement]\nlong = 7\n";
 	Ran good = run_cli({"policy", "check", (dir / "good.toml").string()});
-	CHECK(good.rc == kExitOk);
+	CHECK(good.rc == kvfdp::proto::kExitOk);
 	CHECK(good.out.find("valid") != std::string::npos);
 	Ran bad = run_cli({"policy", "check", (dir / "bad.toml").string()});
-	CHECK(bad.rc == kExitUsage);
+	CHECK(bad.rc == kvfdp::proto::kExitUsage);
 	CHECK(one_line(bad.err));
 	CHECK(bad.err.find("placement.forever") != std::string::npos);
 	// Handle 7 is fine for kvfdpd in general but not for a 4-handle model.
-	CHECK(run_cli({"policy", "check", (dir / "range.toml").string()}).rc == kExitOk);
+	CHECK(run_cli({"policy", "check", (dir / "range.toml").string()}).rc ==
+	      kvfdp::proto::kExitOk);
 	Ran range = run_cli({"policy", "check", (dir / "range.toml").string(), "--backend", "model",
 			     "--handles", "4"});
-	CHECK(range.rc == kExitUsage);
+	CHECK(range.rc == kvfdp::proto::kExitUsage);
 	CHECK(range.err.find("out of range") != std::string::npos);
 	Ran show = run_cli({"policy", "show", (dir / "good.toml").string(), "-o", "json"});
-	CHECK(show.rc == kExitOk);
+	CHECK(show.rc == kvfdp::proto::kExitOk);
 	CHECK(show.out.find("\"extreme\"") != std::string::npos);
-	CHECK(run_cli({"policy", "check", (dir / "nope.toml").string()}).rc == kExitUsage);
+	CHECK(run_cli({"policy", "check", (dir / "nope.toml").string()}).rc ==
+	      kvfdp::proto::kExitUsage);
 	fs::remove_all(dir);
 }
 

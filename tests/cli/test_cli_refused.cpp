@@ -24,7 +24,7 @@ TEST_CASE("cli: a connection the daemon refuses over its limits reports the daem
 	for (int i = 0; i < 20; i++) {  // the close races the request; each try must say why
 		Ran r = run_cli({"ruh", "--socket", ts.path});
 		INFO("try " << i << ": " << r.err);
-		CHECK(r.rc == kExitError);
+		CHECK(r.rc == kvfdp::proto::kExitError);
 		CHECK(r.err.find(
 			      "kvfdpd refused 'ruh': kvfdpd's control socket has 1 connections open, its limit: retry") !=
 		      std::string::npos);
@@ -59,7 +59,7 @@ TEST_CASE(
 		std::vector<std::string> a = args;
 		a.insert(a.end(), {"--socket", path});
 		Ran r = run_cli(a);
-		CHECK(r.rc == kExitError);
+		CHECK(r.rc == kvfdp::proto::kExitError);
 		CHECK(r.out.empty());
 		CHECK(r.err ==
 		      "kvfdp: kvfdpd refused 'stop': stop needs root or membership of group kvfdp-admin "

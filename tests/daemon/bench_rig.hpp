@@ -142,7 +142,7 @@ public:
 	{
 		for (uint16_t t = 0; t < rc.depth; t++)
 			bufs_[t] = buf_area_.get() + static_cast<size_t>(t) * rc.io_buf_bytes;
-		policy_.publish(daemon::default_map(rc.nruh));
+		policy_.publish(kvfdp::placement::default_map(rc.nruh));
 		daemon::EngineConfig ec;
 		ec.depth = rc.depth;
 		ec.io_buf_bytes = rc.io_buf_bytes;

@@ -304,7 +304,7 @@ TEST_CASE("engine: an untagged write is stale and lands on handle 0")
 TEST_CASE("engine: a policy change moves the class without restarting")
 {
 	Rig rig(512 * 1024);
-	auto m = default_map(8);
+	auto m = kvfdp::placement::default_map(8);
 	m[KVFDP_CLASS_SHORT] = 6;
 	rig.policy.publish(m);
 	rig.slots.set(2, 9, 64, 8, KVFDP_CLASS_SHORT);

@@ -80,7 +80,7 @@ TEST_CASE("example config: as shipped it parses and validates on any device")
 		auto p = make_policy(*cfg, n);
 		CHECK_MESSAGE(p.ok(), "nruh ", n);
 		if (p.ok())
-			CHECK(p->handle == default_map(n));
+			CHECK(p->handle == kvfdp::placement::default_map(n));
 	}
 }
 
@@ -101,7 +101,7 @@ TEST_CASE("example config: every commented-out example key is valid and says the
 	auto p = make_policy(*cfg, nruh);
 	REQUIRE_MESSAGE(p.ok(), p.error().message());
 	// The example values are the built-in map, so switching them on changes nothing.
-	CHECK(p->handle == default_map(nruh));
+	CHECK(p->handle == kvfdp::placement::default_map(nruh));
 	// With fewer handles than the example names, the error names the key and what to do.
 	auto small = make_policy(*cfg, 4);
 	REQUIRE(!small.ok());

@@ -100,9 +100,9 @@ TEST_CASE(
 	State s;
 	s.device = std::move(*dev);
 	s.info = s.device->info();
-	auto p = make_policy(PolicyConfig{}, 8);
+	auto p = kvfdp::placement::make_policy(kvfdp::placement::PolicyConfig{}, 8);
 	REQUIRE(p.ok());
-	s.policy = std::make_shared<const Policy>(std::move(*p));
+	s.policy = std::make_shared<const kvfdp::placement::Policy>(std::move(*p));
 	s.tagger.load(true, 1, 64, "", true);  // --no-tagger
 	const json r = json::parse(handle_control_line(s, R"({"cmd":"status"})"), nullptr, false);
 	REQUIRE_MESSAGE(r.value("ok", false), r.dump());

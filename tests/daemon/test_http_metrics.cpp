@@ -238,9 +238,9 @@ TEST_CASE("http metrics: kvfdpd's exposition of the FDP SSD model, scraped over 
 	REQUIRE(hs.ok());
 	s.handles = *hs;
 	s.nruh = static_cast<uint16_t>(hs->size());
-	auto p = make_policy(PolicyConfig{}, s.nruh);
+	auto p = kvfdp::placement::make_policy(kvfdp::placement::PolicyConfig{}, s.nruh);
 	REQUIRE(p.ok());
-	s.policy = std::make_shared<const Policy>(std::move(*p));
+	s.policy = std::make_shared<const kvfdp::placement::Policy>(std::move(*p));
 	// --placement learned, so the learner's families are part of the scrape too.
 	s.learned = LearnedPlacement::create(*s.device, s.nruh, LearnedOptions{});
 	REQUIRE(s.learned);

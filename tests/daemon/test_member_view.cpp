@@ -37,9 +37,9 @@ void init_state(State &s, std::unique_ptr<nvme::Device> dev)
 	REQUIRE(hs.ok());
 	s.handles = *hs;
 	s.nruh = static_cast<uint16_t>(hs->size());
-	auto p = make_policy(PolicyConfig{}, s.nruh);
+	auto p = kvfdp::placement::make_policy(kvfdp::placement::PolicyConfig{}, s.nruh);
 	REQUIRE(p.ok());
-	s.policy = std::make_shared<const Policy>(std::move(*p));
+	s.policy = std::make_shared<const kvfdp::placement::Policy>(std::move(*p));
 }
 
 void init_state(State &s, BackendOptions b)
@@ -228,7 +228,7 @@ TEST_CASE("member view: a stripe of two models in status, ruh, stats and metrics
 	CHECK(stats["members"][1]["device"] == b.members[1]);
 
 	// kvfdpd's bytes per member and handle, from its counters.
-	CounterSnapshot c;
+	kvfdp::proto::CounterSnapshot c;
 	c.member_handle_bytes[0][2] = 3 * 4096;
 	c.member_handle_bytes[1][4] = 5 * 4096;
 	c.member_handle_bytes[1][0] = 4096;

@@ -8,37 +8,37 @@ using namespace kvfdp::daemon;
 
 TEST_CASE("policy: default map follows ARCHITECTURE decision 4 with 5+ handles")
 {
-	auto m = default_map(8);
+	auto m = kvfdp::placement::default_map(8);
 	CHECK(m[KVFDP_CLASS_NOT_SET] == 0);
 	CHECK(m[KVFDP_CLASS_NONE] == 0);
 	CHECK(m[KVFDP_CLASS_SHORT] == 1);
 	CHECK(m[KVFDP_CLASS_MEDIUM] == 2);
 	CHECK(m[KVFDP_CLASS_LONG] == 3);
 	CHECK(m[KVFDP_CLASS_EXTREME] == 4);
-	CHECK(default_map(5) == m);
+	CHECK(kvfdp::placement::default_map(5) == m);
 }
 
 TEST_CASE("policy: with fewer handles neighbouring classes share, default stays alone")
 {
-	auto m1 = default_map(1);
+	auto m1 = kvfdp::placement::default_map(1);
 	for (auto h : m1)
 		CHECK(h == 0);
-	auto m2 = default_map(2);
+	auto m2 = kvfdp::placement::default_map(2);
 	CHECK(m2[KVFDP_CLASS_NOT_SET] == 0);
 	CHECK(m2[KVFDP_CLASS_SHORT] == 1);
 	CHECK(m2[KVFDP_CLASS_EXTREME] == 1);
-	auto m3 = default_map(3);
+	auto m3 = kvfdp::placement::default_map(3);
 	CHECK(m3[KVFDP_CLASS_SHORT] == 1);
 	CHECK(m3[KVFDP_CLASS_MEDIUM] == 1);
 	CHECK(m3[KVFDP_CLASS_LONG] == 2);
 	CHECK(m3[KVFDP_CLASS_EXTREME] == 2);
-	auto m4 = default_map(4);
+	auto m4 = kvfdp::placement::default_map(4);
 	CHECK(m4[KVFDP_CLASS_SHORT] == 1);
 	CHECK(m4[KVFDP_CLASS_MEDIUM] == 1);
 	CHECK(m4[KVFDP_CLASS_LONG] == 2);
 	CHECK(m4[KVFDP_CLASS_EXTREME] == 3);
 	for (uint16_t n = 1; n <= 16; n++) {
-		auto m = default_map(n);
+		auto m = kvfdp::placement::default_map(n);
 		for (unsigned c = 1; c < kvfdp::placement::kNumClasses; c++) {
 			CHECK(m[c] < n);
 			CHECK(m[c] >=
@@ -90,7 +90,7 @@ TEST_CASE("config: an empty file is the default policy")
 	REQUIRE(cfg.ok());
 	auto p = make_policy(*cfg, 8);
 	REQUIRE(p.ok());
-	CHECK(p->handle == default_map(8));
+	CHECK(p->handle == kvfdp::placement::default_map(8));
 }
 
 // Each bad config is refused with one line naming file:line and the key.
@@ -161,10 +161,10 @@ TEST_CASE("policy: the published table is what queue threads read")
 {
 	PolicyTable t;
 	CHECK(t.generation() == 0);
-	t.publish(default_map(8));
+	t.publish(kvfdp::placement::default_map(8));
 	CHECK(t.handle_of(KVFDP_CLASS_LONG) == 3);
 	CHECK(t.handle_of(200) == 0);  // out-of-range class reads the default
-	auto m = default_map(8);
+	auto m = kvfdp::placement::default_map(8);
 	m[KVFDP_CLASS_LONG] = 7;
 	t.publish(m);
 	CHECK(t.handle_of(KVFDP_CLASS_LONG) == 7);

@@ -412,7 +412,7 @@ TEST_CASE(
 		rig.write(0, w.lba, w.nlb, w.cls);
 		REQUIRE(rig.commits.v.back() ==
 			std::pair<uint16_t, int>{0, static_cast<int>(w.nlb * 4096)});
-		const uint16_t h = default_map(8)[w.cls];
+		const uint16_t h = kvfdp::placement::default_map(8)[w.cls];
 		const auto per = walk(dev.layout(), w.lba, w.nlb);
 		for (uint32_t m = 0; m < 3; m++)
 			expect[{m, h}] += per[m].size() * 4096;

@@ -77,7 +77,7 @@ struct EngineRig {
 		REQUIRE(io_uring_queue_init(8, &ring, ring_flags) == 0);
 		for (auto &m : mem)
 			bufs.push_back(m.data());
-		policy.publish(daemon::default_map(ec.nruh));
+		policy.publish(kvfdp::placement::default_map(ec.nruh));
 		ec.depth = kRigTags;
 		ec.io_buf_bytes = kRigBufBytes;
 		ec.lba_size = 4096;

@@ -53,9 +53,9 @@ void make_state(daemon::State &s, const std::string &dir, uint64_t twin_memory)
 	s.device = std::move(*dev);
 	s.info = s.device->info();
 	s.nruh = 8;
-	auto p = daemon::make_policy(daemon::PolicyConfig{}, 8);
+	auto p = kvfdp::placement::make_policy(kvfdp::placement::PolicyConfig{}, 8);
 	REQUIRE(p.ok());
-	s.policy = std::make_shared<const daemon::Policy>(std::move(*p));
+	s.policy = std::make_shared<const kvfdp::placement::Policy>(std::move(*p));
 	twin::TwinSettings ts;
 	ts.memory_bytes = twin_memory;
 	ts.op = 0.07;

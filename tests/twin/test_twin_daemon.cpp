@@ -47,9 +47,9 @@ void on_model(daemon::State &s, const std::string &dir)
 	s.device = open_model(dir, 64ull << 20, 1 << 20);
 	s.info = s.device->info();
 	s.nruh = 8;
-	auto p = daemon::make_policy(daemon::PolicyConfig{}, 8);
+	auto p = kvfdp::placement::make_policy(kvfdp::placement::PolicyConfig{}, 8);
 	REQUIRE(p.ok());
-	s.policy = std::make_shared<const daemon::Policy>(std::move(*p));
+	s.policy = std::make_shared<const kvfdp::placement::Policy>(std::move(*p));
 }
 
 // A drive whose FDP events log is whatever the test put in events; nothing else.

@@ -92,7 +92,7 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
 		if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
-			return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
+			return app.exit(e, out, err) == 0 ? proto::kExitOk : proto::kExitUsage;
 		// One line, saying what to do next.
 		std::vector<std::string> rest = app.remaining();
 		if (app.get_subcommands().empty() && !rest.empty() &&
@@ -106,13 +106,13 @@ int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
 			err << "kvfdp: " << e.what()
 			    << "; see `kvfdp --help` or `kvfdp SUBCOMMAND --help`\n";
 		}
-		return kExitUsage;
+		return proto::kExitUsage;
 	} catch (const std::exception &e) {
 		// Data that did not have the shape we expected (e.g. a daemon reply): a bug, not a
 		// crash.
 		err << "kvfdp: internal error: " << e.what()
 		    << "; please report it with the command line that caused it\n";
-		return kExitError;
+		return proto::kExitError;
 	}
 	return ctx.exit_code;
 }

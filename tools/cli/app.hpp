@@ -12,14 +12,6 @@ namespace kvfdp::cli {
 
 class Context;
 
-// Exit codes, stable and documented in docs/cli.md (proto/exit_codes.hpp).
-using proto::Exit;
-using proto::kExitError;
-using proto::kExitNoDevice;
-using proto::kExitOk;
-using proto::kExitUnsupported;
-using proto::kExitUsage;
-
 // Parses argv and runs the subcommand; returns the process exit code.
 int run(int argc, char **argv);
 // The same with the output streams given (tests capture them). argv[0] is the program name.

@@ -29,13 +29,13 @@ int run_files(Context &ctx, const FilesOptions &o)
 	if (!o.cls.empty()) {
 		want = parse_class(o.cls);
 		if (!want)
-			return ctx.fail(kExitUsage,
+			return ctx.fail(proto::kExitUsage,
 					"--class '" + o.cls +
 						"' is not a lifetime class; use one of " +
 						class_names_list());
 	}
 	if (ctx.direct())
-		return ctx.fail(kExitUsage,
+		return ctx.fail(proto::kExitUsage,
 				"files come from kvfdpd's records (the BPF tagger's file "
 				"events); a device has none. Run it without --device/--backend "
 				"while kvfdpd runs");
@@ -58,7 +58,7 @@ int run_files(Context &ctx, const FilesOptions &o)
 			ctx.print_json(none);
 		else
 			ctx.out << "no file records: " << *none.reason << '\n';
-		return kExitOk;
+		return proto::kExitOk;
 	}
 	double now = o.now > 0 ? o.now
 			       : std::chrono::duration<double>(
@@ -77,7 +77,7 @@ int run_files(Context &ctx, const FilesOptions &o)
 	shown.matched = d.matched.value_or(shown.files.size());
 	if (ctx.json()) {
 		ctx.print_json(shown);
-		return kExitOk;
+		return proto::kExitOk;
 	}
 	Table t({{"DEV", Align::left},
 		 {"INODE", Align::right},
@@ -102,7 +102,7 @@ int run_files(Context &ctx, const FilesOptions &o)
 	t.render(ctx.out, ctx.table_width());
 	ctx.out << shown.files.size() << " of " << *shown.matched
 		<< " matching file(s), largest first\n";
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

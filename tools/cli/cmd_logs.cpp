@@ -123,7 +123,7 @@ int run_configs(Context &ctx)
 		ctx.print_json(doc);
 	else
 		print_configs(ctx, doc, usage);
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 struct EventsOptions {
@@ -189,14 +189,14 @@ int run_events(Context &ctx, const EventsOptions &o)
 		ctx.print_json({{"device", display_path(dev.info())},
 				{"nevents", events.size()},
 				{"events", events}});
-		return kExitOk;
+		return proto::kExitOk;
 	}
 	if (events.empty()) {
 		ctx.out << display_path(dev.info()) << ": no FDP events logged\n";
-		return kExitOk;
+		return proto::kExitOk;
 	}
 	t.render(ctx.out, ctx.table_width());
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

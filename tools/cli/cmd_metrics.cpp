@@ -46,7 +46,7 @@ Result<void> write_atomic(const std::string &path, const std::string &text)
 int run_metrics(Context &ctx, const MetricsOptions &o)
 {
 	std::string text;
-	int rc = kExitOk;
+	int rc = proto::kExitOk;
 	if (ctx.direct()) {
 		auto dev = ctx.open_device();
 		if (!dev)
@@ -58,7 +58,7 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 		if (!st)
 			return ctx.fail(st.error());
 		const bool emu = proto::backend_passthru_logs((*dev)->info().backend) &&
-				 controller_is_emulated((*dev)->info().path, ctx.probe_root);
+				 nvme::controller_is_emulated((*dev)->info().path, ctx.probe_root);
 		std::vector<proto::MetricFamily> fams = ruh_metrics(*ruh);
 		for (auto &f : proto::fdp_stats_families(*st, emu))
 			fams.push_back(std::move(f));
@@ -75,7 +75,7 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 				text += '\n';
 		} else {
 			ctx.err << "kvfdp: " << m.error.message << '\n';
-			rc = kExitNoDevice;
+			rc = proto::kExitNoDevice;
 			text = proto::render_metrics({proto::daemon_up_family(false)});
 		}
 	}
@@ -83,7 +83,7 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 		auto w = write_atomic(o.textfile, text);
 		if (!w)
 			return ctx.fail(
-				kExitError,
+				proto::kExitError,
 				w.error().message() +
 					"; check the textfile collector directory exists and is writable");
 		if (o.textfile.size() < 5 || o.textfile.substr(o.textfile.size() - 5) != ".prom")

@@ -119,7 +119,7 @@ Result<proto::PolicyReply> policy_from_file(Context &ctx, const std::string &fil
 {
 	auto cfg = placement::load_config(file, false);
 	if (!cfg)
-		return cli_error(kExitUsage, cfg.error().message());
+		return cli_error(proto::kExitUsage, cfg.error().message());
 	uint16_t nruh = placement::kMaxHandles;
 	std::vector<nvme::Handle> handles;
 	bool checked = false;
@@ -136,7 +136,7 @@ Result<proto::PolicyReply> policy_from_file(Context &ctx, const std::string &fil
 	}
 	auto pol = placement::make_policy(*cfg, nruh);
 	if (!pol)
-		return cli_error(kExitUsage, pol.error().message());
+		return cli_error(proto::kExitUsage, pol.error().message());
 	proto::PolicyReply doc;
 	doc.config = file;
 	doc.valid = true;
@@ -167,7 +167,7 @@ int run_show(Context &ctx, const PolicyOptions &o)
 		doc = std::move(d).value();
 	} else {
 		if (ctx.direct())
-			return ctx.fail(kExitUsage,
+			return ctx.fail(proto::kExitUsage,
 					"policy show without FILE asks kvfdpd for its policy; "
 					"give a FILE to read one with --device/--backend");
 		auto r = ctx.ask_daemon(proto::cmd::kPolicy);
@@ -179,7 +179,7 @@ int run_show(Context &ctx, const PolicyOptions &o)
 		ctx.print_json(doc);
 	else
 		print_policy_human(ctx, doc);
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 int run_check(Context &ctx, const PolicyOptions &o)
@@ -209,7 +209,7 @@ int run_check(Context &ctx, const PolicyOptions &o)
 			ctx.out << " (handle numbers not checked against a drive: add --device "
 				   "/dev/ngXnY or --backend model)\n";
 	}
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

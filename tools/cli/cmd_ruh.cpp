@@ -88,7 +88,7 @@ void print_human(Context &ctx, const RuhView &v)
 
 int run_ruh(Context &ctx)
 {
-	Result<RuhView> view = cli_error(kExitError, "");
+	Result<RuhView> view = cli_error(proto::kExitError, "");
 	if (ctx.direct()) {
 		auto dev = ctx.open_device();
 		if (!dev)
@@ -109,7 +109,7 @@ int run_ruh(Context &ctx)
 		ctx.print_json(to_json(*view));
 	else
 		print_human(ctx, *view);
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

@@ -37,8 +37,8 @@ struct Sampler {
 			return stats_from_device(*dev);
 		auto r = ctx.ask_daemon(proto::cmd::kStats);
 		if (!r.ok) {
-			int code = r.error.kind == DaemonFailure::unreachable ? kExitNoDevice
-									      : kExitError;
+			int code = r.error.kind == DaemonFailure::unreachable ? proto::kExitNoDevice
+									      : proto::kExitError;
 			return cli_error(code, r.error.message);
 		}
 		last = r.data;
@@ -65,9 +65,9 @@ json waf_json(const nvme::WafReading &w)
 
 json counters_json(const nvme::FdpStats &s)
 {
-	return {{"hbmw", u128_json(s.hbmw)},
-		{"mbmw", u128_json(s.mbmw)},
-		{"mbe", u128_json(s.mbe)}};
+	return {{"hbmw", proto::u128_json(s.hbmw)},
+		{"mbmw", proto::u128_json(s.mbmw)},
+		{"mbe", proto::u128_json(s.mbe)}};
 }
 
 // Opens the device (--device/--backend), or asks kvfdpd which one it serves; names it and
@@ -81,8 +81,8 @@ int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emul
 		sm.dev = std::move(d).value();
 		device_name = display_path(sm.dev->info());
 		if (proto::backend_passthru_logs(sm.dev->info().backend))
-			emulated = controller_is_emulated(device_name, ctx.probe_root);
-		return kExitOk;
+			emulated = nvme::controller_is_emulated(device_name, ctx.probe_root);
+		return proto::kExitOk;
 	}
 	auto st = ctx.ask_daemon(proto::cmd::kStatus);
 	if (!st.ok)
@@ -90,8 +90,8 @@ int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emul
 	const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(st.data).device;
 	device_name = dev.path.empty() ? std::string("?") : dev.path;
 	if (proto::backend_passthru_logs(dev.backend))
-		emulated = controller_is_emulated(device_name, ctx.probe_root);
-	return kExitOk;
+		emulated = nvme::controller_is_emulated(device_name, ctx.probe_root);
+	return proto::kExitOk;
 }
 
 // The first reading's counters and lifetime WAF, as lines.
@@ -200,7 +200,7 @@ int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::Fdp
 		}
 		prev = *now;
 	}
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 int run_stats(Context &ctx, const StatsOptions &o)
@@ -208,7 +208,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 	Sampler sm{ctx, nullptr, {}};
 	std::string device_name;
 	bool emulated = false;
-	if (int rc = open_sampler(ctx, sm, device_name, emulated); rc != kExitOk)
+	if (int rc = open_sampler(ctx, sm, device_name, emulated); rc != proto::kExitOk)
 		return rc;
 	auto first = sm.sample();
 	if (!first)
@@ -222,13 +222,13 @@ int run_stats(Context &ctx, const StatsOptions &o)
 	if (!ctx.json())
 		print_lifetime(ctx, *first, device_name, emulated, life);
 	add_daemon_parts(ctx, proto::reply_as<proto::StatsReply>(sm.last), emulated, doc);
-	if (int rc = sample_intervals(ctx, o, sm, *first, emulated, doc); rc != kExitOk)
+	if (int rc = sample_intervals(ctx, o, sm, *first, emulated, doc); rc != proto::kExitOk)
 		return rc;
 	if (ctx.json())
 		ctx.print_json(doc);
 	else
 		ctx.out << nvme::kWafMeaning << '\n';
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

@@ -255,7 +255,7 @@ int run_status(Context &ctx)
 				ctx.print_json(d);
 			else
 				print_daemon_human(ctx, d);
-			return kExitOk;
+			return proto::kExitOk;
 		}
 		if (st.error.kind != DaemonFailure::unreachable || ctx.socket_given)
 			return ctx.fail(st.error);
@@ -265,7 +265,7 @@ int run_status(Context &ctx)
 			ctx.print_json(d);
 		else
 			print_local_human(ctx, d, none);
-		return kExitOk;
+		return proto::kExitOk;
 	}
 	auto dev = ctx.open_device();
 	if (!dev)
@@ -282,7 +282,7 @@ int run_status(Context &ctx)
 		print_local_human(ctx, d, none);
 	if (auto e = fdp_unusable((*dev)->info()))
 		ctx.err << "kvfdp: note: " << e->context << '\n';
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

@@ -16,20 +16,20 @@ struct StopOptions {
 int run_stop(Context &ctx, const StopOptions &o)
 {
 	if (ctx.direct())
-		return ctx.fail(kExitUsage,
+		return ctx.fail(proto::kExitUsage,
 				"stop talks to kvfdpd (--socket), not to --device or --backend");
 	auto r = ctx.ask_daemon(proto::cmd::kStop, proto::StopRequest{o.force});
 	if (!r.ok)
 		return ctx.fail(r.error);
 	if (ctx.json()) {
 		ctx.print_json(r.data);
-		return kExitOk;
+		return proto::kExitOk;
 	}
 	const auto stop = proto::reply_as<proto::StopReply>(r.data);
 	ctx.out << "kvfdpd is stopping "
 		<< (stop.stopping.empty() ? std::string("its disk") : stop.stopping)
 		<< (stop.force ? " (--force: as on SIGTERM, whoever holds the disk)" : "") << "\n";
-	return kExitOk;
+	return proto::kExitOk;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ void add_version_command(CLI::App &app, Context &ctx)
 			ctx.print_json({{"version", KVFDP_VERSION}});
 		else
 			ctx.out << "kvfdp " << KVFDP_VERSION << '\n';
-		ctx.exit_code = kExitOk;
+		ctx.exit_code = proto::kExitOk;
 	});
 }
 

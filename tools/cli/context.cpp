@@ -49,12 +49,12 @@ int exit_for(const Error &e)
 		case ENOENT:
 		case ENODEV:
 		case ENXIO:
-		case ECONNREFUSED: return kExitNoDevice;
-		case EOPNOTSUPP: return kExitUnsupported;
-		default: return kExitError;
+		case ECONNREFUSED: return proto::kExitNoDevice;
+		case EOPNOTSUPP: return proto::kExitUnsupported;
+		default: return proto::kExitError;
 		}
 	}
-	return kExitError;
+	return proto::kExitError;
 }
 
 Context::~Context()
@@ -96,9 +96,9 @@ int Context::fail(const Error &e)
 
 int Context::fail(const DaemonError &e)
 {
-	int code = kExitError;
+	int code = proto::kExitError;
 	if (e.kind == DaemonFailure::unreachable)
-		code = kExitNoDevice;
+		code = proto::kExitNoDevice;
 	return fail(code, e.message);
 }
 
@@ -120,15 +120,15 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 		backend.empty() ? proto::BackendKind::passthru : proto::parse_backend(backend);
 	if (be == proto::BackendKind::model) {
 		if (!device.empty())
-			return cli_error(kExitUsage,
+			return cli_error(proto::kExitUsage,
 					 "--device and --backend model exclude each other: "
 					 "the model is a device of its own");
 		auto cap = parse_size(model.capacity);
 		if (!cap)
-			return cli_error(kExitUsage, "--capacity: " + cap.error().message());
+			return cli_error(proto::kExitUsage, "--capacity: " + cap.error().message());
 		auto ru = parse_size(model.ru_size);
 		if (!ru)
-			return cli_error(kExitUsage, "--ru-size: " + ru.error().message());
+			return cli_error(proto::kExitUsage, "--ru-size: " + ru.error().message());
 		model::ModelDeviceOptions o;
 		o.config.logical_bytes = *cap;
 		o.config.ru_size = *ru;
@@ -136,35 +136,37 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 		o.config.lba_size = model.lba_size;
 		o.config.op = model.op;
 		if (auto v = model::validate(o.config); !v)
-			return cli_error(kExitUsage, "bad model shape: " + v.error().message());
+			return cli_error(proto::kExitUsage,
+					 "bad model shape: " + v.error().message());
 		o.data_path = model_data_path();
 		auto d = model::open_model_device(o);
 		if (!d)
-			return cli_error(kExitUsage,
+			return cli_error(proto::kExitUsage,
 					 "cannot build the FDP SSD model: " + d.error().message() +
 						 "; check --capacity, --ru-size, --handles");
 		return std::move(d).value();
 	}
 	if (be != proto::BackendKind::passthru)
-		return cli_error(kExitUsage, "unknown backend '" + backend + "'; use " +
-						     proto::backend_list(true));
+		return cli_error(proto::kExitUsage, "unknown backend '" + backend + "'; use " +
+							    proto::backend_list(true));
 	if (device.empty())
-		return cli_error(kExitNoDevice,
+		return cli_error(proto::kExitNoDevice,
 				 "no device given; name one with --device /dev/ngXnY "
 				 "(see `ls /dev/ng*`) or use --backend model");
 	auto d = nvme::open_passthru_device(device);
 	if (!d) {
 		const Error &e = d.error();
-		if (exit_for(e) == kExitNoDevice)
+		if (exit_for(e) == proto::kExitNoDevice)
 			return cli_error(
-				kExitNoDevice,
+				proto::kExitNoDevice,
 				e.message() + (e.guidance
 						       ? "; or use --backend model"
 						       : "; list NVMe generic devices with "
 							 "`ls /dev/ng*`, or use --backend model"));
 		if (e.code.value() == EACCES || e.code.value() == EPERM)
-			return cli_error(kExitError, e.message() + "; reading FDP logs needs root "
-								   "(CAP_SYS_ADMIN)");
+			return cli_error(proto::kExitError, e.message() +
+								    "; reading FDP logs needs root "
+								    "(CAP_SYS_ADMIN)");
 		return std::move(d).error();
 	}
 	return std::move(d).value();

@@ -43,7 +43,7 @@ public:
 	std::ostream &out;
 	std::ostream &err;
 	// The process exit code; subcommand callbacks set it (others' subcommands take it as int&).
-	int exit_code = kExitOk;
+	int exit_code = proto::kExitOk;
 
 	// Global options (registered by add_global_options).
 	std::string output = "table";  // table | json

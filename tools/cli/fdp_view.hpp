@@ -20,10 +20,6 @@ namespace kvfdp::cli {
 // "initially-isolated", "persistently-isolated".
 [[nodiscard]] std::string ruht_name(uint8_t ruht);
 
-// A 128-bit counter as JSON, the control socket's form (proto/u128_json.hpp).
-using proto::u128_from_json;
-using proto::u128_json;
-
 // j[key] as an unsigned integer; dflt when j is not an object, the key is missing, or the
 // value is not a non-negative integer.
 [[nodiscard]] uint64_t json_u64(const nlohmann::json &j, const char *key, uint64_t dflt = 0);

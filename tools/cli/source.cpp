@@ -12,13 +12,13 @@ std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info)
 {
 	if (!info.fdp_supported)
 		return cli_error(
-			kExitUnsupported,
+			proto::kExitUnsupported,
 			info.path + " does not support FDP (Identify Controller CTRATT bit 19 "
 				    "is 0); it has no placement handles. `kvfdp simulate` or "
 				    "--backend model can project the WAF placement would give");
 	if (!info.fdp_enabled)
 		return cli_error(
-			kExitUnsupported,
+			proto::kExitUnsupported,
 			info.path + " supports FDP but it is disabled (Get Features 0x1D bit 0 "
 				    "is 0); enable it on the endurance group (nvme set-feature -f "
 				    "0x1d, which needs an empty endurance group), or use --backend "
@@ -41,7 +41,7 @@ Result<RuhView> ruh_from_device(nvme::Device &dev)
 	v.lba_size = info.lba_size;
 	auto map = default_class_map(static_cast<unsigned>(hs->size()));
 	for (const auto &h : *hs) {
-		RuhRow r;
+		proto::RuhRow r;
 		r.index = h.index;
 		r.pid = h.pid;
 		r.ruhid = h.ruhid;
@@ -58,7 +58,7 @@ Result<RuhView> ruh_from_device(nvme::Device &dev)
 Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::json &status)
 {
 	if (!proto::has_ruh_rows(ruh))
-		return cli_error(kExitError,
+		return cli_error(proto::kExitError,
 				 "kvfdpd's ruh reply has no ruhss array; is the CLI older "
 				 "or newer than the daemon? compare `kvfdp version`");
 	const auto r = proto::reply_as<proto::RuhReply>(ruh);
@@ -77,7 +77,7 @@ Result<RuhView> ruh_from_daemon_data(const nlohmann::json &ruh, const nlohmann::
 }
 
 namespace {
-nlohmann::json rows_json(const std::vector<RuhRow> &rs, uint32_t lba_size)
+nlohmann::json rows_json(const std::vector<proto::RuhRow> &rs, uint32_t lba_size)
 {
 	nlohmann::json rows = nlohmann::json::array();
 	for (const auto &r : rs) {
@@ -128,7 +128,7 @@ Result<nvme::FdpStats> stats_from_device(nvme::Device &dev)
 Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &d)
 {
 	if (!proto::has_fdp_counters(d))
-		return cli_error(kExitError,
+		return cli_error(proto::kExitError,
 				 "kvfdpd's stats reply lacks hbmw/mbmw/mbe; is the CLI "
 				 "older or newer than the daemon? compare `kvfdp version`");
 	const auto r = proto::reply_as<proto::StatsReply>(d);
@@ -141,7 +141,8 @@ Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
 		return ctx.open_device();
 	auto st = ctx.ask_daemon(proto::cmd::kStatus);
 	if (!st.ok) {
-		int code = st.error.kind == DaemonFailure::unreachable ? kExitNoDevice : kExitError;
+		int code = st.error.kind == DaemonFailure::unreachable ? proto::kExitNoDevice
+								       : proto::kExitError;
 		return cli_error(code, st.error.message);
 	}
 	const proto::StatusDevice dev = proto::reply_as<proto::StatusReply>(st.data).device;
@@ -149,7 +150,7 @@ Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
 	const std::string &path = dev.path;
 	if (!proto::backend_passthru_logs(backend) || path.empty())
 		return cli_error(
-			kExitUnsupported,
+			proto::kExitUnsupported,
 			"kvfdpd serves a '" + backend +
 				"' backend, whose FDP logs the CLI "
 				"cannot read; use --backend model with the daemon's shape, or --device");

@@ -17,15 +17,12 @@
 
 namespace kvfdp::cli {
 
-// One handle as `kvfdp ruh` shows it: kvfdpd's ruh row (bytes and writes only from kvfdpd).
-using proto::RuhRow;
-
 // One member of a striped kvfdpd: its own RUH Status with kvfdpd's bytes per handle there.
 struct RuhMember {
 	uint32_t member = 0;
 	std::string device;
 	uint64_t bytes = 0;  // kvfdpd wrote to this member, all handles
-	std::vector<RuhRow> rows;
+	std::vector<proto::RuhRow> rows;
 };
 
 struct RuhView {
@@ -33,9 +30,9 @@ struct RuhView {
 	std::string device;  // path of the namespace (or model; a stripe: the members' paths)
 	std::string backend;
 	uint32_t lba_size = 0;
-	std::vector<RuhRow> rows;        // a stripe: the totals (RUAMW summed over members)
-	uint64_t stripe_bytes = 0;       // a stripe's unit; 0: one namespace
-	std::vector<RuhMember> members;  // a stripe's members; empty: one namespace
+	std::vector<proto::RuhRow> rows;  // a stripe: the totals (RUAMW summed over members)
+	uint64_t stripe_bytes = 0;        // a stripe's unit; 0: one namespace
+	std::vector<RuhMember> members;   // a stripe's members; empty: one namespace
 };
 
 // RUH Status of an open device with the default class map (ARCHITECTURE.md decision 4).
@@ -49,9 +46,6 @@ struct RuhView {
 [[nodiscard]] Result<nvme::FdpStats> stats_from_device(nvme::Device &dev);
 // The counters of kvfdpd's `stats` reply.
 [[nodiscard]] Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &data);
-
-// Whether an NVMe generic device belongs to an emulated (QEMU) controller (nvme/emulated.hpp).
-using nvme::controller_is_emulated;
 
 // The error a subcommand shows when a direct device has no usable FDP.
 [[nodiscard]] std::optional<Error> fdp_unusable(const nvme::DeviceInfo &info);

@@ -12,15 +12,6 @@
 
 namespace kvfdp::daemon {
 
-using placement::default_map;
-using placement::DirRule;
-using placement::kMaxHandles;
-using placement::make_policy;
-using placement::plain_error;
-using placement::Policy;
-using placement::PolicyConfig;
-using placement::WriterRule;
-
 // The class -> handle map the queue threads read: one atomic per class, relaxed loads.
 class PolicyTable {
 public:

@@ -42,8 +42,8 @@ std::string hex(uint64_t v)
 	return b;
 }
 
-std::vector<proto::ClassRow> class_rows(const State &s, const CounterSnapshot &c, const Policy &p,
-					bool with_pid)
+std::vector<proto::ClassRow> class_rows(const State &s, const proto::CounterSnapshot &c,
+					const placement::Policy &p, bool with_pid)
 {
 	std::vector<proto::ClassRow> rows;
 	for (unsigned i = 0; i < placement::kNumClasses; i++) {
@@ -58,7 +58,7 @@ std::vector<proto::ClassRow> class_rows(const State &s, const CounterSnapshot &c
 
 proto::StatusReply status_reply(State &s)
 {
-	const CounterSnapshot c = snapshot(s);
+	const proto::CounterSnapshot c = snapshot(s);
 	auto p = current_policy(s);
 	utsname u{};
 	uname(&u);
@@ -115,9 +115,9 @@ bool ruh_json(State &s, json &out, std::string &err)
 	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	Result<std::vector<nvme::Handle>> hs = std::vector<nvme::Handle>{};
 	Result<std::vector<proto::RuhMember>> members = std::vector<proto::RuhMember>{};
-	CounterSnapshot c;
+	proto::CounterSnapshot c;
 	for (int attempt = 0; attempt < 5; attempt++) {
-		const CounterSnapshot before = snapshot(s);
+		const proto::CounterSnapshot before = snapshot(s);
 		hs = s.device->handles();
 		if (!hs) {
 			err = "reading RUH Status failed: " + hs.error().message();
@@ -141,7 +141,7 @@ bool ruh_json(State &s, json &out, std::string &err)
 		for (unsigned i = 0; i < placement::kNumClasses; i++)
 			if (p->handle[i] == h.index)
 				classes.push_back(placement::class_name(i));
-		const bool counted = h.index < kMaxHandles;
+		const bool counted = h.index < placement::kMaxHandles;
 		r.ruhss.push_back({h.index, h.pid, h.ruhid, h.earutr, h.ruamw,
 				   counted ? c.handle_bytes[h.index] : 0,
 				   counted ? c.handle_writes[h.index] : 0, std::move(classes)});
@@ -203,11 +203,11 @@ proto::PolicyReply policy_reply(State &s)
 			m.pid = s.handles[p->handle[i]].pid;
 		d.map.push_back(std::move(m));
 	}
-	for (const DirRule &r : p->config.rules)
+	for (const placement::DirRule &r : p->config.rules)
 		d.rules.push_back({r.path, placement::class_name(r.cls), std::nullopt});
 	d.writers.emplace();
 	for (size_t i = 0; i < p->config.writers.size(); i++) {
-		const WriterRule &w = p->config.writers[i];
+		const placement::WriterRule &w = p->config.writers[i];
 		proto::PolicyWriter pw{s.tagger.writer_names().name_of(named_writer_id(i)),
 				       {},
 				       {},

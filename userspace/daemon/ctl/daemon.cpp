@@ -42,7 +42,7 @@ namespace {
 
 Error fail(const std::string &msg)
 {
-	return plain_error(msg);
+	return placement::plain_error(msg);
 }
 
 // Waits (bounded) for a device node to appear: devtmpfs creates it asynchronously.
@@ -61,7 +61,7 @@ Result<UniqueFd> open_when_present(const std::string &path, int flags)
 
 // The config's top-level keys stand in for their options where the command line gives none
 // (read at start only).
-Result<void> top_level_keys(State &s, const PolicyConfig &cfg)
+Result<void> top_level_keys(State &s, const placement::PolicyConfig &cfg)
 {
 	if (s.opts.metrics_listen.empty() && !cfg.metrics_listen.empty()) {
 		if (auto a = parse_listen_address(cfg.metrics_listen); !a)
@@ -116,7 +116,7 @@ Result<void> check_before_open(State &s)
 		return fail(proto::require_tagger_refusal(s.opts.require_tagger_from,
 							  "disabled with --no-tagger"));
 	if (auto nruh = handles_before_open(s.opts.backend))
-		if (auto p = make_policy(*cfg, *nruh); !p)
+		if (auto p = placement::make_policy(*cfg, *nruh); !p)
 			return std::move(p).error();
 	if (!s.opts.ready_file.empty()) {
 		const size_t slash = s.opts.ready_file.rfind('/');

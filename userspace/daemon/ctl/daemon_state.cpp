@@ -11,7 +11,7 @@
 
 namespace kvfdp::daemon {
 
-CounterSnapshot snapshot(const State &s)
+proto::CounterSnapshot snapshot(const State &s)
 {
 	std::vector<const QueueCounters *> q;
 	for (const auto &u : s.queues)
@@ -19,7 +19,7 @@ CounterSnapshot snapshot(const State &s)
 	return sum_counters(q);
 }
 
-std::shared_ptr<const Policy> current_policy(State &s)
+std::shared_ptr<const placement::Policy> current_policy(State &s)
 {
 	std::lock_guard<std::mutex> g(s.policy_mu);
 	return s.policy;
@@ -60,12 +60,12 @@ Result<uint64_t> reload_policy(State &s)
 			return missing_on_reload(s.opts.config_path);
 		return std::move(cfg).error();
 	}
-	auto p = make_policy(*cfg, s.nruh);
+	auto p = placement::make_policy(*cfg, s.nruh);
 	if (!p)
 		return std::move(p).error();
 	std::lock_guard<std::mutex> g(s.policy_mu);
 	p->generation = ++s.generation;
-	auto np = std::make_shared<const Policy>(std::move(*p));
+	auto np = std::make_shared<const placement::Policy>(std::move(*p));
 	s.tagger.apply_rules(s.policy.get(), *np);
 	s.table.publish(np->handle);
 	if (s.learned)

@@ -45,7 +45,7 @@ struct State {
 	std::vector<std::unique_ptr<UblkQueue>> queues;
 	PolicyTable table;
 	std::mutex policy_mu;  // guards policy and reloads (never taken by queue threads)
-	std::shared_ptr<const Policy> policy;
+	std::shared_ptr<const placement::Policy> policy;
 	uint64_t generation = 0;
 	TaggerOwner tagger;
 	std::unique_ptr<LearnedPlacement> learned;  // --placement learned, else null
@@ -63,9 +63,9 @@ struct State {
 };
 
 // The queues' counters summed.
-[[nodiscard]] CounterSnapshot snapshot(const State &s);
+[[nodiscard]] proto::CounterSnapshot snapshot(const State &s);
 // The policy in force.
-[[nodiscard]] std::shared_ptr<const Policy> current_policy(State &s);
+[[nodiscard]] std::shared_ptr<const placement::Policy> current_policy(State &s);
 // Loads the config, validates it against the device and publishes it (and its directory
 // rules to the tagger). A bad config keeps the old policy; the error names the key. A missing
 // default config (no --config) is the built-in map only at start (no policy yet): on a

@@ -78,7 +78,7 @@ DriveRelocations::report(nvme::Device &dev, const proto::CounterSnapshot &c)
 	const std::vector<uint64_t> b = bytes();
 	std::vector<proto::TwinHandle> out;
 	for (uint32_t h = 0; h < b.size(); h++)
-		out.push_back({h, h < proto::kMaxHandles ? c.handle_bytes[h] : 0, b[h]});
+		out.push_back({h, h < placement::kMaxHandles ? c.handle_bytes[h] : 0, b[h]});
 	return out;
 }
 

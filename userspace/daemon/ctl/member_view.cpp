@@ -6,7 +6,7 @@
 namespace kvfdp::daemon {
 
 Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd,
-						  const CounterSnapshot &c)
+						  const proto::CounterSnapshot &c)
 {
 	std::vector<proto::RuhMember> out;
 	const auto ms = sd.members();

@@ -23,7 +23,7 @@ namespace kvfdp::daemon {
 // that member per handle (c.member_handle_bytes). An unreadable member's RUH Status is an
 // error naming it.
 [[nodiscard]] Result<std::vector<proto::RuhMember>> members_ruh(const nvme::StripeDevice &sd,
-								const CounterSnapshot &c);
+								const proto::CounterSnapshot &c);
 
 // One member's FDP statistics (log 0x22).
 struct MemberStats {

@@ -138,18 +138,18 @@ void TaggerOwner::watch_disk(const std::string &path)
 	}
 }
 
-void TaggerOwner::apply_rules(const Policy *old_p, const Policy &p)
+void TaggerOwner::apply_rules(const placement::Policy *old_p, const placement::Policy &p)
 {
 	Impl &m = *impl_;
 	m.writers.set_config(p.config);
 	if (!m.tagger)
 		return;
 	if (old_p)
-		for (const DirRule &r : old_p->config.rules)
+		for (const placement::DirRule &r : old_p->config.rules)
 			(void)m.tagger->remove_dir_rule(r.path);
 	else
 		m.tagger->clear_dir_rules();
-	for (const DirRule &r : p.config.rules) {
+	for (const placement::DirRule &r : p.config.rules) {
 		auto res = m.tagger->add_dir_rule(r.path, r.cls);
 		if (!res)
 			log::warn("directory rule %s: %s", r.path.c_str(),
@@ -314,7 +314,7 @@ const volatile kvfdp_tag_slot *TaggerOwner::slot_base() const
 	return nullptr;
 }
 void TaggerOwner::watch_disk(const std::string &) {}
-void TaggerOwner::apply_rules(const Policy *, const Policy &p)
+void TaggerOwner::apply_rules(const placement::Policy *, const placement::Policy &p)
 {
 	impl_->writers.set_config(p.config);
 }

@@ -42,7 +42,7 @@ public:
 	// ([[writer]] directories, cgroups and cgroup patterns; every identity resolved so far is
 	// dropped, to be resolved again under p's rules) with p's. A writer that matches nothing
 	// now is one warning line each.
-	void apply_rules(const Policy *old_p, const Policy &p);
+	void apply_rules(const placement::Policy *old_p, const placement::Policy &p);
 	// The events thread: folds lifetime events into the per-file table until stop_events().
 	void start_events();
 	void stop_events();

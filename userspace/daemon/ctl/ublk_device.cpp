@@ -157,17 +157,18 @@ Result<void> begin_recovery(State &s)
 	const uint32_t id = static_cast<uint32_t>(s.opts.recover_id);
 	auto info = s.ctrl->get_dev_info(id);
 	if (!info)
-		return plain_error("ublk device " + std::to_string(id) + " not found (" +
-				   info.error().message() +
-				   "): nothing to recover; start without --recover");
+		return placement::plain_error("ublk device " + std::to_string(id) + " not found (" +
+					      info.error().message() +
+					      "): nothing to recover; start without --recover");
 	s.dev = *info;
 	if (!(s.dev.flags & ublk::kFlagUserRecovery))
-		return plain_error("ublk device " + std::to_string(id) +
-				   " was created without user recovery; it cannot be re-attached");
+		return placement::plain_error(
+			"ublk device " + std::to_string(id) +
+			" was created without user recovery; it cannot be re-attached");
 	// The device keeps its stripe's fingerprint (0: one namespace) from ADD_DEV.
 	const nvme::StripeDevice *sd = nvme::as_stripe(*s.device);
 	if (s.dev.ublksrv_flags != (sd ? sd->fingerprint() : 0))
-		return plain_error(
+		return placement::plain_error(
 			"ublk device " + std::to_string(id) + " was created on " +
 			(s.dev.ublksrv_flags
 				 ? "a stripe of other members, member order or stripe size"
@@ -178,7 +179,7 @@ Result<void> begin_recovery(State &s)
 			": give the --device list (in its order) and --stripe-size it was created with, or delete it");
 	s.data_mode = ublk::data_mode_of(s.dev.flags);
 	if (ublk::is_zero_copy(s.data_mode) && s.info.backend != "passthru")
-		return plain_error(
+		return placement::plain_error(
 			"ublk device " + std::to_string(id) + " was created with zero copy (" +
 			ublk::data_mode_name(s.data_mode) + "), which the " + s.info.backend +
 			" backend cannot serve: recover it with --backend passthru, or delete it");
@@ -187,11 +188,11 @@ Result<void> begin_recovery(State &s)
 			      " was created in copy mode (recovered as it was)";
 	auto params = s.ctrl->get_params(id);
 	if (params && params->basic.dev_sectors != s.info.nlb * (s.info.lba_size >> 9))
-		return plain_error("ublk device " + std::to_string(id) + " has " +
-				   std::to_string(params->basic.dev_sectors) + " sectors but " +
-				   s.info.path + " has " +
-				   std::to_string(s.info.nlb * (s.info.lba_size >> 9)) +
-				   ": recover it with the namespace it was created on");
+		return placement::plain_error("ublk device " + std::to_string(id) + " has " +
+					      std::to_string(params->basic.dev_sectors) +
+					      " sectors but " + s.info.path + " has " +
+					      std::to_string(s.info.nlb * (s.info.lba_size >> 9)) +
+					      ": recover it with the namespace it was created on");
 	// The old server's queues are torn down asynchronously after it died: -EBUSY until then.
 	int ret = -EBUSY;
 	// Polled every 10 ms (a restart's time counts), for up to 30 s.
@@ -217,14 +218,15 @@ Result<void> choose_attach(State &s)
 	if (!info)
 		return ok();  // no such device: create it
 	if (!(info->flags & ublk::kFlagUserRecovery))
-		return plain_error(
+		return placement::plain_error(
 			"ublk device " + std::to_string(id) +
 			" exists without user recovery (not left by kvfdpd): delete it or pick another --dev-id");
 	if (info->state == ublk::kDevLive && info->ublksrv_pid > 0 &&
 	    info->ublksrv_pid != getpid() && ::kill(info->ublksrv_pid, 0) == 0)
-		return plain_error("ublk device " + std::to_string(id) + " is served by pid " +
-				   std::to_string(info->ublksrv_pid) +
-				   " (another kvfdpd?): stop it first or pick another --dev-id");
+		return placement::plain_error(
+			"ublk device " + std::to_string(id) + " is served by pid " +
+			std::to_string(info->ublksrv_pid) +
+			" (another kvfdpd?): stop it first or pick another --dev-id");
 	log::info("ublk device %u was left by a stopped kvfdpd: re-attaching (recovery)", id);
 	s.opts.recover_id = static_cast<int>(id);
 	return ok();

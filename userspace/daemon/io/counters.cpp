@@ -3,20 +3,20 @@
 
 namespace kvfdp::daemon {
 
-CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
+proto::CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues)
 {
-	CounterSnapshot s;
+	proto::CounterSnapshot s;
 	for (const QueueCounters *q : queues) {
 		for (unsigned i = 0; i < placement::kNumClasses; i++) {
 			s.class_bytes[i] += q->class_bytes[i].get();
 			s.class_writes[i] += q->class_writes[i].get();
 		}
-		for (unsigned i = 0; i < kMaxHandles; i++) {
+		for (unsigned i = 0; i < placement::kMaxHandles; i++) {
 			s.handle_bytes[i] += q->handle_bytes[i].get();
 			s.handle_writes[i] += q->handle_writes[i].get();
 		}
 		for (unsigned m = 0; m < nvme::kMaxStripeMembers; m++)
-			for (unsigned i = 0; i < kMaxHandles; i++)
+			for (unsigned i = 0; i < placement::kMaxHandles; i++)
 				s.member_handle_bytes[m][i] += q->member_handle_bytes[m][i].get();
 		s.reads += q->reads.get();
 		s.read_bytes += q->read_bytes.get();

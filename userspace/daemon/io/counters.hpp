@@ -30,12 +30,13 @@ private:
 struct QueueCounters {
 	std::array<Counter, placement::kNumClasses> class_bytes;
 	std::array<Counter, placement::kNumClasses> class_writes;
-	std::array<Counter, kMaxHandles> handle_bytes;
-	std::array<Counter, kMaxHandles> handle_writes;
+	std::array<Counter, placement::kMaxHandles> handle_bytes;
+	std::array<Counter, placement::kMaxHandles> handle_writes;
 	// Bytes written per stripe member and handle, counted on a stripe only (a single namespace
 	// leaves them 0: handle_bytes is its figure): what `kvfdp ruh` shows per member beside that
 	// member's own RUH Status.
-	std::array<std::array<Counter, kMaxHandles>, nvme::kMaxStripeMembers> member_handle_bytes;
+	std::array<std::array<Counter, placement::kMaxHandles>, nvme::kMaxStripeMembers>
+		member_handle_bytes;
 	Counter reads, read_bytes;
 	Counter writes, write_bytes;
 	Counter flushes;
@@ -50,8 +51,6 @@ struct QueueCounters {
 };
 
 // The sums (proto/counters.hpp: what the status reply and the metrics report).
-using proto::CounterSnapshot;
-
-[[nodiscard]] CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);
+[[nodiscard]] proto::CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);
 
 }  // namespace kvfdp::daemon

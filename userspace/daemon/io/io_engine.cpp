@@ -160,7 +160,7 @@ inline uint16_t IoEngine::place_write(uint16_t tag, const ublk::IoDesc &d, const
 	ctr_.write_bytes.add(r.bytes);
 	ctr_.class_writes[t.cls].add(1);
 	ctr_.class_bytes[t.cls].add(r.bytes);
-	if (handle < kMaxHandles) {
+	if (handle < placement::kMaxHandles) {
 		ctr_.handle_writes[handle].add(1);
 		ctr_.handle_bytes[handle].add(r.bytes);
 	}
@@ -206,7 +206,8 @@ inline void IoEngine::split_pieces(uint16_t tag, const Request &r, nvme::IoReque
 		req.slba = p.mlba;
 		req.nlb = n;
 		// A stripe's writes count their bytes per member and handle (one namespace: handle_bytes).
-		if (p.nlb != UINT64_MAX && req.op == nvme::IoOp::write && req.handle < kMaxHandles)
+		if (p.nlb != UINT64_MAX && req.op == nvme::IoOp::write &&
+		    req.handle < placement::kMaxHandles)
 			ctr_.member_handle_bytes[p.member][req.handle].add(uint64_t{n} *
 									   cfg_.lba_size);
 		req.buf = reinterpret_cast<void *>(base + static_cast<uintptr_t>(off_lbas) *
