@@ -19,7 +19,7 @@
 
 #include "nvme/u128.hpp"
 #include "proto/health.hpp"
-#include "proto/paths.hpp"
+#include "proto/default_paths.hpp"
 #include "proto/twin_stats.hpp"
 
 namespace kvfdp::proto {

@@ -2,7 +2,7 @@
 # Formats the project's C, C++ and CUDA sources with clang-format and .clang-format.
 #   ./tools/format.sh           rewrite every tracked source in place
 #   ./tools/format.sh --check   change nothing; list the files that differ and exit 1 if any do
-#   ./tools/format.sh FILE...   rewrite only these files
+#   ./tools/format.sh FILE...   rewrite only these files (other than C, C++ or CUDA: left alone)
 # bpf/include/vmlinux.h is generated (bpf/gen-vmlinux.sh) and left as bpftool wrote it.
 # Without clang-format, --check prints "SKIP: clang-format: ..." and exits 77 (ctest: a skip).
 set -euo pipefail
@@ -26,7 +26,15 @@ if [ -z "$CF" ]; then
 fi
 
 if [ $# -gt 0 ]; then
-	files=("$@")
+	# Only C, C++ and CUDA sources: clang-format would rewrite a CMakeLists.txt or a .md too.
+	files=()
+	for f in "$@"; do
+		case "$f" in
+		*.c | *.h | *.cpp | *.hpp | *.cu | *.cuh) files+=("$f") ;;
+		*) echo "format.sh: $f is not a C, C++ or CUDA source; left as it is" >&2 ;;
+		esac
+	done
+	[ ${#files[@]} -gt 0 ] || exit 0
 elif git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
 	mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' | grep -v '^bpf/include/vmlinux\.h$')
 else  # a source tree without git: the same files, build dirs left out

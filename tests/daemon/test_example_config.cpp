@@ -10,7 +10,7 @@
 
 #include "userspace/daemon/ctl/backend.hpp"
 #include "placement/config.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -14,7 +14,7 @@
 #include "common/unique_fd.hpp"
 #include "tests/support/temp_files.hpp"
 #include "placement/config.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"
 
 using namespace kvfdp;

@@ -16,9 +16,9 @@
 
 #include "bpf/tag.h"
 #include "nvme/device.hpp"
-#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/io/queue_counters.hpp"
 #include "userspace/daemon/io/io_engine.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/io/write_class.hpp"
 #include "userspace/ublk/uapi.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/context.hpp"
 
 #include "kvfdp_build.hpp"

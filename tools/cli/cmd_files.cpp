@@ -8,7 +8,7 @@
 #include "proto/control.hpp"
 #include "proto/files_reply.hpp"
 #include "proto/files_request.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"

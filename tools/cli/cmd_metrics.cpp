@@ -7,7 +7,7 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/ruh_metrics.hpp"
 #include "tools/cli/source.hpp"
 

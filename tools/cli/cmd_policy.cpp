@@ -7,7 +7,7 @@
 
 #include "proto/control.hpp"
 #include "proto/policy_reply.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"

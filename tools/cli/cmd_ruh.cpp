@@ -1,5 +1,5 @@
 // kvfdp ruh: per placement handle, its PID, RUHID, classes, RUAMW and kvfdpd's bytes.
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/units.hpp"

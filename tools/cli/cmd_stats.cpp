@@ -6,7 +6,7 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/source.hpp"
 #include "tools/cli/table.hpp"

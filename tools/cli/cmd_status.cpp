@@ -6,7 +6,7 @@
 #include "proto/control.hpp"
 #include "proto/health.hpp"
 #include "proto/noisy_handle.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 #include "tools/cli/fdp_view.hpp"
 #include "tools/cli/kernel_probe.hpp"
 #include "tools/cli/source.hpp"

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "proto/control.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/cli/subcommands.hpp"
 
 namespace kvfdp::cli {
 

@@ -9,7 +9,7 @@
 #include "kvfdp_build.hpp"
 #include "placement/size.hpp"
 #include "placement/config.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/ctl/daemon.hpp"
 
 namespace {

@@ -19,7 +19,7 @@
 #include "common/log.hpp"
 #include "nvme/stripe.hpp"
 #include "placement/config.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/ctl/control_handlers.hpp"
 #include "userspace/daemon/ctl/daemon_metrics.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "proto/exit_codes.hpp"
-#include "proto/paths.hpp"
+#include "proto/default_paths.hpp"
 #include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/twin/twin.hpp"
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "placement/config.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 
 namespace kvfdp::daemon {
 

@@ -14,7 +14,7 @@
 #include "nvme/logs.hpp"
 #include "nvme/stripe.hpp"
 #include "proto/control.hpp"
-#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/io/queue_counters.hpp"
 #include "proto/metrics.hpp"
 
 namespace kvfdp::daemon {

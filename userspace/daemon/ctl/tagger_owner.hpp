@@ -15,7 +15,7 @@
 #include "bpf/tag.h"
 #include "proto/metrics.hpp"
 #include "proto/files_request.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/writers.hpp"
 
 namespace kvfdp::daemon {

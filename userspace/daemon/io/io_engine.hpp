@@ -12,8 +12,8 @@
 
 #include "nvme/device.hpp"
 #include "nvme/stripe.hpp"
-#include "userspace/daemon/io/counters.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/io/queue_counters.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/io/write_class.hpp"
 #include "userspace/twin/ring.hpp"
 #include "userspace/ublk/uapi.hpp"

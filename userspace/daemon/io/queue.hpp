@@ -13,9 +13,9 @@
 #include "common/result.hpp"
 #include "common/unique_fd.hpp"
 #include "nvme/device.hpp"
-#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/io/queue_counters.hpp"
 #include "userspace/daemon/io/io_engine.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 #include "userspace/ublk/io_cmd.hpp"
 
 struct io_uring;

@@ -1,5 +1,5 @@
 // Summing per-queue counters.
-#include "userspace/daemon/io/counters.hpp"
+#include "userspace/daemon/io/queue_counters.hpp"
 
 namespace kvfdp::daemon {
 

@@ -10,7 +10,7 @@
 #include "nvme/stripe.hpp"
 #include "proto/counters.hpp"
 #include "placement/classes.hpp"
-#include "userspace/daemon/policy.hpp"
+#include "userspace/daemon/policy_table.hpp"
 
 namespace kvfdp::daemon {
 

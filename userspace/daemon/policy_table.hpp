@@ -1,6 +1,6 @@
-// Placement policy in kvfdpd: the validated policy and default map come from the placement
-// library (placement/policy.hpp); queue threads read the map through PolicyTable (atomics,
-// no locks).
+// PolicyTable: the class -> handle map kvfdpd's queue threads read (atomics, no locks). The
+// validated policy and the default map it is published from are the placement library's
+// (placement/policy.hpp).
 #pragma once
 
 #include <array>
