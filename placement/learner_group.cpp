@@ -527,14 +527,13 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 // So a key that wrote since the last recompute votes for its handle with the share it writes
 // at now (rate_share), and the claims are ranked by those votes first: a new writer's decayed
 // share is a fraction of its rate while it warms up, so by decayed shares a group of keys that
-// write nothing now could outvote the writers filling the handle's open unit (writers
-// restarted every 1/128 capacity without a stable id: 1.547, against 1.533 with rate_share;
-// docs/RESULTS.md). A key that did not write votes with its decayed share, which ranks only
-// claims with equal votes of writing keys (groups that write nothing now): a namespace fill
-// that has ended no longer takes the handle from the writers that came after it, which would
-// leave its open RU half written and closed (TensorRT-LLM's ranks and KVBM's slot file after
-// their fill: learned then differs from none by chance alone, by up to 0.04 either way
-// between seeds).
+// write nothing now could outvote the writers filling the handle's open unit (writers that
+// restart without a stable id; docs/placement.md step 4 has the figures). A key that did not
+// write votes with its decayed share, which ranks only claims with equal votes of writing keys
+// (groups that write nothing now): a namespace fill that has ended no longer takes the handle
+// from the writers that came after it, which would leave its open RU half written and closed
+// (TensorRT-LLM's ranks and KVBM's slot file after their fill: learned then differs from none
+// by chance alone, by up to 0.04 either way between seeds).
 // Writes a pin of the last recompute placed were not a group's: they vote as a key that did
 // not write, so a writer whose pin a reload dropped does not take its new group to the pin's
 // handle.
