@@ -533,7 +533,7 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 // (groups that write nothing now): a namespace fill that has ended no longer takes the handle
 // from the writers that came after it, which would leave its open RU half written and closed
 // (TensorRT-LLM's ranks and KVBM's slot file after their fill: learned then differs from none
-// by chance alone, by up to 0.04 either way between seeds).
+// by chance alone, by -0.06 to +0.04 between seeds).
 // Writes a pin of the last recompute placed were not a group's: they vote as a key that did
 // not write, so a writer whose pin a reload dropped does not take its new group to the pin's
 // handle.
