@@ -1,5 +1,5 @@
 // The tagger loader: open, load in fallback tiers, attach, pin and reopen, and read out (its
-// kernel probes are features.cpp's; its watched disks are tagger_disks.cpp's, its rule,
+// kernel probes are kernel_support.cpp's; its watched disks are tagger_disks.cpp's, its rule,
 // identity and policy maps tagger_maps.cpp's).
 #include "bpf/user/tagger.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "bpf/tag.h"
 #include "bpf/tagger.h"
-#include "bpf/user/features.hpp"
+#include "bpf/user/kernel_support.hpp"
 #include "bpf/user/slot_reader.hpp"
 #include "common/result.hpp"
 

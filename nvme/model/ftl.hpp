@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 
 namespace kvfdp::model {
 

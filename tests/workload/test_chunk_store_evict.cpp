@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/workload/chunk_store.hpp"
 

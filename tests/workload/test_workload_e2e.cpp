@@ -6,7 +6,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 #include "placement/learner.hpp"
 #include "tools/sim/simulate.hpp"
 #include "tools/workload/chunk_store.hpp"

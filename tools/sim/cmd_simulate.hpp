@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 #include "tools/sim/workload.hpp"
 
 namespace CLI {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 #include "tools/sim/cmd_simulate.hpp"
 #include "tools/sim/workload.hpp"
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.hpp"
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 #include "nvme/model/ftl.hpp"
 #include "tools/sim/placer.hpp"
 #include "tools/sim/workload.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/result.hpp"
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 #include "proto/twin_window.hpp"
 #include "tools/sim/advise.hpp"
 #include "tools/sim/workload.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/result.hpp"
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 
 namespace kvfdp::twin {
 

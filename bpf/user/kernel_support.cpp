@@ -1,5 +1,5 @@
 // Kernel feature probes, the pseudo-filesystem mounts the tagger needs, and its BTF probes.
-#include "bpf/user/features.hpp"
+#include "bpf/user/kernel_support.hpp"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>

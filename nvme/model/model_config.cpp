@@ -1,5 +1,5 @@
 // Validation and names for ModelConfig.
-#include "nvme/model/config.hpp"
+#include "nvme/model/model_config.hpp"
 
 #include <cmath>
 #include <cstdio>
