@@ -521,8 +521,9 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 	}
 }
 
-// Step 3: handles. Each group keeps the handle most of its writes go to, if free; the
-// other groups take free handles; handles that held groups and hold none are abandoned.
+// Step 3: handles. Each group keeps the handle its keys vote for most (below), if no group
+// with more votes there took it first; the other groups take free handles; handles that held
+// groups and hold none are abandoned.
 // What a handle is worth keeping for is its open RU: the group whose keys fill it now keeps it.
 // So a key that wrote since the last recompute votes for its handle with the share it writes
 // at now (rate_share), and the claims are ranked by those votes first: a new writer's decayed
