@@ -288,6 +288,82 @@ Result<void> parse_rules(const std::string &source, const toml::node &v, PolicyC
 	return ok();
 }
 
+// Reads one key (k) of the [[writer]] table wkey into w.
+Result<void> parse_writer_key(const std::string &source, const std::string &wkey,
+			      const std::string &k, const toml::node &wv, WriterRule &w)
+{
+	if (k == "cgroup" || k == "dir" || k == "cgroup_pattern") {
+		auto p = path_value(source, wv, wkey + "." + k, k == "cgroup_pattern");
+		if (!p)
+			return std::move(p).error();
+		(k == "cgroup" ? w.cgroup : k == "dir" ? w.dir : w.cgroup_pattern) = std::move(*p);
+	} else if (k == "name") {
+		auto s = wv.value<std::string>();
+		if (!wv.is_string() || !s || s->empty() || s->size() > 64 ||
+		    s->find_first_of("\n\r\t\"") != std::string::npos)
+			return key_error(
+				source, line_of(wv), wkey + ".name",
+				"must be a string of 1-64 characters without quotes or control characters");
+		w.name = *s;
+	} else if (k == "class") {
+		auto c = class_value(source, wv, wkey + ".class");
+		if (!c)
+			return std::move(c).error();
+		w.cls = *c;
+	} else if (k == "handle") {
+		auto h = handle_value(source, wv, wkey + ".handle");
+		if (!h)
+			return std::move(h).error();
+		w.handle = *h;
+	} else {
+		return key_error(
+			source, line_of(wv), wkey + "." + k,
+			"unknown key (known: name, cgroup, cgroup_pattern, dir, class, handle)");
+	}
+	return ok();
+}
+
+// Checks that writer w names what it matches (cgroup, dir, cgroup_pattern) and what it gets
+// (class or handle) in one of the allowed combinations.
+Result<void> check_writer_keys(const std::string &source, const std::string &wkey,
+			       const WriterRule &w)
+{
+	if (!w.cgroup_pattern.empty() && !w.cgroup.empty())
+		return key_error(source, w.line, wkey,
+				 "give cgroup (one cgroup) or cgroup_pattern, not both");
+	if (w.cgroup_pattern.empty() && w.cgroup.empty() == w.dir.empty())
+		return key_error(
+			source, w.line, wkey,
+			"give exactly one of cgroup (a cgroup path like /kv.slice/vllm.service) "
+			"or dir (a directory), or cgroup_pattern (with or without dir)");
+	if (w.cls && w.handle)
+		return key_error(source, w.line, wkey, "give class or handle, not both");
+	return ok();
+}
+
+// Checks that no earlier writer matches the same cgroup, dir and pattern as w but gives it
+// a different class or handle.
+Result<void> check_writer_unique(const std::string &source, const std::string &wkey,
+				 const WriterRule &w, const std::vector<WriterRule> &earlier)
+{
+	for (size_t j = 0; j < earlier.size(); j++) {
+		const WriterRule &o = earlier[j];
+		if (o.cgroup != w.cgroup || o.dir != w.dir || o.cgroup_pattern != w.cgroup_pattern)
+			continue;
+		if (o.cls != w.cls || o.handle != w.handle)
+			return key_error(
+				source, w.line, wkey,
+				(!w.cgroup_pattern.empty()
+					 ? "cgroup_pattern " + writer_rule_label(w)
+				 : w.cgroup.empty() ? "dir " + w.dir
+						    : "cgroup " + w.cgroup) +
+					" is already writer[" + std::to_string(j) + "] (line " +
+					std::to_string(o.line) +
+					") with a different class or handle: give each writer one");
+	}
+	return ok();
+}
+
 Result<void> parse_writers(const std::string &source, const toml::node &v, PolicyConfig &cfg)
 {
 	const toml::array *a = v.as_array();
@@ -303,68 +379,12 @@ Result<void> parse_writers(const std::string &source, const toml::node &v, Polic
 					 "must be a table with cgroup or dir");
 		WriterRule w;
 		w.line = line_of(wn);
-		for (auto &&[wk, wv] : *wt) {
-			const std::string k(wk.str());
-			if (k == "cgroup" || k == "dir" || k == "cgroup_pattern") {
-				auto p = path_value(source, wv, wkey + "." + k,
-						    k == "cgroup_pattern");
-				if (!p)
-					return std::move(p).error();
-				(k == "cgroup" ? w.cgroup
-				 : k == "dir"  ? w.dir
-					       : w.cgroup_pattern) = std::move(*p);
-			} else if (k == "name") {
-				auto s = wv.value<std::string>();
-				if (!wv.is_string() || !s || s->empty() || s->size() > 64 ||
-				    s->find_first_of("\n\r\t\"") != std::string::npos)
-					return key_error(
-						source, line_of(wv), wkey + ".name",
-						"must be a string of 1-64 characters without quotes or control characters");
-				w.name = *s;
-			} else if (k == "class") {
-				auto c = class_value(source, wv, wkey + ".class");
-				if (!c)
-					return std::move(c).error();
-				w.cls = *c;
-			} else if (k == "handle") {
-				auto h = handle_value(source, wv, wkey + ".handle");
-				if (!h)
-					return std::move(h).error();
-				w.handle = *h;
-			} else {
-				return key_error(
-					source, line_of(wv), wkey + "." + k,
-					"unknown key (known: name, cgroup, cgroup_pattern, dir, class, handle)");
-			}
-		}
-		if (!w.cgroup_pattern.empty() && !w.cgroup.empty())
-			return key_error(source, w.line, wkey,
-					 "give cgroup (one cgroup) or cgroup_pattern, not both");
-		if (w.cgroup_pattern.empty() && w.cgroup.empty() == w.dir.empty())
-			return key_error(
-				source, w.line, wkey,
-				"give exactly one of cgroup (a cgroup path like /kv.slice/vllm.service) "
-				"or dir (a directory), or cgroup_pattern (with or without dir)");
-		if (w.cls && w.handle)
-			return key_error(source, w.line, wkey, "give class or handle, not both");
+		for (auto &&[wk, wv] : *wt)
+			KVFDP_TRY(parse_writer_key(source, wkey, std::string(wk.str()), wv, w));
+		KVFDP_TRY(check_writer_keys(source, wkey, w));
 		if (w.name.empty())
 			w.name = writer_rule_label(w);
-		for (size_t j = 0; j < cfg.writers.size(); j++) {
-			const WriterRule &o = cfg.writers[j];
-			if (o.cgroup != w.cgroup || o.dir != w.dir ||
-			    o.cgroup_pattern != w.cgroup_pattern)
-				continue;
-			if (o.cls != w.cls || o.handle != w.handle)
-				return key_error(
-					source, w.line, wkey,
-					(!w.cgroup_pattern.empty()
-						 ? "cgroup_pattern " + writer_rule_label(w)
-					 : w.cgroup.empty() ? "dir " + w.dir
-							    : "cgroup " + w.cgroup) +
-						" is already writer[" + std::to_string(j) +
-						"] (line " + std::to_string(o.line) +
-						") with a different class or handle: give each writer one");
-		}
+		KVFDP_TRY(check_writer_unique(source, wkey, w, cfg.writers));
 		cfg.writers.push_back(std::move(w));
 	}
 	return ok();
