@@ -23,6 +23,52 @@ struct FilesOptions {
 	double now = 0;  // test seam: the current Unix time (0 = the clock)
 };
 
+// The daemon's reply d cut to its top rows, each with its state and, while live, its age
+// at time now (Unix seconds).
+proto::FilesReply shown_files(const proto::FilesReply &d, unsigned top, double now)
+{
+	proto::FilesReply shown;
+	shown.files = d.files;
+	if (shown.files.size() > top)
+		shown.files.resize(top);
+	for (proto::FileRow &f : shown.files) {
+		const bool live = !f.death;
+		f.state = live ? "live" : "deleted";
+		if (live && f.birth)
+			f.age_s = std::max(0.0, now - *f.birth);
+	}
+	shown.matched = d.matched.value_or(shown.files.size());
+	return shown;
+}
+
+// Prints the rows of shown as a table, then how many of how many matching it shows.
+void print_files_table(Context &ctx, const proto::FilesReply &shown)
+{
+	Table t({{"DEV", Align::left},
+		 {"INODE", Align::right},
+		 {"CLASS"},
+		 {"WRITER", Align::left, true},
+		 {"BYTES", Align::right},
+		 {"STATE"},
+		 {"AGE/LIFE", Align::right},
+		 {"PATH", Align::left, true}});
+	for (const proto::FileRow &f : shown.files) {
+		// A live file's age, a deleted one's lifetime.
+		std::string life = "-";
+		if (f.age_s)
+			life = format_seconds(*f.age_s);
+		else if (f.death && f.lifetime_s)
+			life = format_seconds(*f.lifetime_s);
+		t.add_row({f.dev.empty() ? "-" : f.dev, std::to_string(f.ino),
+			   f.cls.empty() ? "-" : f.cls, f.writer.value_or("-"),
+			   format_bytes(static_cast<u128>(f.bytes)), *f.state, life,
+			   f.path.value_or("-")});
+	}
+	t.render(ctx.out, ctx.table_width());
+	ctx.out << shown.files.size() << " of " << *shown.matched
+		<< " matching file(s), largest first\n";
+}
+
 int run_files(Context &ctx, const FilesOptions &o)
 {
 	std::optional<int> want;
@@ -64,44 +110,11 @@ int run_files(Context &ctx, const FilesOptions &o)
 			       : std::chrono::duration<double>(
 					 std::chrono::system_clock::now().time_since_epoch())
 					 .count();
-	proto::FilesReply shown;
-	shown.files = d.files;
-	if (shown.files.size() > o.top)
-		shown.files.resize(o.top);
-	for (proto::FileRow &f : shown.files) {
-		const bool live = !f.death;
-		f.state = live ? "live" : "deleted";
-		if (live && f.birth)
-			f.age_s = std::max(0.0, now - *f.birth);
-	}
-	shown.matched = d.matched.value_or(shown.files.size());
-	if (ctx.json()) {
+	const proto::FilesReply shown = shown_files(d, o.top, now);
+	if (ctx.json())
 		ctx.print_json(shown);
-		return proto::kExitOk;
-	}
-	Table t({{"DEV", Align::left},
-		 {"INODE", Align::right},
-		 {"CLASS"},
-		 {"WRITER", Align::left, true},
-		 {"BYTES", Align::right},
-		 {"STATE"},
-		 {"AGE/LIFE", Align::right},
-		 {"PATH", Align::left, true}});
-	for (const proto::FileRow &f : shown.files) {
-		// A live file's age, a deleted one's lifetime.
-		std::string life = "-";
-		if (f.age_s)
-			life = format_seconds(*f.age_s);
-		else if (f.death && f.lifetime_s)
-			life = format_seconds(*f.lifetime_s);
-		t.add_row({f.dev.empty() ? "-" : f.dev, std::to_string(f.ino),
-			   f.cls.empty() ? "-" : f.cls, f.writer.value_or("-"),
-			   format_bytes(static_cast<u128>(f.bytes)), *f.state, life,
-			   f.path.value_or("-")});
-	}
-	t.render(ctx.out, ctx.table_width());
-	ctx.out << shown.files.size() << " of " << *shown.matched
-		<< " matching file(s), largest first\n";
+	else
+		print_files_table(ctx, shown);
 	return proto::kExitOk;
 }
 
