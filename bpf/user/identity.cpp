@@ -30,6 +30,49 @@ std::string mount_root_of(uint32_t s_dev, const std::string &mountinfo)
 	return "";
 }
 
+namespace {
+
+// Checks that a [[writer]] pattern's dir is a directory now and puts it into the tagger's
+// identity directories: its stat, or an error whose message is the warning (the spec is
+// skipped).
+Result<struct stat> add_pattern_dir(Tagger &tagger, const std::string &dir)
+{
+	struct stat st {};
+	if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+		return guidance_error(
+			std::errc::not_a_directory,
+			"dir " + dir + " is not a directory now; skipped (create it and reload)");
+	if (auto r = tagger.add_ident_dir(dir, KVFDP_IDENT_DIR); !r)
+		return Error{r.error().code, r.error().message() + "; skipped", true};
+	return st;
+}
+
+// Whether a cgroup pattern matches any of these cgroup paths.
+bool any_cgroup_matches(const std::string &pattern, const std::vector<std::string> &paths)
+{
+	for (const std::string &p : paths)
+		if (cgroup_pattern_matches(pattern, p))
+			return true;
+	return false;
+}
+
+// Puts a [[writer]] spec without a pattern into the tagger: its writer directory, else its
+// cgroup (found under the cgroup2 mount root, "" when none is mounted).
+Result<void> add_exact_writer(Tagger &tagger, const WriterSpec &w, const std::string &root)
+{
+	if (!w.dir.empty())
+		return tagger.add_writer_dir(w.dir, w.writer);
+	if (root.empty())
+		return make_error(std::errc::no_such_file_or_directory,
+				  "no cgroup2 hierarchy is mounted");
+	auto id = cgroup_id_of(root, w.cgroup);
+	if (!id)
+		return std::move(id).error();
+	return tagger.add_writer_cgroup(*id, w.writer);
+}
+
+}  // namespace
+
 IdentityResolver::IdentityResolver(Tagger &tagger, size_t names)
     : tagger_(tagger), cgroups_(names), names_(names), dirs_(names)
 {
@@ -65,49 +108,27 @@ std::vector<std::string> IdentityResolver::configure(const std::vector<WriterSpe
 		if (!w.cgroup_pattern.empty()) {
 			Rule rule{w.cgroup_pattern, w.dir, false, 0, 0, w.writer};
 			if (!w.dir.empty()) {
-				struct stat st {};
-				if (::stat(w.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-					warn(w,
-					     "dir " + w.dir +
-						     " is not a directory now; skipped (create it and "
-						     "reload)");
+				auto st = add_pattern_dir(tagger_, w.dir);
+				if (!st) {
+					warn(w, st.error().message());
 					continue;
 				}
 				rule.has_dir = true;
-				rule.dev = kernel_dev(st.st_dev);
-				rule.dir_ino = st.st_ino;
-				if (auto r = tagger_.add_ident_dir(w.dir, KVFDP_IDENT_DIR); !r) {
-					warn(w, r.error().message() + "; skipped");
-					continue;
-				}
+				rule.dev = kernel_dev(st->st_dev);
+				rule.dir_ino = st->st_ino;
 			}
 			if (!listed && !root.empty()) {
 				cgroup_paths = cgroup_paths_under(root);
 				listed = true;
 			}
-			bool any = false;
-			for (const std::string &p : cgroup_paths)
-				if ((any = cgroup_pattern_matches(w.cgroup_pattern, p)))
-					break;
-			if (!any)
+			if (!any_cgroup_matches(w.cgroup_pattern, cgroup_paths))
 				warn(w,
 				     "cgroup_pattern " + w.cgroup_pattern +
 					     " matches no cgroup now; it applies to cgroups created later");
 			rules.push_back(std::move(rule));
 			continue;
 		}
-		Result<void> r = ok();
-		if (!w.dir.empty()) {
-			r = tagger_.add_writer_dir(w.dir, w.writer);
-		} else if (root.empty()) {
-			r = make_error(std::errc::no_such_file_or_directory,
-				       "no cgroup2 hierarchy is mounted");
-		} else if (auto id = cgroup_id_of(root, w.cgroup)) {
-			r = tagger_.add_writer_cgroup(*id, w.writer);
-		} else {
-			r = std::move(id).error();
-		}
-		if (!r)
+		if (auto r = add_exact_writer(tagger_, w, root); !r)
 			warn(w, r.error().message() + "; skipped");
 	}
 	std::lock_guard g(mu_);
