@@ -37,6 +37,37 @@ Result<void> write_names(const std::string &path, const std::map<uint32_t, std::
 	return ok();
 }
 
+// The name of writer id w for the --names file: its [[writer]] entry's label, its resolved
+// identity, else its cgroup's path ("" unknown).
+std::string writer_name(uint32_t w, const std::vector<WriterSpec> &writers, IdentityResolver &ident)
+{
+	if (w & KVFDP_WRITER_NAMED) {
+		const uint32_t i = (w & ~KVFDP_WRITER_NAMED) - 1;
+		return i < writers.size() ? writers[i].label : "";
+	}
+	if (w & KVFDP_WRITER_IDENT)
+		return ident.name_of(w);
+	return ident.cgroups().resolve(w);
+}
+
+// Polls the tagger's rings until stop becomes true or the monotonic clock reaches end (0: no
+// end), flushing out after each batch so that whoever tails the trace sees it.
+Result<void> poll_until(Tagger &tagger, std::FILE *out, const std::atomic<bool> &stop, uint64_t end,
+			const EventCallback &on_event, const RecordCallback &on_record)
+{
+	for (;;) {
+		bool done = stop.load(std::memory_order_relaxed) || (end && now_ns() >= end);
+		if (done)
+			break;
+		int n = tagger.poll(100, on_event, on_record);
+		if (n < 0 && n != -EINTR)
+			return errno_error(n, "record: poll the request ring");
+		if (n > 0 && std::fflush(out) != 0)
+			return errno_error(errno, "record: write the trace");
+	}
+	return ok();
+}
+
 }  // namespace
 
 uint64_t write_record_row(std::FILE *out, uint64_t t_us, char op, uint64_t sector, uint32_t sectors,
@@ -90,15 +121,6 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 		else if (e.type == KVFDP_EV_CREATE)  // a reused inode number: its own id holds
 			by_ino.erase(e.ino);
 	};
-	auto name_of = [&](uint32_t w) -> std::string {
-		if (w & KVFDP_WRITER_NAMED) {
-			const uint32_t i = (w & ~KVFDP_WRITER_NAMED) - 1;
-			return i < o.writers.size() ? o.writers[i].label : "";
-		}
-		if (w & KVFDP_WRITER_IDENT)
-			return ident.name_of(w);
-		return ident.cgroups().resolve(w);
-	};
 	RecordCallback on_record = [&](const kvfdp_rq_record &r) {
 		uint64_t t_us = r.t_ns > start ? (r.t_ns - start) / 1000 : 0;
 		char op = r.op == 1 ? 'W' : 'D';
@@ -110,21 +132,12 @@ Result<RecordSummary> record_trace(const RecordOptions &o, std::FILE *out,
 			sum.raw_rows++;
 		if (!o.names_out.empty() && writer && names.size() < KVFDP_IDENT_MAP_ENTRIES &&
 		    !names.count(writer))
-			names[writer] = name_of(writer);
+			names[writer] = writer_name(writer, o.writers, ident);
 		uint64_t nlb = write_record_row(out, t_us, op, r.sector, r.sectors, cls, writer);
 		(op == 'W' ? sum.write_bytes : sum.discard_bytes)[cls] += nlb * 4096;
 		sum.rows++;
 	};
-	for (;;) {
-		bool done = stop.load(std::memory_order_relaxed) || (end && now_ns() >= end);
-		if (done)
-			break;
-		int n = tagger->poll(100, on_event, on_record);
-		if (n < 0 && n != -EINTR)
-			return errno_error(n, "record: poll the request ring");
-		if (n > 0 && std::fflush(out) != 0)
-			return errno_error(errno, "record: write the trace");
-	}
+	KVFDP_TRY(poll_until(*tagger, out, stop, end, on_event, on_record));
 	tagger->drain(on_event, on_record);
 	sum.dropped = tagger->stats()[KVFDP_STAT_RECORD_DROP];
 	if (std::fflush(out) != 0)
