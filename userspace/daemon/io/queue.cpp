@@ -125,6 +125,71 @@ UblkQueue::~UblkQueue()
 		munmap(fetch_ring_, batch_area_bytes_);
 }
 
+Result<void> UblkQueue::map_tag_buffers(const std::string &what)
+{
+	const EngineConfig &ec = setup_.engine;
+	const uint16_t depth = ec.depth;
+	buf_area_bytes_ = static_cast<size_t>(depth) * ec.io_buf_bytes;
+	void *area = mmap(nullptr, buf_area_bytes_, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (area == MAP_FAILED)
+		return errno_error(errno, what + "allocating tag buffers");
+	buf_area_ = static_cast<uint8_t *>(area);
+	bufs_.reset(new uint8_t *[depth]);
+	for (uint16_t t = 0; t < depth; t++)
+		bufs_[t] = buf_area_ + static_cast<size_t>(t) * ec.io_buf_bytes;
+	return ok();
+}
+
+Result<void> UblkQueue::init_ring(const std::string &what)
+{
+	const EngineConfig &ec = setup_.engine;
+	// The worst case between two submits is every tag's device commands (the engine's own
+	// count) plus its commit; the CQ (twice the SQ) holds every command in flight.
+	const uint32_t per_request =
+		IoEngine::max_subs_per_request(ec) + 1 + (setup_.register_bufs ? 2 : 0);
+	const uint32_t entries =
+		std::min<uint32_t>(4096, static_cast<uint32_t>(ec.depth) * per_request);
+	auto mode = init_queue_ring(*ring_, entries, ring_mode_ceiling());
+	if (!mode)
+		return errno_error(mode.error().code.value(),
+				   what + "io_uring_queue_init (SQE128|CQE32)");
+	ring_mode_ = *mode;
+	wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!wake_fd_)
+		return errno_error(errno, what + "eventfd");
+	ring_ready_ = true;
+	if (setup_.q_id == 0)
+		log::info("queue rings run task work %s",
+			  ring_mode_ == RingMode::defer_taskrun  ? "deferred (DEFER_TASKRUN)"
+			  : ring_mode_ == RingMode::coop_taskrun ? "cooperatively (COOP_TASKRUN)"
+								 : "by signal");
+	return ok();
+}
+
+Result<void> UblkQueue::register_buffers(const std::string &what)
+{
+	const EngineConfig &ec = setup_.engine;
+	const uint16_t depth = ec.depth;
+	int ret = 0;
+	if (ec.zero_copy) {
+		// The driver fills slot <tag> with each request's pages and empties it at commit.
+		ret = io_uring_register_buffers_sparse(ring_.get(), depth);
+		if (ret < 0)
+			return errno_error(ret,
+					   what + "io_uring_register_buffers_sparse (zero copy)");
+	} else if (ec.fixed_buffers) {
+		std::unique_ptr<iovec[]> iov(new iovec[depth]);
+		for (uint16_t t = 0; t < depth; t++)
+			iov[t] = iovec{bufs_[t], setup_.fixed_buf_bytes ? setup_.fixed_buf_bytes
+									: ec.io_buf_bytes};
+		ret = io_uring_register_buffers(ring_.get(), iov.get(), depth);
+		if (ret < 0)
+			return errno_error(ret, what + "io_uring_register_buffers");
+	}
+	return ok();
+}
+
 Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 {
 	std::unique_ptr<UblkQueue> q(new UblkQueue(setup));
@@ -132,56 +197,10 @@ Result<std::unique_ptr<UblkQueue>> UblkQueue::create(const QueueSetup &setup)
 	const uint16_t depth = ec.depth;
 	const std::string what = "queue " + std::to_string(setup.q_id) + ": ";
 
-	// Data buffers (copy mode): one io_buf_bytes buffer per tag, page aligned, in one mapping.
-	if (!ec.zero_copy) {
-		q->buf_area_bytes_ = static_cast<size_t>(depth) * ec.io_buf_bytes;
-		void *area = mmap(nullptr, q->buf_area_bytes_, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (area == MAP_FAILED)
-			return errno_error(errno, what + "allocating tag buffers");
-		q->buf_area_ = static_cast<uint8_t *>(area);
-		q->bufs_.reset(new uint8_t *[depth]);
-		for (uint16_t t = 0; t < depth; t++)
-			q->bufs_[t] = q->buf_area_ + static_cast<size_t>(t) * ec.io_buf_bytes;
-	}
-
-	// Ring: the worst case between two submits is every tag's device commands (the engine's
-	// own count) plus its commit; the CQ (twice the SQ) holds every command in flight.
-	const uint32_t per_request =
-		IoEngine::max_subs_per_request(ec) + 1 + (setup.register_bufs ? 2 : 0);
-	const uint32_t entries =
-		std::min<uint32_t>(4096, static_cast<uint32_t>(depth) * per_request);
-	auto mode = init_queue_ring(*q->ring_, entries, ring_mode_ceiling());
-	if (!mode)
-		return errno_error(mode.error().code.value(),
-				   what + "io_uring_queue_init (SQE128|CQE32)");
-	q->ring_mode_ = *mode;
-	q->wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (!q->wake_fd_)
-		return errno_error(errno, what + "eventfd");
-	q->ring_ready_ = true;
-	if (setup.q_id == 0)
-		log::info("queue rings run task work %s",
-			  q->ring_mode_ == RingMode::defer_taskrun  ? "deferred (DEFER_TASKRUN)"
-			  : q->ring_mode_ == RingMode::coop_taskrun ? "cooperatively (COOP_TASKRUN)"
-								    : "by signal");
-
-	int ret = 0;
-	if (ec.zero_copy) {
-		// The driver fills slot <tag> with each request's pages and empties it at commit.
-		ret = io_uring_register_buffers_sparse(q->ring_.get(), depth);
-		if (ret < 0)
-			return errno_error(ret,
-					   what + "io_uring_register_buffers_sparse (zero copy)");
-	} else if (ec.fixed_buffers) {
-		std::unique_ptr<iovec[]> iov(new iovec[depth]);
-		for (uint16_t t = 0; t < depth; t++)
-			iov[t] = iovec{q->bufs_[t], setup.fixed_buf_bytes ? setup.fixed_buf_bytes
-									  : ec.io_buf_bytes};
-		ret = io_uring_register_buffers(q->ring_.get(), iov.get(), depth);
-		if (ret < 0)
-			return errno_error(ret, what + "io_uring_register_buffers");
-	}
+	if (!ec.zero_copy)
+		KVFDP_TRY(q->map_tag_buffers(what));
+	KVFDP_TRY(q->init_ring(what));
+	KVFDP_TRY(q->register_buffers(what));
 
 	if (setup.batch) {
 		if (auto b = q->create_batch_buffers(); !b)

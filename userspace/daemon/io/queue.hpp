@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "common/result.hpp"
@@ -103,6 +104,15 @@ public:
 
 private:
 	explicit UblkQueue(const QueueSetup &setup);
+	// create()'s steps; what ("queue N: ") starts their error messages.
+	// Copy mode: one io_buf_bytes buffer per tag, page aligned, in one mapping.
+	[[nodiscard]] Result<void> map_tag_buffers(const std::string &what);
+	// The ring in the highest mode the kernel takes (sized for every tag's commands), and the
+	// wake eventfd.
+	[[nodiscard]] Result<void> init_ring(const std::string &what);
+	// Registers the ring's buffer table: sparse slots (zero copy) or the tag buffers
+	// (fixed_buffers); neither, nothing.
+	[[nodiscard]] Result<void> register_buffers(const std::string &what);
 	// The thread: enables the ring, fetches every tag, serves until stop(), sends the last commits.
 	void run();
 	// FETCH_REQ of every tag (batch mode: PREP_IO_CMDS of all and the multishot fetch), submitted.
