@@ -172,31 +172,7 @@ public:
 		writer_staging_ = n + 1;
 		writer_logs_ = n + 2;
 		writer_weights_ = n + 3;
-		// What the other writers can hold at once, kept out of the stores' capacity.
-		uint64_t reserve =
-			2 * sizes_.weights +
-			(sizes_.append_every > 0 ? (cfg_.log_keep + 1) * sizes_.log_file + 1 : 0);
-		reserve += staging_peak();
-		const auto total = static_cast<uint64_t>(
-			static_cast<long double>(fs_.total_blocks()) * cfg_.store.utilisation);
-		const uint64_t need = BlockFs::blocks_for(cfg_.store.chunk_bytes);
-		if (total <= reserve + need * n)
-			return bad(
-				"--workload host: staging, logs and weights need " +
-				std::to_string(reserve * BlockFs::kBlockSize >> 20) +
-				" MiB at once, which leaves the KV stores no room; raise --capacity or --util, or "
-				"lower --host-weights / --host-log-* / --host-staging-s");
-		st_.reserve_bytes = reserve * BlockFs::kBlockSize;
-		const uint64_t kv = total - reserve;
-		for (uint32_t e = 0; e < n; e++) {
-			const auto cap =
-				static_cast<uint64_t>(static_cast<double>(kv) * shares_[e]);
-			if (cap < need)
-				return bad("--host-shares: engine " + std::to_string(e + 1) +
-					   "'s store holds no chunk; raise its share");
-			engines_.push_back(
-				std::make_unique<ChunkEngine>(cfg_.store, fs_, cap, 1 + e));
-		}
+		KVFDP_TRY(open_engines());
 
 		const uint32_t writers = n + 3;
 		Restarts restarts(static_cast<uint64_t>(cfg_.restart_every *
@@ -234,16 +210,8 @@ public:
 					stage(req, now);
 				engines_[engine]->request(req, placement_, oracle_);
 				st_.requests++;
-				if (!measuring_) {
-					bool full = true;
-					for (const auto &e : engines_)
-						full = full && e->stats().evictions > 0;
-					if (full) {
-						fs_.begin_measurement();
-						measuring_ = true;
-						st_.measured_from_s = now;
-					}
-				}
+				if (!measuring_)
+					measure_when_full(now);
 				have = sched.next(engine, t, pass, index);
 			}
 			st_.sim_seconds = now;
@@ -262,6 +230,52 @@ public:
 	}
 
 private:
+	// Gives each engine its KV store, its share of the device at the utilisation once the
+	// other writers' reserve is kept out; a usage error when that leaves a store no chunk.
+	Result<void> open_engines()
+	{
+		const uint32_t n = cfg_.engines;
+		// What the other writers can hold at once, kept out of the stores' capacity.
+		uint64_t reserve =
+			2 * sizes_.weights +
+			(sizes_.append_every > 0 ? (cfg_.log_keep + 1) * sizes_.log_file + 1 : 0);
+		reserve += staging_peak();
+		const auto total = static_cast<uint64_t>(
+			static_cast<long double>(fs_.total_blocks()) * cfg_.store.utilisation);
+		const uint64_t need = BlockFs::blocks_for(cfg_.store.chunk_bytes);
+		if (total <= reserve + need * n)
+			return bad(
+				"--workload host: staging, logs and weights need " +
+				std::to_string(reserve * BlockFs::kBlockSize >> 20) +
+				" MiB at once, which leaves the KV stores no room; raise --capacity or --util, or "
+				"lower --host-weights / --host-log-* / --host-staging-s");
+		st_.reserve_bytes = reserve * BlockFs::kBlockSize;
+		const uint64_t kv = total - reserve;
+		for (uint32_t e = 0; e < n; e++) {
+			const auto cap =
+				static_cast<uint64_t>(static_cast<double>(kv) * shares_[e]);
+			if (cap < need)
+				return bad("--host-shares: engine " + std::to_string(e + 1) +
+					   "'s store holds no chunk; raise its share");
+			engines_.push_back(
+				std::make_unique<ChunkEngine>(cfg_.store, fs_, cap, 1 + e));
+		}
+		return ok();
+	}
+
+	// Starts the measurement at time now once every engine's store is full (has evicted).
+	void measure_when_full(double now)
+	{
+		bool full = true;
+		for (const auto &e : engines_)
+			full = full && e->stats().evictions > 0;
+		if (full) {
+			fs_.begin_measurement();
+			measuring_ = true;
+			st_.measured_from_s = now;
+		}
+	}
+
 	uint8_t classify(uint8_t hint) const
 	{
 		switch (placement_) {
