@@ -96,7 +96,11 @@ Result<uint64_t> chunk_bytes_for(const std::string &model, const std::string &sc
 	return round_block(bytes);
 }
 
-void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
+namespace {
+
+// The trace replays (--kv-trace, --blk-trace) and the --kv-* options of the KV chunk store and
+// the synthetic KV workload.
+void add_kv_options(CLI::App &cmd, WorkloadOptions &o)
 {
 	cmd.add_option("--kv-trace", o.kv_trace,
 		       "replay a Mooncake trace (.jsonl) through an LMCache-like chunk store")
@@ -131,6 +135,11 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 	cmd.add_option("--kv-lifetimes", o.kv_lifetimes,
 		       "--workload kv: mean lifetimes in seconds of the three populations")
 		->capture_default_str();
+}
+
+// The --host-* options of the shared-host workload (--workload host).
+void add_host_options(CLI::App &cmd, WorkloadOptions &o)
+{
 	cmd.add_option(
 		   "--host-engines", o.host_engines,
 		   "--workload host: KV engines, each replaying --kv-trace into its own chunk store")
@@ -170,7 +179,11 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 		       "cgroup) or kept (a stable writer identity)")
 		->check(CLI::IsMember({"fresh", "kept"}))
 		->capture_default_str();
-	add_mixed_host_options(cmd, o);
+}
+
+// The --slot-* options of the slot workload (--workload slots).
+void add_slot_options(CLI::App &cmd, WorkloadOptions &o)
+{
 	cmd.add_option(
 		"--slot-objects", o.slot_objects,
 		"--workload slots: object size of each worker, unscaled (--kv-scale applies), e.g. "
@@ -200,6 +213,16 @@ void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
 		       "--workload slots: capacities written after the fill before measuring")
 		->check(CLI::Range(0.0, 100.0))
 		->capture_default_str();
+}
+
+}  // namespace
+
+void add_workload_options(CLI::App &cmd, WorkloadOptions &o)
+{
+	add_kv_options(cmd, o);
+	add_host_options(cmd, o);
+	add_mixed_host_options(cmd, o);
+	add_slot_options(cmd, o);
 }
 
 namespace {
