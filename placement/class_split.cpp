@@ -2,6 +2,7 @@
 #include "placement/class_split.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -61,11 +62,18 @@ unsigned class_index(uint8_t cls)
 	return cls < kNumClasses ? cls : 0u;
 }
 
-// One stage's parts to cut off, and the keys whose part was given up.
+// One stage's parts to cut off (and, per cut, whether it was made on measured death orders),
+// and the keys whose part was given up.
 struct Stage {
 	std::vector<std::vector<uint32_t>> cuts;
+	std::vector<uint8_t> on_orders;
 	std::vector<uint32_t> given_up;
 };
+
+// When a stage cuts a part: from the start (`now`); from the start until the part's and the
+// main label's death orders are known, then only where they die differently (`until_known`);
+// or only once they are known and die differently (`known`).
+enum class Rule : uint8_t { now, until_known, known };
 
 // Within each group, the keys are parted by label (a class, a writer); each part of the
 // movable keys other than the group's main label (most of its writes; the lowest label on a
@@ -74,13 +82,13 @@ struct Stage {
 // > 0, parts whose write shares are within that relative difference of each other count as
 // one part (and one of the main's as the main): labels that write the same bytes at the same
 // rate are shards or replicas of one job (a tensor-parallel engine's ranks), whose data dies
-// together, and an open unit each buys nothing. With `measured`, a part is cut only once it and
-// the main label's part have their death orders known and die differently (differ_order,
-// differ_ratio), and stays cut (ClassKey::class_cut) until they die alike.
-template <class Label, class Movable>
+// together, and an open unit each buys nothing. rule_of(part) says when a part is cut (Rule);
+// once the death orders are known, a part cut because they differ (differ_order,
+// differ_ratio) stays cut (ClassKey::class_cut) until they die alike.
+template <class Label, class Movable, class RuleOf>
 Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<uint32_t>> &groups,
 		double total, const ClassSplitParams &p, double same_share, Label label,
-		Movable movable, bool measured, bool fresh_apart)
+		Movable movable, RuleOf rule_of)
 {
 	Stage st;
 	for (const std::vector<uint32_t> &g : groups) {
@@ -125,13 +133,17 @@ Stage cut_parts(std::span<const ClassKey> keys, const std::vector<std::vector<ui
 						   part.keys.end());
 				continue;
 			}
-			if (measured && !(part.order_known && m.order_known &&
-					  (part.differs(m, p) || part.was_cut(keys))))
+			const Rule rule = rule_of(part);
+			const bool known = part.order_known && m.order_known;
+			if (rule != Rule::now &&
+			    (known ? !(part.differs(m, p) || part.was_cut(keys))
+				   : rule == Rule::known))
 				continue;
-			if ((part.share >= p.min_group_share * total ||
-			     (fresh_apart && part.fresh)) &&
-			    part.keys.size() < g.size())
+			if ((part.share >= p.min_group_share * total || part.fresh) &&
+			    part.keys.size() < g.size()) {
 				st.cuts.push_back(part.keys);
+				st.on_orders.push_back(rule != Rule::now && known);
+			}
 		}
 	}
 	return st;
@@ -158,11 +170,13 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 				const ClassSplitParams &p)
 {
 	ClassSplitResult out;
-	// Writers that label their data with one class only.
+	// Writers that label their data with one class only, and those that relabel.
 	std::unordered_map<uint64_t, uint32_t> classes_of;  // writer -> class bit mask
+	std::unordered_map<uint64_t, bool> relabels;
 	double total = 0;
 	for (const ClassKey &k : keys) {
 		classes_of[k.writer] |= 1u << class_index(k.cls);
+		relabels[k.writer] = relabels[k.writer] || k.went_idle;
 		total += k.share;
 	}
 	auto one_class = [&](const ClassKey &k) {
@@ -174,10 +188,15 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 	const size_t limit = std::min(p.max_groups, p.budget);
 	out.groups = std::move(groups);
 	auto by_class = [](const ClassKey &k) { return uint64_t{class_index(k.cls)}; };
+	auto at_once = [](const Part &) { return Rule::now; };
+	// The classes of writers of several classes of which some key's death order is known.
+	std::array<bool, kNumClasses> class_known{};
+	for (const ClassKey &k : keys)
+		if (!one_class(k) && k.order_known)
+			class_known[class_index(k.cls)] = true;
 	Stage first = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
-		[&](const ClassKey &k, uint16_t) { return one_class(k) && !k.given_up; }, false,
-		true);
+		[&](const ClassKey &k, uint16_t) { return one_class(k) && !k.given_up; }, at_once);
 	// The keys of a class new to the device (a first-stage cut of fresh keys only): their
 	// writers are parted at once too, as the class was.
 	std::vector<uint8_t> new_class(keys.size(), 0);
@@ -192,13 +211,23 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 	}
 	Stage measured = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
-		[&](const ClassKey &k, uint16_t) { return !one_class(k) && !k.given_up; }, true,
-		false);
+		[&](const ClassKey &k, uint16_t) { return !one_class(k) && !k.given_up; },
+		[&](const Part &part) {
+			return std::any_of(part.keys.begin(), part.keys.end(),
+					   [&](uint32_t i) {
+						   return relabels.at(keys[i].writer) ||
+							  class_known[class_index(keys[i].cls)];
+					   })
+				       ? Rule::known
+				       : Rule::until_known;
+		});
 	if (out.groups.size() + measured.cuts.size() <= limit) {
 		out.given_up.insert(out.given_up.end(), measured.given_up.begin(),
 				    measured.given_up.end());
-		for (const auto &cut : measured.cuts)
-			out.class_cut.insert(out.class_cut.end(), cut.begin(), cut.end());
+		for (size_t c = 0; c < measured.cuts.size(); c++)
+			if (measured.on_orders[c] != 0)
+				out.class_cut.insert(out.class_cut.end(), measured.cuts[c].begin(),
+						     measured.cuts[c].end());
 		apply(out.groups, std::move(measured.cuts), keys.size());
 	}
 	Stage by_writer = cut_parts(
@@ -210,7 +239,7 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 				new_class[static_cast<size_t>(&k - keys.data())] ||
 				(k.writing && k.handle != main_handle));
 		},
-		false, true);
+		at_once);
 	if (out.groups.size() + by_writer.cuts.size() <= limit) {
 		out.writer_given_up = std::move(by_writer.given_up);
 		for (const auto &cut : by_writer.cuts)

@@ -21,15 +21,17 @@
 // alike_order, mean lifetimes within alike_ratio. Alike means nearly the same: a part kept
 // apart costs one open unit, one given up wrongly mixes for the rest of the run.
 // Then the keys of writers that label their data with several classes are parted by class
-// the same way, but only on measurement: such a writer guesses per chunk (and relabels as it
-// learns: the Mooncake store's chunks are MEDIUM until it has seen a group's evictions, then
-// SHORT), so its part is cut only once it and the main class have their death orders known
-// (`order_known`: a quarter of what each wrote has died, what a new cut of the order split
-// needs) and die differently (differ_order, differ_ratio: what the lifetime and order rules'
-// hysteresis keeps apart), and given up, as above, once they are evidenced and die alike.
-// Its labels still say where to look: a vLLM file tier's reused blocks, LONG beside MEDIUM,
-// die in another order than the rest while their mean lifetimes stay within 1.5x, and no
-// other rule parts them.
+// the same way, until their death orders are known (`order_known`: a quarter of what each
+// wrote has died, what a new cut of the order split needs). From then on a part stays cut
+// only where it and the main class die differently (differ_order, differ_ratio: what the
+// lifetime and order rules' hysteresis keeps apart), or it was cut so at the last recompute;
+// it is given up, as above, once they are evidenced and die alike. A writer that relabels
+// (`went_idle`: one of its classes stopped while it wrote on, as the Mooncake store's chunks
+// are MEDIUM until it has seen a group's evictions, then SHORT) guesses per chunk: its parts
+// are cut on measurement only, never from the start. A vLLM file tier's reused blocks, LONG
+// beside MEDIUM, die in another order than the rest while their mean lifetimes stay within
+// 1.5x, and no other rule parts them; waiting for the orders, that part wrote mixed for a
+// capacity.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the
@@ -75,6 +77,9 @@ struct ClassKey {
 	// First seen at this recompute: its share is that of the few writes since it began, and
 	// says nothing yet (the learner decides).
 	bool fresh = false;
+	// It stopped writing once while another class of its writer wrote on (the learner
+	// decides): its writer relabels its data, and its class parts are cut on measurement only.
+	bool went_idle = false;
 };
 
 struct ClassSplitParams {

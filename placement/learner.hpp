@@ -49,6 +49,8 @@
 
 namespace kvfdp::placement {
 
+struct ClassKey;  // class_split.hpp
+
 // Who writes, and with which hint. writer is opaque to the learner (0 is a valid writer:
 // "unknown"); cls is a class 0..5 (a larger value is treated as NOT_SET).
 struct Key {
@@ -361,6 +363,7 @@ private:
 	std::vector<std::vector<uint32_t>> group(const std::vector<Cand> &cands, size_t max_groups);
 	void split_classes(std::vector<std::vector<uint32_t>> &groups,
 			   const std::vector<Cand> &cands, size_t max_groups);
+	void mark_relabels(std::vector<ClassKey> &keys, const std::vector<Cand> &cands);
 	void join_minor(std::vector<std::vector<uint32_t>> &groups,
 			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
 	void split_young(std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,

@@ -297,11 +297,10 @@ double Learner::rate_share(const KeyState &st, uint64_t now) const
 
 // A key's death order says something once a quarter of what it wrote has died: before, its
 // deaths are those of its youngest data only, and with none at all its order is 1, a FIFO's.
-// New cuts on orders (the order split, and the class split of a writer of several classes)
-// need this. Evidence for giving a part up, above, waits longer; a cut made that late leaves
-// data written mixed meanwhile: a FIFO beside an LRU touched 8 times, both unhinted, 1.398
-// with this and 1.517 with that; vLLM's file tier with llm-d's evictor at 7%, 95/89%, 3.312
-// and 3.320 (hint 3.299).
+// New cuts on orders (the order split, and the class split of a writer of several classes
+// once its orders are known) need this. Evidence for giving a part up, above, waits longer; a
+// cut made that late leaves data written mixed meanwhile: a FIFO beside an LRU touched 8
+// times, both unhinted, 1.398 with this and 1.517 with that.
 bool Learner::order_known(const KeyState &st)
 {
 	return st.seen_written > 0 && 4 * st.seen_died >= st.seen_written;
@@ -373,77 +372,6 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 		split_young(groups, cands, max_groups);
 	}
 	return groups;
-}
-
-// The groups the class and young-writer splits may leave in all: the open reclaim units
-// class_split_room of the over-provisioned space holds.
-size_t Learner::split_budget() const
-{
-	return static_cast<size_t>(cfg_.class_split_room * cfg_.op *
-				   static_cast<double>(cfg_.capacity_bytes) /
-				   static_cast<double>(cfg_.ru_bytes));
-}
-
-// Step 2b: the class split (class_split.hpp) within the groups, all keys included.
-void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
-			    const std::vector<Cand> &cands, size_t max_groups)
-{
-	// Nothing is split before the device has written a reclaim unit: the learner starts as
-	// `none`, and before that no write share says anything.
-	const uint64_t now = last_clock_;  // the clock fold() stamped first and last writes with
-	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
-	    now < cfg_.ru_bytes)
-		return;
-	// A writer part is cut only within its keys' first half capacity of device writes, from
-	// the second recompute that sees them on (or kept once cut): by then its write share has
-	// shown and what it wrote mixed is little, and an id that lives less than a regroup (a
-	// restarted writer with no stable identity) is never cut.
-	constexpr double kWriterYoung = 0.5;
-	std::vector<ClassKey> keys(cands.size());
-	for (uint32_t c = 0; c < cands.size(); c++) {
-		const KeyState &st = state_[cands[c].slot];
-		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
-		// Seen written at an earlier recompute than this one.
-		const bool seen_before = st.seen_written > 0 && now > st.first_write;
-		const bool writing = st.last_write == last_clock_ && seen_before;
-		keys[c] = {k.writer,
-			   k.cls,
-			   writing ? rate_share(st, now) : cands[c].share,
-			   cands[c].life,
-			   death_order(st.ages),
-			   evidenced(st, cands[c].life, now),
-			   order_known(st) && cands[c].life > 0,
-			   st.class_given_up,
-			   st.writer_given_up || !cfg_.writer_split,
-			   st.writer_cut || (seen_before &&
-					     static_cast<double>(now - st.first_write) <
-						     kWriterYoung * static_cast<double>(
-									    cfg_.capacity_bytes)),
-			   cands[c].handle,
-			   writing,
-			   st.class_cut,
-			   st.seen_written > 0 && st.first_write == now};
-	}
-	ClassSplitParams p;
-	p.max_groups = max_groups;
-	p.budget = split_budget();
-	p.min_group_share = cfg_.min_group_share;
-	p.alike_order = cfg_.alike_order;
-	p.alike_ratio = cfg_.alike_ratio;
-	p.differ_order = cfg_.order_gap / 4;
-	p.differ_ratio = cfg_.merge_ratio;
-	ClassSplitResult r = split_by_class(keys, std::move(groups), p);
-	for (uint32_t c : r.given_up)
-		state_[cands[c].slot].class_given_up = true;
-	for (uint32_t c = 0; c < cands.size(); c++)
-		state_[cands[c].slot].writer_cut = state_[cands[c].slot].class_cut = false;
-	for (uint32_t c : r.class_cut)
-		state_[cands[c].slot].class_cut = true;
-	for (uint32_t c : r.writer_cut)
-		state_[cands[c].slot].writer_cut = true;
-	for (uint32_t c : r.writer_given_up)
-		state_[cands[c].slot].writer_given_up = true;
-	groups = std::move(r.groups);
 }
 
 namespace {

@@ -76,6 +76,7 @@ struct Learner::KeyState {
 	bool writer_given_up = false;
 	bool writer_cut = false;  // its writer part was cut at the last recompute
 	bool class_cut = false;   // its class part was cut on measurement at the last recompute
+	bool went_idle = false;   // it stopped while its writer wrote on (mark_relabels)
 	// The clock at the last recompute that saw the key write (retirement).
 	uint64_t last_write = 0;
 	// The key's writer as name_keys() named it ("" none yet): kept in the state file, so a

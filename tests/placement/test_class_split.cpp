@@ -1,5 +1,6 @@
 // placement: split_by_class: writers of one class are cut off by class, then by writer,
-// writers of several classes by class only once measured, a split that does not fit is not made at all (each
+// writers of several classes by class until measured (only once measured where they relabel),
+// a split that does not fit is not made at all (each
 // stage on its own), a writer part is cut only while its keys may be, and a part that has
 // its evidence and dies like its group's main part is given up; a class part of fresh keys
 // only is cut whatever its share, and its writers with it.
@@ -49,19 +50,27 @@ bool together(const ClassSplitResult &r, uint32_t a, uint32_t b)
 }  // namespace
 
 TEST_CASE("class split: writers of one class each are cut off by class; a writer of several "
-	  "classes stays")
+	  "classes that relabels stays")
 {
-	// 0, 1: writers 1 and 2, both SHORT; 2: writer 3, MEDIUM; 3, 4: writer 4, SHORT and LONG.
-	const std::vector<ClassKey> keys = {
+	// 0, 1: writers 1 and 2, both SHORT; 2: writer 3, MEDIUM; 3, 4: writer 4, SHORT and LONG,
+	// whose SHORT went idle once while its LONG wrote on.
+	std::vector<ClassKey> keys = {
 		key(1, KVFDP_CLASS_SHORT, 0.3), key(2, KVFDP_CLASS_SHORT, 0.2),
 		key(3, KVFDP_CLASS_MEDIUM, 0.2), key(4, KVFDP_CLASS_SHORT, 0.1),
 		key(4, KVFDP_CLASS_LONG, 0.2)};
-	const ClassSplitResult r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	keys[3].went_idle = true;
+	ClassSplitResult r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
 	REQUIRE(r.groups.size() == 2);
 	CHECK(together(r, 0, 1));   // the main class (SHORT) stays
 	CHECK(!together(r, 0, 2));  // writer 3's MEDIUM is cut off
-	CHECK(together(r, 0, 4));   // writer 4 labels chunks itself: its LONG stays
+	CHECK(together(r, 0, 4));   // writer 4 relabels its chunks: its LONG stays
 	CHECK(r.given_up.empty());
+	// Had it never relabelled, its LONG is cut too, as hint places it.
+	keys[3].went_idle = false;
+	r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
+	CHECK(r.groups.size() == 3);
+	CHECK(!together(r, 0, 4));
+	CHECK(r.class_cut.empty());  // not on measured orders: no hysteresis keeps it
 }
 
 TEST_CASE("class split: a class whose keys are all fresh is cut whatever its share, and so are "
@@ -91,16 +100,29 @@ TEST_CASE("class split: a class whose keys are all fresh is cut whatever its sha
 	CHECK(together(r, 0, 2));
 }
 
-TEST_CASE("class split: a writer of several classes is parted by class once measured, not before")
+TEST_CASE("class split: a writer of several classes is parted by class until its orders are "
+	  "known, then where they die differently; one that relabels only then")
 {
 	// One writer: LONG for reused blocks, MEDIUM for the rest.
 	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_MEDIUM, 0.8, 0.45, false),
 				      key(1, KVFDP_CLASS_LONG, 0.2, 0.6, false)};
 	ClassSplitResult r = split_by_class(keys, {{0, 1}}, params());
+	CHECK(r.groups.size() == 2);  // nothing measured: apart from the start, as hint places it
+	CHECK(r.class_cut.empty());
+	keys[0].went_idle = true;  // a class of it stopped while another wrote: it relabels
+	r = split_by_class(keys, {{0, 1}}, params());
 	CHECK(r.groups.size() == 1);  // labels guessed per chunk: no death order known, no cut
+	keys[0].went_idle = false;
 	keys[1].order_known = true;
 	r = split_by_class(keys, {{0, 1}}, params());
-	CHECK(r.groups.size() == 1);  // the main class's order is not known yet either
+	CHECK(r.groups.size() == 1);  // LONG is measured now; the main class's order is not yet
+	// Another writer's LONG, nothing measured of it, waits too: the device knows how LONG dies.
+	keys.push_back(key(2, KVFDP_CLASS_MEDIUM, 0.5, 0.45, false));
+	keys.push_back(key(2, KVFDP_CLASS_LONG, 0.1, 0.6, false));
+	r = split_by_class(keys, {{0, 1}, {2, 3}}, params());
+	CHECK(r.groups.size() == 2);
+	CHECK(together(r, 2, 3));
+	keys.resize(2);
 	keys[0].order_known = true;
 	r = split_by_class(keys, {{0, 1}}, params());
 	CHECK(r.groups.size() == 2);  // orders 0.6 against 0.45: they die differently
@@ -195,12 +217,13 @@ TEST_CASE("class split, by writer: writers of one class each start apart; a writ
 	  "classes stays")
 {
 	// 0, 1: two engines, neither hints; 2: a log writer, neither; 3, 4: writer 4, SHORT and
-	// LONG per chunk.
+	// LONG per chunk, which relabels (its SHORT went idle while its LONG wrote).
 	std::vector<ClassKey> keys = {key(1, KVFDP_CLASS_NOT_SET, 0.35, 1.0, false, true),
 				      key(2, KVFDP_CLASS_NOT_SET, 0.25, 1.0, false, true),
 				      key(3, KVFDP_CLASS_NOT_SET, 0.1, 1.0, false, true),
 				      key(4, KVFDP_CLASS_SHORT, 0.05, 1.0, false, true),
 				      key(4, KVFDP_CLASS_LONG, 0.15, 1.0, false, true)};
+	keys[3].went_idle = true;
 	ClassSplitResult r = split_by_class(keys, {{0, 1, 2, 3, 4}}, params());
 	REQUIRE(r.groups.size() == 3);
 	CHECK(!together(r, 0, 1));

@@ -57,7 +57,7 @@ TEST_CASE("selector: the learner applies a fixed policy's grouping when told")
 	lc.ru_bytes = 16 << 20;
 	Learner l(lc);
 	const Key a{1, KVFDP_CLASS_SHORT}, b{1, KVFDP_CLASS_LONG}, c{2, KVFDP_CLASS_SHORT};
-	for (int i = 0; i < 100; i++)
+	for (int i = 0; i < 4; i++)  // under one reclaim unit: nothing is split yet
 		for (Key k : {a, b, c})
 			(void)l.place(k, 1 << 20);
 	(void)l.recompute(1.0);
