@@ -163,6 +163,43 @@ void apply(std::vector<std::vector<uint32_t>> &groups, std::vector<std::vector<u
 		groups.push_back(std::move(cut));
 }
 
+// What split_by_class needs to know of the writers: which label their data with one class
+// only, which relabel (ClassKey::went_idle), and the classes of writers of several classes of
+// which some key's death order is known.
+struct Writers {
+	std::unordered_map<uint64_t, uint32_t> classes_of;  // writer -> class bit mask
+	std::unordered_map<uint64_t, bool> relabels;
+	std::array<bool, kNumClasses> class_known{};
+	double total = 0;  // the keys' shares
+
+	explicit Writers(std::span<const ClassKey> keys)
+	{
+		for (const ClassKey &k : keys) {
+			classes_of[k.writer] |= 1u << class_index(k.cls);
+			relabels[k.writer] = relabels[k.writer] || k.went_idle;
+			total += k.share;
+		}
+		for (const ClassKey &k : keys)
+			if (!one_class(k) && k.order_known)
+				class_known[class_index(k.cls)] = true;
+	}
+	[[nodiscard]] bool one_class(const ClassKey &k) const
+	{
+		const uint32_t m = classes_of.at(k.writer);
+		return (m & (m - 1)) == 0;
+	}
+	// When a class part of writers of several classes is cut: on measurement only where a
+	// writer of it relabels or the device has measured how its class dies, else from the start
+	// until measured.
+	[[nodiscard]] Rule rule(const Part &part, std::span<const ClassKey> keys) const
+	{
+		const bool wait = std::any_of(part.keys.begin(), part.keys.end(), [&](uint32_t i) {
+			return relabels.at(keys[i].writer) || class_known[class_index(keys[i].cls)];
+		});
+		return wait ? Rule::known : Rule::until_known;
+	}
+};
+
 }  // namespace
 
 ClassSplitResult split_by_class(std::span<const ClassKey> keys,
@@ -170,30 +207,15 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 				const ClassSplitParams &p)
 {
 	ClassSplitResult out;
-	// Writers that label their data with one class only, and those that relabel.
-	std::unordered_map<uint64_t, uint32_t> classes_of;  // writer -> class bit mask
-	std::unordered_map<uint64_t, bool> relabels;
-	double total = 0;
-	for (const ClassKey &k : keys) {
-		classes_of[k.writer] |= 1u << class_index(k.cls);
-		relabels[k.writer] = relabels[k.writer] || k.went_idle;
-		total += k.share;
-	}
-	auto one_class = [&](const ClassKey &k) {
-		const uint32_t m = classes_of.at(k.writer);
-		return (m & (m - 1)) == 0;
-	};
+	const Writers writers(keys);
+	const double total = writers.total;
+	auto one_class = [&](const ClassKey &k) { return writers.one_class(k); };
 	// All or nothing, per stage: a split made only in part would leave together, in no
 	// chosen way, the parts it did not cut. Where it does not fit, nothing is given up either.
 	const size_t limit = std::min(p.max_groups, p.budget);
 	out.groups = std::move(groups);
 	auto by_class = [](const ClassKey &k) { return uint64_t{class_index(k.cls)}; };
 	auto at_once = [](const Part &) { return Rule::now; };
-	// The classes of writers of several classes of which some key's death order is known.
-	std::array<bool, kNumClasses> class_known{};
-	for (const ClassKey &k : keys)
-		if (!one_class(k) && k.order_known)
-			class_known[class_index(k.cls)] = true;
 	Stage first = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
 		[&](const ClassKey &k, uint16_t) { return one_class(k) && !k.given_up; }, at_once);
@@ -212,15 +234,7 @@ ClassSplitResult split_by_class(std::span<const ClassKey> keys,
 	Stage measured = cut_parts(
 		keys, out.groups, total, p, 0.0, by_class,
 		[&](const ClassKey &k, uint16_t) { return !one_class(k) && !k.given_up; },
-		[&](const Part &part) {
-			return std::any_of(part.keys.begin(), part.keys.end(),
-					   [&](uint32_t i) {
-						   return relabels.at(keys[i].writer) ||
-							  class_known[class_index(keys[i].cls)];
-					   })
-				       ? Rule::known
-				       : Rule::until_known;
-		});
+		[&](const Part &part) { return writers.rule(part, keys); });
 	if (out.groups.size() + measured.cuts.size() <= limit) {
 		out.given_up.insert(out.given_up.end(), measured.given_up.begin(),
 				    measured.given_up.end());

@@ -327,6 +327,7 @@ private:
 	using AgeCount = std::atomic<uint32_t>;
 	struct KeyState;  // off-path estimates per slot (learner_internal.hpp)
 	struct Cand;      // an unpinned key as recompute() groups it
+	struct Claim;     // a group's claim on a handle (assign_handles())
 
 	[[nodiscard]] const Slot *find(Key k) const noexcept;
 	[[nodiscard, gnu::always_inline]] inline const Slot *
@@ -368,11 +369,17 @@ private:
 			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
 	void split_young(std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
 			 size_t max_groups);
+	[[nodiscard]] std::vector<uint8_t> young_keys(const std::vector<Cand> &cands) const;
+	void merge_gone(std::vector<std::vector<uint32_t>> &groups,
+			const std::vector<Cand> &cands) const;
 	[[nodiscard]] size_t split_budget() const;
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,
 						       size_t max_groups) const;
 	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
+	[[nodiscard]] std::vector<Claim>
+	handle_claims(const std::vector<std::vector<uint32_t>> &groups,
+		      const std::vector<Cand> &cands) const;
 	std::vector<uint16_t> assign_handles(const std::vector<std::vector<uint32_t>> &groups,
 					     const std::vector<Cand> &cands,
 					     const std::vector<uint16_t> &avail,

@@ -87,8 +87,10 @@ void Learner::split_classes(std::vector<std::vector<uint32_t>> &groups,
 	groups = std::move(r.groups);
 }
 
-// A key that wrote before and not since the last recompute, while a key of its writer did,
-// went idle: its writer relabels its data (class_split.hpp). Kept for good, in memory: a
+// A key that has written nothing for as long as it takes to write a reclaim unit at its
+// share, while a key of its writer wrote since the last recompute, went idle: its writer
+// relabels its data (class_split.hpp). One recompute without writes is not enough: a class
+// written in bursts (vLLM's reused blocks) would look relabelled. Kept for good, in memory: a
 // restarted kvfdpd sees it again when the class stays idle.
 void Learner::mark_relabels(std::vector<ClassKey> &keys, const std::vector<Cand> &cands)
 {
@@ -100,8 +102,7 @@ void Learner::mark_relabels(std::vector<ClassKey> &keys, const std::vector<Cand>
 		KeyState &st = state_[cands[c].slot];
 		const double pause = static_cast<double>(last_clock_ - st.last_write);
 		if (st.seen_written > 0 && writing.contains(keys[c].writer) &&
-		    pause * cands[c].share >=
-			    static_cast<double>(cfg_.ru_bytes))
+		    pause * cands[c].share >= static_cast<double>(cfg_.ru_bytes))
 			st.went_idle = keys[c].went_idle = true;
 	}
 }

@@ -449,38 +449,12 @@ void Learner::join_minor(std::vector<std::vector<uint32_t>> &groups,
 	}
 }
 
-// Step 3: handles. Each group keeps the handle its keys vote for most (below), if no group
-// with more votes there took it first; the other groups take free handles; handles that held
-// groups and hold none are abandoned.
-// What a handle is worth keeping for is its open RU: the group whose keys fill it now keeps it.
-// So a key that wrote since the last recompute votes for its handle with the share it writes
-// at now (rate_share), and the claims are ranked by those votes first: a new writer's decayed
-// share is a fraction of its rate while it warms up, so by decayed shares a group of keys that
-// write nothing now could outvote the writers filling the handle's open unit (writers that
-// restart without a stable id; docs/placement.md step 4 has the figures). A key that did not
-// write votes with its decayed share, which ranks only claims with equal votes of writing keys
-// (groups that write nothing now): a namespace fill that has ended no longer takes the handle
-// from the writers that came after it, which would leave its open RU half written and closed
-// (TensorRT-LLM's ranks and KVBM's slot file after their fill: learned then differs from none
-// by chance alone, by -0.06 to +0.04 between seeds).
-// Writes a pin of the last recompute placed were not a group's: they vote as a key that did
-// not write, so a writer whose pin a reload dropped does not take its new group to the pin's
-// handle.
-// A free handle no group held at the last recompute has no open RU of anyone's data
-// (never written, or closed by the RUH Update that abandoned it), so it is taken before
-// one another group leaves now; taking such a handle is a remap, reported for RUH Update.
-std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint32_t>> &groups,
-					      const std::vector<Cand> &cands,
-					      const std::vector<uint16_t> &avail,
-					      RecomputeResult &out)
+// Each group's claims on the handles its keys are on, strongest first: the votes of keys that
+// wrote since the last recompute, at the share they write at now, then the others' decayed
+// shares, then the lower handle.
+std::vector<Learner::Claim> Learner::handle_claims(const std::vector<std::vector<uint32_t>> &groups,
+						   const std::vector<Cand> &cands) const
 {
-	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
-	struct Claim {
-		double writing;  // votes of keys that wrote since the last recompute
-		double idle;     // the others'
-		uint32_t group;
-		uint16_t handle;
-	};
 	std::vector<Claim> claims;
 	for (uint32_t g = 0; g < groups.size(); g++) {
 		struct Vote {
@@ -511,8 +485,37 @@ std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint
 			return a.writing > b.writing;
 		return a.idle != b.idle ? a.idle > b.idle : a.handle < b.handle;
 	});
+	return claims;
+}
+
+// Step 3: handles. Each group keeps the handle its keys vote for most (below), if no group
+// with more votes there took it first; the other groups take free handles; handles that held
+// groups and hold none are abandoned.
+// What a handle is worth keeping for is its open RU: the group whose keys fill it now keeps it.
+// So a key that wrote since the last recompute votes for its handle with the share it writes
+// at now (rate_share), and the claims are ranked by those votes first: a new writer's decayed
+// share is a fraction of its rate while it warms up, so by decayed shares a group of keys that
+// write nothing now could outvote the writers filling the handle's open unit (writers that
+// restart without a stable id; docs/placement.md step 4 has the figures). A key that did not
+// write votes with its decayed share, which ranks only claims with equal votes of writing keys
+// (groups that write nothing now): a namespace fill that has ended no longer takes the handle
+// from the writers that came after it, which would leave its open RU half written and closed
+// (TensorRT-LLM's ranks and KVBM's slot file after their fill: learned then differs from none
+// by chance alone, by -0.06 to +0.04 between seeds).
+// Writes a pin of the last recompute placed were not a group's: they vote as a key that did
+// not write, so a writer whose pin a reload dropped does not take its new group to the pin's
+// handle.
+// A free handle no group held at the last recompute has no open RU of anyone's data
+// (never written, or closed by the RUH Update that abandoned it), so it is taken before
+// one another group leaves now; taking such a handle is a remap, reported for RUH Update.
+std::vector<uint16_t> Learner::assign_handles(const std::vector<std::vector<uint32_t>> &groups,
+					      const std::vector<Cand> &cands,
+					      const std::vector<uint16_t> &avail,
+					      RecomputeResult &out)
+{
+	std::vector<uint16_t> group_handle(groups.size(), kNoHandle);
 	uint64_t taken_lo = 0, taken_hi = 0;
-	for (const Claim &c : claims) {
+	for (const Claim &c : handle_claims(groups, cands)) {
 		if (group_handle[c.group] != kNoHandle || mask_has(taken_lo, taken_hi, c.handle))
 			continue;
 		group_handle[c.group] = c.handle;

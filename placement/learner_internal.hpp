@@ -93,6 +93,14 @@ template <class F> void Learner::each_key(F &&f) const
 	}
 }
 
+// A group's claim on a handle its keys are on (assign_handles()).
+struct Learner::Claim {
+	double writing;  // votes of keys that wrote since the last recompute
+	double idle;     // the others'
+	uint32_t group;
+	uint16_t handle;
+};
+
 // One unpinned key as recompute() groups it.
 struct Learner::Cand {
 	uint32_t slot;

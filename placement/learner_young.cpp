@@ -11,6 +11,45 @@ namespace kvfdp::placement {
 
 using namespace learner_detail;
 
+// Per key, whether its writer is young: nothing is known of it, no key first seen before the
+// last recompute, none whose data has begun to die (its lifetime has a measure), none the last
+// recompute's pins placed (the config named it).
+std::vector<uint8_t> Learner::young_keys(const std::vector<Cand> &cands) const
+{
+	std::vector<uint64_t> writer(cands.size());
+	std::unordered_map<uint64_t, bool> known;
+	for (uint32_t c = 0; c < cands.size(); c++) {
+		const KeyState &st = state_[cands[c].slot];
+		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
+		writer[c] = k.writer;
+		known[k.writer] |= !(st.seen_written > 0 && st.first_write >= earlier_clock_[0]) ||
+				   st.seen_died > 0 || pin_in(recomputed_pins_, k).has_value();
+	}
+	std::vector<uint8_t> is_young(cands.size());
+	for (uint32_t c = 0; c < cands.size(); c++)
+		is_young[c] = !known.at(writer[c]);
+	return is_young;
+}
+
+// The groups none of whose keys wrote at any of the last three recomputes (writers that are
+// gone) become one group.
+void Learner::merge_gone(std::vector<std::vector<uint32_t>> &groups,
+			 const std::vector<Cand> &cands) const
+{
+	const uint64_t idle_before = earlier_clock_[1];
+	std::vector<uint32_t> idle;
+	std::erase_if(groups, [&](const std::vector<uint32_t> &g) {
+		const bool gone = std::all_of(g.begin(), g.end(), [&](uint32_t c) {
+			return state_[cands[c].slot].last_write < idle_before;
+		});
+		if (gone)
+			idle.insert(idle.end(), g.begin(), g.end());
+		return gone;
+	});
+	if (!idle.empty())
+		groups.push_back(std::move(idle));
+}
+
 // A writer is young while every key of it was first seen at this recompute or the one before,
 // none has seen its data die and no pin placed it: nothing is measured of it yet, and its
 // class is all that is known. Its keys that sit in a group of measured keys (where a new key of
@@ -27,21 +66,7 @@ void Learner::split_young(std::vector<std::vector<uint32_t>> &groups,
 	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
 	    now < cfg_.ru_bytes)
 		return;
-	// Per writer, whether something is known of it: a key first seen before the last
-	// recompute, one whose data has begun to die (its lifetime has a measure), or one the last
-	// recompute's pins placed (the config named it). Then per key, whether its writer is young.
-	std::vector<uint64_t> writer(cands.size());
-	std::unordered_map<uint64_t, bool> known;
-	for (uint32_t c = 0; c < cands.size(); c++) {
-		const KeyState &st = state_[cands[c].slot];
-		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
-		writer[c] = k.writer;
-		known[k.writer] |= !(st.seen_written > 0 && st.first_write >= earlier_clock_[0]) ||
-				   st.seen_died > 0 || pin_in(recomputed_pins_, k).has_value();
-	}
-	std::vector<uint8_t> is_young(cands.size());
-	for (uint32_t c = 0; c < cands.size(); c++)
-		is_young[c] = !known.at(writer[c]);
+	const std::vector<uint8_t> is_young = young_keys(cands);
 	auto young = [&](uint32_t c) { return is_young[c] != 0; };
 
 	double total = 0;
@@ -81,20 +106,8 @@ void Learner::split_young(std::vector<std::vector<uint32_t>> &groups,
 		return left + n <= limit;
 	};
 	std::vector<std::vector<uint32_t>> out = groups;
-	if (!fits(out, cut.size())) {
-		const uint64_t idle_before = earlier_clock_[1];
-		std::vector<uint32_t> idle;
-		std::erase_if(out, [&](const std::vector<uint32_t> &g) {
-			const bool gone = std::all_of(g.begin(), g.end(), [&](uint32_t c) {
-				return state_[cands[c].slot].last_write < idle_before;
-			});
-			if (gone)
-				idle.insert(idle.end(), g.begin(), g.end());
-			return gone;
-		});
-		if (!idle.empty())
-			out.push_back(std::move(idle));
-	}
+	if (!fits(out, cut.size()))
+		merge_gone(out, cands);
 	size_t n = cut.size();
 	while (n > 0 && !fits(out, n))
 		n--;
