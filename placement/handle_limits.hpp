@@ -1,5 +1,5 @@
 // How many placement handles kvfdp keeps counters and maps for: what kvfdpd's counters, the
-// learner's tables and the metric families (proto/counters.hpp) are sized by.
+// learner's tables and the metric families (proto/counter_snapshot.hpp) are sized by.
 #pragma once
 
 namespace kvfdp::placement {

@@ -12,7 +12,7 @@
 
 #include "nvme/fdp_stats.hpp"
 #include "nvme/handle.hpp"
-#include "proto/counters.hpp"
+#include "proto/counter_snapshot.hpp"
 
 namespace kvfdp::proto {
 

@@ -10,7 +10,7 @@
 
 #include "nvme/model/model_device.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tools/cli/context.hpp"
+#include "tools/cli/command_context.hpp"
 
 #ifndef KVFDP_CLI_GOLDEN_DIR
 #error "KVFDP_CLI_GOLDEN_DIR must name tests/cli/golden"
@@ -18,7 +18,8 @@
 
 namespace kvfdp::cli::test {
 
-Ran run_cli(const std::vector<std::string> &args, const std::function<void(Context &)> &setup)
+Ran run_cli(const std::vector<std::string> &args,
+	    const std::function<void(CommandContext &)> &setup)
 {
 	std::ostringstream out, err;
 	Ran r;

@@ -19,8 +19,9 @@ struct Ran {
 	std::string err;
 };
 
-// Runs the CLI with args (no program name); setup may adjust the Context.
-Ran run_cli(const std::vector<std::string> &args, const std::function<void(Context &)> &setup = {});
+// Runs the CLI with args (no program name); setup may adjust the CommandContext.
+Ran run_cli(const std::vector<std::string> &args,
+	    const std::function<void(CommandContext &)> &setup = {});
 
 // A model device (64 MiB, 4 KiB LBAs, 1 MiB RUs, 4 handles, OP 0.28) after a fixed,
 // deterministic workload: three passes over the namespace, 128 KiB writes, classes spread

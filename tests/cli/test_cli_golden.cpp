@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_test_util.hpp"
-#include "tools/cli/context.hpp"
+#include "tools/cli/command_context.hpp"
 
 using namespace kvfdp::cli;
 using namespace kvfdp::cli::test;
@@ -41,7 +41,7 @@ Ran on_model(std::vector<std::string> args)
 {
 	args.insert(args.end(),
 		    {"--backend", "model", "--width", "100", "--probe-root", fake_root()});
-	return run_cli(args, [](Context &ctx) {
+	return run_cli(args, [](CommandContext &ctx) {
 		ctx.device_factory = [] { return make_worked_model(); };
 	});
 }

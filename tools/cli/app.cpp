@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli/subcommands.hpp"
-#include "tools/cli/context.hpp"
+#include "tools/cli/command_context.hpp"
 
 #include "kvfdp_build.hpp"
 #include "proto/control.hpp"
@@ -35,7 +35,7 @@ Error twin_window_failure(const DaemonError &e)
 }
 
 // `kvfdp advise --twin` asks kvfdpd at --socket for its twin's window (kvfdp_sim has no client).
-sim::TwinWindowClient twin_window_client(Context &ctx)
+sim::TwinWindowClient twin_window_client(CommandContext &ctx)
 {
 	return {[&ctx] { return ctx.socket_given; },
 		[&ctx]() -> Result<proto::TwinWindow> {
@@ -53,13 +53,13 @@ sim::TwinWindowClient twin_window_client(Context &ctx)
 }
 
 int run_app(int argc, char **argv, std::ostream &out, std::ostream &err,
-	    const std::function<void(Context &)> &setup)
+	    const std::function<void(CommandContext &)> &setup)
 {
 	CLI::App app{"kvfdp: inspect and project NVMe FDP placement of KV-cache files.\n"
 		     "Data comes from kvfdpd's control socket, or with --device / --backend model "
 		     "straight from a namespace or the FDP SSD model.",
 		     "kvfdp"};
-	Context ctx(out, err);
+	CommandContext ctx(out, err);
 	if (setup)
 		setup(ctx);
 	app.require_subcommand(1);
@@ -130,7 +130,7 @@ int run(int argc, char **argv)
 }
 
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err,
-	const std::function<void(Context &)> &setup)
+	const std::function<void(CommandContext &)> &setup)
 {
 	std::vector<std::string> all;
 	all.reserve(args.size() + 1);

@@ -42,7 +42,7 @@ proto::FilesReply shown_files(const proto::FilesReply &d, unsigned top, double n
 }
 
 // Prints the rows of shown as a table, then how many of how many matching it shows.
-void print_files_table(Context &ctx, const proto::FilesReply &shown)
+void print_files_table(CommandContext &ctx, const proto::FilesReply &shown)
 {
 	Table t({{"DEV", Align::left},
 		 {"INODE", Align::right},
@@ -69,7 +69,7 @@ void print_files_table(Context &ctx, const proto::FilesReply &shown)
 		<< " matching file(s), largest first\n";
 }
 
-int run_files(Context &ctx, const FilesOptions &o)
+int run_files(CommandContext &ctx, const FilesOptions &o)
 {
 	std::optional<int> want;
 	if (!o.cls.empty()) {
@@ -120,7 +120,7 @@ int run_files(Context &ctx, const FilesOptions &o)
 
 }  // namespace
 
-void add_files_command(CLI::App &app, Context &ctx)
+void add_files_command(CLI::App &app, CommandContext &ctx)
 {
 	auto o = std::make_shared<FilesOptions>();
 	auto *c = app.add_subcommand(

@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 // Log pages are endurance-group wide; FDP must at least be supported to have them.
-Result<std::unique_ptr<nvme::Device>> open_fdp_device(Context &ctx)
+Result<std::unique_ptr<nvme::Device>> open_fdp_device(CommandContext &ctx)
 {
 	auto d = open_log_device(ctx);
 	if (!d)
@@ -65,7 +65,7 @@ json configs_json(const nvme::FdpConfigs &cfgs, const std::vector<uint8_t> &usag
 }
 
 // The text view: one row per configuration, then the active one's handles.
-void print_configs(Context &ctx, const json &doc, const std::vector<uint8_t> &usage)
+void print_configs(CommandContext &ctx, const json &doc, const std::vector<uint8_t> &usage)
 {
 	const json &jc = doc["configs"];
 	ctx.out << doc["device"].get<std::string>() << ": " << jc.size()
@@ -102,7 +102,7 @@ void print_configs(Context &ctx, const json &doc, const std::vector<uint8_t> &us
 	}
 }
 
-int run_configs(Context &ctx)
+int run_configs(CommandContext &ctx)
 {
 	auto d = open_fdp_device(ctx);
 	if (!d)
@@ -131,7 +131,7 @@ struct EventsOptions {
 	bool controller_only = false;
 };
 
-int run_events(Context &ctx, const EventsOptions &o)
+int run_events(CommandContext &ctx, const EventsOptions &o)
 {
 	auto d = open_fdp_device(ctx);
 	if (!d)
@@ -201,7 +201,7 @@ int run_events(Context &ctx, const EventsOptions &o)
 
 }  // namespace
 
-void add_configs_command(CLI::App &app, Context &ctx)
+void add_configs_command(CLI::App &app, CommandContext &ctx)
 {
 	add_plain_command(app, ctx, "configs",
 			  "FDP configurations (log 0x20) and RUH usage (log 0x21)",
@@ -210,7 +210,7 @@ void add_configs_command(CLI::App &app, Context &ctx)
 			  run_configs);
 }
 
-void add_events_command(CLI::App &app, Context &ctx)
+void add_events_command(CLI::App &app, CommandContext &ctx)
 {
 	auto o = std::make_shared<EventsOptions>();
 	auto *c = app.add_subcommand("events", "FDP events (log 0x23), host and controller");

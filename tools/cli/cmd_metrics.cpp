@@ -43,7 +43,7 @@ Result<void> write_atomic(const std::string &path, const std::string &text)
 	return ok();
 }
 
-int run_metrics(Context &ctx, const MetricsOptions &o)
+int run_metrics(CommandContext &ctx, const MetricsOptions &o)
 {
 	std::string text;
 	int rc = proto::kExitOk;
@@ -99,7 +99,7 @@ int run_metrics(Context &ctx, const MetricsOptions &o)
 
 }  // namespace
 
-void add_metrics_command(CLI::App &app, Context &ctx)
+void add_metrics_command(CLI::App &app, CommandContext &ctx)
 {
 	auto o = std::make_shared<MetricsOptions>();
 	auto *c = app.add_subcommand(

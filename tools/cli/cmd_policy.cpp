@@ -24,7 +24,7 @@ struct PolicyOptions {
 };
 
 // kvfdpd's learned groups (--placement learned): one row per key, by handle.
-void print_learned(Context &ctx, const proto::LearnedPolicy &l)
+void print_learned(CommandContext &ctx, const proto::LearnedPolicy &l)
 {
 	ctx.out << '\n';
 	KeyValues kv;
@@ -74,7 +74,7 @@ std::string named(const std::string &s)
 	return s.empty() ? "?" : s;
 }
 
-void print_policy_human(Context &ctx, const proto::PolicyReply &p)
+void print_policy_human(CommandContext &ctx, const proto::PolicyReply &p)
 {
 	KeyValues kv;
 	kv.add("config", p.config.empty() ? "(built-in default)" : p.config);
@@ -115,7 +115,7 @@ void print_policy_human(Context &ctx, const proto::PolicyReply &p)
 
 // Parses and validates file; with a device (--device / --backend) the handle numbers are
 // checked against its handles and the PIDs shown, else against kvfdpd's upper limit.
-Result<proto::PolicyReply> policy_from_file(Context &ctx, const std::string &file)
+Result<proto::PolicyReply> policy_from_file(CommandContext &ctx, const std::string &file)
 {
 	auto cfg = placement::load_config(file, false);
 	if (!cfg)
@@ -157,7 +157,7 @@ Result<proto::PolicyReply> policy_from_file(Context &ctx, const std::string &fil
 	return doc;
 }
 
-int run_show(Context &ctx, const PolicyOptions &o)
+int run_show(CommandContext &ctx, const PolicyOptions &o)
 {
 	proto::PolicyReply doc;
 	if (!o.file.empty()) {
@@ -182,7 +182,7 @@ int run_show(Context &ctx, const PolicyOptions &o)
 	return proto::kExitOk;
 }
 
-int run_check(Context &ctx, const PolicyOptions &o)
+int run_check(CommandContext &ctx, const PolicyOptions &o)
 {
 	auto d = policy_from_file(ctx, o.file);
 	if (!d) {
@@ -214,7 +214,7 @@ int run_check(Context &ctx, const PolicyOptions &o)
 
 }  // namespace
 
-void add_policy_command(CLI::App &app, Context &ctx)
+void add_policy_command(CLI::App &app, CommandContext &ctx)
 {
 	auto *p = app.add_subcommand("policy", "kvfdpd's placement policy: show or check a config");
 	p->require_subcommand(1);

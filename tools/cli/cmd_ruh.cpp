@@ -19,7 +19,7 @@ std::string join(const std::vector<std::string> &v, const char *sep)
 	return s;
 }
 
-void print_human(Context &ctx, const RuhView &v)
+void print_human(CommandContext &ctx, const RuhView &v)
 {
 	ctx.out << v.device << " (" << v.backend << (v.members.empty() ? "" : " stripe") << ", via "
 		<< v.source << "): " << v.rows.size() << " placement handles, LBA " << v.lba_size
@@ -86,7 +86,7 @@ void print_human(Context &ctx, const RuhView &v)
 			   "up to see its map and bytes per handle)\n";
 }
 
-int run_ruh(Context &ctx)
+int run_ruh(CommandContext &ctx)
 {
 	Result<RuhView> view = cli_error(proto::kExitError, "");
 	if (ctx.direct()) {
@@ -114,7 +114,7 @@ int run_ruh(Context &ctx)
 
 }  // namespace
 
-void add_ruh_command(CLI::App &app, Context &ctx)
+void add_ruh_command(CLI::App &app, CommandContext &ctx)
 {
 	add_plain_command(
 		app, ctx, "ruh",

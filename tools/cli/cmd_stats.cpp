@@ -27,7 +27,7 @@ struct StatsOptions {
 
 // Where samples come from: an open device, or kvfdpd.
 struct Sampler {
-	Context &ctx;
+	CommandContext &ctx;
 	std::unique_ptr<nvme::Device> dev;
 	json last;  // kvfdpd's last stats reply (a stripe's has "members")
 
@@ -72,7 +72,7 @@ json counters_json(const nvme::FdpStats &s)
 
 // Opens the device (--device/--backend), or asks kvfdpd which one it serves; names it and
 // says whether its controller is QEMU's. kExitOk, or what ctx.fail returned.
-int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emulated)
+int open_sampler(CommandContext &ctx, Sampler &sm, std::string &device_name, bool &emulated)
 {
 	if (ctx.direct()) {
 		auto d = ctx.open_device();
@@ -95,8 +95,8 @@ int open_sampler(Context &ctx, Sampler &sm, std::string &device_name, bool &emul
 }
 
 // The first reading's counters and lifetime WAF, as lines.
-void print_lifetime(Context &ctx, const nvme::FdpStats &first, const std::string &device_name,
-		    bool emulated, const nvme::WafReading &life)
+void print_lifetime(CommandContext &ctx, const nvme::FdpStats &first,
+		    const std::string &device_name, bool emulated, const nvme::WafReading &life)
 {
 	KeyValues kv;
 	kv.add("device", device_name + (emulated ? " (emulated: QEMU)" : ""));
@@ -115,7 +115,7 @@ void print_lifetime(Context &ctx, const nvme::FdpStats &first, const std::string
 // What kvfdpd's reply adds: a stripe's members (the counters above are their sums), each
 // with its own WAF; and its live WAF twin's projection with placement and without
 // (docs/twin.md). Into doc, and printed unless -o json.
-void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulated, json &doc)
+void add_daemon_parts(CommandContext &ctx, const proto::StatsReply &reply, bool emulated, json &doc)
 {
 	if (reply.members) {
 		json members = json::array();
@@ -156,7 +156,7 @@ void add_daemon_parts(Context &ctx, const proto::StatsReply &reply, bool emulate
 }
 
 // One interval's row: its span, bytes, WAF and note.
-void print_interval_row(Context &ctx, const std::string &a, const std::string &b,
+void print_interval_row(CommandContext &ctx, const std::string &a, const std::string &b,
 			const std::string &c, const std::string &d, const std::string &e,
 			const std::string &f)
 {
@@ -172,7 +172,7 @@ void print_interval_row(Context &ctx, const std::string &a, const std::string &b
 
 // --interval: count more readings, each interval's deltas and WAF into doc["intervals"] (and
 // printed as they come). kExitOk, or what ctx.fail returned.
-int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::FdpStats prev,
+int sample_intervals(CommandContext &ctx, const StatsOptions &o, Sampler &sm, nvme::FdpStats prev,
 		     bool emulated, json &doc)
 {
 	if (o.interval > 0 && !ctx.json()) {
@@ -203,7 +203,7 @@ int sample_intervals(Context &ctx, const StatsOptions &o, Sampler &sm, nvme::Fdp
 	return proto::kExitOk;
 }
 
-int run_stats(Context &ctx, const StatsOptions &o)
+int run_stats(CommandContext &ctx, const StatsOptions &o)
 {
 	Sampler sm{ctx, nullptr, {}};
 	std::string device_name;
@@ -233,7 +233,7 @@ int run_stats(Context &ctx, const StatsOptions &o)
 
 }  // namespace
 
-void add_stats_command(CLI::App &app, Context &ctx)
+void add_stats_command(CLI::App &app, CommandContext &ctx)
 {
 	auto o = std::make_shared<StatsOptions>();
 	auto *c =

@@ -123,7 +123,7 @@ std::string tagging_line(const proto::StatusTagging &tg)
 }
 
 // d: kvfdpd's status reply with the local kernel probe merged into "kernel".
-void print_daemon_human(Context &ctx, const json &d)
+void print_daemon_human(CommandContext &ctx, const json &d)
 {
 	// The first line, only when kvfdpd serves but places nothing (docs/cli.md, status).
 	if (const proto::Health h = proto::health_from_status(d); h.degraded)
@@ -191,7 +191,7 @@ void print_daemon_human(Context &ctx, const json &d)
 // A noisy handle (docs/twin.md, Noisy handles) into d: kvfdpd's stats reply gives the
 // per-handle relocations the drive reports (its FDP events log), tried first, and the live
 // twin's. Nothing without either, or when the stats request fails (status reports what it has).
-void add_noisy_handle(Context &ctx, json &d)
+void add_noisy_handle(CommandContext &ctx, json &d)
 {
 	const auto stats = ctx.ask_daemon(proto::cmd::kStats);
 	if (!stats.ok)
@@ -205,7 +205,7 @@ void add_noisy_handle(Context &ctx, json &d)
 	d[proto::kNoisyHandleKey] = noisy ? proto::noisy_handle_json(*noisy) : json(nullptr);
 }
 
-void print_local_human(Context &ctx, const json &d, const proto::StatusDaemon &daemon)
+void print_local_human(CommandContext &ctx, const json &d, const proto::StatusDaemon &daemon)
 {
 	KeyValues kv;
 	kv.add("daemon", "not running (" + daemon.reason + ")");
@@ -226,7 +226,7 @@ void print_local_human(Context &ctx, const json &d, const proto::StatusDaemon &d
 }
 
 // status's "daemon" when kvfdpd was not asked or not there: not running, and why.
-proto::StatusDaemon daemon_absent(const Context &ctx, const std::string &reason)
+proto::StatusDaemon daemon_absent(const CommandContext &ctx, const std::string &reason)
 {
 	proto::StatusDaemon d;
 	d.socket = ctx.socket;
@@ -235,7 +235,7 @@ proto::StatusDaemon daemon_absent(const Context &ctx, const std::string &reason)
 	return d;
 }
 
-int run_status(Context &ctx)
+int run_status(CommandContext &ctx)
 {
 	KernelFeatures kf = probe_kernel(ctx.probe_root);
 	if (!ctx.direct()) {
@@ -287,7 +287,7 @@ int run_status(Context &ctx)
 
 }  // namespace
 
-void add_status_command(CLI::App &app, Context &ctx)
+void add_status_command(CLI::App &app, CommandContext &ctx)
 {
 	add_plain_command(app, ctx, "status",
 			  "kvfdpd, device, kernel features, tagging, bytes per class, stale tags, "

@@ -13,7 +13,7 @@ struct StopOptions {
 	bool force = false;
 };
 
-int run_stop(Context &ctx, const StopOptions &o)
+int run_stop(CommandContext &ctx, const StopOptions &o)
 {
 	if (ctx.direct())
 		return ctx.fail(proto::kExitUsage,
@@ -34,7 +34,7 @@ int run_stop(Context &ctx, const StopOptions &o)
 
 }  // namespace
 
-void add_stop_command(CLI::App &app, Context &ctx)
+void add_stop_command(CLI::App &app, CommandContext &ctx)
 {
 	auto o = std::make_shared<StopOptions>();
 	auto *c = app.add_subcommand(

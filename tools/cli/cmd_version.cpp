@@ -4,7 +4,7 @@
 
 namespace kvfdp::cli {
 
-void add_version_command(CLI::App &app, Context &ctx)
+void add_version_command(CLI::App &app, CommandContext &ctx)
 {
 	auto *c = app.add_subcommand("version", "print the kvfdp version");
 	c->callback([&ctx] {

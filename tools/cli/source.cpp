@@ -135,7 +135,7 @@ Result<nvme::FdpStats> stats_from_daemon_data(const nlohmann::json &d)
 	return nvme::FdpStats{r.hbmw, r.mbmw, r.mbe};
 }
 
-Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx)
+Result<std::unique_ptr<nvme::Device>> open_log_device(CommandContext &ctx)
 {
 	if (ctx.direct())
 		return ctx.open_device();

@@ -13,7 +13,7 @@
 #include "nvme/logs.hpp"
 #include "nvme/emulated.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/context.hpp"
+#include "tools/cli/command_context.hpp"
 
 namespace kvfdp::cli {
 
@@ -52,6 +52,6 @@ struct RuhView {
 
 // Opens the device to read logs from: --device / --backend, or the namespace kvfdpd serves
 // (from its `status`), for commands kvfdpd does not answer itself (configs, events).
-[[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_log_device(Context &ctx);
+[[nodiscard]] Result<std::unique_ptr<nvme::Device>> open_log_device(CommandContext &ctx);
 
 }  // namespace kvfdp::cli

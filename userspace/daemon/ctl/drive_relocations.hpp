@@ -11,7 +11,7 @@
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
-#include "proto/counters.hpp"
+#include "proto/counter_snapshot.hpp"
 #include "proto/twin_stats.hpp"
 
 namespace kvfdp::daemon {

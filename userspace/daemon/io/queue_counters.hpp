@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nvme/stripe.hpp"
-#include "proto/counters.hpp"
+#include "proto/counter_snapshot.hpp"
 #include "placement/classes.hpp"
 #include "userspace/daemon/policy_table.hpp"
 
@@ -50,7 +50,7 @@ struct QueueCounters {
 	Counter copied_bytes;
 };
 
-// The sums (proto/counters.hpp: what the status reply and the metrics report).
+// The sums (proto/counter_snapshot.hpp: what the status reply and the metrics report).
 [[nodiscard]] proto::CounterSnapshot sum_counters(const std::vector<const QueueCounters *> &queues);
 
 }  // namespace kvfdp::daemon

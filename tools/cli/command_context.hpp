@@ -30,15 +30,15 @@ struct ModelOptions {
 	double op = 0.28;
 };
 
-class Context {
+class CommandContext {
 public:
-	Context(std::ostream &out_stream, std::ostream &err_stream)
+	CommandContext(std::ostream &out_stream, std::ostream &err_stream)
 	    : out(out_stream), err(err_stream)
 	{
 	}
-	~Context();
-	Context(const Context &) = delete;
-	Context &operator=(const Context &) = delete;
+	~CommandContext();
+	CommandContext(const CommandContext &) = delete;
+	CommandContext &operator=(const CommandContext &) = delete;
 
 	std::ostream &out;
 	std::ostream &err;
@@ -98,6 +98,6 @@ private:
 [[nodiscard]] Error cli_error(int code, std::string message);
 
 // Registers the global options on the top-level app (they may follow the subcommand).
-void add_global_options(CLI::App &app, Context &ctx);
+void add_global_options(CLI::App &app, CommandContext &ctx);
 
 }  // namespace kvfdp::cli

@@ -1,5 +1,5 @@
 // Global options, error reporting and opening the data source.
-#include "tools/cli/context.hpp"
+#include "tools/cli/command_context.hpp"
 
 #include <unistd.h>
 
@@ -57,13 +57,13 @@ int exit_for(const Error &e)
 	return proto::kExitError;
 }
 
-Context::~Context()
+CommandContext::~CommandContext()
 {
 	if (!model_tmp_.empty())
 		::unlink(model_tmp_.c_str());
 }
 
-std::string Context::model_data_path()
+std::string CommandContext::model_data_path()
 {
 	if (model_tmp_.empty()) {
 		const char *dir = std::getenv("TMPDIR");
@@ -77,24 +77,24 @@ std::string Context::model_data_path()
 	return model_tmp_;
 }
 
-unsigned Context::table_width() const
+unsigned CommandContext::table_width() const
 {
 	return terminal_width(width, STDOUT_FILENO);
 }
 
-int Context::fail(int code, const std::string &message)
+int CommandContext::fail(int code, const std::string &message)
 {
 	err << "kvfdp: " << message << '\n';
 	exit_code = code;
 	return code;
 }
 
-int Context::fail(const Error &e)
+int CommandContext::fail(const Error &e)
 {
 	return fail(exit_for(e), e.message());
 }
 
-int Context::fail(const DaemonError &e)
+int CommandContext::fail(const DaemonError &e)
 {
 	int code = proto::kExitError;
 	if (e.kind == DaemonFailure::unreachable)
@@ -102,17 +102,17 @@ int Context::fail(const DaemonError &e)
 	return fail(code, e.message);
 }
 
-void Context::print_json(const nlohmann::json &j)
+void CommandContext::print_json(const nlohmann::json &j)
 {
 	out << j.dump(2) << '\n';
 }
 
-DaemonReply Context::ask_daemon(const std::string &cmd, const nlohmann::json &args)
+DaemonReply CommandContext::ask_daemon(const std::string &cmd, const nlohmann::json &args)
 {
 	return daemon_call(socket, cmd, args);
 }
 
-Result<std::unique_ptr<nvme::Device>> Context::open_device()
+Result<std::unique_ptr<nvme::Device>> CommandContext::open_device()
 {
 	if (device_factory)
 		return device_factory();
@@ -172,7 +172,7 @@ Result<std::unique_ptr<nvme::Device>> Context::open_device()
 	return std::move(d).value();
 }
 
-void add_global_options(CLI::App &app, Context &ctx)
+void add_global_options(CLI::App &app, CommandContext &ctx)
 {
 	app.add_option("-o,--output", ctx.output, "output format: table (default) or json")
 		->check(CLI::IsMember({"table", "json"}))
