@@ -31,10 +31,10 @@
 // are cut on measurement only, never from the start. So are the parts of a class the device
 // has measured (some key of it, of any writer of several classes, has its death order known):
 // a writer new to the device (one restarted without a stable identity) waits for its own
-// orders there, and does not take a handle for a class the device has seen die. A vLLM file tier's reused
-// blocks, LONG beside MEDIUM, die in another order than the rest while their mean lifetimes
-// stay within 1.5x, and no other rule parts them; cut only once the orders were known, that
-// part wrote mixed for a capacity.
+// orders there, and does not take a handle for a class the device has seen die. A vLLM file
+// tier's reused blocks, LONG beside MEDIUM, die in another order than the rest while their
+// mean lifetimes stay within 1.5x, and no other rule parts them; cut only once the orders
+// were known, that part wrote mixed for a capacity.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the
