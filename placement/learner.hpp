@@ -133,6 +133,12 @@ struct LearnerConfig {
 	// Grouping::order, with the class split: then the same by writer, within each group,
 	// for writers that give all their data one class (class_split.hpp). Off: only by class.
 	bool writer_split = true;
+	// While more than this share of the writes, averaged over about the last five recomputes,
+	// comes from young writers (nothing measured of them: learner_young.cpp), the keys are
+	// grouped by class, as `hint` places them: writers replaced faster than they are measured
+	// (restarted without a stable identity) leave the learner only the class. 0 turns it off
+	// (docs/placement.md "Writers replaced faster than they are measured").
+	double churn_by_class = 0.7;
 	// A group gets its own handle only if it takes at least this share of the device's
 	// writes: every open handle keeps a reclaim unit open, spare space taken from garbage
 	// collection, which a group that writes little does not pay back.
@@ -256,6 +262,9 @@ public:
 	// The grouping the next recompute() applies (Choice::learned until set).
 	void set_choice(Choice c);
 	[[nodiscard]] Choice choice() const;
+	// The last recompute grouped by class because writers are replaced faster than they are
+	// measured (LearnerConfig::churn_by_class).
+	[[nodiscard]] bool churn_grouping() const;
 	// The WAF the last recompute projected for the grouping it chose (Grouping::cost; 1
 	// before any).
 	[[nodiscard]] double projected_waf() const;
@@ -374,7 +383,8 @@ private:
 			const std::vector<Cand> &cands) const;
 	[[nodiscard]] size_t split_budget() const;
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,
-						       size_t max_groups) const;
+						       size_t max_groups, Choice by) const;
+	[[nodiscard]] bool churning(const std::vector<Cand> &cands);
 	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
 	[[nodiscard]] std::vector<Claim>
@@ -435,6 +445,10 @@ private:
 	// Per class, the index of the young-writer group of the last recompute (-1 none): where a
 	// new key of the class starts (learner_young.cpp).
 	std::array<int, kNumClasses> young_group_{};
+	// The young writers' share of the writes, averaged over recomputes (churning()), and
+	// whether the last recompute grouped by class for it.
+	double young_write_share_ = 0;
+	bool churn_grouping_ = false;
 	std::string device_;  // set_device_identity()
 };
 

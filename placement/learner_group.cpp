@@ -1,7 +1,7 @@
 // The placement learner's recompute(), off the data path: it folds the counters into
 // estimates, retires idle keys, groups the rest (lifetime ratio, order split, class and writer
-// splits), hands out handles and publishes them. docs/placement.md "Grouping" says why each
-// step is what it is.
+// splits; by class while writers are replaced faster than they are measured), hands out
+// handles and publishes them. docs/placement.md "Grouping" says why each step is what it is.
 #include "placement/learner_internal.hpp"
 
 #include <algorithm>
@@ -233,12 +233,12 @@ void Learner::clear_tombstones()
 // A fixed policy's grouping of every key: by class or by writer, label order; labels beyond
 // max_groups share the last group.
 std::vector<std::vector<uint32_t>> Learner::group_fixed(const std::vector<Cand> &cands,
-							size_t max_groups) const
+							size_t max_groups, Choice by) const
 {
 	std::vector<std::pair<uint64_t, uint32_t>> labelled;
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const Key k = key_of(slots_[cands[c].slot].tag.load(std::memory_order_relaxed));
-		labelled.emplace_back(choice_ == Choice::classes ? uint64_t{k.cls} : k.writer, c);
+		labelled.emplace_back(by == Choice::classes ? uint64_t{k.cls} : k.writer, c);
 	}
 	std::sort(labelled.begin(), labelled.end());
 	std::vector<std::vector<uint32_t>> groups;
@@ -310,7 +310,10 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 {
 	young_group_.fill(-1);
 	if (choice_ != Choice::learned)
-		return group_fixed(cands, std::max<size_t>(max_groups, 1));
+		return group_fixed(cands, std::max<size_t>(max_groups, 1), choice_);
+	churn_grouping_ = churning(cands);
+	if (churn_grouping_)
+		return group_fixed(cands, std::max<size_t>(max_groups, 1), Choice::classes);
 	std::vector<uint32_t> major, minor;
 	std::vector<CostKey> keys;
 	std::vector<LifeMass> masses;

@@ -1,7 +1,8 @@
-// The young-writer split, the last step of the learner's grouping (learner_group.cpp): the keys
-// of writers of which nothing is measured yet are parted by class, as `hint` places them, away
-// from the groups of measured keys. docs/placement.md "The young-writer
-// split" says why.
+// Young writers, of which nothing is measured yet: the young-writer split, the last step of
+// the learner's grouping (learner_group.cpp), which parts their keys by class, as `hint` places
+// them, away from the groups of measured keys; and the grouping by class while writers are
+// replaced faster than they are measured (churning()). docs/placement.md "The young-writer
+// split" and "Writers replaced faster than they are measured" say why.
 #include "placement/learner_internal.hpp"
 
 #include <algorithm>
@@ -48,6 +49,40 @@ void Learner::merge_gone(std::vector<std::vector<uint32_t>> &groups,
 	});
 	if (!idle.empty())
 		groups.push_back(std::move(idle));
+}
+
+// Whether writers are replaced faster than they are measured: the share of the writes since
+// the last recompute that young writers made (at the rate each writes now), averaged with a
+// weight of 1/5 per recompute, is above churn_by_class. A writer is young for two recomputes
+// at most, so on a host whose writers keep their ids the average stays below 0.36 after a
+// start or a new writer; only writers replaced recompute after recompute raise it. Their
+// ids then carry no measure the lifetime rule could use: the groups it makes hold the data of
+// ids that are gone, and each new id starts where its class's young part is. By class, old
+// and new ids of a class share a group, as `hint` places them.
+bool Learner::churning(const std::vector<Cand> &cands)
+{
+	if (!(cfg_.churn_by_class > 0) || last_clock_ < cfg_.ru_bytes)
+		return false;
+	const std::vector<uint8_t> young = young_keys(cands);
+	double all = 0, of_young = 0;
+	for (uint32_t c = 0; c < cands.size(); c++) {
+		const KeyState &st = state_[cands[c].slot];
+		if (st.last_write != last_clock_)
+			continue;
+		const double r = rate_share(st, last_clock_);
+		all += r;
+		of_young += young[c] != 0 ? r : 0.0;
+	}
+	constexpr double kWeight = 0.2;  // about the last five recomputes
+	if (all > 0)
+		young_write_share_ += kWeight * (of_young / all - young_write_share_);
+	return young_write_share_ > cfg_.churn_by_class;
+}
+
+bool Learner::churn_grouping() const
+{
+	std::lock_guard lock(mu_);
+	return churn_grouping_;
 }
 
 // A writer is young while every key of it was first seen at this recompute or the one before,

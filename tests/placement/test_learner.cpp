@@ -862,3 +862,36 @@ TEST_CASE("learner: a writer seen for the first time is parted by class from a m
 	CHECK(long1 != m.handle_of({2, KVFDP_CLASS_SHORT}));
 	CHECK(m.handle_of({12, KVFDP_CLASS_SHORT}) != long1);
 }
+
+TEST_CASE("learner: writers replaced faster than they are measured are grouped by class; "
+	  "writers that keep their ids never are")
+{
+	// A SHORT and a LONG writer restart under new ids at every recompute, as services without
+	// a stable identity that restart every 16 MiB of writes do; the data of the old ids goes
+	// on dying. Nothing is measured of an id while it writes.
+	Learner l(config());
+	std::vector<Stream> s;
+	double now = 0;
+	for (uint64_t r = 0; r < 12; r++) {
+		for (Stream &old : s)
+			old.weight = 0;
+		s.push_back({{100 + r, KVFDP_CLASS_SHORT}, kCap / 64, 1, {}});
+		s.push_back({{200 + r, KVFDP_CLASS_LONG}, kCap / 4, 1, {}});
+		(void)drive(l, s, 16 << 20, now);
+	}
+	CHECK(l.churn_grouping());
+	// By class: a gone SHORT id shares its handle with the SHORT id writing now, and LONG is
+	// apart from both.
+	const uint16_t short_now = l.handle_of({111, KVFDP_CLASS_SHORT});
+	CHECK(l.handle_of({104, KVFDP_CLASS_SHORT}) == short_now);
+	CHECK(l.handle_of({211, KVFDP_CLASS_LONG}) != short_now);
+
+	// The same writers under ids they keep: measured, grouped by the learner's own rules.
+	Learner k(config());
+	std::vector<Stream> t = {{{1, KVFDP_CLASS_SHORT}, kCap / 64, 1, {}},
+				 {{2, KVFDP_CLASS_LONG}, kCap / 4, 1, {}}};
+	double n = 0;
+	for (int r = 0; r < 12; r++)
+		(void)drive(k, t, 16 << 20, n);
+	CHECK(!k.churn_grouping());
+}
