@@ -34,7 +34,7 @@
 // orders there, and does not take a handle for a class the device has seen die. A vLLM file
 // tier's reused blocks, LONG beside MEDIUM, die in another order than the rest while their
 // mean lifetimes stay within 1.5x, and no other rule parts them; cut only once the orders
-// were known, that part wrote mixed for a capacity.
+// were known, that part wrote mixed until then.
 // Then, the same way, by writer: within each group (the class parts included), the keys of
 // each such writer other than the group's main writer are cut off, one part per writer, under
 // the same conditions, all or nothing on their own (a class split that fits is kept when the
