@@ -377,14 +377,15 @@ private:
 	void join_minor(std::vector<std::vector<uint32_t>> &groups,
 			const std::vector<uint32_t> &minor, const std::vector<Cand> &cands) const;
 	void split_young(std::vector<std::vector<uint32_t>> &groups, const std::vector<Cand> &cands,
-			 size_t max_groups);
+			 const std::vector<uint8_t> &is_young, size_t max_groups);
 	[[nodiscard]] std::vector<uint8_t> young_keys(const std::vector<Cand> &cands) const;
 	void merge_gone(std::vector<std::vector<uint32_t>> &groups,
 			const std::vector<Cand> &cands) const;
 	[[nodiscard]] size_t split_budget() const;
 	std::vector<std::vector<uint32_t>> group_fixed(const std::vector<Cand> &cands,
 						       size_t max_groups, Choice by) const;
-	[[nodiscard]] bool churning(const std::vector<Cand> &cands);
+	[[nodiscard]] bool churning(const std::vector<Cand> &cands,
+				    const std::vector<uint8_t> &young);
 	// The handles whose owner set_pins() changed since the last recompute.
 	void pins_handed_over(RecomputeResult &out);
 	[[nodiscard]] std::vector<Claim>

@@ -309,9 +309,12 @@ bool Learner::order_known(const KeyState &st)
 std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands, size_t max_groups)
 {
 	young_group_.fill(-1);
+	churn_grouping_ = false;
 	if (choice_ != Choice::learned)
 		return group_fixed(cands, std::max<size_t>(max_groups, 1), choice_);
-	churn_grouping_ = churning(cands);
+	// Per key, whether its writer is young: for the churn test and the young-writer split.
+	const std::vector<uint8_t> young = young_keys(cands);
+	churn_grouping_ = churning(cands, young);
 	if (churn_grouping_)
 		return group_fixed(cands, std::max<size_t>(max_groups, 1), Choice::classes);
 	std::vector<uint32_t> major, minor;
@@ -372,7 +375,7 @@ std::vector<std::vector<uint32_t>> Learner::group(const std::vector<Cand> &cands
 	join_minor(groups, minor, cands);
 	if (cfg_.grouping == Grouping::order) {
 		split_classes(groups, cands, max_groups);
-		split_young(groups, cands, max_groups);
+		split_young(groups, cands, young, max_groups);
 	}
 	return groups;
 }

@@ -59,11 +59,10 @@ void Learner::merge_gone(std::vector<std::vector<uint32_t>> &groups,
 // ids then carry no measure the lifetime rule could use: the groups it makes hold the data of
 // ids that are gone, and each new id starts where its class's young part is. By class, old
 // and new ids of a class share a group, as `hint` places them.
-bool Learner::churning(const std::vector<Cand> &cands)
+bool Learner::churning(const std::vector<Cand> &cands, const std::vector<uint8_t> &young)
 {
 	if (!(cfg_.churn_by_class > 0) || last_clock_ < cfg_.ru_bytes)
 		return false;
-	const std::vector<uint8_t> young = young_keys(cands);
 	double all = 0, of_young = 0;
 	for (uint32_t c = 0; c < cands.size(); c++) {
 		const KeyState &st = state_[cands[c].slot];
@@ -95,13 +94,13 @@ bool Learner::churn_grouping() const
 // recomputes (writers that are gone: they write nothing, and a handle each buys nothing)
 // become one group first, if a part is then cut.
 void Learner::split_young(std::vector<std::vector<uint32_t>> &groups,
-			  const std::vector<Cand> &cands, size_t max_groups)
+			  const std::vector<Cand> &cands, const std::vector<uint8_t> &is_young,
+			  size_t max_groups)
 {
 	const uint64_t now = last_clock_;
 	if (!(cfg_.class_split_room > 0) || cfg_.ru_bytes == 0 || groups.empty() ||
 	    now < cfg_.ru_bytes)
 		return;
-	const std::vector<uint8_t> is_young = young_keys(cands);
 	auto young = [&](uint32_t c) { return is_young[c] != 0; };
 
 	double total = 0;
