@@ -1,5 +1,5 @@
 // Factories for the nvme::Device backends in this directory: passthru, streams and file.
-// (The model backend lives in nvme/model/.)
+// (The model backend lives in model/ftl/.)
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Device: what kvfdpd and the CLI need from an FDP namespace, whatever backs it.
 // Backends: passthru (/dev/ngXnY over io_uring uring_cmd), file (a plain file, no placement),
-// model (the FDP SSD model, nvme/model/); a stripe of several of them (nvme/stripe.hpp). An operation a backend cannot do returns -ENOTSUP
+// model (the FDP SSD model, model/ftl/); a stripe of several of them (nvme/stripe.hpp). An operation a backend cannot do returns -ENOTSUP
 // explicitly; there are no empty slots.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The `stats` reply's "twin" object (docs/twin.md): kvfdpd's live WAF twin's projection with
-// its placement and with none. kvfdpd fills it (userspace/twin/report.cpp), `kvfdp stats`
+// its placement and with none. kvfdpd fills it (model/twin/report.cpp), `kvfdp stats`
 // prints it and carries it in -o json under the same key.
 #pragma once
 

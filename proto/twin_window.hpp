@@ -1,7 +1,7 @@
 // The `twin_window` reply (docs/control.md): the recent window of kvfdpd's live WAF twin, the
 // records its sampled model was fed last, in that model's LBAs, with the sampling rate and the
-// sampled model's shape. kvfdpd fills it (userspace/twin/window.cpp); `kvfdp advise --twin`
-// replays it (tools/sim/window_source.cpp), and `--save-window` writes it to a file as is. A
+// sampled model's shape. kvfdpd fills it (model/twin/window.cpp); `kvfdp advise --twin`
+// replays it (model/sim/window_source.cpp), and `--save-window` writes it to a file as is. A
 // reply is one page of at most kTwinWindowPage records; the CLI asks page after page.
 #pragma once
 

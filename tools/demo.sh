@@ -19,7 +19,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 KVFDP=$BUILD_DIR/bin/kvfdp
-TRACE=${TRACE:-$ROOT/tools/workload/data/mooncake-conversation.jsonl.gz}
+TRACE=${TRACE:-$ROOT/model/workload/data/mooncake-conversation.jsonl.gz}
 UTIL=${DEMO_UTIL:-1}
 OP=${DEMO_OP:-0.07}
 SWEEP=${DEMO_SWEEP:-0.80:1.00:0.05}

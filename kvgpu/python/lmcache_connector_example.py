@@ -10,7 +10,7 @@ conversation context medium, one-off query KV short. On a GPU host pass
 Run the short demo, or replay the Mooncake trace through the store (hit ratio, checksums):
   KVGPU_LIB=build/lib/libkvgpu.so python3 kvgpu/python/lmcache_connector_example.py DIR
   KVGPU_LIB=build/lib/libkvgpu.so python3 kvgpu/python/lmcache_connector_example.py DIR \\
-      --replay tools/workload/data/mooncake-conversation.jsonl.gz --requests 2000 \\
+      --replay model/workload/data/mooncake-conversation.jsonl.gz --requests 2000 \\
       --chunk-bytes 4096 --capacity-chunks 4000 --evict fifo
 """
 import argparse

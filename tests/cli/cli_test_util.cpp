@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 #include "tests/support/temp_files.hpp"
 #include "tools/cli/command_context.hpp"
 

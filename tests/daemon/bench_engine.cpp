@@ -16,7 +16,7 @@
 
 #include "tests/daemon/bench_learned.hpp"
 #include "tests/daemon/bench_rig.hpp"
-#include "userspace/twin/twin.hpp"
+#include "model/twin/twin.hpp"
 
 using namespace kvfdp;
 

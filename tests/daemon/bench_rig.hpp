@@ -127,7 +127,7 @@ struct RigConfig {
 	uint32_t members = 1;    // > 1: a stripe of passthru queues (nvme/stripe.hpp), nlb in all
 	uint32_t stripe_bytes = 64 * 1024;            // with members > 1
 	daemon::LearnedPlacement *learned = nullptr;  // --placement learned (bench_learned.hpp)
-	twin::Ring *twin = nullptr;                   // the live WAF twin's ring (userspace/twin/)
+	twin::Ring *twin = nullptr;                   // the live WAF twin's ring (model/twin/)
 };
 
 // The queue loop of one ublk queue (UblkQueue::run's CQE dispatch, UblkQueue::commit's

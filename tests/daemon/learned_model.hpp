@@ -9,7 +9,7 @@
 #include <string>
 
 #include "nvme/device.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 
 namespace kvfdp::test {
 

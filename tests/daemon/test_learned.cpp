@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "nvme/backends.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 #include "proto/metrics.hpp"
 #include "proto/policy_reply.hpp"
 #include "tests/daemon/bench_rig.hpp"

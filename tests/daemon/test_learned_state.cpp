@@ -15,7 +15,7 @@
 #include <string>
 
 #include "nvme/discovery.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 #include "placement/learner.hpp"
 #include "tests/daemon/learned_model.hpp"
 #include "tests/support/temp_files.hpp"

@@ -58,7 +58,7 @@ with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
 
 # The connector replaying the head of the Mooncake trace: store, evict and load with every
 # chunk's checksum verified; it fails when the store's hits differ from a plain queue model.
-TRACE = os.path.join(HERE, "..", "..", "tools", "workload", "data", "mooncake-conversation.jsonl.gz")
+TRACE = os.path.join(HERE, "..", "..", "model", "workload", "data", "mooncake-conversation.jsonl.gz")
 with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
     out = subprocess.run([sys.executable, os.path.join(PY, "lmcache_connector_example.py"), d,
                           "--replay", TRACE, "--requests", "300", "--capacity-chunks", "600",

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "nvme/model/ftl.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/ftl.hpp"
+#include "model/ftl/model_device.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tools/sim/synthetic.hpp"
+#include "model/sim/synthetic.hpp"
 
 using namespace kvfdp;
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "nvme/model/ftl.hpp"
+#include "model/ftl/ftl.hpp"
 
 namespace kvfdp::model::test {
 

@@ -1,4 +1,4 @@
-// Unit tests of `kvfdp advise`'s choice (tools/sim/advise.hpp) over a fake source: the highest
+// Unit tests of `kvfdp advise`'s choice (model/sim/advise.hpp) over a fake source: the highest
 // utilisation that meets the target, the hit ratio between eviction orders, no setting, the
 // bad targets and sweep specs, and the table and JSON.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/sim/advise.hpp"
+#include "model/sim/advise.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::sim;

@@ -19,7 +19,7 @@
 #error "KVFDP_BIN must name the kvfdp binary"
 #endif
 #ifndef KVFDP_TRACE_GZ
-#error "KVFDP_TRACE_GZ must name tools/workload/data/mooncake-conversation.jsonl.gz"
+#error "KVFDP_TRACE_GZ must name model/workload/data/mooncake-conversation.jsonl.gz"
 #endif
 
 using nlohmann::json;

@@ -1,4 +1,4 @@
-// The engines of issue 36's hosts (tools/workload/hicache.hpp, mixed_host.hpp): HiCache's page
+// The engines of issue 36's hosts (model/workload/hicache.hpp, mixed_host.hpp): HiCache's page
 // files unlink in LRU order and in batches, KVBM's slot file is written in place within its
 // extent and never deallocated, engine A's speed scales its share of the writes, and options
 // that do not fit the capacity get one line naming them.
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "bpf/tag.h"
-#include "tools/workload/hicache.hpp"
-#include "tools/workload/mixed_host.hpp"
-#include "tools/workload/null_sink.hpp"
+#include "model/workload/hicache.hpp"
+#include "model/workload/mixed_host.hpp"
+#include "model/workload/null_sink.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::workload;

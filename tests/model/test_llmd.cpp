@@ -1,4 +1,4 @@
-// Unit tests of --workload llmd (tools/workload/llmd.hpp): llm-d's evictor starts deleting at
+// Unit tests of --workload llmd (model/workload/llmd.hpp): llm-d's evictor starts deleting at
 // the high mark and stops at the low one, skips files read recently, and deletes in hash,
 // LRU or FIFO order; vLLM's prefix lookups count hits and misses (a block read after its
 // file was deleted is a miss); marks and windows that do not fit are one line naming them.
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/workload/llmd.hpp"
-#include "tools/workload/null_sink.hpp"
+#include "model/workload/llmd.hpp"
+#include "model/workload/null_sink.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::workload;

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <set>
 
-#include "nvme/model/ftl.hpp"
-#include "nvme/model/theory.hpp"
+#include "model/ftl/ftl.hpp"
+#include "model/ftl/theory.hpp"
 #include "tests/model/reference_ftl.hpp"
-#include "tools/sim/simulate.hpp"
-#include "tools/sim/synthetic.hpp"
+#include "model/sim/simulate.hpp"
+#include "model/sim/synthetic.hpp"
 
 using namespace kvfdp;
 using model::Ftl;

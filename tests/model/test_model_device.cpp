@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "nvme/logs.hpp"
-#include "nvme/model/ftl.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/ftl.hpp"
+#include "model/ftl/model_device.hpp"
 #include "nvme/spec.hpp"
 #include "tests/model/model_io.hpp"
 #include "tests/support/temp_files.hpp"

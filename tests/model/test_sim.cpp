@@ -1,9 +1,9 @@
 // Unit tests of the simulate core: option parsing, the class map, the JSON and table shapes.
 #include <doctest/doctest.h>
 
-#include "tools/sim/parse.hpp"
-#include "tools/sim/simulate.hpp"
-#include "tools/sim/synthetic.hpp"
+#include "model/sim/parse.hpp"
+#include "model/sim/simulate.hpp"
+#include "model/sim/synthetic.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::sim;

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nvme/model/theory.hpp"
+#include "model/ftl/theory.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_files.hpp"
 

@@ -1,5 +1,5 @@
-// Unit tests of the slot-file engines' generators (tools/workload/slots.hpp with the issue-36
-// rebuild's options, tools/workload/disk_tier.hpp: --workload kvbm and trtllm): slots are
+// Unit tests of the slot-file engines' generators (model/workload/slots.hpp with the issue-36
+// rebuild's options, model/workload/disk_tier.hpp: --workload kvbm and trtllm): slots are
 // overwritten in place inside their file, nothing is deallocated, the fill and static tail
 // come from their own writer, KVBM's filter holds blocks back, bad sizes name their option.
 #include <doctest/doctest.h>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/workload/cli.hpp"
-#include "tools/workload/disk_tier.hpp"
-#include "tools/workload/slots.hpp"
+#include "model/workload/cli.hpp"
+#include "model/workload/disk_tier.hpp"
+#include "model/workload/slots.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::workload;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "tools/sim/sweep.hpp"
+#include "model/sim/sweep.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::sim;

@@ -19,7 +19,7 @@
 
 #include "nvme/backends.hpp"
 #include "nvme/logs.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 #include "nvme/spec.hpp"
 #include "nvme/stripe.hpp"
 #include "tests/daemon/fake_device.hpp"

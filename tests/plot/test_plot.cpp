@@ -1,4 +1,4 @@
-// Unit tests of tools/plot: the SVG writer's output is well-formed XML, a line chart draws one
+// Unit tests of model/plot: the SVG writer's output is well-formed XML, a line chart draws one
 // polyline per series, and its axes cover the data with 1-2-5 ticks.
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/plot/line_chart.hpp"
-#include "tools/plot/svg.hpp"
+#include "model/plot/line_chart.hpp"
+#include "model/plot/svg.hpp"
 
 using namespace kvfdp::plot;
 

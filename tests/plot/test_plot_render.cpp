@@ -18,7 +18,7 @@
 
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tools/plot/line_chart.hpp"
+#include "model/plot/line_chart.hpp"
 
 #ifndef KVFDP_BIN
 #error "KVFDP_BIN must name the kvfdp binary"

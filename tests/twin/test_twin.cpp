@@ -11,19 +11,19 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "nvme/model/ftl.hpp"
+#include "model/ftl/ftl.hpp"
 #include "proto/noisy_handle.hpp"
-#include "tools/sim/simulate.hpp"
-#include "tools/workload/blk_trace.hpp"
-#include "tools/workload/host.hpp"
-#include "tools/workload/mooncake.hpp"
-#include "userspace/twin/models.hpp"
+#include "model/sim/simulate.hpp"
+#include "model/workload/blk_trace.hpp"
+#include "model/workload/host.hpp"
+#include "model/workload/mooncake.hpp"
+#include "model/twin/models.hpp"
 #include "proto/twin_text.hpp"
-#include "userspace/twin/report.hpp"
-#include "userspace/twin/ring.hpp"
-#include "userspace/twin/sampler.hpp"
-#include "userspace/twin/twin.hpp"
-#include "userspace/twin/wake.hpp"
+#include "model/twin/report.hpp"
+#include "model/twin/ring.hpp"
+#include "model/twin/sampler.hpp"
+#include "model/twin/twin.hpp"
+#include "model/twin/wake.hpp"
 
 using namespace kvfdp;
 

@@ -21,11 +21,11 @@
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_files.hpp"
 #include "tests/twin/two_writers.hpp"
-#include "tools/sim/window_source.hpp"
+#include "model/sim/window_source.hpp"
 #include "userspace/daemon/ctl/backend.hpp"
 #include "userspace/daemon/ctl/control_handlers.hpp"
 #include "userspace/daemon/ctl/daemon_state.hpp"
-#include "userspace/twin/twin.hpp"
+#include "model/twin/twin.hpp"
 
 #ifndef KVFDP_BIN
 #error "KVFDP_BIN must name the kvfdp binary"

@@ -20,8 +20,8 @@
 #include "userspace/daemon/ctl/drive_relocations.hpp"
 #include "proto/control.hpp"
 #include "proto/twin_text.hpp"
-#include "userspace/twin/report.hpp"
-#include "userspace/twin/twin.hpp"
+#include "model/twin/report.hpp"
+#include "model/twin/twin.hpp"
 
 using namespace kvfdp;
 using nlohmann::json;

@@ -1,13 +1,13 @@
-// The twin's recent window (userspace/twin/window.*): a bounded ring that wraps, the model
+// The twin's recent window (model/twin/window.*): a bounded ring that wraps, the model
 // pieces it is fed (adjacent ones as one record, in the sampled model's LBAs), its share of
 // the memory bound, and Twin::window's reply with the rate and the sampled model's shape.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "userspace/twin/models.hpp"
-#include "userspace/twin/twin.hpp"
-#include "userspace/twin/window.hpp"
+#include "model/twin/models.hpp"
+#include "model/twin/twin.hpp"
+#include "model/twin/window.hpp"
 
 using namespace kvfdp;
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "userspace/twin/twin.hpp"
+#include "model/twin/twin.hpp"
 
 namespace kvfdp::test {
 

@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "nvme/model/model_config.hpp"
-#include "tools/sim/simulate.hpp"
-#include "tools/workload/chunk_store.hpp"
+#include "model/ftl/model_config.hpp"
+#include "model/sim/simulate.hpp"
+#include "model/workload/chunk_store.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::workload;

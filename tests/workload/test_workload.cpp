@@ -1,4 +1,4 @@
-// Unit tests of tools/workload: trace parsers, extent allocator, chunk store, KV generator.
+// Unit tests of model/workload: trace parsers, extent allocator, chunk store, KV generator.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -10,13 +10,13 @@
 
 #include "bpf/tag.h"
 #include "tests/support/temp_files.hpp"
-#include "tools/workload/blk_trace.hpp"
-#include "tools/workload/chunk_store.hpp"
-#include "tools/workload/cli.hpp"
-#include "tools/workload/extent_alloc.hpp"
-#include "tools/workload/kv_synth.hpp"
-#include "tools/workload/lifetime.hpp"
-#include "tools/workload/mooncake.hpp"
+#include "model/workload/blk_trace.hpp"
+#include "model/workload/chunk_store.hpp"
+#include "model/workload/cli.hpp"
+#include "model/workload/extent_alloc.hpp"
+#include "model/workload/kv_synth.hpp"
+#include "model/workload/lifetime.hpp"
+#include "model/workload/mooncake.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::workload;

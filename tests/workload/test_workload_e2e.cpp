@@ -6,12 +6,12 @@
 #include <string>
 #include <unistd.h>
 
-#include "nvme/model/model_config.hpp"
+#include "model/ftl/model_config.hpp"
 #include "placement/learner.hpp"
-#include "tools/sim/simulate.hpp"
-#include "tools/workload/chunk_store.hpp"
-#include "tools/workload/host.hpp"
-#include "tools/workload/kv_synth.hpp"
+#include "model/sim/simulate.hpp"
+#include "model/workload/chunk_store.hpp"
+#include "model/workload/host.hpp"
+#include "model/workload/kv_synth.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::workload;

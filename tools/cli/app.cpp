@@ -12,8 +12,8 @@
 #include "kvfdp_build.hpp"
 #include "proto/control.hpp"
 #include "proto/twin_window.hpp"
-#include "tools/sim/cmd_advise.hpp"
-#include "tools/sim/cmd_simulate.hpp"
+#include "model/sim/cmd_advise.hpp"
+#include "model/sim/cmd_simulate.hpp"
 #if KVFDP_WITH_BPF
 #include "tools/record/cmd_record.hpp"
 #endif

@@ -12,7 +12,7 @@
 #include "tools/cli/units.hpp"
 
 #include "nvme/backends.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 #include "proto/backend_kind.hpp"
 
 namespace kvfdp::cli {

@@ -3,7 +3,7 @@
 #include "userspace/daemon/ctl/backend.hpp"
 
 #include "nvme/backends.hpp"
-#include "nvme/model/model_device.hpp"
+#include "model/ftl/model_device.hpp"
 #include "nvme/stripe.hpp"
 #include "proto/backend_kind.hpp"
 

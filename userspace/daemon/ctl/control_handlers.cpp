@@ -26,7 +26,7 @@
 #include "proto/health.hpp"
 #include "userspace/daemon/ctl/member_view.hpp"
 #include "userspace/daemon/ctl/stop_choice.hpp"
-#include "userspace/twin/report.hpp"
+#include "model/twin/report.hpp"
 #include "userspace/ublk/features.hpp"
 
 namespace kvfdp::daemon {

@@ -9,7 +9,7 @@
 #include "proto/exit_codes.hpp"
 #include "proto/default_paths.hpp"
 #include "userspace/daemon/ctl/backend.hpp"
-#include "userspace/twin/twin.hpp"
+#include "model/twin/twin.hpp"
 
 namespace kvfdp::daemon {
 

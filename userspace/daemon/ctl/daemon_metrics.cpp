@@ -7,7 +7,7 @@
 #include "proto/backend_kind.hpp"
 #include "userspace/daemon/ctl/member_view.hpp"
 #include "proto/metrics.hpp"
-#include "userspace/twin/report.hpp"
+#include "model/twin/report.hpp"
 
 namespace kvfdp::daemon {
 

@@ -21,7 +21,7 @@
 #include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/io/queue.hpp"
 #include "userspace/daemon/ctl/tagger_owner.hpp"
-#include "userspace/twin/twin.hpp"
+#include "model/twin/twin.hpp"
 #include "userspace/ublk/ctrl.hpp"
 #include "userspace/ublk/data_mode.hpp"
 

@@ -134,7 +134,7 @@ inline bool IoEngine::classify_and_place(uint16_t tag, const ublk::IoDesc &d, co
 	}
 }
 
-// The live WAF twin's ring (userspace/twin/): each write with its handle, each discard and
+// The live WAF twin's ring (model/twin/): each write with its handle, each discard and
 // write zeroes.
 inline void IoEngine::record_twin(const Request &r, const nvme::IoRequest &req)
 {

@@ -15,7 +15,7 @@
 #include "userspace/daemon/io/queue_counters.hpp"
 #include "userspace/daemon/policy_table.hpp"
 #include "userspace/daemon/io/write_class.hpp"
-#include "userspace/twin/ring.hpp"
+#include "model/twin/ring.hpp"
 #include "userspace/ublk/uapi.hpp"
 
 struct io_uring;
@@ -53,7 +53,7 @@ struct EngineConfig {
 	// --placement learned: writes go where the learner puts their (writer, class), and
 	// discards tell it what died (learned.hpp); nullptr: the class map.
 	LearnedPlacement *learned = nullptr;
-	// The live WAF twin's ring of this queue (userspace/twin/): each write with its handle,
+	// The live WAF twin's ring of this queue (model/twin/): each write with its handle,
 	// discard and write zeroes is pushed there; nullptr: no twin.
 	twin::Ring *twin = nullptr;
 };
