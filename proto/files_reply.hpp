@@ -1,5 +1,5 @@
 // The `files` reply (docs/control.md): kvfdpd's per-file records, one row per tagged file,
-// with per-class lifetime summaries. kvfdpd writes it (userspace/daemon/ctl/files_rows.cpp) and
+// with per-class lifetime summaries. kvfdpd writes it (kvfdpd/daemon/ctl/files_rows.cpp) and
 // `kvfdp files` reads it and prints its rows, so every key is spelled here only.
 #pragma once
 

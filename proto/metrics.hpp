@@ -1,6 +1,6 @@
 // Prometheus text exposition (format 0.0.4) of kvfdp's metrics: the one renderer and the one
 // definition of every metric family (name, help, type, labels), used by kvfdpd's `metrics`
-// control reply and GET /metrics (userspace/daemon/ctl/http_metrics.hpp) and by the kvfdp CLI
+// control reply and GET /metrics (kvfdpd/daemon/ctl/http_metrics.hpp) and by the kvfdp CLI
 // (`kvfdp metrics` straight from a device; from kvfdpd it prints kvfdpd's text). The names are listed in docs/cli.md (Metrics).
 #pragma once
 

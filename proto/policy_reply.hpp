@@ -1,5 +1,5 @@
 // The `policy` reply (docs/control.md): the policy in force, and under --placement learned
-// the learner's groups and keys. kvfdpd writes it (userspace/daemon/ctl/control_handlers.cpp,
+// the learner's groups and keys. kvfdpd writes it (kvfdpd/daemon/ctl/control_handlers.cpp,
 // learned.cpp); `kvfdp policy show` prints it, and writes the same document for a config
 // FILE it parsed itself (docs/cli.md), so every key is spelled here only.
 #pragma once

@@ -1,7 +1,7 @@
 // bench_daemon_engine: kvfdpd's user-space cost per request (IoEngine + the queue loop's
 // dispatch and commit) against a null passthrough device on a loopback ring, no syscalls.
 // Prints one JSON line: allocations per request in steady state and wall ns per request.
-// --learned runs it with --placement learned (userspace/daemon/learned.hpp): writes placed by
+// --learned runs it with --placement learned (kvfdpd/daemon/learned.hpp): writes placed by
 // (writer, class) (writer 0 here: the classes make 4 keys), every write overwriting an
 // earlier one once the 1 GiB span wraps (--span BYTES wraps sooner), so each also counts the
 // death of what it replaces.

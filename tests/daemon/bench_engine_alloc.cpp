@@ -9,7 +9,7 @@
 
 #include "tests/daemon/bench_learned.hpp"
 #include "tests/daemon/bench_rig.hpp"
-#include "userspace/daemon/writers.hpp"
+#include "kvfdpd/daemon/writers.hpp"
 #include "model/twin/twin.hpp"
 
 using namespace kvfdp;

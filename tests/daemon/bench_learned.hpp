@@ -1,4 +1,4 @@
-// kvfdpd's learned placement (userspace/daemon/learned.hpp) for the engine rig: a device that
+// kvfdpd's learned placement (kvfdpd/daemon/learned.hpp) for the engine rig: a device that
 // only answers info() and RUH Update, so the bench and the allocation test can run the
 // engine with --placement learned without a model data file. A mock: LearnedPlacement reads
 // the geometry from the device and sends it RUH Update off the data path; nothing else.
@@ -9,7 +9,7 @@
 
 #include "nvme/device.hpp"
 #include "tests/daemon/bench_rig.hpp"
-#include "userspace/daemon/learned.hpp"
+#include "kvfdpd/daemon/learned.hpp"
 
 namespace kvfdp::test {
 

@@ -21,8 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/unique_fd.hpp"
-#include "userspace/daemon/ctl/control_proto.hpp"
-#include "userspace/daemon/ctl/control_server.hpp"
+#include "kvfdpd/daemon/ctl/control_proto.hpp"
+#include "kvfdpd/daemon/ctl/control_server.hpp"
 #include "tests/support/temp_files.hpp"
 
 namespace kvfdp::test {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/twin_window.hpp"
-#include "userspace/daemon/ctl/control_proto.hpp"
+#include "kvfdpd/daemon/ctl/control_proto.hpp"
 
 namespace kvfdp::test {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tests/daemon/fuzz_control.hpp"
-#include "userspace/daemon/ctl/control_proto.hpp"
+#include "kvfdpd/daemon/ctl/control_proto.hpp"
 
 namespace fs = std::filesystem;
 

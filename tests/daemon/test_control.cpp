@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <random>
 
-#include "userspace/daemon/ctl/control_proto.hpp"
+#include "kvfdpd/daemon/ctl/control_proto.hpp"
 
 using namespace kvfdp::daemon;
 using nlohmann::json;

@@ -10,11 +10,11 @@
 #include "tests/daemon/fake_device.hpp"
 #include "tests/support/engine_rig.hpp"
 #include "nvme/status.hpp"
-#include "userspace/daemon/io/io_engine.hpp"
+#include "kvfdpd/daemon/io/io_engine.hpp"
 #include "proto/metrics.hpp"
-#include "userspace/daemon/io/user_data.hpp"
-#include "userspace/ublk/ctrl.hpp"
-#include "userspace/ublk/data_mode.hpp"
+#include "kvfdpd/daemon/io/user_data.hpp"
+#include "kvfdpd/ublk/ctrl.hpp"
+#include "kvfdpd/ublk/data_mode.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

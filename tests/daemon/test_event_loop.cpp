@@ -16,10 +16,10 @@
 
 #include "tests/daemon/control_client_util.hpp"
 #include "tests/daemon/http_client_util.hpp"
-#include "userspace/daemon/ctl/control_proto.hpp"
-#include "userspace/daemon/ctl/control_server.hpp"
-#include "userspace/daemon/ctl/event_loop.hpp"
-#include "userspace/daemon/ctl/http_metrics.hpp"
+#include "kvfdpd/daemon/ctl/control_proto.hpp"
+#include "kvfdpd/daemon/ctl/control_server.hpp"
+#include "kvfdpd/daemon/ctl/event_loop.hpp"
+#include "kvfdpd/daemon/ctl/http_metrics.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

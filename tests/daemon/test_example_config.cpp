@@ -1,4 +1,4 @@
-// The shipped example config (userspace/kvfdpd/kvfdp.toml, installed as
+// The shipped example config (kvfdpd/service/kvfdp.toml, installed as
 // /etc/kvfdp/kvfdp.toml) parses and validates against a real model device, as shipped and
 // with every commented-out example key switched on.
 #include <doctest/doctest.h>
@@ -8,9 +8,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "userspace/daemon/ctl/backend.hpp"
+#include "kvfdpd/daemon/ctl/backend.hpp"
 #include "placement/config.hpp"
-#include "userspace/daemon/policy_table.hpp"
+#include "kvfdpd/daemon/policy_table.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

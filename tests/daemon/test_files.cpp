@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "bpf/user/files.hpp"
-#include "userspace/daemon/ctl/files_rows.hpp"
+#include "kvfdpd/daemon/ctl/files_rows.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -6,7 +6,7 @@
 #include <liburing.h>
 #include <thread>
 
-#include "userspace/daemon/io/queue.hpp"
+#include "kvfdpd/daemon/io/queue.hpp"
 
 using kvfdp::daemon::fixed_buffer_bytes;
 

@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/ctl/backend.hpp"
-#include "userspace/daemon/ctl/control_handlers.hpp"
-#include "userspace/daemon/ctl/daemon_metrics.hpp"
-#include "userspace/daemon/ctl/daemon_state.hpp"
+#include "kvfdpd/daemon/ctl/backend.hpp"
+#include "kvfdpd/daemon/ctl/control_handlers.hpp"
+#include "kvfdpd/daemon/ctl/daemon_metrics.hpp"
+#include "kvfdpd/daemon/ctl/daemon_state.hpp"
 #include "proto/health.hpp"
-#include "userspace/daemon/ctl/notify.hpp"
+#include "kvfdpd/daemon/ctl/notify.hpp"
 
 using namespace kvfdp::daemon;
 using nlohmann::json;

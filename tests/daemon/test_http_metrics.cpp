@@ -18,10 +18,10 @@
 #include <doctest/doctest.h>
 
 #include "common/unique_fd.hpp"
-#include "userspace/daemon/ctl/backend.hpp"
-#include "userspace/daemon/ctl/daemon_metrics.hpp"
-#include "userspace/daemon/ctl/http_metrics.hpp"
-#include "userspace/daemon/learned.hpp"
+#include "kvfdpd/daemon/ctl/backend.hpp"
+#include "kvfdpd/daemon/ctl/daemon_metrics.hpp"
+#include "kvfdpd/daemon/ctl/http_metrics.hpp"
+#include "kvfdpd/daemon/learned.hpp"
 #include "proto/metrics.hpp"
 #include "tests/daemon/http_client_util.hpp"
 

@@ -1,4 +1,4 @@
-// kvfdpd's learned placement (userspace/daemon/learned.*) on the FDP SSD model: two writers
+// kvfdpd's learned placement (kvfdpd/daemon/learned.*) on the FDP SSD model: two writers
 // with different turnover end up on two handles, the state file resumes the map, a handle
 // the learner stops using (or a reload's pin takes or leaves) is closed with RUH Update, a
 // refused RUH Update is counted, and the data path allocates nothing.
@@ -21,8 +21,8 @@
 #include "tests/model/model_io.hpp"
 #include "tests/daemon/learned_model.hpp"
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/learned.hpp"
-#include "userspace/daemon/writers.hpp"
+#include "kvfdpd/daemon/learned.hpp"
+#include "kvfdpd/daemon/writers.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tests/daemon/bench_learned.hpp"
-#include "userspace/daemon/writers.hpp"
+#include "kvfdpd/daemon/writers.hpp"
 
 using namespace kvfdp;
 

@@ -1,4 +1,4 @@
-// kvfdpd's learner state per device (userspace/daemon/learned.*): the namespace's identity
+// kvfdpd's learner state per device (kvfdpd/daemon/learned.*): the namespace's identity
 // from Identify (nvme/discovery.hpp namespace_identity), a file per identity in a state
 // directory, a file of another device or a corrupt one set aside as <file>.rejected (only
 // the last one kept) with learning started fresh, and the saved file's mode 0600. The
@@ -19,8 +19,8 @@
 #include "placement/learner.hpp"
 #include "tests/daemon/learned_model.hpp"
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/learned.hpp"
-#include "userspace/daemon/writers.hpp"
+#include "kvfdpd/daemon/learned.hpp"
+#include "kvfdpd/daemon/writers.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -1,4 +1,4 @@
-// A striped kvfdpd's control replies and metrics per member (userspace/daemon/ctl/member_view.hpp),
+// A striped kvfdpd's control replies and metrics per member (kvfdpd/daemon/ctl/member_view.hpp),
 // on a State over a stripe of two FDP SSD models: status lists the members and the stripe size,
 // ruh each member's own RUH Status with kvfdpd's bytes per member and handle, stats each
 // member's counters and WAF beside the totals, metrics a member label. A single namespace's
@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/ctl/backend.hpp"
-#include "userspace/daemon/ctl/control_handlers.hpp"
-#include "userspace/daemon/ctl/daemon_metrics.hpp"
-#include "userspace/daemon/ctl/daemon_state.hpp"
-#include "userspace/daemon/ctl/member_view.hpp"
+#include "kvfdpd/daemon/ctl/backend.hpp"
+#include "kvfdpd/daemon/ctl/control_handlers.hpp"
+#include "kvfdpd/daemon/ctl/daemon_metrics.hpp"
+#include "kvfdpd/daemon/ctl/daemon_state.hpp"
+#include "kvfdpd/daemon/ctl/member_view.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/unique_fd.hpp"
-#include "userspace/daemon/ctl/notify.hpp"
+#include "kvfdpd/daemon/ctl/notify.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

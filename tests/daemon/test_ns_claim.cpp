@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/ctl/ns_claim.hpp"
+#include "kvfdpd/daemon/ctl/ns_claim.hpp"
 
 using namespace kvfdp::daemon;
 using kvfdp::test::TempDir;

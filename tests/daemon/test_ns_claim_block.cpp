@@ -14,7 +14,7 @@
 #include "tests/bpf/test_disk.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/ctl/ns_claim.hpp"
+#include "kvfdpd/daemon/ctl/ns_claim.hpp"
 
 using namespace kvfdp::daemon;
 using namespace kvfdp::test;

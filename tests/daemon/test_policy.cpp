@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "placement/config.hpp"
-#include "userspace/daemon/policy_table.hpp"
+#include "kvfdpd/daemon/policy_table.hpp"
 
 using namespace kvfdp::daemon;
 

@@ -14,8 +14,8 @@
 #include "common/unique_fd.hpp"
 #include "tests/support/temp_files.hpp"
 #include "placement/config.hpp"
-#include "userspace/daemon/policy_table.hpp"
-#include "userspace/daemon/ctl/daemon_state.hpp"
+#include "kvfdpd/daemon/policy_table.hpp"
+#include "kvfdpd/daemon/ctl/daemon_state.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

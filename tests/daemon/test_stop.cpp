@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/ctl/stop_choice.hpp"
+#include "kvfdpd/daemon/ctl/stop_choice.hpp"
 
 using namespace kvfdp::daemon;
 

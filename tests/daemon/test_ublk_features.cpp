@@ -9,8 +9,8 @@
 #include <system_error>
 #include <vector>
 
-#include "userspace/ublk/features.hpp"
-#include "userspace/ublk/io_cmd.hpp"
+#include "kvfdpd/ublk/features.hpp"
+#include "kvfdpd/ublk/io_cmd.hpp"
 
 using namespace kvfdp::ublk;
 

@@ -25,9 +25,9 @@
 #include "tests/daemon/fake_device.hpp"
 #include "tests/support/engine_rig.hpp"
 #include "tests/support/temp_files.hpp"
-#include "userspace/daemon/io/io_engine.hpp"
-#include "userspace/daemon/io/user_data.hpp"
-#include "userspace/ublk/ctrl.hpp"
+#include "kvfdpd/daemon/io/io_engine.hpp"
+#include "kvfdpd/daemon/io/user_data.hpp"
+#include "kvfdpd/ublk/ctrl.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -16,11 +16,11 @@
 
 #include "bpf/tag.h"
 #include "nvme/device.hpp"
-#include "userspace/daemon/io/queue_counters.hpp"
-#include "userspace/daemon/io/io_engine.hpp"
-#include "userspace/daemon/policy_table.hpp"
-#include "userspace/daemon/io/write_class.hpp"
-#include "userspace/ublk/uapi.hpp"
+#include "kvfdpd/daemon/io/queue_counters.hpp"
+#include "kvfdpd/daemon/io/io_engine.hpp"
+#include "kvfdpd/daemon/policy_table.hpp"
+#include "kvfdpd/daemon/io/write_class.hpp"
+#include "kvfdpd/ublk/uapi.hpp"
 
 namespace kvfdp::test {
 

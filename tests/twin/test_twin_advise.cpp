@@ -22,9 +22,9 @@
 #include "tests/support/temp_files.hpp"
 #include "tests/twin/two_writers.hpp"
 #include "model/sim/window_source.hpp"
-#include "userspace/daemon/ctl/backend.hpp"
-#include "userspace/daemon/ctl/control_handlers.hpp"
-#include "userspace/daemon/ctl/daemon_state.hpp"
+#include "kvfdpd/daemon/ctl/backend.hpp"
+#include "kvfdpd/daemon/ctl/control_handlers.hpp"
+#include "kvfdpd/daemon/ctl/daemon_state.hpp"
 #include "model/twin/twin.hpp"
 
 #ifndef KVFDP_BIN

@@ -3,8 +3,8 @@
 // never on its version. Exit 1 with the reason when ublk_drv is absent or refuses the command.
 #include <cstdio>
 
-#include "userspace/ublk/ctrl.hpp"
-#include "userspace/ublk/features.hpp"
+#include "kvfdpd/ublk/ctrl.hpp"
+#include "kvfdpd/ublk/features.hpp"
 
 int main()
 {
