@@ -16,7 +16,7 @@ endif()
 
 # kvfdp_precompile(TARGET HEADER...): the headers parsed once for TARGET instead of once per file
 # (nlohmann/json costs about 2.4 s of every file that includes it). Called at
-# the end of the top-level CMakeLists, once every target exists; tools/cli and tests/cli
+# the end of the top-level CMakeLists, once every target exists; cli/ and tests/cli
 # precompile theirs in their own CMakeLists.
 function(kvfdp_precompile target)
   if(TARGET ${target})

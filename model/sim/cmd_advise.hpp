@@ -15,7 +15,7 @@ class App;
 
 namespace kvfdp::sim {
 
-// How advise reaches a running kvfdpd (tools/cli gives its control client; kvfdp_sim links
+// How advise reaches a running kvfdpd (cli/ gives its control client; kvfdp_sim links
 // none): whether the global --socket was given (advise then asks the twin, as --twin does),
 // and the twin_window request. A failed fetch's Error carries ENODEV when kvfdpd is not
 // there (exit 3), and its message is the one line to print.

@@ -17,7 +17,7 @@
 #include "bpf/user/files.hpp"
 #include "bpf/user/slot_reader.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tools/record/record.hpp"
+#include "cli/record/record.hpp"
 
 using namespace kvfdp::bpf;
 

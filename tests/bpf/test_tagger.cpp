@@ -35,7 +35,7 @@
 #include "tests/bpf/test_disk.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tools/record/record.hpp"
+#include "cli/record/record.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::bpf;

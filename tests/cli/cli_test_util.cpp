@@ -10,7 +10,7 @@
 
 #include "model/ftl/model_device.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tools/cli/command_context.hpp"
+#include "cli/command_context.hpp"
 
 #ifndef KVFDP_CLI_GOLDEN_DIR
 #error "KVFDP_CLI_GOLDEN_DIR must name tests/cli/golden"

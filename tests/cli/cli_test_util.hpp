@@ -9,7 +9,7 @@
 
 #include "common/result.hpp"
 #include "nvme/device.hpp"
-#include "tools/cli/app.hpp"
+#include "cli/app.hpp"
 
 namespace kvfdp::cli::test {
 

@@ -19,7 +19,7 @@
 
 #include "proto/metrics.hpp"
 #include "tests/cli/cli_test_util.hpp"
-#include "tools/cli/control_client.hpp"
+#include "cli/control_client.hpp"
 
 using namespace kvfdp::cli;
 using namespace kvfdp::cli::test;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_test_util.hpp"
-#include "tools/cli/command_context.hpp"
+#include "cli/command_context.hpp"
 
 using namespace kvfdp::cli;
 using namespace kvfdp::cli::test;

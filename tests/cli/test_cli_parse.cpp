@@ -12,9 +12,9 @@
 
 #include "kvfdp_build.hpp"
 #include "tests/cli/cli_test_util.hpp"
-#include "tools/cli/ruh_metrics.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/ruh_metrics.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 #include "nvme/waf.hpp"
 
 using namespace kvfdp::cli;

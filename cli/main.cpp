@@ -1,5 +1,5 @@
 // kvfdp: the command-line tool.
-#include "tools/cli/app.hpp"
+#include "cli/app.hpp"
 
 int main(int argc, char **argv)
 {

@@ -12,8 +12,8 @@
 #include "common/result.hpp"
 #include "nvme/device.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/app.hpp"
-#include "tools/cli/control_client.hpp"
+#include "cli/app.hpp"
+#include "cli/control_client.hpp"
 
 namespace CLI {
 class App;  // <CLI/CLI.hpp>: included by the files that build the command line

@@ -9,7 +9,7 @@
 
 #include "nvme/device.hpp"
 #include "proto/u128_json.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/units.hpp"
 
 namespace kvfdp::cli {
 

@@ -7,9 +7,9 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/ruh_metrics.hpp"
-#include "tools/cli/source.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/ruh_metrics.hpp"
+#include "cli/source.hpp"
 
 namespace kvfdp::cli {
 

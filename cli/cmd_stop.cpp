@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "proto/control.hpp"
-#include "tools/cli/subcommands.hpp"
+#include "cli/subcommands.hpp"
 
 namespace kvfdp::cli {
 

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/cli/command_context.hpp"
+#include "cli/command_context.hpp"
 
 namespace kvfdp::cli {
 

@@ -1,10 +1,10 @@
 // Handles and statistics from kvfdpd or a device.
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/source.hpp"
+#include "cli/source.hpp"
 
-#include "tools/cli/units.hpp"
-#include "tools/cli/fdp_view.hpp"
+#include "cli/units.hpp"
+#include "cli/fdp_view.hpp"
 
 namespace kvfdp::cli {
 

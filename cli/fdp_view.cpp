@@ -1,5 +1,5 @@
 // Names and JSON forms of FDP log fields.
-#include "tools/cli/fdp_view.hpp"
+#include "cli/fdp_view.hpp"
 
 #include <cstdio>
 

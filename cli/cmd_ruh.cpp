@@ -1,8 +1,8 @@
 // kvfdp ruh: per placement handle, its PID, RUHID, classes, RUAMW and kvfdpd's bytes.
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/source.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/source.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 
 namespace kvfdp::cli {
 

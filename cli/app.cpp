@@ -1,13 +1,13 @@
 // The kvfdp command line: global options, one line per subcommand, the top-level catch.
-#include "tools/cli/app.hpp"
+#include "cli/app.hpp"
 
 #include <exception>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/command_context.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/command_context.hpp"
 
 #include "kvfdp_build.hpp"
 #include "proto/control.hpp"
@@ -15,7 +15,7 @@
 #include "model/sim/cmd_advise.hpp"
 #include "model/sim/cmd_simulate.hpp"
 #if KVFDP_WITH_BPF
-#include "tools/record/cmd_record.hpp"
+#include "cli/record/cmd_record.hpp"
 #endif
 
 namespace kvfdp::cli {

@@ -6,11 +6,11 @@
 
 #include "proto/backend_kind.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/fdp_view.hpp"
-#include "tools/cli/source.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/fdp_view.hpp"
+#include "cli/source.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 #include "nvme/waf.hpp"
 #include "proto/twin_text.hpp"
 

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/fdp_view.hpp"
-#include "tools/cli/source.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/fdp_view.hpp"
+#include "cli/source.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 
 namespace kvfdp::cli {
 

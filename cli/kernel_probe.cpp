@@ -1,5 +1,5 @@
 // Kernel feature probe from /proc and /sys.
-#include "tools/cli/kernel_probe.hpp"
+#include "cli/kernel_probe.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,5 +1,5 @@
 // Block trace recording over the tagger's request ring.
-#include "tools/record/record.hpp"
+#include "cli/record/record.hpp"
 
 #include <cerrno>
 #include <ctime>

@@ -1,6 +1,6 @@
 // kvfdp version: the CLI's version (compare it with kvfdpd's in `kvfdp status`).
 #include "kvfdp_build.hpp"
-#include "tools/cli/subcommands.hpp"
+#include "cli/subcommands.hpp"
 
 namespace kvfdp::cli {
 

@@ -1,5 +1,5 @@
 // The CLI's RUH view as the shared metric families' input.
-#include "tools/cli/ruh_metrics.hpp"
+#include "cli/ruh_metrics.hpp"
 
 namespace kvfdp::cli {
 

@@ -6,12 +6,12 @@
 #include "proto/control.hpp"
 #include "proto/health.hpp"
 #include "proto/noisy_handle.hpp"
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/fdp_view.hpp"
-#include "tools/cli/kernel_probe.hpp"
-#include "tools/cli/source.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/fdp_view.hpp"
+#include "cli/kernel_probe.hpp"
+#include "cli/source.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 
 namespace kvfdp::cli {
 

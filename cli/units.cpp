@@ -1,5 +1,5 @@
 // Byte formatting; sizes, class names and the default map come from the placement library.
-#include "tools/cli/units.hpp"
+#include "cli/units.hpp"
 
 #include <cstdio>
 

@@ -7,7 +7,7 @@
 
 #include "nvme/logs.hpp"
 #include "proto/metrics.hpp"
-#include "tools/cli/source.hpp"
+#include "cli/source.hpp"
 
 namespace kvfdp::cli {
 

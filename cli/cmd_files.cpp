@@ -8,9 +8,9 @@
 #include "proto/control.hpp"
 #include "proto/files_reply.hpp"
 #include "proto/files_request.hpp"
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 
 namespace kvfdp::cli {
 

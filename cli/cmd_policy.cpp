@@ -7,10 +7,10 @@
 
 #include "proto/control.hpp"
 #include "proto/policy_reply.hpp"
-#include "tools/cli/subcommands.hpp"
-#include "tools/cli/source.hpp"
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/subcommands.hpp"
+#include "cli/source.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 
 #include "placement/config.hpp"
 #include "placement/policy.hpp"

@@ -13,7 +13,7 @@
 #include "nvme/logs.hpp"
 #include "nvme/emulated.hpp"
 #include "proto/control.hpp"
-#include "tools/cli/command_context.hpp"
+#include "cli/command_context.hpp"
 
 namespace kvfdp::cli {
 

@@ -1,5 +1,5 @@
 // Global options, error reporting and opening the data source.
-#include "tools/cli/command_context.hpp"
+#include "cli/command_context.hpp"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/cli/table.hpp"
-#include "tools/cli/units.hpp"
+#include "cli/table.hpp"
+#include "cli/units.hpp"
 
 #include "nvme/backends.hpp"
 #include "model/ftl/model_device.hpp"

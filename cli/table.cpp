@@ -1,5 +1,5 @@
 // Terminal width and table layout.
-#include "tools/cli/table.hpp"
+#include "cli/table.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>

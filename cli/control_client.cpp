@@ -1,5 +1,5 @@
 // kvfdpd control-socket client: connect, one request line, one reply line.
-#include "tools/cli/control_client.hpp"
+#include "cli/control_client.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

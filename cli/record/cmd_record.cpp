@@ -1,5 +1,5 @@
 // `kvfdp record --disk DEV [--duration S] [--out FILE]`.
-#include "tools/record/cmd_record.hpp"
+#include "cli/record/cmd_record.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -11,7 +11,7 @@
 
 #include "bpf/user/writer_specs.hpp"
 #include "placement/config.hpp"
-#include "tools/record/record.hpp"
+#include "cli/record/record.hpp"
 
 namespace kvfdp::bpf {
 namespace {
