@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tests/cli/cli_test_util.hpp"
-#include "tests/daemon/control_client_util.hpp"
+#include "tests/kvfdpd/control_client_util.hpp"
 
 using namespace kvfdp::cli;
 using namespace kvfdp::cli::test;

@@ -22,7 +22,7 @@
 #include "model/ftl/model_device.hpp"
 #include "nvme/spec.hpp"
 #include "nvme/stripe.hpp"
-#include "tests/daemon/fake_device.hpp"
+#include "tests/kvfdpd/fake_device.hpp"
 #include "tests/support/engine_rig.hpp"
 #include "tests/support/temp_files.hpp"
 #include "kvfdpd/daemon/io/io_engine.hpp"

@@ -1,6 +1,6 @@
 // EngineRig: one queue of kvfdpd's request engine (IoEngine) over a test's IoQueue, with 4
 // tags of 1 MiB buffers, tag slots the test sets, the default class map and every commit
-// recorded. The engine tests (tests/daemon/test_engine.cpp) and the stripe tests
+// recorded. The engine tests (tests/kvfdpd/test_engine.cpp) and the stripe tests
 // (tests/nvme/test_stripe.cpp) drive it; the ublk driver is not involved, so the requests
 // are the test's own descriptors.
 #pragma once

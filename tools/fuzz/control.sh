@@ -1,5 +1,5 @@
 #!/bin/sh
-# control.sh: builds kvfdpd's control-protocol libFuzzer target (tests/daemon/fuzz_control.cpp
+# control.sh: builds kvfdpd's control-protocol libFuzzer target (tests/kvfdpd/fuzz_control.cpp
 # + fuzz_control_check.cpp + kvfdpd/daemon/ctl/control_proto.cpp) with clang
 # -fsanitize=fuzzer,address,undefined and runs it from the seed corpus for SECONDS.
 #   tools/fuzz/control.sh [--out DIR] [--seconds N] [--jobs N] [--build-only] [-- LIBFUZZER ARGS]
@@ -36,7 +36,7 @@ fi
 rm -f "$out/probe"
 "$cxx" -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$here" \
-	"$here/tests/daemon/fuzz_control.cpp" "$here/tests/daemon/fuzz_control_check.cpp" \
+	"$here/tests/kvfdpd/fuzz_control.cpp" "$here/tests/kvfdpd/fuzz_control_check.cpp" \
 	"$here/kvfdpd/daemon/ctl/control_proto.cpp" -o "$out/fuzz_control"
 echo "control.sh: built $out/fuzz_control ($cxx)"
 [ "$build_only" = 1 ] && exit 0
@@ -47,7 +47,7 @@ par=""
 # shellcheck disable=SC2086
 ASAN_OPTIONS=detect_leaks=1 ./fuzz_control -max_total_time="$seconds" -max_len=70000 -timeout=10 \
 	-rss_limit_mb=2048 $par -print_final_stats=1 \
-	-dict="$here/tools/fuzz/control.dict" "$@" corpus "$here/tests/daemon/fuzz_corpus" 2>&1 | tee control.log |
+	-dict="$here/tools/fuzz/control.dict" "$@" corpus "$here/tests/kvfdpd/fuzz_corpus" 2>&1 | tee control.log |
 	grep -E '^#[0-9]+.*(INITED|DONE|REDUCE|NEW)|stat::|ERROR|SUMMARY|fuzz_control:' | tail -n 20
 status=0
 ls crash-* leak-* timeout-* oom-* >/dev/null 2>&1 && status=1

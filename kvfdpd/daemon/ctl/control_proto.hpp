@@ -1,6 +1,6 @@
 // Control protocol (docs/control.md): JSON-lines request parsing, reply formatting, who may
 // send what, and the per-connection line buffer with its 64 KiB limit. Pure; fuzzed by
-// tests/daemon.
+// tests/kvfdpd.
 #pragma once
 
 #include <cstddef>

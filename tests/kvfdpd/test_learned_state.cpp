@@ -17,7 +17,7 @@
 #include "nvme/discovery.hpp"
 #include "model/ftl/model_device.hpp"
 #include "placement/learner.hpp"
-#include "tests/daemon/learned_model.hpp"
+#include "tests/kvfdpd/learned_model.hpp"
 #include "tests/support/temp_files.hpp"
 #include "kvfdpd/daemon/learned.hpp"
 #include "kvfdpd/daemon/writers.hpp"

@@ -1,5 +1,5 @@
 // check_control_input: the control protocol's no-crash / one-reply-per-line property.
-#include "tests/daemon/fuzz_control.hpp"
+#include "tests/kvfdpd/fuzz_control.hpp"
 
 #include <algorithm>
 #include <cstdint>

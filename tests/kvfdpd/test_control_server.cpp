@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <vector>
 
-#include "tests/daemon/control_client_util.hpp"
+#include "tests/kvfdpd/control_client_util.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

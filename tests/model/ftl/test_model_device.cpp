@@ -17,7 +17,7 @@
 #include "model/ftl/ftl.hpp"
 #include "model/ftl/model_device.hpp"
 #include "nvme/spec.hpp"
-#include "tests/model/model_io.hpp"
+#include "tests/model/ftl/model_io.hpp"
 #include "tests/support/temp_files.hpp"
 
 using namespace kvfdp;

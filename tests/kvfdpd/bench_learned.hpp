@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "nvme/device.hpp"
-#include "tests/daemon/bench_rig.hpp"
+#include "tests/kvfdpd/bench_rig.hpp"
 #include "kvfdpd/daemon/learned.hpp"
 
 namespace kvfdp::test {

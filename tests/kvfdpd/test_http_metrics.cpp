@@ -23,7 +23,7 @@
 #include "kvfdpd/daemon/ctl/http_metrics.hpp"
 #include "kvfdpd/daemon/learned.hpp"
 #include "proto/metrics.hpp"
-#include "tests/daemon/http_client_util.hpp"
+#include "tests/kvfdpd/http_client_util.hpp"
 
 using namespace kvfdp;
 using namespace kvfdp::daemon;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tests/daemon/bench_rig.hpp"
+#include "tests/kvfdpd/bench_rig.hpp"
 
 extern "C" {
 void *__libc_malloc(size_t);

@@ -14,8 +14,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/daemon/control_client_util.hpp"
-#include "tests/daemon/http_client_util.hpp"
+#include "tests/kvfdpd/control_client_util.hpp"
+#include "tests/kvfdpd/http_client_util.hpp"
 #include "kvfdpd/daemon/ctl/control_proto.hpp"
 #include "kvfdpd/daemon/ctl/control_server.hpp"
 #include "kvfdpd/daemon/ctl/event_loop.hpp"

@@ -14,8 +14,8 @@
 #include <cstring>
 #include <string>
 
-#include "tests/daemon/bench_learned.hpp"
-#include "tests/daemon/bench_rig.hpp"
+#include "tests/kvfdpd/bench_learned.hpp"
+#include "tests/kvfdpd/bench_rig.hpp"
 #include "model/twin/twin.hpp"
 
 using namespace kvfdp;

@@ -1,4 +1,4 @@
-// Replays the control-protocol fuzz corpus (tests/daemon/fuzz_corpus: malformed JSON,
+// Replays the control-protocol fuzz corpus (tests/kvfdpd/fuzz_corpus: malformed JSON,
 // oversized lines, deep nesting, invalid UTF-8, wrong types, NUL bytes, pipelined lines)
 // through check_control_input: every input gets well-formed replies and nothing throws.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/daemon/fuzz_control.hpp"
+#include "tests/kvfdpd/fuzz_control.hpp"
 #include "kvfdpd/daemon/ctl/control_proto.hpp"
 
 namespace fs = std::filesystem;

@@ -20,7 +20,7 @@
 #include "common/unique_fd.hpp"
 #include "tests/support/run_command.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tests/twin/two_writers.hpp"
+#include "tests/model/twin/two_writers.hpp"
 #include "model/sim/window_source.hpp"
 #include "kvfdpd/daemon/ctl/backend.hpp"
 #include "kvfdpd/daemon/ctl/control_handlers.hpp"

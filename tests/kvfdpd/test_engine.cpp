@@ -7,7 +7,7 @@
 #include <liburing.h>
 #include <vector>
 
-#include "tests/daemon/fake_device.hpp"
+#include "tests/kvfdpd/fake_device.hpp"
 #include "tests/support/engine_rig.hpp"
 #include "nvme/status.hpp"
 #include "kvfdpd/daemon/io/io_engine.hpp"

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "tests/daemon/bench_learned.hpp"
-#include "tests/daemon/bench_rig.hpp"
+#include "tests/kvfdpd/bench_learned.hpp"
+#include "tests/kvfdpd/bench_rig.hpp"
 #include "kvfdpd/daemon/writers.hpp"
 #include "model/twin/twin.hpp"
 

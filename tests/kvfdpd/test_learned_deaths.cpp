@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "tests/daemon/bench_learned.hpp"
+#include "tests/kvfdpd/bench_learned.hpp"
 #include "kvfdpd/daemon/writers.hpp"
 
 using namespace kvfdp;

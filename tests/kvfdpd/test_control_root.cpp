@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "tests/daemon/control_client_util.hpp"
+#include "tests/kvfdpd/control_client_util.hpp"
 #include "tests/support/skip.hpp"
 
 using namespace kvfdp;

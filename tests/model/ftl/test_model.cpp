@@ -8,7 +8,7 @@
 
 #include "model/ftl/ftl.hpp"
 #include "model/ftl/theory.hpp"
-#include "tests/model/reference_ftl.hpp"
+#include "tests/model/ftl/reference_ftl.hpp"
 #include "model/sim/simulate.hpp"
 #include "model/sim/synthetic.hpp"
 

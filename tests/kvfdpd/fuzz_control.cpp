@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tests/daemon/fuzz_control.hpp"
+#include "tests/kvfdpd/fuzz_control.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {

@@ -10,9 +10,9 @@
 
 #include "nvme/logs.hpp"
 #include "nvme/spec.hpp"
-#include "tests/model/model_io.hpp"
+#include "tests/model/ftl/model_io.hpp"
 #include "tests/support/temp_files.hpp"
-#include "tests/twin/two_writers.hpp"
+#include "tests/model/twin/two_writers.hpp"
 #include "kvfdpd/daemon/ctl/backend.hpp"
 #include "kvfdpd/daemon/ctl/control_handlers.hpp"
 #include "kvfdpd/daemon/ctl/daemon_metrics.hpp"
