@@ -61,7 +61,7 @@ struct Key {
 
 // The one encoding of a key in a word, never 0 (0 = no key): (writer << 3 | cls) + 1, a
 // writer above 2^60 folded into 60 bits, a class above 5 as NOT_SET. The learner's table
-// and kvfdpd's chunk table (userspace/daemon/learned.cpp) both hold it.
+// and kvfdpd's chunk table (kvfdpd/daemon/learned.cpp) both hold it.
 [[nodiscard]] inline uint64_t key_word(Key k) noexcept
 {
 	constexpr uint64_t kWriterMask = (uint64_t{1} << 60) - 1;
@@ -85,7 +85,7 @@ enum class Grouping : uint8_t { lifetime, order, cost };
 // Which grouping recompute() applies (set_choice()): the learner's own (Grouping), or a fixed
 // policy's over the keys it holds: one group per hint class, or per writer (writers beyond
 // the handles share the last group, by writer id). A selector that measures the candidates
-// (tools/sim/placer.hpp: shadow copies of the model, one per choice) sets it.
+// (model/sim/placer.hpp: shadow copies of the model, one per choice) sets it.
 enum class Choice : uint8_t { learned, classes, writers };
 [[nodiscard]] const char *choice_name(Choice c);
 

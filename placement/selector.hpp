@@ -1,6 +1,6 @@
 // Picks the learner's grouping (Choice) by measurement: whoever runs shadow copies of the
 // device model, one per choice, fed the same writes with that choice's placement (the
-// simulator: tools/sim/placer.hpp), reports each copy's host and media bytes; the selector
+// simulator: model/sim/placer.hpp), reports each copy's host and media bytes; the selector
 // keeps a decayed WAF per choice and moves to the one that writes least to the media, with
 // hysteresis. docs/placement.md "Choosing by shadow models".
 #pragma once
