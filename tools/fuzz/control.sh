@@ -1,6 +1,6 @@
 #!/bin/sh
-# control.sh: builds kvfdpd's control-protocol libFuzzer target (tests/kvfdpd/fuzz_control.cpp
-# + fuzz_control_check.cpp + kvfdpd/daemon/ctl/control_proto.cpp) with clang
+# control.sh: builds kvfdpd's control-protocol libFuzzer target (tests/kvfdpd/fuzz_control.cpp,
+# fuzz_control_check.cpp, kvfdpd/daemon/ctl/control_proto.cpp and proto/*.cpp) with clang
 # -fsanitize=fuzzer,address,undefined and runs it from the seed corpus for SECONDS.
 #   tools/fuzz/control.sh [--out DIR] [--seconds N] [--jobs N] [--build-only] [-- LIBFUZZER ARGS]
 # DIR (default build/fuzz) gets the binary, the grown corpus (corpus/), crashes (crash-*)
@@ -37,7 +37,7 @@ rm -f "$out/probe"
 "$cxx" -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$here" \
 	"$here/tests/kvfdpd/fuzz_control.cpp" "$here/tests/kvfdpd/fuzz_control_check.cpp" \
-	"$here/kvfdpd/daemon/ctl/control_proto.cpp" -o "$out/fuzz_control"
+	"$here/kvfdpd/daemon/ctl/control_proto.cpp" "$here"/proto/*.cpp -o "$out/fuzz_control"
 echo "control.sh: built $out/fuzz_control ($cxx)"
 [ "$build_only" = 1 ] && exit 0
 cd "$out"
