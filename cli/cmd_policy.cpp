@@ -30,6 +30,11 @@ void print_learned(CommandContext &ctx, const proto::LearnedPolicy &l)
 	KeyValues kv;
 	kv.add("placement", "learned: " + std::to_string(l.groups) + " group(s) on handle(s) " +
 				    nlohmann::json(l.handles_used).dump());
+	if (l.grouping == "by_class")
+		kv.add("grouping",
+		       "by class, as hint places it: most writes come from writers "
+		       "replaced faster than they are measured; give each engine a "
+		       "directory or a [[writer]] entry (docs/bpf.md, Writer identity)");
 	kv.add("write clock",
 	       format_bytes(static_cast<u128>(l.clock_bytes)) + " written since start");
 	kv.add("RUH updates", std::to_string(l.ruh_updates) + " (refused " +

@@ -307,6 +307,10 @@ std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 	auto groups =
 		family("kvfdp_learned_groups", "gauge", "Groups (handles the learner places on).");
 	groups.samples.push_back({{}, g17(l.groups)});
+	auto by_class = family("kvfdp_learned_grouping_by_class", "gauge",
+			       "1 while the learner groups by class: most writes come from writers "
+			       "replaced faster than they are measured.");
+	by_class.samples.push_back({{}, l.grouping == "by_class" ? "1" : "0"});
 	auto updates = family("kvfdp_ruh_updates_total", "counter",
 			      "Handles closed with RUH Update since start.");
 	updates.samples.push_back({{}, g17(static_cast<double>(l.ruh_updates))});
@@ -327,8 +331,8 @@ std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 	overflow.samples.push_back({{}, g17(static_cast<double>(l.overflow_bytes))});
 	// The per-key families last: they grow with the keys, and a bounded reply is cut from
 	// its end (docs/control.md, metrics).
-	return {groups,   updates,    refused, keys,  max_keys, retired,
-		overflow, life_bytes, life_s,  share, live};
+	return {groups,  by_class, updates,    refused, keys,  max_keys,
+		retired, overflow, life_bytes, life_s,  share, live};
 }
 
 std::vector<MetricFamily> tagger_bound_families(const TaggerBounds &b)

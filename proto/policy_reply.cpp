@@ -40,6 +40,7 @@ constexpr auto kLearnedKey = std::tuple{field("writer_id", &LearnedKey::writer_i
 constexpr auto kLearnedPolicy =
 	std::tuple{field("mode", &LearnedPolicy::mode),
 		   field("groups", &LearnedPolicy::groups),
+		   field("grouping", &LearnedPolicy::grouping),
 		   field("handles_used", &LearnedPolicy::handles_used),
 		   field("generation", &LearnedPolicy::generation),
 		   field("clock_bytes", &LearnedPolicy::clock_bytes),

@@ -57,6 +57,10 @@ struct LearnedKey {
 struct LearnedPolicy {
 	std::string mode = "learned";
 	uint32_t groups = 0;
+	// How the last regroup grouped: "measured" (by what the learner measured of each key) or
+	// "by_class" (one group per class, as hint places it: most writes come from writers
+	// replaced faster than they are measured, docs/placement.md).
+	std::string grouping = "measured";
 	std::vector<uint16_t> handles_used;
 	uint64_t generation = 0;
 	uint64_t clock_bytes = 0;  // the device write clock

@@ -397,6 +397,7 @@ TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's doc
 	p.watch = {"/dev/ublkb0", "/mnt/kv"};
 	LearnedPolicy l;
 	l.groups = 2;
+	l.grouping = "by_class";
 	l.handles_used = {0, 1, 3};
 	l.keys = {{202, "/staging", "not_set", 1, 1, false, 8388608, 2.5, 0.8, 4194304, 1073741824,
 		   1069547520},
@@ -407,6 +408,7 @@ TEST_CASE("proto: a policy reply reads back to the same JSON; policy check's doc
 	CHECK(j["writers"][0]["cgroup"].is_null());
 	CHECK(j["learned"]["keys"][1]["writer"].is_null());
 	CHECK(j["learned"]["handles_used"] == json{0, 1, 3});
+	CHECK(j["learned"]["grouping"] == "by_class");
 	CHECK_FALSE(j.contains("valid"));  // the CLI's FILE document only
 	CHECK(json(reply_as<PolicyReply>(j)) == j);
 

@@ -145,6 +145,7 @@ TEST_CASE(
 		const json p = lp->policy_json(names);
 		INFO(p.dump(1));
 		CHECK(p["groups"].get<uint32_t>() >= 2);
+		CHECK(p["grouping"] == "measured");  // the two writers keep their ids
 		learned = handles_by_writer(p);
 		REQUIRE(learned.count(kEngine));
 		REQUIRE(learned.count(kStaging));
@@ -206,6 +207,35 @@ TEST_CASE(
 	CHECK(learned_text(*lp, names)
 		      .find("kvfdp_ruh_updates_total " + std::to_string(lp->ruh_updates()) +
 			    "\n") != std::string::npos);
+}
+
+TEST_CASE("learned placement: writers replaced at every regroup are grouped by class, and the "
+	  "policy and the metrics say so")
+{
+	TempPath data("kvfdp-learned-data");
+	auto dev = make_model(data.path);
+	WriterNames names;
+	auto lp = LearnedPlacement::create(*dev, 4, LearnedOptions{});
+	REQUIRE(lp);
+	CHECK(lp->policy_json(names)["grouping"] == "measured");
+	// A SHORT writer restarted under a new id every 16 MiB of writes, as a service without a
+	// stable identity is; its old ids' data goes on dying 64 MiB after it was written.
+	const uint32_t per = kMiB / kLba;
+	uint64_t mib = 0;
+	for (uint32_t r = 0; r < 16; r++) {
+		for (int i = 0; i < 16; i++, mib++) {
+			(void)lp->place(1000 + r, KVFDP_CLASS_SHORT, (mib % 128) * per, per);
+			if (mib >= 64)
+				lp->discard(((mib - 64) % 128) * per, per);
+		}
+		(void)lp->recompute_now();
+	}
+	const json p = lp->policy_json(names);
+	INFO(p.dump(1));
+	CHECK(p["grouping"] == "by_class");
+	CHECK(learned_text(*lp, names).find("\nkvfdp_learned_grouping_by_class 1\n") !=
+	      std::string::npos);
+	lp->stop();
 }
 
 TEST_CASE("learned placement: a handle handed from one group to another is closed with RUH Update")
@@ -412,6 +442,7 @@ TEST_CASE("learned placement: the kvfdp_learned_* families' text, byte for byte"
 {
 	proto::LearnedPolicy l;
 	l.groups = 2;
+	l.grouping = "by_class";
 	l.ruh_updates = 5;
 	l.ruh_update_refused = 1;
 	l.key_count = 2;
@@ -435,6 +466,9 @@ TEST_CASE("learned placement: the kvfdp_learned_* families' text, byte for byte"
 		R"txt(# HELP kvfdp_learned_groups Groups (handles the learner places on).
 # TYPE kvfdp_learned_groups gauge
 kvfdp_learned_groups 2
+# HELP kvfdp_learned_grouping_by_class 1 while the learner groups by class: most writes come from writers replaced faster than they are measured.
+# TYPE kvfdp_learned_grouping_by_class gauge
+kvfdp_learned_grouping_by_class 1
 # HELP kvfdp_ruh_updates_total Handles closed with RUH Update since start.
 # TYPE kvfdp_ruh_updates_total counter
 kvfdp_ruh_updates_total 5
