@@ -30,7 +30,7 @@ void print_learned(CommandContext &ctx, const proto::LearnedPolicy &l)
 	KeyValues kv;
 	kv.add("placement", "learned: " + std::to_string(l.groups) + " group(s) on handle(s) " +
 				    nlohmann::json(l.handles_used).dump());
-	if (l.grouping == "by_class")
+	if (l.grouping == proto::kGroupingByClass)
 		kv.add("grouping",
 		       "by class, as hint places it: most writes come from writers "
 		       "replaced faster than they are measured; give each engine a "

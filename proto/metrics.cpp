@@ -310,7 +310,7 @@ std::vector<MetricFamily> learned_families(const LearnedPolicy &l)
 	auto by_class = family("kvfdp_learned_grouping_by_class", "gauge",
 			       "1 while the learner groups by class: most writes come from writers "
 			       "replaced faster than they are measured.");
-	by_class.samples.push_back({{}, l.grouping == "by_class" ? "1" : "0"});
+	by_class.samples.push_back({{}, l.grouping == kGroupingByClass ? "1" : "0"});
 	auto updates = family("kvfdp_ruh_updates_total", "counter",
 			      "Handles closed with RUH Update since start.");
 	updates.samples.push_back({{}, g17(static_cast<double>(l.ruh_updates))});

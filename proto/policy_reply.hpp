@@ -53,14 +53,16 @@ struct LearnedKey {
 	uint64_t written_bytes = 0;
 	uint64_t died_bytes = 0;
 };
+// learned.grouping: how the last regroup grouped: by what the learner measured of each key,
+// or one group per class, as hint places it (most writes come from writers replaced faster
+// than they are measured, docs/placement.md).
+inline constexpr const char *kGroupingMeasured = "measured";
+inline constexpr const char *kGroupingByClass = "by_class";
 // learned: the learner's state (kvfdpd --placement learned).
 struct LearnedPolicy {
 	std::string mode = "learned";
 	uint32_t groups = 0;
-	// How the last regroup grouped: "measured" (by what the learner measured of each key) or
-	// "by_class" (one group per class, as hint places it: most writes come from writers
-	// replaced faster than they are measured, docs/placement.md).
-	std::string grouping = "measured";
+	std::string grouping = kGroupingMeasured;
 	std::vector<uint16_t> handles_used;
 	uint64_t generation = 0;
 	uint64_t clock_bytes = 0;  // the device write clock

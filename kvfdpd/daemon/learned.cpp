@@ -418,7 +418,7 @@ proto::LearnedPolicy LearnedPlacement::policy(WriterNames &names) const
 	}
 	std::sort(l.handles_used.begin(), l.handles_used.end());
 	l.groups = groups_;
-	l.grouping = learner_.churn_grouping() ? "by_class" : "measured";
+	l.grouping = learner_.churn_grouping() ? proto::kGroupingByClass : proto::kGroupingMeasured;
 	l.generation = generation_;
 	l.clock_bytes = learner_.clock();
 	l.recomputes = recomputes_.load(std::memory_order_relaxed);
